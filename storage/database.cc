@@ -1,0 +1,153 @@
+#include "storage/database.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace qkov::storage {
+
+absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what) {
+  const int primary = code & 0xff;
+  if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) {
+    return absl::OkStatus();
+  }
+  const std::string msg = absl::StrCat(what, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+  switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(msg);
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(msg);
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+      return absl::ResourceExhaustedError(msg);
+    case SQLITE_CANTOPEN:
+      return absl::NotFoundError(msg);
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_AUTH:
+      return absl::PermissionDeniedError(msg);
+    case SQLITE_TOOBIG:
+      return absl::InvalidArgumentError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+absl::StatusOr<bool> Statement::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqliteStatus(rc, db_, sqlite3_sql(stmt_));
+}
+
+absl::Status Statement::Run() {
+  ASSIGN_OR_RETURN(bool row, Step());
+  (void)row;
+  return absl::OkStatus();
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+double Statement::ColumnDouble(int i) const {
+  if (ColumnIsNull(i)) return std::numeric_limits<double>::quiet_NaN();
+  return sqlite3_column_double(stmt_, i);
+}
+
+std::string Statement::ColumnText(int i) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, i);
+  if (p == nullptr) return "";
+  return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+}
+
+std::string Statement::ColumnBlob(int i) const {
+  const void* p = sqlite3_column_blob(stmt_, i);
+  if (p == nullptr) return "";
+  return std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
+                                                         const Options& options) {
+  sqlite3* raw = nullptr;
+  const int flags = (options.read_only ? SQLITE_OPEN_READONLY
+                                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status s = SqliteStatus(rc, raw, absl::StrCat("open ", path));
+    sqlite3_close(raw);
+    return s;
+  }
+  std::unique_ptr<Database> db(new Database(raw));
+  sqlite3_extended_result_codes(raw, 1);
+  RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA busy_timeout = ", options.busy_timeout_ms)));
+  if (!options.read_only) {
+    RETURN_IF_ERROR(db->Execute("PRAGMA journal_mode = WAL"));
+    RETURN_IF_ERROR(db->Execute(options.synchronous_full ? "PRAGMA synchronous = FULL"
+                                                         : "PRAGMA synchronous = NORMAL"));
+  }
+  RETURN_IF_ERROR(db->Execute("PRAGMA foreign_keys = ON"));
+  // A quick look at the file catches "not a database" before any write.
+  RETURN_IF_ERROR(db->Execute("SELECT count(*) FROM sqlite_schema"));
+  return db;
+}
+
+Database::~Database() {
+  cache_.clear();
+  sqlite3_close(db_);
+}
+
+absl::Status Database::Execute(absl::string_view sql) {
+  char* err = nullptr;
+  const std::string text(sql);
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &err);
+  if (err != nullptr) sqlite3_free(err);
+  return SqliteStatus(rc, db_, text.substr(0, 60));
+}
+
+absl::StatusOr<Statement*> Database::Cached(const char* sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) {
+    it->second->Reset();
+    return it->second.get();
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Statement> stmt, Prepare(sql));
+  Statement* ptr = stmt.get();
+  cache_.emplace(sql, std::move(stmt));
+  return ptr;
+}
+
+absl::StatusOr<std::unique_ptr<Statement>> Database::Prepare(absl::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, db_, absl::StrCat("prepare ", sql.substr(0, 60)));
+  return std::make_unique<Statement>(db_, stmt);
+}
+
+Transaction::~Transaction() {
+  if (open_) db_->Execute("ROLLBACK").IgnoreError();
+}
+
+absl::Status Transaction::Begin() {
+  RETURN_IF_ERROR(db_->Execute("BEGIN IMMEDIATE"));
+  open_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Transaction::Commit() {
+  RETURN_IF_ERROR(db_->Execute("COMMIT"));
+  open_ = false;
+  return absl::OkStatus();
+}
+
+}  // namespace qkov::storage

@@ -1,0 +1,117 @@
+// Database, Statement, Transaction: a thin RAII layer over one SQLite
+// connection (after Chromium's sql/). Every pragma is set in Database::Open;
+// SQLite result codes become absl::Status here and nowhere else.
+//
+// Thread safety: a Database is not thread-safe; its owner serializes access
+// (ResultsStore holds a mutex).
+#ifndef QKOV_STORAGE_DATABASE_H_
+#define QKOV_STORAGE_DATABASE_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace qkov::storage {
+
+// Maps a SQLite result code (and the connection's message) to a Status:
+// BUSY/LOCKED -> UNAVAILABLE, CONSTRAINT -> ALREADY_EXISTS, CORRUPT/NOTADB ->
+// DATA_LOSS, FULL -> RESOURCE_EXHAUSTED, CANTOPEN/PERM/READONLY ->
+// PERMISSION_DENIED or NOT_FOUND, anything else -> INTERNAL.
+absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what);
+
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Bind indices are 1-based, as in SQLite. Non-finite doubles are stored
+  // as SQLite stores them (NaN becomes NULL).
+  void BindInt64(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void BindDouble(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void BindText(int i, absl::string_view v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindBlob(int i, absl::string_view v) {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+
+  // true: a row is ready; false: done. Errors are statuses.
+  absl::StatusOr<bool> Step();
+  // Step() that must finish without a row (INSERT/UPDATE/DELETE).
+  absl::Status Run();
+  // Resets and clears bindings for the next use.
+  void Reset();
+
+  int64_t ColumnInt64(int i) const { return sqlite3_column_int64(stmt_, i); }
+  double ColumnDouble(int i) const;  // NULL reads as NaN
+  bool ColumnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  std::string ColumnText(int i) const;
+  std::string ColumnBlob(int i) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+class Database {
+ public:
+  struct Options {
+    // FULL: a committed transaction survives power loss; NORMAL (WAL) can
+    // lose the last commits on power loss but never on a process crash.
+    bool synchronous_full = false;
+    int busy_timeout_ms = 5000;
+    bool read_only = false;
+  };
+
+  // Opens (creating if needed) the file at `path` and sets the pragmas: WAL,
+  // synchronous, busy_timeout, foreign_keys. Does not migrate.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path,
+                                                        const Options& options);
+  ~Database();
+
+  // Runs one or more statements with no results.
+  absl::Status Execute(absl::string_view sql);
+
+  // Prepared statement cached by the address of `sql` (a constexpr string);
+  // the result is reset and owned by the Database.
+  absl::StatusOr<Statement*> Cached(const char* sql);
+
+  // A fresh statement owned by the caller (for dynamic SQL).
+  absl::StatusOr<std::unique_ptr<Statement>> Prepare(absl::string_view sql);
+
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+  sqlite3* raw() { return db_; }
+
+ private:
+  explicit Database(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  absl::flat_hash_map<const char*, std::unique_ptr<Statement>> cache_;
+};
+
+// BEGIN IMMEDIATE on construction via Begin(); rolls back in the destructor
+// unless Commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(Database* db) : db_(db) {}
+  ~Transaction();
+  absl::Status Begin();
+  absl::Status Commit();
+
+ private:
+  Database* db_;
+  bool open_ = false;
+};
+
+}  // namespace qkov::storage
+
+#endif  // QKOV_STORAGE_DATABASE_H_

@@ -1,0 +1,132 @@
+#include "storage/migrations.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace qkov::storage {
+namespace {
+
+// Migration 1: the initial schema. Times are Unix milliseconds (UTC).
+constexpr char kMigration1[] = R"sql(
+CREATE TABLE sweeps (
+  sweep_id     INTEGER PRIMARY KEY,
+  name         TEXT NOT NULL UNIQUE,
+  description  TEXT NOT NULL DEFAULT '',
+  spec_json    TEXT NOT NULL,
+  priority     INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL,
+  cancelled    INTEGER NOT NULL DEFAULT 0,
+  created_ms   INTEGER NOT NULL,
+  updated_ms   INTEGER NOT NULL
+);
+CREATE TABLE trials (
+  trial_id         TEXT PRIMARY KEY,
+  sweep_id         INTEGER NOT NULL REFERENCES sweeps(sweep_id),
+  ordinal          INTEGER NOT NULL,
+  config_json      TEXT NOT NULL,
+  config_hash      TEXT NOT NULL,
+  parameterization TEXT NOT NULL,
+  lr_ratio         REAL NOT NULL,
+  eta_ov           REAL NOT NULL,
+  seed             INTEGER NOT NULL,
+  state            TEXT NOT NULL CHECK (state IN
+                     ('queued','running','done','failed','diverged','preempted','cancelled')),
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  failures         INTEGER NOT NULL DEFAULT 0,
+  queue_rank       INTEGER NOT NULL DEFAULT 0,
+  lease_worker     TEXT,
+  lease_expires_ms INTEGER,
+  last_step        INTEGER NOT NULL DEFAULT 0,
+  checkpoint       BLOB,
+  created_ms       INTEGER NOT NULL,
+  updated_ms       INTEGER NOT NULL,
+  UNIQUE (sweep_id, config_hash)
+);
+CREATE INDEX trials_by_queue ON trials (state, queue_rank, sweep_id, ordinal);
+CREATE INDEX trials_by_sweep ON trials (sweep_id, ordinal);
+CREATE TABLE attempts (
+  trial_id        TEXT NOT NULL REFERENCES trials(trial_id),
+  attempt         INTEGER NOT NULL,
+  worker_id       TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN
+                    ('running','done','diverged','failed','lost','preempted','cancelled')),
+  started_ms      INTEGER NOT NULL,
+  ended_ms        INTEGER,
+  error           TEXT NOT NULL DEFAULT '',
+  provenance_json TEXT NOT NULL DEFAULT '{}',
+  PRIMARY KEY (trial_id, attempt)
+) WITHOUT ROWID;
+CREATE TABLE metrics (
+  trial_id TEXT NOT NULL REFERENCES trials(trial_id),
+  attempt  INTEGER NOT NULL,
+  name     TEXT NOT NULL,
+  step     INTEGER NOT NULL,
+  value    REAL,
+  PRIMARY KEY (trial_id, attempt, name, step)
+) WITHOUT ROWID;
+CREATE TABLE results (
+  trial_id TEXT NOT NULL REFERENCES trials(trial_id),
+  name     TEXT NOT NULL,
+  value    REAL,
+  attempt  INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, name)
+) WITHOUT ROWID;
+CREATE TABLE artifacts (
+  trial_id TEXT NOT NULL REFERENCES trials(trial_id),
+  name     TEXT NOT NULL,
+  kind     TEXT NOT NULL,
+  content  TEXT NOT NULL,
+  attempt  INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, name)
+) WITHOUT ROWID;
+CREATE TABLE workers (
+  worker_id       TEXT PRIMARY KEY,
+  name            TEXT NOT NULL,
+  slots           INTEGER NOT NULL,
+  provenance_json TEXT NOT NULL,
+  registered_ms   INTEGER NOT NULL,
+  last_seen_ms    INTEGER NOT NULL
+);
+CREATE VIEW trial_results AS
+  SELECT s.name AS sweep, t.trial_id, t.parameterization, t.lr_ratio, t.eta_ov, t.seed,
+         t.state, r.name AS metric, r.value
+  FROM results r JOIN trials t USING (trial_id) JOIN sweeps s USING (sweep_id);
+)sql";
+
+const std::vector<const char*>& Migrations() {
+  static const auto* m = new std::vector<const char*>{kMigration1};
+  return *m;
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+absl::StatusOr<int> SchemaVersion(Database* db) {
+  ASSIGN_OR_RETURN(auto stmt, db->Prepare("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return absl::InternalError("PRAGMA user_version returned no row");
+  return static_cast<int>(stmt->ColumnInt64(0));
+}
+
+absl::Status Migrate(Database* db) {
+  ASSIGN_OR_RETURN(int version, SchemaVersion(db));
+  const int latest = LatestSchemaVersion();
+  if (version > latest) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database schema version ", version, " is newer than this binary's ", latest,
+        "; upgrade qkov-sweep before opening it"));
+  }
+  for (int v = version + 1; v <= latest; ++v) {
+    Transaction txn(db);
+    RETURN_IF_ERROR(txn.Begin());
+    RETURN_IF_ERROR(db->Execute(Migrations()[v - 1]));
+    RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA user_version = ", v)));
+    RETURN_IF_ERROR(txn.Commit());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace qkov::storage

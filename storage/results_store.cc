@@ -1,0 +1,683 @@
+#include "storage/results_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "storage/migrations.h"
+#include "common/status_macros.h"
+
+namespace qkov::storage {
+namespace {
+
+constexpr char kSelectSweepSql[] =
+    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, cancelled, "
+    "created_ms FROM sweeps WHERE name = ?";
+constexpr char kListSweepsSql[] =
+    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, cancelled, "
+    "created_ms FROM sweeps ORDER BY sweep_id";
+constexpr char kCountsSql[] =
+    "SELECT state, COUNT(*) FROM trials WHERE sweep_id = ? GROUP BY state";
+constexpr char kInsertSweepSql[] =
+    "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, created_ms, "
+    "updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+constexpr char kUpdateSweepSpecSql[] =
+    "UPDATE sweeps SET description = ?, spec_json = ?, priority = ?, max_attempts = ?, "
+    "cancelled = 0, updated_ms = ? WHERE sweep_id = ?";
+constexpr char kInsertTrialSql[] =
+    "INSERT INTO trials (trial_id, sweep_id, ordinal, config_json, config_hash, "
+    "parameterization, lr_ratio, eta_ov, seed, state, created_ms, updated_ms) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
+    "ON CONFLICT (sweep_id, config_hash) DO NOTHING";
+constexpr char kMaxOrdinalSql[] = "SELECT COALESCE(MAX(ordinal), -1) FROM trials WHERE sweep_id = ?";
+constexpr char kCancelSweepSql[] = "UPDATE sweeps SET cancelled = 1, updated_ms = ? WHERE sweep_id = ?";
+constexpr char kCancelTrialsSql[] =
+    "UPDATE trials SET state = 'cancelled', lease_worker = NULL, lease_expires_ms = NULL, "
+    "updated_ms = ? WHERE sweep_id = ? AND state IN ('queued', 'preempted', 'running')";
+constexpr char kCancelAttemptsSql[] =
+    "UPDATE attempts SET state = 'cancelled', ended_ms = ? WHERE state = 'running' AND trial_id IN "
+    "(SELECT trial_id FROM trials WHERE sweep_id = ?)";
+constexpr char kUpsertWorkerSql[] =
+    "INSERT INTO workers (worker_id, name, slots, provenance_json, registered_ms, last_seen_ms) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET name = excluded.name, "
+    "slots = excluded.slots, provenance_json = excluded.provenance_json, "
+    "last_seen_ms = excluded.last_seen_ms";
+constexpr char kNextQueuedSql[] =
+    "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, s.name FROM trials t "
+    "JOIN sweeps s USING (sweep_id) WHERE t.state IN ('queued', 'preempted') AND s.cancelled = 0 "
+    "ORDER BY s.priority DESC, t.queue_rank, t.sweep_id, t.ordinal LIMIT 1";
+constexpr char kAnyRunningSql[] = "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
+constexpr char kAnyActiveSql[] =
+    "SELECT EXISTS (SELECT 1 FROM trials WHERE state IN ('queued', 'preempted', 'running'))";
+constexpr char kStartLeaseSql[] =
+    "UPDATE trials SET state = 'running', attempts = attempts + 1, lease_worker = ?, "
+    "lease_expires_ms = ?, updated_ms = ? WHERE trial_id = ?";
+constexpr char kInsertAttemptSql[] =
+    "INSERT INTO attempts (trial_id, attempt, worker_id, state, started_ms) "
+    "VALUES (?, ?, ?, 'running', ?)";
+constexpr char kLeaseStateSql[] =
+    "SELECT state, attempts, lease_expires_ms FROM trials WHERE trial_id = ?";
+constexpr char kRenewSql[] =
+    "UPDATE trials SET lease_expires_ms = ?, last_step = MAX(last_step, ?), updated_ms = ? "
+    "WHERE trial_id = ?";
+constexpr char kUpsertMetricSql[] =
+    "INSERT INTO metrics (trial_id, attempt, name, step, value) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = excluded.value";
+constexpr char kUpsertResultSql[] =
+    "INSERT INTO results (trial_id, name, value, attempt) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value, attempt = excluded.attempt";
+constexpr char kUpsertArtifactSql[] =
+    "INSERT INTO artifacts (trial_id, name, kind, content, attempt) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (trial_id, name) DO UPDATE SET kind = excluded.kind, content = excluded.content, "
+    "attempt = excluded.attempt";
+constexpr char kEndTrialSql[] =
+    "UPDATE trials SET state = ?, lease_worker = NULL, lease_expires_ms = NULL, checkpoint = NULL, "
+    "last_step = MAX(last_step, ?), updated_ms = ? WHERE trial_id = ?";
+constexpr char kEndAttemptSql[] =
+    "UPDATE attempts SET state = ?, ended_ms = ?, error = ?, provenance_json = ? "
+    "WHERE trial_id = ? AND attempt = ?";
+constexpr char kEndAttemptKeepProvenanceSql[] =
+    "UPDATE attempts SET state = ?, ended_ms = ?, error = ? WHERE trial_id = ? AND attempt = ?";
+constexpr char kFailuresSql[] =
+    "SELECT t.failures, s.max_attempts FROM trials t JOIN sweeps s USING (sweep_id) "
+    "WHERE t.trial_id = ?";
+constexpr char kRequeueSql[] =
+    "UPDATE trials SET state = ?, failures = failures + ?, queue_rank = ?, checkpoint = ?, "
+    "lease_worker = NULL, lease_expires_ms = NULL, updated_ms = ? WHERE trial_id = ?";
+constexpr char kExpiredSql[] =
+    "SELECT trial_id, attempts FROM trials WHERE state = 'running' AND lease_expires_ms < ?";
+constexpr char kTrialColumns[] =
+    "SELECT t.trial_id, s.name, t.ordinal, t.config_json, t.config_hash, t.state, t.attempts, "
+    "t.failures, t.last_step, t.updated_ms FROM trials t JOIN sweeps s USING (sweep_id) ";
+constexpr char kAttemptsOfTrialSql[] =
+    "SELECT attempt, worker_id, state, started_ms, COALESCE(ended_ms, 0), error, provenance_json "
+    "FROM attempts WHERE trial_id = ? ORDER BY attempt";
+constexpr char kResultsOfTrialSql[] = "SELECT name, value FROM results WHERE trial_id = ? ORDER BY name";
+constexpr char kArtifactsOfTrialSql[] =
+    "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY name";
+constexpr char kMetricsOfTrialSql[] =
+    "SELECT step, name, value FROM metrics WHERE trial_id = ? AND attempt = "
+    "(SELECT MAX(attempt) FROM metrics WHERE trial_id = ?) ORDER BY name, step";
+
+TrialRecord ReadTrial(const Statement& s) {
+  TrialRecord t;
+  t.trial_id = s.ColumnText(0);
+  t.sweep_name = s.ColumnText(1);
+  t.ordinal = s.ColumnInt64(2);
+  t.config_json = s.ColumnText(3);
+  t.config_hash = s.ColumnText(4);
+  t.state = s.ColumnText(5);
+  t.attempts = static_cast<int>(s.ColumnInt64(6));
+  t.failures = static_cast<int>(s.ColumnInt64(7));
+  t.last_step = s.ColumnInt64(8);
+  t.updated_ms = s.ColumnInt64(9);
+  return t;
+}
+
+SweepRecord ReadSweep(const Statement& s) {
+  SweepRecord r;
+  r.sweep_id = s.ColumnInt64(0);
+  r.name = s.ColumnText(1);
+  r.description = s.ColumnText(2);
+  r.spec_json = s.ColumnText(3);
+  r.priority = static_cast<int>(s.ColumnInt64(4));
+  r.max_attempts = static_cast<int>(s.ColumnInt64(5));
+  r.cancelled = s.ColumnInt64(6) != 0;
+  r.created_ms = s.ColumnInt64(7);
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(const std::string& path,
+                                                                 const Database::Options& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
+  RETURN_IF_ERROR(Migrate(db.get()));
+  return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db)));
+}
+
+absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCountsSql));
+  s->BindInt64(1, sweep->sweep_id);
+  sweep->counts.clear();
+  sweep->total_trials = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    sweep->counts[s->ColumnText(0)] = s->ColumnInt64(1);
+    sweep->total_trials += s->ColumnInt64(1);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(const std::string& name) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSelectSweepSql));
+  s->BindText(1, name);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  SweepRecord r = ReadSweep(*s);
+  s->Reset();
+  RETURN_IF_ERROR(FillCounts(&r));
+  return r;
+}
+
+absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(const SweepRecord& sweep,
+                                                        const std::vector<NewTrial>& trials,
+                                                        int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  int64_t sweep_id;
+  absl::StatusOr<SweepRecord> existing = GetSweepLocked(sweep.name);
+  if (existing.ok()) {
+    sweep_id = existing->sweep_id;
+  } else if (absl::IsNotFound(existing.status())) {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kInsertSweepSql));
+    s->BindText(1, sweep.name);
+    s->BindText(2, sweep.description);
+    s->BindText(3, sweep.spec_json);
+    s->BindInt64(4, sweep.priority);
+    s->BindInt64(5, sweep.max_attempts);
+    s->BindInt64(6, now_ms);
+    s->BindInt64(7, now_ms);
+    RETURN_IF_ERROR(s->Run());
+    sweep_id = sqlite3_last_insert_rowid(db_->raw());
+  } else {
+    return existing.status();
+  }
+  int64_t base_ordinal = 0;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kMaxOrdinalSql));
+    s->BindInt64(1, sweep_id);
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (row) base_ordinal = s->ColumnInt64(0) + 1;
+  }
+  SubmitOutcome out;
+  ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
+  for (const NewTrial& t : trials) {
+    ins->Reset();
+    ins->BindText(1, t.trial_id);
+    ins->BindInt64(2, sweep_id);
+    ins->BindInt64(3, base_ordinal + out.added);
+    ins->BindText(4, t.config_json);
+    ins->BindText(5, t.config_hash);
+    ins->BindText(6, t.parameterization);
+    ins->BindDouble(7, t.lr_ratio);
+    ins->BindDouble(8, t.eta_ov);
+    ins->BindInt64(9, static_cast<int64_t>(t.seed));
+    ins->BindInt64(10, now_ms);
+    ins->BindInt64(11, now_ms);
+    RETURN_IF_ERROR(ins->Run());
+    if (db_->Changes() > 0) {
+      ++out.added;
+    } else {
+      ++out.existing;
+    }
+  }
+  if (existing.ok()) {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpdateSweepSpecSql));
+    s->BindText(1, sweep.description);
+    s->BindText(2, sweep.spec_json);
+    s->BindInt64(3, sweep.priority);
+    s->BindInt64(4, sweep.max_attempts);
+    s->BindInt64(5, now_ms);
+    s->BindInt64(6, sweep_id);
+    RETURN_IF_ERROR(s->Run());
+  }
+  ASSIGN_OR_RETURN(out.sweep, GetSweepLocked(sweep.name));
+  RETURN_IF_ERROR(txn.Commit());
+  return out;
+}
+
+absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  return GetSweepLocked(name);
+}
+
+absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
+  absl::MutexLock lock(&mu_);
+  std::vector<SweepRecord> out;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kListSweepsSql));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      out.push_back(ReadSweep(*s));
+    }
+  }
+  for (SweepRecord& r : out) RETURN_IF_ERROR(FillCounts(&r));
+  return out;
+}
+
+absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(name));
+  ASSIGN_OR_RETURN(Statement * a, db_->Cached(kCancelAttemptsSql));
+  a->BindInt64(1, now_ms);
+  a->BindInt64(2, sweep.sweep_id);
+  RETURN_IF_ERROR(a->Run());
+  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kCancelTrialsSql));
+  t->BindInt64(1, now_ms);
+  t->BindInt64(2, sweep.sweep_id);
+  RETURN_IF_ERROR(t->Run());
+  const int64_t cancelled = db_->Changes();
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCancelSweepSql));
+  s->BindInt64(1, now_ms);
+  s->BindInt64(2, sweep.sweep_id);
+  RETURN_IF_ERROR(s->Run());
+  RETURN_IF_ERROR(txn.Commit());
+  return cancelled;
+}
+
+absl::Status ResultsStore::RegisterWorker(const std::string& worker_id, const std::string& name,
+                                          int slots, const std::string& provenance_json,
+                                          int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertWorkerSql));
+  s->BindText(1, worker_id);
+  s->BindText(2, name);
+  s->BindInt64(3, slots);
+  s->BindText(4, provenance_json);
+  s->BindInt64(5, now_ms);
+  s->BindInt64(6, now_ms);
+  return s->Run();
+}
+
+absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& worker_id,
+                                                          int64_t now_ms, int64_t lease_ms,
+                                                          LeaseRecord* lease) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
+  ASSIGN_OR_RETURN(bool row, next->Step());
+  if (!row) {
+    ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
+    ASSIGN_OR_RETURN(bool r, any->Step());
+    const bool running = r && any->ColumnInt64(0) != 0;
+    return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
+  }
+  lease->trial_id = next->ColumnText(0);
+  lease->attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
+  lease->config_json = next->ColumnText(2);
+  lease->checkpoint = next->ColumnBlob(3);
+  lease->sweep_name = next->ColumnText(4);
+  lease->expires_ms = now_ms + lease_ms;
+  next->Reset();
+
+  ASSIGN_OR_RETURN(Statement * start, db_->Cached(kStartLeaseSql));
+  start->BindText(1, worker_id);
+  start->BindInt64(2, lease->expires_ms);
+  start->BindInt64(3, now_ms);
+  start->BindText(4, lease->trial_id);
+  RETURN_IF_ERROR(start->Run());
+  ASSIGN_OR_RETURN(Statement * att, db_->Cached(kInsertAttemptSql));
+  att->BindText(1, lease->trial_id);
+  att->BindInt64(2, lease->attempt);
+  att->BindText(3, worker_id);
+  att->BindInt64(4, now_ms);
+  RETURN_IF_ERROR(att->Run());
+  RETURN_IF_ERROR(txn.Commit());
+  return LeaseAvailability::kLeased;
+}
+
+absl::Status ResultsStore::CheckLease(const std::string& trial_id, int attempt, int64_t now_ms) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
+  s->BindText(1, trial_id);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  const std::string state = s->ColumnText(0);
+  const int current = static_cast<int>(s->ColumnInt64(1));
+  const int64_t expires = s->ColumnIsNull(2) ? 0 : s->ColumnInt64(2);
+  s->Reset();
+  if (attempt != current) {
+    return absl::FailedPreconditionError(absl::StrCat("trial ", trial_id, ": attempt ", attempt,
+                                                      " is superseded by attempt ", current));
+  }
+  if (state != kRunning) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", trial_id, ": attempt ", attempt, " holds no lease (trial is ", state, ")"));
+  }
+  if (expires < now_ms) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "trial ", trial_id, ": lease of attempt ", attempt, " expired ", now_ms - expires, " ms ago"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id, int attempt,
+                                             int64_t step, int64_t now_ms, int64_t lease_ms,
+                                             int64_t* expires_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  absl::Status lease = CheckLease(trial_id, attempt, now_ms);
+  if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease)) return false;
+  RETURN_IF_ERROR(lease);
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRenewSql));
+  *expires_ms = now_ms + lease_ms;
+  s->BindInt64(1, *expires_ms);
+  s->BindInt64(2, step);
+  s->BindInt64(3, now_ms);
+  s->BindText(4, trial_id);
+  RETURN_IF_ERROR(s->Run());
+  RETURN_IF_ERROR(txn.Commit());
+  return true;
+}
+
+absl::Status ResultsStore::InsertMetrics(const std::string& trial_id, int attempt,
+                                         const std::vector<MetricRecord>& points) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertMetricSql));
+  for (const MetricRecord& p : points) {
+    s->Reset();
+    s->BindText(1, trial_id);
+    s->BindInt64(2, attempt);
+    s->BindText(3, p.name);
+    s->BindInt64(4, p.step);
+    s->BindDouble(5, p.value);
+    RETURN_IF_ERROR(s->Run());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
+                                      const std::vector<MetricRecord>& points, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
+  RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, points));
+  int64_t max_step = 0;
+  for (const MetricRecord& p : points) max_step = std::max(max_step, p.step);
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
+  (void)s;
+  constexpr char kStepSql[] =
+      "UPDATE trials SET last_step = MAX(last_step, ?), updated_ms = ? WHERE trial_id = ?";
+  ASSIGN_OR_RETURN(Statement * u, db_->Cached(kStepSql));
+  u->BindInt64(1, max_step);
+  u->BindInt64(2, now_ms);
+  u->BindText(3, trial_id);
+  RETURN_IF_ERROR(u->Run());
+  return txn.Commit();
+}
+
+absl::Status ResultsStore::CompleteTrial(const std::string& trial_id, int attempt, bool diverged,
+                                         const std::map<std::string, double>& results,
+                                         const std::vector<ArtifactRecord>& artifacts,
+                                         const std::vector<MetricRecord>& final_points,
+                                         const std::string& provenance_json, int64_t steps,
+                                         int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
+  RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, final_points));
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertResultSql));
+    for (const auto& [name, value] : results) {
+      s->Reset();
+      s->BindText(1, trial_id);
+      s->BindText(2, name);
+      s->BindDouble(3, value);
+      s->BindInt64(4, attempt);
+      RETURN_IF_ERROR(s->Run());
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertArtifactSql));
+    for (const ArtifactRecord& a : artifacts) {
+      s->Reset();
+      s->BindText(1, trial_id);
+      s->BindText(2, a.name);
+      s->BindText(3, a.kind);
+      s->BindText(4, a.content);
+      s->BindInt64(5, attempt);
+      RETURN_IF_ERROR(s->Run());
+    }
+  }
+  const char* state = diverged ? kDiverged : kDone;
+  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kEndTrialSql));
+  t->BindText(1, state);
+  t->BindInt64(2, steps);
+  t->BindInt64(3, now_ms);
+  t->BindText(4, trial_id);
+  RETURN_IF_ERROR(t->Run());
+  ASSIGN_OR_RETURN(Statement * a, db_->Cached(kEndAttemptSql));
+  a->BindText(1, state);
+  a->BindInt64(2, now_ms);
+  a->BindText(3, "");
+  a->BindText(4, provenance_json);
+  a->BindText(5, trial_id);
+  a->BindInt64(6, attempt);
+  RETURN_IF_ERROR(a->Run());
+  return txn.Commit();
+}
+
+namespace {
+
+// Shared by FailTrial and ExpireLeases: ends `attempt` with attempt_state and
+// puts the trial back in the queue or fails it.
+absl::StatusOr<std::string> EndAttemptAndRequeue(Database* db, const std::string& trial_id,
+                                                 int attempt, const char* attempt_state,
+                                                 const std::string& reason, bool preempted,
+                                                 const std::string& checkpoint, int64_t now_ms) {
+  ASSIGN_OR_RETURN(Statement * f, db->Cached(kFailuresSql));
+  f->BindText(1, trial_id);
+  ASSIGN_OR_RETURN(bool row, f->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  const int failures = static_cast<int>(f->ColumnInt64(0));
+  const int max_attempts = static_cast<int>(f->ColumnInt64(1));
+  f->Reset();
+  std::string new_state;
+  int add_failure = 0;
+  int rank = 0;
+  if (preempted) {
+    new_state = kQueued;
+    rank = -1;  // front of the queue
+  } else {
+    add_failure = 1;
+    new_state = failures + 1 >= max_attempts ? kFailed : kQueued;
+  }
+  ASSIGN_OR_RETURN(Statement * q, db->Cached(kRequeueSql));
+  q->BindText(1, new_state);
+  q->BindInt64(2, add_failure);
+  q->BindInt64(3, rank);
+  if (checkpoint.empty()) {
+    q->BindNull(4);
+  } else {
+    q->BindBlob(4, checkpoint);
+  }
+  q->BindInt64(5, now_ms);
+  q->BindText(6, trial_id);
+  RETURN_IF_ERROR(q->Run());
+  ASSIGN_OR_RETURN(Statement * a, db->Cached(kEndAttemptKeepProvenanceSql));
+  a->BindText(1, attempt_state);
+  a->BindInt64(2, now_ms);
+  a->BindText(3, reason);
+  a->BindText(4, trial_id);
+  a->BindInt64(5, attempt);
+  RETURN_IF_ERROR(a->Run());
+  return new_state;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ResultsStore::FailTrial(const std::string& trial_id, int attempt,
+                                                    const std::string& reason, bool preempted,
+                                                    const std::string& checkpoint, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
+  ASSIGN_OR_RETURN(std::string state,
+                   EndAttemptAndRequeue(db_.get(), trial_id, attempt,
+                                        preempted ? kPreempted : kFailed, reason, preempted,
+                                        checkpoint, now_ms));
+  RETURN_IF_ERROR(txn.Commit());
+  return state;
+}
+
+absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  std::vector<std::pair<std::string, int>> expired;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kExpiredSql));
+    s->BindInt64(1, now_ms);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      expired.emplace_back(s->ColumnText(0), static_cast<int>(s->ColumnInt64(1)));
+    }
+  }
+  for (const auto& [trial_id, attempt] : expired) {
+    RETURN_IF_ERROR(EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
+                                         "lease expired without heartbeat", false, "", now_ms)
+                        .status());
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return static_cast<int64_t>(expired.size());
+}
+
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(const std::string& sweep_name,
+                                                                  const std::string& state,
+                                                                  int64_t after_ordinal, int limit) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  static const std::string sql = absl::StrCat(
+      kTrialColumns, "WHERE t.sweep_id = ? AND (? = '' OR t.state = ?) AND t.ordinal > ? ",
+      "ORDER BY t.ordinal LIMIT ?");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
+  s->BindInt64(1, sweep.sweep_id);
+  s->BindText(2, state);
+  s->BindText(3, state);
+  s->BindInt64(4, after_ordinal);
+  s->BindInt64(5, limit);
+  std::vector<TrialRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(ReadTrial(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
+    const std::string& sweep_name, int64_t since_ms) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  static const std::string sql =
+      absl::StrCat(kTrialColumns, "WHERE t.sweep_id = ? AND t.updated_ms >= ? ORDER BY t.ordinal");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
+  s->BindInt64(1, sweep.sweep_id);
+  s->BindInt64(2, since_ms);
+  std::vector<TrialRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(ReadTrial(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<TrialRecord> ResultsStore::GetTrial(const std::string& trial_id) {
+  absl::MutexLock lock(&mu_);
+  static const std::string sql = absl::StrCat(kTrialColumns, "WHERE t.trial_id = ?");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
+  s->BindText(1, trial_id);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  TrialRecord t = ReadTrial(*s);
+  s->Reset();
+  {
+    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kAttemptsOfTrialSql));
+    a->BindText(1, trial_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool r, a->Step());
+      if (!r) break;
+      t.attempt_history.push_back(AttemptRecord{static_cast<int>(a->ColumnInt64(0)), a->ColumnText(1),
+                                                a->ColumnText(2), a->ColumnInt64(3), a->ColumnInt64(4),
+                                                a->ColumnText(5), a->ColumnText(6)});
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kResultsOfTrialSql));
+    r->BindText(1, trial_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row2, r->Step());
+      if (!row2) break;
+      t.results[r->ColumnText(0)] = r->ColumnDouble(1);
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kArtifactsOfTrialSql));
+    r->BindText(1, trial_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row2, r->Step());
+      if (!row2) break;
+      t.artifacts.push_back(ArtifactRecord{r->ColumnText(0), r->ColumnText(1), r->ColumnText(2)});
+    }
+  }
+  return t;
+}
+
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
+    const std::string& sweep_name, const std::vector<std::string>& metrics) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  static const std::string trials_sql =
+      absl::StrCat(kTrialColumns, "WHERE t.sweep_id = ? ORDER BY t.ordinal");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(trials_sql.c_str()));
+  s->BindInt64(1, sweep.sweep_id);
+  std::vector<TrialRecord> out;
+  std::map<std::string, size_t> index;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    index[s->ColumnText(0)] = out.size();
+    out.push_back(ReadTrial(*s));
+  }
+  constexpr char kSweepResultsSql[] =
+      "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING (trial_id) "
+      "WHERE t.sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * r, db_->Cached(kSweepResultsSql));
+  r->BindInt64(1, sweep.sweep_id);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, r->Step());
+    if (!row) break;
+    const std::string name = r->ColumnText(1);
+    if (!metrics.empty() && std::find(metrics.begin(), metrics.end(), name) == metrics.end()) continue;
+    out[index[r->ColumnText(0)]].results[name] = r->ColumnDouble(2);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::string& trial_id) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kMetricsOfTrialSql));
+  s->BindText(1, trial_id);
+  s->BindText(2, trial_id);
+  std::vector<MetricRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(MetricRecord{s->ColumnInt64(0), s->ColumnText(1), s->ColumnDouble(2)});
+  }
+  return out;
+}
+
+absl::StatusOr<bool> ResultsStore::AllIdle() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAnyActiveSql));
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  return !(row && s->ColumnInt64(0) != 0);
+}
+
+absl::StatusOr<bool> ResultsStore::IntegrityOk() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(auto s, db_->Prepare("PRAGMA integrity_check"));
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  return row && s->ColumnText(0) == "ok";
+}
+
+}  // namespace qkov::storage

@@ -1,0 +1,209 @@
+// ResultsStore: every read and write the coordinator makes, as typed calls
+// over one SQLite file. Each call is one transaction, so a crash leaves
+// either all of a report or none of it.
+//
+// Fencing: calls about a running trial carry (trial_id, attempt). They
+// succeed only while that attempt holds the trial's lease and the lease has
+// not expired at `now_ms`; otherwise FAILED_PRECONDITION and nothing is
+// written (docs/protocol.md).
+//
+// Thread safety: all methods are thread-safe (one internal mutex).
+#ifndef QKOV_STORAGE_RESULTS_STORE_H_
+#define QKOV_STORAGE_RESULTS_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/database.h"
+
+namespace qkov::storage {
+
+// Trial states as stored in trials.state.
+inline constexpr char kQueued[] = "queued";
+inline constexpr char kRunning[] = "running";
+inline constexpr char kDone[] = "done";
+inline constexpr char kFailed[] = "failed";
+inline constexpr char kDiverged[] = "diverged";
+inline constexpr char kPreempted[] = "preempted";
+inline constexpr char kCancelled[] = "cancelled";
+
+struct SweepRecord {
+  int64_t sweep_id = 0;
+  std::string name;
+  std::string description;
+  std::string spec_json;
+  int priority = 0;
+  int max_attempts = 3;
+  bool cancelled = false;
+  int64_t created_ms = 0;
+  int64_t total_trials = 0;
+  std::map<std::string, int64_t> counts;  // state -> trials
+};
+
+struct NewTrial {
+  std::string trial_id;
+  int64_t ordinal = 0;
+  std::string config_json;
+  std::string config_hash;
+  std::string parameterization;
+  double lr_ratio = 0;
+  double eta_ov = 0;
+  uint64_t seed = 0;
+};
+
+struct AttemptRecord {
+  int attempt = 0;
+  std::string worker_id;
+  std::string state;
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;  // 0 while running
+  std::string error;
+  std::string provenance_json;
+};
+
+struct ArtifactRecord {
+  std::string name;
+  std::string kind;     // "heatmap"
+  std::string content;  // JSON
+};
+
+struct TrialRecord {
+  std::string trial_id;
+  std::string sweep_name;
+  int64_t ordinal = 0;
+  std::string config_json;
+  std::string config_hash;
+  std::string state;
+  int attempts = 0;
+  int failures = 0;
+  int64_t last_step = 0;
+  int64_t updated_ms = 0;
+  std::map<std::string, double> results;  // filled by GetTrial / TrialsWithResults
+  std::vector<AttemptRecord> attempt_history;  // filled by GetTrial
+  std::vector<ArtifactRecord> artifacts;       // filled by GetTrial
+};
+
+struct LeaseRecord {
+  std::string trial_id;
+  std::string sweep_name;
+  int attempt = 0;
+  std::string config_json;
+  int64_t expires_ms = 0;
+  std::string checkpoint;
+};
+
+struct MetricRecord {
+  int64_t step = 0;
+  std::string name;
+  double value = 0;
+};
+
+struct SubmitOutcome {
+  SweepRecord sweep;
+  int64_t added = 0;
+  int64_t existing = 0;
+};
+
+enum class LeaseAvailability { kLeased, kNoWorkNow, kNoWork };
+
+class ResultsStore {
+ public:
+  // Opens or creates the database at `path` and migrates it.
+  static absl::StatusOr<std::unique_ptr<ResultsStore>> Open(const std::string& path,
+                                                            const Database::Options& options = {});
+
+  // Creates the sweep, or extends an existing sweep of the same name with the
+  // grid points (by config_hash) it does not have yet. The stored spec is
+  // replaced by the new one when points were added.
+  absl::StatusOr<SubmitOutcome> SubmitSweep(const SweepRecord& sweep,
+                                            const std::vector<NewTrial>& trials, int64_t now_ms);
+
+  absl::StatusOr<SweepRecord> GetSweep(const std::string& name);  // NOT_FOUND
+  absl::StatusOr<std::vector<SweepRecord>> ListSweeps();
+  // Marks the sweep cancelled; queued and running trials become cancelled
+  // (running leases stop at their next heartbeat). Returns trials cancelled.
+  absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms);
+
+  absl::Status RegisterWorker(const std::string& worker_id, const std::string& name, int slots,
+                              const std::string& provenance_json, int64_t now_ms);
+
+  // Leases the next queued trial: highest sweep priority, then preempted
+  // trials (queue_rank < 0), then submission order.
+  absl::StatusOr<LeaseAvailability> LeaseNext(const std::string& worker_id, int64_t now_ms,
+                                              int64_t lease_ms, LeaseRecord* lease);
+
+  // Renews a lease. Returns false (and renews nothing) when the attempt no
+  // longer holds the lease: the worker must stop the trial.
+  absl::StatusOr<bool> Heartbeat(const std::string& trial_id, int attempt, int64_t step,
+                                 int64_t now_ms, int64_t lease_ms, int64_t* expires_ms);
+
+  // Stores metric points (idempotent on (trial, attempt, name, step)).
+  absl::Status AddMetrics(const std::string& trial_id, int attempt,
+                          const std::vector<MetricRecord>& points, int64_t now_ms);
+
+  // Stores final results and ends the trial done (or diverged).
+  absl::Status CompleteTrial(const std::string& trial_id, int attempt, bool diverged,
+                             const std::map<std::string, double>& results,
+                             const std::vector<ArtifactRecord>& artifacts,
+                             const std::vector<MetricRecord>& final_points,
+                             const std::string& provenance_json, int64_t steps, int64_t now_ms);
+
+  // Ends an attempt. preempted: back to the front of the queue with
+  // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
+  // trial is queued again while failures < max_attempts, else failed.
+  // Returns the trial's new state.
+  absl::StatusOr<std::string> FailTrial(const std::string& trial_id, int attempt,
+                                        const std::string& reason, bool preempted,
+                                        const std::string& checkpoint, int64_t now_ms);
+
+  // Requeues (or fails, when the budget is spent) every running trial whose
+  // lease expired before now_ms. Returns how many.
+  absl::StatusOr<int64_t> ExpireLeases(int64_t now_ms);
+
+  // Trials of a sweep in ordinal order; state "" = all. after_ordinal pages.
+  absl::StatusOr<std::vector<TrialRecord>> ListTrials(const std::string& sweep_name,
+                                                      const std::string& state,
+                                                      int64_t after_ordinal, int limit);
+  // Trials of a sweep changed at or after since_ms (for watch streams).
+  absl::StatusOr<std::vector<TrialRecord>> TrialsUpdatedSince(const std::string& sweep_name,
+                                                               int64_t since_ms);
+  absl::StatusOr<TrialRecord> GetTrial(const std::string& trial_id);  // NOT_FOUND
+  // Trials of a sweep with their final results (all metrics, or `metrics`).
+  absl::StatusOr<std::vector<TrialRecord>> TrialsWithResults(const std::string& sweep_name,
+                                                             const std::vector<std::string>& metrics);
+  // Metric points of one trial's latest attempt.
+  absl::StatusOr<std::vector<MetricRecord>> Metrics(const std::string& trial_id);
+
+  // True when no trial anywhere is queued, preempted or running.
+  absl::StatusOr<bool> AllIdle();
+
+  // PRAGMA integrity_check == "ok".
+  absl::StatusOr<bool> IntegrityOk();
+
+ private:
+  explicit ResultsStore(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+
+  // OK when `attempt` holds a live lease on the trial at now_ms.
+  absl::Status CheckLease(const std::string& trial_id, int attempt, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status InsertMetrics(const std::string& trial_id, int attempt,
+                             const std::vector<MetricRecord>& points)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<SweepRecord> GetSweepLocked(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FillCounts(SweepRecord* sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace qkov::storage
+
+#endif  // QKOV_STORAGE_RESULTS_STORE_H_

@@ -1,0 +1,86 @@
+// The reduced gradient flow against the asymptotics and recorded values of
+// NOTES.md §4.
+#include "worker/training/theory.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace qkov::training {
+namespace {
+
+TEST(TheoryTest, RecordedValuesAtLossTarget) {
+  // NOTES.md §4: at loss 1e-4, r=0.1 gives mu_OV ~ 42.3, mu_QK ~ 1.40,
+  // alpha ~ 0.287 (the authors' notebook, dtau = 10).
+  TheoryOptions o;
+  o.ratio = 0.1;
+  o.max_tau = 5e7;
+  auto r = IntegrateTheory(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->reached_target);
+  EXPECT_NEAR(r->final_point.mu_ov, 42.3, 0.5);
+  EXPECT_NEAR(r->final_point.mu_qk, 1.40, 0.05);
+  EXPECT_NEAR(r->final_point.alpha, 0.287, 0.005);
+}
+
+TheoryPoint At(double ratio, double tau) {
+  TheoryOptions o;
+  o.ratio = ratio;
+  o.max_tau = tau;
+  o.target_loss = 1e-300;  // run to tau
+  o.relative_step = 1e-3;
+  auto r = IntegrateTheory(o);
+  EXPECT_TRUE(r.ok());
+  return r->final_point;
+}
+
+TEST(TheoryTest, OvGrowsLikeLogT) {
+  // mu_OV(t) ~ log(eta_OV t / b) + O(1): increments per decade tend to log 10.
+  const double r = 10;
+  const double a = At(r, 1e8).mu_ov, b = At(r, 1e10).mu_ov, c = At(r, 1e12).mu_ov;
+  EXPECT_NEAR((c - b) / 2, std::log(10.0), 0.1);
+  EXPECT_NEAR((b - a) / 2, std::log(10.0), 0.2);
+}
+
+TEST(TheoryTest, QkOddsGrowLikeLogSquaredT) {
+  // exp(mu_QK) ~ [r (M-1) n / (2 m M b)] log^2(t / b)   (NOTES.md §4).
+  const double r = 100;
+  TheoryOptions o;
+  const double t = 1e12;
+  const double predicted = r * (o.M - 1) * o.n / (2 * o.m * o.M * o.b) * std::pow(std::log(t / o.b), 2);
+  const double simulated = std::exp(At(r, t).mu_qk);
+  EXPECT_NEAR(simulated / predicted, 1.0, 0.05) << simulated << " vs " << predicted;
+  // And the ratio of odds between two horizons follows log^2.
+  const double s8 = std::exp(At(r, 1e8).mu_qk);
+  const double want = std::pow(std::log(1e12 / o.b) / std::log(1e8 / o.b), 2);
+  EXPECT_NEAR(simulated / s8, want, 0.1 * want);
+}
+
+TEST(TheoryTest, LargerRatioGivesSharperAttentionAtSameLoss) {
+  double last_alpha = 0, last_mu_ov = 1e9;
+  for (double r : {0.1, 1.0, 10.0, 100.0}) {
+    TheoryOptions o;
+    o.ratio = r;
+    o.target_loss = 1e-4;
+    o.relative_step = 1e-4;
+    o.max_tau = 1e12;
+    auto res = IntegrateTheory(o);
+    ASSERT_TRUE(res.ok());
+    ASSERT_TRUE(res->reached_target) << r;
+    EXPECT_GT(res->final_point.alpha, last_alpha) << r;
+    EXPECT_LT(res->final_point.mu_ov, last_mu_ov) << r;
+    last_alpha = res->final_point.alpha;
+    last_mu_ov = res->final_point.mu_ov;
+  }
+}
+
+TEST(TheoryTest, RejectsNonPositiveSettings) {
+  TheoryOptions o;
+  o.ratio = 0;
+  EXPECT_EQ(IntegrateTheory(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.ratio = std::nan("");
+  EXPECT_EQ(IntegrateTheory(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qkov::training

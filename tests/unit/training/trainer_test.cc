@@ -1,0 +1,198 @@
+// Trainer: schedules, parameter groups, determinism, divergence, stopping.
+#include "worker/training/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace qkov::training {
+namespace {
+
+TrialOptions Small(Parameterization p) {
+  TrialOptions o;
+  o.parameterization = p;
+  o.init.qk = InitKind::kDefaultLinear;
+  o.init.ov = InitKind::kDefaultLinear;
+  o.eta_ov = 0.5;
+  o.lr_ratio = 4;
+  o.max_steps = 120;
+  o.report_every = 40;
+  o.loss_window = 40;
+  o.eval.num_examples = 256;
+  return o;
+}
+
+class RecordingObserver : public TrainingObserver {
+ public:
+  bool OnReport(int64_t step, const std::vector<MetricPoint>& points) override {
+    for (const auto& p : points) this->points.push_back(p);
+    ++reports;
+    return reports < stop_after;
+  }
+  std::vector<MetricPoint> points;
+  int reports = 0;
+  int stop_after = 1 << 30;
+};
+
+TEST(TrainerTest, ConstantScheduleSetsRatio) {
+  TrialOptions o = Small(Parameterization::kFafo);
+  o.eta_ov = 0.01;
+  o.lr_ratio = 20;
+  LearningRates lr = ScheduledLearningRates(o, 77);
+  EXPECT_DOUBLE_EQ(lr.ov, 0.01);
+  EXPECT_DOUBLE_EQ(lr.qk, 0.2);
+}
+
+TEST(TrainerTest, QkRampRisesLinearlyFromOneToRatio) {
+  TrialOptions o = Small(Parameterization::kFafo);
+  o.optimizer.schedule = ScheduleKind::kQkRamp;
+  o.eta_ov = 0.01;
+  o.lr_ratio = 40;
+  o.max_steps = 1000;
+  EXPECT_DOUBLE_EQ(ScheduledLearningRates(o, 0).qk, 0.01);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRates(o, 500).qk, 0.01 * (1 + 39 * 0.5));
+  EXPECT_DOUBLE_EQ(ScheduledLearningRates(o, 500).ov, 0.01);
+}
+
+TEST(TrainerTest, CosineWarmupPeaksAfterWarmupAndDecays) {
+  TrialOptions o = Small(Parameterization::kFafo);
+  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
+  o.optimizer.warmup_steps = 10;
+  o.max_steps = 110;
+  o.eta_ov = 1;
+  o.lr_ratio = 3;
+  EXPECT_DOUBLE_EQ(ScheduledLearningRates(o, 0).ov, 0.1);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRates(o, 9).ov, 1.0);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRates(o, 10).ov, 1.0);
+  EXPECT_NEAR(ScheduledLearningRates(o, 60).ov, 0.5, 1e-12);
+  EXPECT_NEAR(ScheduledLearningRates(o, 60).qk, 1.5, 1e-12);
+}
+
+TEST(TrainerTest, OptimizerHasQkGroupThenOvGroupWithEveryOption) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+    TrialOptions o = Small(Parameterization::kFafo);
+    o.optimizer.kind = kind;
+    o.optimizer.momentum = 0.9;
+    o.optimizer.weight_decay = 0.01;
+    o.eta_ov = 0.01;
+    o.lr_ratio = 20;
+    AttentionModel m(o.parameterization, 50, o.init, 1);
+    auto opt = MakeOptimizer(m, o);
+    ASSERT_EQ(opt->param_groups().size(), 2u);
+    EXPECT_DOUBLE_EQ(opt->param_groups()[0].options().get_lr(), 0.2);
+    EXPECT_DOUBLE_EQ(opt->param_groups()[1].options().get_lr(), 0.01);
+    EXPECT_EQ(opt->param_groups()[0].params().size(), 2u);
+    EXPECT_TRUE(opt->param_groups()[0].params()[0].is_same(m->QkParameters()[0]));
+    EXPECT_TRUE(opt->param_groups()[1].params()[0].is_same(m->OvParameters()[0]));
+    for (auto& g : opt->param_groups()) {
+      if (kind == OptimizerKind::kSgd) {
+        auto& s = static_cast<torch::optim::SGDOptions&>(g.options());
+        EXPECT_DOUBLE_EQ(s.momentum(), 0.9);
+        EXPECT_DOUBLE_EQ(s.weight_decay(), 0.01);
+      } else {
+        auto& a = static_cast<torch::optim::AdamWOptions&>(g.options());
+        EXPECT_DOUBLE_EQ(a.weight_decay(), 0.01);
+        EXPECT_DOUBLE_EQ(std::get<0>(a.betas()), 0.9);
+      }
+    }
+    SetLearningRates(*opt, {0.5, 0.25});
+    EXPECT_DOUBLE_EQ(opt->param_groups()[0].options().get_lr(), 0.5);
+    EXPECT_DOUBLE_EQ(opt->param_groups()[1].options().get_lr(), 0.25);
+  }
+}
+
+TEST(TrainerTest, SameConfigAndSeedAreBitIdentical) {
+  for (Parameterization p : {Parameterization::kFafo, Parameterization::kCaco}) {
+    for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+      TrialOptions o = Small(p);
+      o.optimizer.kind = kind;
+      if (kind == OptimizerKind::kAdamW) o.eta_ov = 0.01;
+      RecordingObserver a, b;
+      auto ra = RunTrial(o, &a);
+      auto rb = RunTrial(o, &b);
+      ASSERT_TRUE(ra.ok() && rb.ok());
+      ASSERT_EQ(a.points.size(), b.points.size());
+      for (size_t i = 0; i < a.points.size(); ++i) {
+        EXPECT_EQ(a.points[i].name, b.points[i].name);
+        // Bit-identical, not merely close.
+        EXPECT_EQ(std::memcmp(&a.points[i].value, &b.points[i].value, sizeof(double)), 0)
+            << a.points[i].name << " at " << a.points[i].step;
+      }
+      EXPECT_EQ(ra->results, rb->results);
+      o.seed += 1;
+      auto rc = RunTrial(o, nullptr);
+      ASSERT_TRUE(rc.ok());
+      EXPECT_NE(ra->results.at("loss"), rc->results.at("loss"));
+    }
+  }
+}
+
+TEST(TrainerTest, ReportsEveryNStepsWithAllCurves) {
+  TrialOptions o = Small(Parameterization::kFafo);
+  RecordingObserver obs;
+  auto r = RunTrial(o, &obs);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(obs.reports, 3);
+  std::set<std::string> names;
+  for (const auto& p : obs.points) {
+    names.insert(p.name);
+    EXPECT_EQ(p.step % 40, 0);
+  }
+  for (const char* n : {"train_loss", "train_accuracy", "distinct_attention", "separability",
+                        "qk_norm", "ov_norm", "lr_qk", "lr_ov", "qk_balancedness",
+                        "ov_balancedness"}) {
+    EXPECT_TRUE(names.count(n)) << n;
+  }
+  for (const char* n : {"accuracy", "loss", "gold_probability", "distinct_attention", "ac", "acmc",
+                        "separability", "comprehensiveness", "sufficiency", "steps"}) {
+    EXPECT_TRUE(r->results.count(n)) << n;
+  }
+  ASSERT_EQ(r->heatmaps.size(), 1u);
+  double total = 0;
+  for (double v : r->heatmaps[0].values) total += v;
+  EXPECT_NEAR(total, 100.0, 1e-9);
+}
+
+TEST(TrainerTest, HugeLearningRateEndsDivergedNotCrashed) {
+  TrialOptions o = Small(Parameterization::kFafo);
+  o.eta_ov = 1e30;
+  o.max_steps = 400;
+  RecordingObserver obs;
+  auto r = RunTrial(o, &obs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->end, TrialEnd::kDiverged);
+  EXPECT_FALSE(obs.points.empty());  // metrics kept
+  EXPECT_LT(r->steps, 400);
+}
+
+TEST(TrainerTest, ObserverCanStopTraining) {
+  TrialOptions o = Small(Parameterization::kCaco);
+  RecordingObserver obs;
+  obs.stop_after = 1;
+  auto r = RunTrial(o, &obs);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end, TrialEnd::kStopped);
+  EXPECT_EQ(r->steps, 40);
+  EXPECT_TRUE(r->results.empty());
+}
+
+TEST(TrainerTest, StopsWhenWindowedLossBelowTarget) {
+  TrialOptions o = Small(Parameterization::kCaco);
+  o.target_loss = 10.0;  // any finite loss is below: stops at the first full window
+  o.max_steps = 1000;
+  auto r = RunTrial(o, nullptr);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end, TrialEnd::kConverged);
+  EXPECT_EQ(r->steps, 40);
+}
+
+TEST(TrainerTest, InvalidOptionsAreRefused) {
+  TrialOptions o = Small(Parameterization::kCaco);
+  o.eta_ov = std::nan("");
+  EXPECT_EQ(RunTrial(o, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qkov::training

@@ -1,0 +1,70 @@
+// The paper's synthetic next-token task (NOTES.md §2): tokens 0..C-1 of the
+// vocabulary are common (class-agnostic), then one block of distinct tokens
+// per class with weights 1/D, 2/D, ..., 1 (0.1..1.0 for D = 10). A sequence is
+// seq_len - 2 context tokens drawn i.i.d. from its class's distribution, then
+// the class's query token, then the label token; the model sees the first
+// seq_len - 1 tokens and predicts the last.
+//
+// Sampling uses our own mt19937_64 stream and a cumulative table, so a seed
+// gives the same batches on every platform and LibTorch build.
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "worker/training/config.h"
+
+namespace qkov::training {
+
+struct Batch {
+  torch::Tensor tokens;  // int64 [B, seq_len - 1]; the last column is the query token
+  torch::Tensor labels;  // int64 [B]
+  torch::Tensor classes; // int64 [B]
+};
+
+// Deterministic 64-bit mixing (SplitMix64) to derive independent streams
+// (data, init, eval) from one trial seed.
+uint64_t MixSeed(uint64_t seed, uint64_t stream);
+
+// Uniform double in [0, 1) from 53 random bits.
+inline double UniformDouble(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+class SyntheticTask {
+ public:
+  // `options` must be valid (SyntheticTaskOptions::Validate).
+  explicit SyntheticTask(const SyntheticTaskOptions& options);
+
+  const SyntheticTaskOptions& options() const { return options_; }
+  int input_len() const { return options_.seq_len - 1; }
+  int QueryToken(int c) const { return options_.num_common / 2 + c; }
+  int LabelToken(int c) const { return 1 + c; }
+  bool IsDistinct(int token) const { return token >= options_.num_common; }
+  // First token of class c's distinct block.
+  int DistinctBegin(int c) const {
+    return options_.num_common + c * options_.distinct_per_class;
+  }
+
+  // p_c over the vocabulary (sums to 1).
+  std::vector<double> ClassDistribution(int c) const;
+
+  // Draws `batch_size` fresh sequences from `rng`. Classes are uniform.
+  Batch Sample(int batch_size, std::mt19937_64& rng) const;
+
+  // Context-token sampling alone, exposed for the frequency test.
+  int SampleContextToken(int c, std::mt19937_64& rng) const;
+
+ private:
+  SyntheticTaskOptions options_;
+  std::vector<std::vector<double>> cdf_;   // per class, cumulative over support_
+  std::vector<std::vector<int>> support_;  // per class, tokens with weight > 0
+};
+
+}  // namespace qkov::training
+
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
