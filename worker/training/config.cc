@@ -56,8 +56,8 @@ absl::Status TrialOptions::Validate() const {
   if (batch_size < 1) return absl::InvalidArgumentError("batch_size must be >= 1");
   if (report_every < 1) return absl::InvalidArgumentError("report_every must be >= 1");
   if (loss_window < 1) return absl::InvalidArgumentError("loss_window must be >= 1");
-  if (!(target_loss >= 0) || !std::isfinite(target_loss))
-    return absl::InvalidArgumentError("target_loss must be finite and >= 0");
+  if (!std::isfinite(target_loss))
+    return absl::InvalidArgumentError("target_loss must be finite (negative: never stop early)");
   if (eval.num_examples < 1) return absl::InvalidArgumentError("eval.num_examples must be >= 1");
   if (eval.dtap_attention_edges.size() < 2 || eval.dtap_probability_edges.size() < 2)
     return absl::InvalidArgumentError("DTAP edges need at least 2 values");

@@ -116,6 +116,11 @@ absl::StatusOr<TrialOutcome> RunTrialImpl(const TrialOptions& o, TrainingObserve
   TrialOutcome outcome;
   int64_t step = 0;
   for (; step < o.max_steps; ++step) {
+    if (observer != nullptr && observer->ShouldStop()) {
+      outcome.end = TrialEnd::kStopped;
+      outcome.steps = step;
+      return outcome;
+    }
     const LearningRates lr = ScheduledLearningRates(o, step);
     SetLearningRates(*optimizer, lr);
     Batch batch = task.Sample(o.batch_size, data_rng);

@@ -31,6 +31,9 @@ class TrainingObserver {
   // Called every report_every steps and at the last step with that window's
   // metrics. Return false to stop training now (the trial ends kStopped).
   virtual bool OnReport(int64_t step, const std::vector<MetricPoint>& points) = 0;
+  // Polled every step (must be cheap): true stops training before the next
+  // step, the trial ending kStopped.
+  virtual bool ShouldStop() { return false; }
 };
 
 enum class TrialEnd {

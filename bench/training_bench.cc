@@ -1,0 +1,84 @@
+// Training throughput and a quick look at one trial, no coordinator.
+//
+//   training_bench --mode=speed --steps=2000        # steps/s per parameterization
+//   training_bench --mode=trial --parameterization=FAFO --lr_ratio=20 ...
+//
+// Prints numbers; never passes or fails on time (docs/PERFORMANCE.md).
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "worker/training/trainer.h"
+
+ABSL_FLAG(std::string, mode, "speed", "speed | trial");
+ABSL_FLAG(std::string, parameterization, "FAFO", "FAFO, FACO, CAFO or CACO");
+ABSL_FLAG(double, lr_ratio, 1.0, "eta_QK / eta_OV");
+ABSL_FLAG(double, eta_ov, 0.01, "base OV learning rate");
+ABSL_FLAG(int64_t, steps, 2000, "max steps");
+ABSL_FLAG(int, batch_size, 32, "batch size");
+ABSL_FLAG(uint64_t, seed, 1234, "trial seed");
+ABSL_FLAG(std::string, init, "identity", "identity | default (both circuits)");
+ABSL_FLAG(double, identity_scale, 1e-6, "identity init scale");
+ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
+ABSL_FLAG(int, threads, 1, "torch intra-op threads");
+
+using namespace qkov::training;
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  TrialOptions o;
+  o.lr_ratio = absl::GetFlag(FLAGS_lr_ratio);
+  o.eta_ov = absl::GetFlag(FLAGS_eta_ov);
+  o.max_steps = absl::GetFlag(FLAGS_steps);
+  o.batch_size = absl::GetFlag(FLAGS_batch_size);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.target_loss = absl::GetFlag(FLAGS_target_loss);
+  o.report_every = 500;
+  o.init.identity_scale = absl::GetFlag(FLAGS_identity_scale);
+  const InitKind init =
+      absl::GetFlag(FLAGS_init) == "default" ? InitKind::kDefaultLinear : InitKind::kIdentity;
+  o.init.qk = init;
+  o.init.ov = init;
+  if (absl::GetFlag(FLAGS_mode) == "speed") {
+    std::printf("parameterization steps_per_s (batch %d, seq %d, vocab %d, %d thread)\n",
+                o.batch_size, o.task.seq_len, o.task.vocab_size, absl::GetFlag(FLAGS_threads));
+    o.target_loss = 0;
+    for (const char* name : {"FAFO", "FACO", "CAFO", "CACO"}) {
+      o.parameterization = *ParseParameterization(name);
+      auto t0 = std::chrono::steady_clock::now();
+      auto r = RunTrial(o, nullptr);
+      auto t1 = std::chrono::steady_clock::now();
+      if (!r.ok()) {
+        std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+        return 1;
+      }
+      const double s = std::chrono::duration<double>(t1 - t0).count();
+      std::printf("%s %.0f\n", name, static_cast<double>(r->steps) / s);
+    }
+    return 0;
+  }
+  auto p = ParseParameterization(absl::GetFlag(FLAGS_parameterization));
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
+    return 2;
+  }
+  o.parameterization = *p;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = RunTrial(o, nullptr);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s ratio=%g eta_ov=%g end=%s steps=%lld wall=%.1fs\n",
+              absl::GetFlag(FLAGS_parameterization).c_str(), o.lr_ratio, o.eta_ov,
+              TrialEndName(r->end), static_cast<long long>(r->steps),
+              std::chrono::duration<double>(t1 - t0).count());
+  for (const auto& [k, v] : r->results) std::printf("  %s = %.6g\n", k.c_str(), v);
+  return 0;
+}

@@ -1,0 +1,243 @@
+#include "client/commands.h"
+
+#include <unistd.h>
+
+#include <google/protobuf/util/time_util.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/sweep_file.h"
+#include "client/table.h"
+#include "common/grpc_status.h"
+
+namespace qkov::client {
+namespace {
+
+namespace v1 = ::qkov::v1;
+
+std::string StateName(v1::TrialState s) {
+  std::string n = v1::TrialState_Name(s);
+  return absl::AsciiStrToLower(n);
+}
+
+int64_t Count(const v1::Sweep& s, v1::TrialState state) {
+  for (const auto& c : s.counts()) {
+    if (c.state() == state) return c.count();
+  }
+  return 0;
+}
+
+std::string CountsLine(const v1::Sweep& s) {
+  const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) + Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
+  return absl::StrFormat("%d/%d finished: %d done, %d diverged, %d failed, %d cancelled; %d running, %d queued",
+                         finished, s.total_trials(), Count(s, v1::DONE), Count(s, v1::DIVERGED), Count(s, v1::FAILED),
+                         Count(s, v1::CANCELLED), Count(s, v1::RUNNING), Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED));
+}
+
+std::string Duration(double seconds) {
+  const int64_t s = static_cast<int64_t>(seconds + 0.5);
+  return absl::StrFormat("%d:%02d:%02d", s / 3600, (s / 60) % 60, s % 60);
+}
+
+}  // namespace
+
+int Submit(Connection& conn, const SubmitArgs& args) {
+  absl::StatusOr<v1::SweepSpec> spec = LoadSweepFile(args.file, args.overrides);
+  if (!spec.ok()) return ReportError(spec.status());
+  v1::SubmitSweepRequest req;
+  *req.mutable_spec() = *spec;
+  v1::SubmitSweepResponse resp;
+  grpc::Status s = conn.stub()->SubmitSweep(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::printf("sweep %s: %lld trials (%lld new, %lld already present)\n", resp.sweep().name().c_str(),
+              static_cast<long long>(resp.sweep().total_trials()), static_cast<long long>(resp.trials_added()),
+              static_cast<long long>(resp.trials_existing()));
+  return kExitOk;
+}
+
+int Status(Connection& conn, const std::string& sweep) {
+  std::vector<v1::Sweep> sweeps;
+  if (sweep.empty()) {
+    v1::ListSweepsResponse resp;
+    grpc::Status s = conn.stub()->ListSweeps(conn.Context().get(), v1::ListSweepsRequest(), &resp);
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+    sweeps.assign(resp.sweeps().begin(), resp.sweeps().end());
+  } else {
+    v1::GetSweepRequest req;
+    req.set_name(sweep);
+    v1::Sweep resp;
+    grpc::Status s = conn.stub()->GetSweep(conn.Context().get(), req, &resp);
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+    sweeps.push_back(resp);
+  }
+  Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed", "cancelled", "priority"});
+  for (const auto& s : sweeps) {
+    t.AddRow({s.name(), absl::StrCat(s.total_trials()), absl::StrCat(Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED)),
+              absl::StrCat(Count(s, v1::RUNNING)), absl::StrCat(Count(s, v1::DONE)),
+              absl::StrCat(Count(s, v1::DIVERGED)), absl::StrCat(Count(s, v1::FAILED)),
+              absl::StrCat(Count(s, v1::CANCELLED)), absl::StrCat(s.priority())});
+  }
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
+  const bool tty = force_tty || isatty(STDOUT_FILENO);
+  v1::WatchSweepRequest req;
+  req.set_name(sweep);
+  grpc::ClientContext ctx;  // no deadline: the stream lasts as long as the sweep
+  auto reader = conn.stub()->WatchSweep(&ctx, req);
+  v1::SweepProgress p;
+  const absl::Time start = absl::Now();
+  int64_t first_finished = -1;
+  std::string last_line;
+  while (reader->Read(&p)) {
+    const v1::Sweep& s = p.sweep();
+    const int64_t finished =
+        Count(s, v1::DONE) + Count(s, v1::DIVERGED) + Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
+    if (first_finished < 0) first_finished = finished;
+    const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
+    std::string eta = "?";
+    if (finished > first_finished && elapsed > 0) {
+      const double rate = static_cast<double>(finished - first_finished) / elapsed;
+      eta = Duration(static_cast<double>(s.total_trials() - finished) / rate);
+    }
+    const int width = 30;
+    const int filled = s.total_trials() > 0 ? static_cast<int>(width * finished / s.total_trials()) : 0;
+    const std::string line = CountsLine(s);
+    if (tty) {
+      std::printf("\r\033[K[%s%s] %s  elapsed %s  eta %s", std::string(filled, '#').c_str(),
+                  std::string(width - filled, '.').c_str(), line.c_str(), Duration(elapsed).c_str(), eta.c_str());
+      std::fflush(stdout);
+    } else if (line != last_line) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+    last_line = line;
+    if (p.finished()) break;
+  }
+  if (tty) std::printf("\n");
+  if (!p.finished()) {
+    grpc::Status s = reader->Finish();
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  } else {
+    ctx.TryCancel();
+    reader->Finish();
+  }
+  return kExitOk;
+}
+
+int Results(Connection& conn, const ResultsArgs& args) {
+  v1::QueryResultsRequest req;
+  req.set_sweep_name(args.sweep);
+  v1::QueryResultsResponse resp;
+  grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::vector<std::string> metrics = args.metrics;
+  if (metrics.empty()) {
+    metrics = {"steps", "accuracy", "loss", "distinct_attention", "ac", "acmc", "separability"};
+  }
+  std::vector<std::string> header = {"trial", "param", "lr_ratio", "eta_ov", "seed", "state"};
+  header.insert(header.end(), metrics.begin(), metrics.end());
+  Table t(header);
+  for (const v1::ResultRow& r : resp.rows()) {
+    std::vector<std::string> row = {r.trial_id(), v1::Parameterization_Name(r.config().parameterization()),
+                                    FormatNumber(r.config().lr_ratio()), FormatNumber(r.config().eta_ov()),
+                                    absl::StrCat(r.config().seed()), StateName(r.state())};
+    for (const std::string& m : metrics) {
+      auto it = r.values().find(m);
+      row.push_back(it == r.values().end() ? "-" : FormatNumber(it->second));
+    }
+    t.AddRow(row);
+  }
+  if (args.format == "csv") {
+    t.PrintCsv(std::cout);
+  } else {
+    t.Print(std::cout);
+  }
+  return kExitOk;
+}
+
+int Trials(Connection& conn, const std::string& sweep, const std::string& state) {
+  v1::ListTrialsRequest req;
+  req.set_sweep_name(sweep);
+  if (!state.empty()) {
+    v1::TrialState st;
+    if (!v1::TrialState_Parse(absl::AsciiStrToUpper(state), &st)) {
+      return ReportError(absl::InvalidArgumentError(absl::StrCat(
+          "--state: unknown state '", state, "' (queued, running, done, failed, diverged, preempted, cancelled)")));
+    }
+    req.set_state(st);
+  }
+  Table t({"trial", "ordinal", "param", "lr_ratio", "eta_ov", "seed", "state", "attempts", "step"});
+  while (true) {
+    v1::ListTrialsResponse resp;
+    grpc::Status s = conn.stub()->ListTrials(conn.Context().get(), req, &resp);
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+    for (const v1::Trial& tr : resp.trials()) {
+      t.AddRow({tr.trial_id(), absl::StrCat(tr.ordinal()), v1::Parameterization_Name(tr.config().parameterization()),
+                FormatNumber(tr.config().lr_ratio()), FormatNumber(tr.config().eta_ov()),
+                absl::StrCat(tr.config().seed()), StateName(tr.state()), absl::StrCat(tr.attempts()),
+                absl::StrCat(tr.last_step())});
+    }
+    if (resp.next_page_token().empty()) break;
+    req.set_page_token(resp.next_page_token());
+  }
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+int ShowTrial(Connection& conn, const std::string& trial_id) {
+  v1::GetTrialRequest req;
+  req.set_trial_id(trial_id);
+  v1::Trial t;
+  grpc::Status s = conn.stub()->GetTrial(conn.Context().get(), req, &t);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::printf("trial %s (sweep %s, #%lld): %s after %d attempt(s), step %lld\n", t.trial_id().c_str(),
+              t.sweep_name().c_str(), static_cast<long long>(t.ordinal()), StateName(t.state()).c_str(), t.attempts(),
+              static_cast<long long>(t.last_step()));
+  std::printf("config_hash %s\n%s\n", t.config_hash().c_str(), t.config().DebugString().c_str());
+  std::map<std::string, double> sorted(t.results().begin(), t.results().end());
+  if (!sorted.empty()) {
+    Table r({"result", "value"});
+    for (const auto& [k, v] : sorted) r.AddRow({k, FormatNumber(v)});
+    r.Print(std::cout);
+  }
+  Table a({"attempt", "worker", "state", "started", "error"});
+  for (const auto& at : t.attempt_history()) {
+    a.AddRow({absl::StrCat(at.attempt()), at.worker_id(), at.state(),
+              google::protobuf::util::TimeUtil::ToString(at.started_at()), at.error()});
+  }
+  std::printf("\n");
+  a.Print(std::cout);
+  for (const auto& h : t.heatmaps()) {
+    std::printf("\n%s heatmap (rows: %s high->low, cols: %s low->high, %% of examples)\n", h.name().c_str(),
+                h.y_label().c_str(), h.x_label().c_str());
+    const int cols = h.x_edges_size() - 1, rows = h.y_edges_size() - 1;
+    for (int r = rows - 1; r >= 0; --r) {
+      std::printf("  [%.2f,%.2f] ", h.y_edges(r), h.y_edges(r + 1));
+      for (int c = 0; c < cols; ++c) std::printf(" %6.2f", h.values(r * cols + c));
+      std::printf("\n");
+    }
+  }
+  return kExitOk;
+}
+
+int Cancel(Connection& conn, const std::string& sweep) {
+  v1::CancelSweepRequest req;
+  req.set_name(sweep);
+  v1::CancelSweepResponse resp;
+  grpc::Status s = conn.stub()->CancelSweep(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::printf("sweep %s cancelled: %lld trials stopped\n", sweep.c_str(),
+              static_cast<long long>(resp.trials_cancelled()));
+  return kExitOk;
+}
+
+}  // namespace qkov::client

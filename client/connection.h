@@ -1,0 +1,45 @@
+// The CLI's connection to qkov-server, and the mapping from a failed call
+// to one readable line and an exit code (docs/cli.md):
+//   0 ok, 1 other error, 2 invalid input, 3 not found, 4 server unreachable.
+#ifndef QKOV_CLIENT_CONNECTION_H_
+#define QKOV_CLIENT_CONNECTION_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "qkov/v1/sweep.grpc.pb.h"
+
+namespace qkov::client {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitInvalid = 2;
+inline constexpr int kExitNotFound = 3;
+inline constexpr int kExitUnreachable = 4;
+
+class Connection {
+ public:
+  Connection(const std::string& address, absl::Duration deadline);
+  qkov::v1::SweepService::Stub* stub() { return stub_.get(); }
+  const std::string& address() const { return address_; }
+  // A context with the per-call deadline.
+  std::unique_ptr<grpc::ClientContext> Context() const;
+
+ private:
+  std::string address_;
+  absl::Duration deadline_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<qkov::v1::SweepService::Stub> stub_;
+};
+
+// Prints "qkov: <one line>" to stderr and returns the exit code.
+int ReportError(const absl::Status& status, const std::string& server_address = "");
+int ExitCodeFor(absl::StatusCode code);
+
+}  // namespace qkov::client
+
+#endif  // QKOV_CLIENT_CONNECTION_H_

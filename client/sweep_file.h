@@ -1,0 +1,26 @@
+// Sweep files (YAML; JSON is YAML too) -> qkov.v1.SweepSpec. Schema and
+// examples: docs/sweep-files.md. Errors are INVALID_ARGUMENT with
+// "FILE:LINE: field: reason", e.g.
+//   demo.yaml:5: axes.parameterization[2]: unknown parameterization 'FOO'
+#ifndef QKOV_CLIENT_SWEEP_FILE_H_
+#define QKOV_CLIENT_SWEEP_FILE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "qkov/v1/sweep.pb.h"
+
+namespace qkov::client {
+
+// Parses `text` (named `source` in errors). `overrides` are "dotted.key=YAML"
+// strings applied before conversion (e.g. "training.max_steps=1000",
+// "axes.seed=[1,2,3]").
+absl::StatusOr<qkov::v1::SweepSpec> ParseSweepText(const std::string& text, const std::string& source,
+                                                   const std::vector<std::string>& overrides = {});
+absl::StatusOr<qkov::v1::SweepSpec> LoadSweepFile(const std::string& path,
+                                                  const std::vector<std::string>& overrides = {});
+
+}  // namespace qkov::client
+
+#endif  // QKOV_CLIENT_SWEEP_FILE_H_

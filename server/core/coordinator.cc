@@ -1,0 +1,388 @@
+#include "server/core/coordinator.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
+
+#include <atomic>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace qkov::core {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+namespace v1 = ::qkov::v1;
+
+google::protobuf::Timestamp ToTimestamp(int64_t ms) { return TimeUtil::MillisecondsToTimestamp(ms); }
+google::protobuf::Duration ToDuration(absl::Duration d) {
+  return TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(d));
+}
+
+absl::Status ParseJson(const std::string& json, google::protobuf::Message* m) {
+  auto s = google::protobuf::util::JsonStringToMessage(json, m);
+  if (!s.ok()) return absl::DataLossError(absl::StrCat("stored JSON does not parse: ", s.ToString()));
+  return absl::OkStatus();
+}
+
+absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
+  if (trial_id.empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
+  if (trial_id.size() > 64) return absl::InvalidArgumentError("trial_id: longer than 64");
+  if (attempt < 1) return absl::InvalidArgumentError(absl::StrCat("attempt: must be >= 1 (got ", attempt, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckWorker(const std::string& worker_id) {
+  if (worker_id.empty()) return absl::InvalidArgumentError("worker_id: must not be empty; call RegisterWorker first");
+  if (worker_id.size() > 256) return absl::InvalidArgumentError("worker_id: longer than 256");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<storage::MetricRecord>> ToPoints(
+    const google::protobuf::RepeatedPtrField<v1::MetricPoint>& points, int limit) {
+  if (points.size() > limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("points: ", points.size(), " points in one batch; the limit is ", limit));
+  }
+  std::vector<storage::MetricRecord> out;
+  out.reserve(points.size());
+  for (int i = 0; i < points.size(); ++i) {
+    const v1::MetricPoint& p = points[i];
+    if (p.name().empty() || p.name().size() > 128) {
+      return absl::InvalidArgumentError(absl::StrCat("points[", i, "].name: must be 1..128 characters"));
+    }
+    if (p.step() < 0) return absl::InvalidArgumentError(absl::StrCat("points[", i, "].step: must be >= 0"));
+    out.push_back({p.step(), p.name(), p.value()});
+  }
+  return out;
+}
+
+}  // namespace
+
+v1::TrialState TrialStateFromString(const std::string& s) {
+  if (s == storage::kQueued) return v1::QUEUED;
+  if (s == storage::kRunning) return v1::RUNNING;
+  if (s == storage::kDone) return v1::DONE;
+  if (s == storage::kFailed) return v1::FAILED;
+  if (s == storage::kDiverged) return v1::DIVERGED;
+  if (s == storage::kPreempted) return v1::PREEMPTED;
+  if (s == storage::kCancelled) return v1::CANCELLED;
+  return v1::TRIAL_STATE_UNSPECIFIED;
+}
+
+std::string TrialStateToString(v1::TrialState s) {
+  switch (s) {
+    case v1::QUEUED: return storage::kQueued;
+    case v1::RUNNING: return storage::kRunning;
+    case v1::DONE: return storage::kDone;
+    case v1::FAILED: return storage::kFailed;
+    case v1::DIVERGED: return storage::kDiverged;
+    case v1::PREEMPTED: return storage::kPreempted;
+    case v1::CANCELLED: return storage::kCancelled;
+    default: return "";
+  }
+}
+
+Coordinator::Coordinator(storage::ResultsStore* store, Clock* clock, CoordinatorOptions options)
+    : store_(store), clock_(clock), options_(options) {}
+
+void Coordinator::NotifyChange() {
+  absl::MutexLock lock(&change_mu_);
+  ++change_seq_;
+}
+
+void Coordinator::WaitForChange(absl::Time deadline) {
+  absl::MutexLock lock(&change_mu_);
+  const uint64_t seen = change_seq_;
+  auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(change_mu_) { return change_seq_ != seen; };
+  change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+}
+
+absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {
+  v1::Sweep s;
+  s.set_name(r.name);
+  s.set_description(r.description);
+  RETURN_IF_ERROR(ParseJson(r.spec_json, s.mutable_spec()));
+  *s.mutable_created_at() = ToTimestamp(r.created_ms);
+  s.set_total_trials(r.total_trials);
+  s.set_cancelled(r.cancelled);
+  s.set_priority(r.priority);
+  for (const auto& [state, count] : r.counts) {
+    v1::StateCount* c = s.add_counts();
+    c->set_state(TrialStateFromString(state));
+    c->set_count(count);
+  }
+  return s;
+}
+
+absl::StatusOr<v1::Trial> Coordinator::ToTrial(const storage::TrialRecord& r) {
+  v1::Trial t;
+  t.set_trial_id(r.trial_id);
+  t.set_sweep_name(r.sweep_name);
+  t.set_ordinal(r.ordinal);
+  RETURN_IF_ERROR(ParseJson(r.config_json, t.mutable_config()));
+  t.set_config_hash(r.config_hash);
+  t.set_state(TrialStateFromString(r.state));
+  t.set_attempts(r.attempts);
+  t.set_last_step(r.last_step);
+  for (const auto& [k, v] : r.results) (*t.mutable_results())[k] = v;
+  for (const storage::AttemptRecord& a : r.attempt_history) {
+    v1::Attempt* pa = t.add_attempt_history();
+    pa->set_attempt(a.attempt);
+    pa->set_worker_id(a.worker_id);
+    pa->set_state(a.state);
+    *pa->mutable_started_at() = ToTimestamp(a.started_ms);
+    if (a.ended_ms > 0) *pa->mutable_ended_at() = ToTimestamp(a.ended_ms);
+    pa->set_error(a.error);
+    pa->set_provenance_json(a.provenance_json);
+  }
+  for (const storage::ArtifactRecord& a : r.artifacts) {
+    if (a.kind != "heatmap") continue;
+    RETURN_IF_ERROR(ParseJson(a.content, t.add_heatmaps()));
+  }
+  return t;
+}
+
+absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(const v1::SubmitSweepRequest& r) {
+  v1::SweepSpec spec = r.spec();
+  ApplySpecDefaults(&spec);
+  RETURN_IF_ERROR(ValidateSweepSpec(spec, options_.limits));
+  std::vector<ExpandedTrial> expanded = ExpandSweep(spec);
+  std::vector<storage::NewTrial> trials;
+  trials.reserve(expanded.size());
+  for (size_t i = 0; i < expanded.size(); ++i) {
+    const ExpandedTrial& e = expanded[i];
+    trials.push_back(storage::NewTrial{e.trial_id, static_cast<int64_t>(i), e.config_json,
+                                       e.config_hash, v1::Parameterization_Name(e.config.parameterization()),
+                                       e.config.lr_ratio(), e.config.eta_ov(), e.config.seed()});
+  }
+  storage::SweepRecord record;
+  record.name = spec.name();
+  record.description = spec.description();
+  record.spec_json = CanonicalJson(spec);
+  record.priority = spec.priority();
+  record.max_attempts = spec.max_attempts();
+  ASSIGN_OR_RETURN(storage::SubmitOutcome out, store_->SubmitSweep(record, trials, NowMs()));
+  NotifyChange();
+  v1::SubmitSweepResponse resp;
+  ASSIGN_OR_RETURN(*resp.mutable_sweep(), ToSweep(out.sweep));
+  resp.set_trials_added(out.added);
+  resp.set_trials_existing(out.existing);
+  return resp;
+}
+
+absl::StatusOr<v1::Sweep> Coordinator::GetSweep(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+  ASSIGN_OR_RETURN(storage::SweepRecord r, store_->GetSweep(name));
+  return ToSweep(r);
+}
+
+absl::StatusOr<v1::ListSweepsResponse> Coordinator::ListSweeps() {
+  ASSIGN_OR_RETURN(std::vector<storage::SweepRecord> all, store_->ListSweeps());
+  v1::ListSweepsResponse resp;
+  for (const auto& r : all) {
+    ASSIGN_OR_RETURN(*resp.add_sweeps(), ToSweep(r));
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+  ASSIGN_OR_RETURN(int64_t n, store_->CancelSweep(name, NowMs()));
+  NotifyChange();
+  v1::CancelSweepResponse resp;
+  ASSIGN_OR_RETURN(*resp.mutable_sweep(), GetSweep(name));
+  resp.set_trials_cancelled(n);
+  return resp;
+}
+
+absl::StatusOr<v1::ListTrialsResponse> Coordinator::ListTrials(const v1::ListTrialsRequest& r) {
+  if (r.sweep_name().empty()) return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (!v1::TrialState_IsValid(r.state()))
+    return absl::InvalidArgumentError(absl::StrCat("state: unknown trial state ", r.state()));
+  int64_t after = -1;
+  if (!r.page_token().empty() && !absl::SimpleAtoi(r.page_token(), &after)) {
+    return absl::InvalidArgumentError("page_token: not a token this server issued");
+  }
+  const int page = r.page_size() <= 0 ? 1000 : std::min(r.page_size(), 10000);
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> rows,
+                   store_->ListTrials(r.sweep_name(), TrialStateToString(r.state()), after, page));
+  v1::ListTrialsResponse resp;
+  for (const auto& row : rows) {
+    ASSIGN_OR_RETURN(*resp.add_trials(), ToTrial(row));
+  }
+  if (static_cast<int>(rows.size()) == page) resp.set_next_page_token(absl::StrCat(rows.back().ordinal));
+  return resp;
+}
+
+absl::StatusOr<v1::Trial> Coordinator::GetTrial(const std::string& trial_id) {
+  if (trial_id.empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
+  ASSIGN_OR_RETURN(storage::TrialRecord r, store_->GetTrial(trial_id));
+  return ToTrial(r);
+}
+
+absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(const v1::QueryResultsRequest& r) {
+  if (r.sweep_name().empty()) return absl::InvalidArgumentError("sweep_name: must not be empty");
+  std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> rows, store_->TrialsWithResults(r.sweep_name(), metrics));
+  v1::QueryResultsResponse resp;
+  for (const auto& row : rows) {
+    v1::ResultRow* out = resp.add_rows();
+    out->set_trial_id(row.trial_id);
+    RETURN_IF_ERROR(ParseJson(row.config_json, out->mutable_config()));
+    out->set_state(TrialStateFromString(row.state));
+    for (const auto& [k, v] : row.results) (*out->mutable_values())[k] = v;
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name, absl::Time* since) {
+  const int64_t now = NowMs();
+  ASSIGN_OR_RETURN(storage::SweepRecord sweep, store_->GetSweep(name));
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> changed,
+                   store_->TrialsUpdatedSince(name, absl::ToUnixMillis(*since)));
+  *since = absl::FromUnixMillis(now);
+  v1::SweepProgress p;
+  ASSIGN_OR_RETURN(*p.mutable_sweep(), ToSweep(sweep));
+  int64_t active = 0;
+  for (const char* s : {storage::kQueued, storage::kRunning, storage::kPreempted}) {
+    auto it = sweep.counts.find(s);
+    if (it != sweep.counts.end()) active += it->second;
+  }
+  p.set_finished(active == 0);
+  for (const auto& t : changed) {
+    ASSIGN_OR_RETURN(*p.add_updated(), ToTrial(t));
+  }
+  return p;
+}
+
+absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(const v1::RegisterWorkerRequest& r) {
+  if (r.name().empty() || r.name().size() > 200)
+    return absl::InvalidArgumentError("name: must be 1..200 characters");
+  if (r.slots() < 0 || r.slots() > 1024) return absl::InvalidArgumentError("slots: must be in [0, 1024]");
+  static std::atomic<uint64_t> counter{0};
+  const std::string worker_id =
+      absl::StrCat(r.name(), "/", Sha256Hex(absl::StrCat(r.name(), absl::ToUnixNanos(absl::Now()), counter++)).substr(0, 8));
+  RETURN_IF_ERROR(store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
+                                         CanonicalJson(r.provenance()), NowMs()));
+  v1::RegisterWorkerResponse resp;
+  resp.set_worker_id(worker_id);
+  *resp.mutable_heartbeat_interval() = ToDuration(options_.heartbeat_interval);
+  *resp.mutable_lease_duration() = ToDuration(options_.lease_duration);
+  return resp;
+}
+
+absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
+  ASSIGN_OR_RETURN(int64_t n, store_->ExpireLeases(NowMs()));
+  if (n > 0) NotifyChange();
+  return n;
+}
+
+absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(const v1::LeaseTrialRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  RETURN_IF_ERROR(ReapExpiredLeases().status());
+  storage::LeaseRecord lease;
+  ASSIGN_OR_RETURN(storage::LeaseAvailability a,
+                   store_->LeaseNext(r.worker_id(), NowMs(),
+                                     absl::ToInt64Milliseconds(options_.lease_duration), &lease));
+  v1::LeaseTrialResponse resp;
+  switch (a) {
+    case storage::LeaseAvailability::kLeased: {
+      resp.set_outcome(v1::LeaseTrialResponse::LEASED);
+      v1::Lease* l = resp.mutable_lease();
+      l->set_trial_id(lease.trial_id);
+      l->set_sweep_name(lease.sweep_name);
+      l->set_attempt(lease.attempt);
+      RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
+      *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
+      l->set_checkpoint(lease.checkpoint);
+      NotifyChange();
+      break;
+    }
+    case storage::LeaseAvailability::kNoWorkNow:
+      resp.set_outcome(v1::LeaseTrialResponse::NO_WORK_NOW);
+      *resp.mutable_retry_after() = ToDuration(options_.retry_after);
+      break;
+    case storage::LeaseAvailability::kNoWork:
+      resp.set_outcome(v1::LeaseTrialResponse::NO_WORK);
+      *resp.mutable_retry_after() = ToDuration(options_.retry_after);
+      break;
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  if (r.leases_size() > 1024) return absl::InvalidArgumentError("leases: more than 1024");
+  v1::HeartbeatResponse resp;
+  for (const v1::LeaseRef& ref : r.leases()) {
+    RETURN_IF_ERROR(CheckTrialRef(ref.trial_id(), ref.attempt()));
+    int64_t expires = 0;
+    ASSIGN_OR_RETURN(bool renewed, store_->Heartbeat(ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
+                                                     absl::ToInt64Milliseconds(options_.lease_duration),
+                                                     &expires));
+    v1::LeaseStatus* st = resp.add_leases();
+    st->set_trial_id(ref.trial_id());
+    st->set_attempt(ref.attempt());
+    st->set_directive(renewed ? v1::LeaseStatus::CONTINUE : v1::LeaseStatus::STOP);
+    if (renewed) *st->mutable_expires_at() = ToTimestamp(expires);
+  }
+  NotifyChange();
+  return resp;
+}
+
+absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(const v1::ReportMetricsRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                   ToPoints(r.points(), options_.max_points_per_report));
+  RETURN_IF_ERROR(store_->AddMetrics(r.trial_id(), r.attempt(), points, NowMs()));
+  NotifyChange();
+  v1::ReportMetricsResponse resp;
+  resp.set_points_stored(static_cast<int64_t>(points.size()));
+  return resp;
+}
+
+absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::CompleteTrialRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                   ToPoints(r.final_points(), options_.max_points_per_report));
+  if (r.results_size() > 10000) return absl::InvalidArgumentError("results: more than 10000 values");
+  std::map<std::string, double> results;
+  for (const auto& [k, v] : r.results()) {
+    if (k.empty() || k.size() > 128) return absl::InvalidArgumentError("results: names must be 1..128 characters");
+    results[k] = v;
+  }
+  std::vector<storage::ArtifactRecord> artifacts;
+  for (int i = 0; i < r.heatmaps_size(); ++i) {
+    const v1::Heatmap& h = r.heatmaps(i);
+    const size_t cells = static_cast<size_t>(std::max(0, h.x_edges_size() - 1)) *
+                         static_cast<size_t>(std::max(0, h.y_edges_size() - 1));
+    if (h.name().empty() || cells == 0 || static_cast<size_t>(h.values_size()) != cells) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ", cells, " values (got ",
+          h.values_size(), ")"));
+    }
+    artifacts.push_back({h.name(), "heatmap", CanonicalJson(h)});
+  }
+  RETURN_IF_ERROR(store_->CompleteTrial(r.trial_id(), r.attempt(), r.diverged(), results, artifacts, points,
+                                        CanonicalJson(r.provenance()), r.steps(), NowMs()));
+  NotifyChange();
+  return v1::CompleteTrialResponse();
+}
+
+absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(const v1::FailTrialRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
+  if (r.reason().size() > 8192) return absl::InvalidArgumentError("reason: longer than 8192");
+  ASSIGN_OR_RETURN(std::string state, store_->FailTrial(r.trial_id(), r.attempt(), r.reason(), r.preempted(),
+                                                        r.checkpoint(), NowMs()));
+  NotifyChange();
+  v1::FailTrialResponse resp;
+  resp.set_new_state(TrialStateFromString(state));
+  return resp;
+}
+
+}  // namespace qkov::core

@@ -1,0 +1,84 @@
+// Coordinator: the server's logic behind both gRPC services, in terms of
+// qkov.v1 messages and absl::Status (no gRPC). It validates and expands
+// sweeps, leases trials with expiring, fenced leases, stores reports through
+// ResultsStore, and answers queries. The services in server/service are thin
+// adapters over these methods.
+//
+// Thread safety: all methods are thread-safe.
+#ifndef QKOV_SERVER_CORE_COORDINATOR_H_
+#define QKOV_SERVER_CORE_COORDINATOR_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "qkov/v1/sweep.pb.h"
+#include "qkov/v1/worker.pb.h"
+#include "server/core/sweep_spec.h"
+#include "storage/results_store.h"
+
+namespace qkov::core {
+
+struct CoordinatorOptions {
+  absl::Duration lease_duration = absl::Seconds(30);
+  absl::Duration heartbeat_interval = absl::Seconds(5);
+  absl::Duration retry_after = absl::Milliseconds(500);
+  SpecLimits limits;
+  int max_points_per_report = 100000;
+};
+
+class Coordinator {
+ public:
+  // `store` and `clock` must outlive the Coordinator.
+  Coordinator(storage::ResultsStore* store, Clock* clock, CoordinatorOptions options);
+
+  // --- client API (sweep.proto) ---
+  absl::StatusOr<qkov::v1::SubmitSweepResponse> SubmitSweep(const qkov::v1::SubmitSweepRequest& r);
+  absl::StatusOr<qkov::v1::Sweep> GetSweep(const std::string& name);
+  absl::StatusOr<qkov::v1::ListSweepsResponse> ListSweeps();
+  absl::StatusOr<qkov::v1::CancelSweepResponse> CancelSweep(const std::string& name);
+  absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(const qkov::v1::ListTrialsRequest& r);
+  absl::StatusOr<qkov::v1::Trial> GetTrial(const std::string& trial_id);
+  absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(const qkov::v1::QueryResultsRequest& r);
+  // One progress message: the sweep, whether it is finished, and trials
+  // changed at or after *since (advanced to now).
+  absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name, absl::Time* since);
+  // Blocks until any trial changes or `deadline` passes. For watch streams.
+  void WaitForChange(absl::Time deadline);
+
+  // --- worker API (worker.proto) ---
+  absl::StatusOr<qkov::v1::RegisterWorkerResponse> RegisterWorker(const qkov::v1::RegisterWorkerRequest& r);
+  absl::StatusOr<qkov::v1::LeaseTrialResponse> LeaseTrial(const qkov::v1::LeaseTrialRequest& r);
+  absl::StatusOr<qkov::v1::HeartbeatResponse> Heartbeat(const qkov::v1::HeartbeatRequest& r);
+  absl::StatusOr<qkov::v1::ReportMetricsResponse> ReportMetrics(const qkov::v1::ReportMetricsRequest& r);
+  absl::StatusOr<qkov::v1::CompleteTrialResponse> CompleteTrial(const qkov::v1::CompleteTrialRequest& r);
+  absl::StatusOr<qkov::v1::FailTrialResponse> FailTrial(const qkov::v1::FailTrialRequest& r);
+
+  // Requeues trials whose leases expired; the server calls this periodically
+  // (LeaseTrial also calls it). Returns how many.
+  absl::StatusOr<int64_t> ReapExpiredLeases();
+
+ private:
+  int64_t NowMs() { return absl::ToUnixMillis(clock_->Now()); }
+  void NotifyChange();
+  absl::StatusOr<qkov::v1::Sweep> ToSweep(const storage::SweepRecord& r);
+  absl::StatusOr<qkov::v1::Trial> ToTrial(const storage::TrialRecord& r);
+
+  storage::ResultsStore* store_;
+  Clock* clock_;
+  const CoordinatorOptions options_;
+
+  absl::Mutex change_mu_;
+  uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;
+};
+
+// "queued" <-> qkov.v1.QUEUED etc.
+qkov::v1::TrialState TrialStateFromString(const std::string& state);
+std::string TrialStateToString(qkov::v1::TrialState state);
+
+}  // namespace qkov::core
+
+#endif  // QKOV_SERVER_CORE_COORDINATOR_H_

@@ -1,0 +1,252 @@
+#include "server/core/sweep_spec.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <openssl/sha.h>
+
+#include <cmath>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace qkov::core {
+namespace {
+
+using qkov::v1::Training;
+
+
+absl::Status Invalid(const std::string& field, const std::string& reason) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", reason));
+}
+
+std::string Num(double x) { return absl::StrFormat("%g", x); }
+
+bool Finite(double x) { return std::isfinite(x); }
+
+absl::Status CheckEdges(const std::string& field, const google::protobuf::RepeatedField<double>& e) {
+  if (e.size() < 2) return Invalid(field, "needs at least 2 edges");
+  for (int i = 0; i < e.size(); ++i) {
+    if (!Finite(e[i])) return Invalid(absl::StrCat(field, "[", i, "]"), "must be finite");
+    if (i > 0 && !(e[i - 1] < e[i]))
+      return Invalid(absl::StrCat(field, "[", i, "]"), "edges must be strictly increasing");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRange(const std::string& field, double x, double lo, double hi,
+                        bool lo_open = false) {
+  if (!Finite(x) || x < lo || x > hi || (lo_open && x == lo)) {
+    return Invalid(field, absl::StrCat("must be in ", lo_open ? "(" : "[", Num(lo), ", ", Num(hi),
+                                       "] (got ", Num(x), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckInt(const std::string& field, int64_t x, int64_t lo, int64_t hi) {
+  if (x < lo || x > hi)
+    return Invalid(field, absl::StrCat("must be in [", lo, ", ", hi, "] (got ", x, ")"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void ApplyTrainingDefaults(Training* t) {
+  if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED) t->set_task(qkov::v1::TASK_SYNTHETIC);
+  auto* s = t->mutable_synthetic();
+  if (s->vocab_size() == 0) s->set_vocab_size(50);
+  if (s->num_common() == 0) s->set_num_common(10);
+  if (s->num_classes() == 0) s->set_num_classes(4);
+  if (s->distinct_per_class() == 0) s->set_distinct_per_class(10);
+  if (s->seq_len() == 0) s->set_seq_len(64);
+  auto* o = t->mutable_optimizer();
+  if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED) o->set_kind(qkov::v1::SGD);
+  if (o->adam_beta1() == 0) o->set_adam_beta1(0.9);
+  if (o->adam_beta2() == 0) o->set_adam_beta2(0.999);
+  if (o->adam_eps() == 0) o->set_adam_eps(1e-8);
+  if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED) o->set_schedule(qkov::v1::CONSTANT);
+  auto* i = t->mutable_init();
+  if (i->qk() == qkov::v1::INIT_KIND_UNSPECIFIED) i->set_qk(qkov::v1::INIT_IDENTITY);
+  if (i->ov() == qkov::v1::INIT_KIND_UNSPECIFIED) i->set_ov(qkov::v1::INIT_IDENTITY);
+  if (i->identity_scale() == 0) i->set_identity_scale(1e-6);
+  if (t->max_steps() == 0) t->set_max_steps(100000);
+  if (t->batch_size() == 0) t->set_batch_size(32);
+  if (t->report_every() == 0) t->set_report_every(500);
+  if (t->target_loss() == 0) t->set_target_loss(1e-3);
+  if (t->loss_window() == 0) t->set_loss_window(250);
+  auto* e = t->mutable_evaluation();
+  if (e->num_examples() == 0) e->set_num_examples(2048);
+  if (e->eval_seed() == 0) e->set_eval_seed(20260807);
+  if (e->tau_attention() == 0) e->set_tau_attention(0.6);
+  if (e->tau_probability() == 0) e->set_tau_probability(0.6);
+  if (e->dtap_attention_edges().empty()) {
+    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) e->add_dtap_attention_edges(x);
+  }
+  if (e->dtap_probability_edges().empty()) {
+    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) e->add_dtap_probability_edges(x);
+  }
+}
+
+void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
+  ApplyTrainingDefaults(spec->mutable_training());
+  if (spec->max_attempts() == 0) spec->set_max_attempts(3);
+}
+
+absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits& limits) {
+  const std::string& name = spec.name();
+  if (name.empty()) return Invalid("spec.name", "must not be empty");
+  if (name.size() > 128) return Invalid("spec.name", "must be at most 128 characters");
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
+      return Invalid("spec.name", absl::StrCat("may contain only letters, digits, '_', '-', '.' (got '",
+                                               std::string(1, c), "')"));
+    }
+  }
+  if (spec.description().size() > 4096) return Invalid("spec.description", "longer than 4096");
+  const auto& axes = spec.axes();
+  if (axes.parameterizations().empty())
+    return Invalid("spec.axes.parameterizations", "axis is empty; give at least one of FAFO, FACO, CAFO, CACO");
+  if (axes.lr_ratios().empty()) return Invalid("spec.axes.lr_ratios", "axis is empty");
+  if (axes.eta_ovs().empty()) return Invalid("spec.axes.eta_ovs", "axis is empty");
+  if (axes.seeds().empty()) return Invalid("spec.axes.seeds", "axis is empty");
+  std::set<int> seen_p;
+  for (int i = 0; i < axes.parameterizations_size(); ++i) {
+    const int p = axes.parameterizations(i);
+    const std::string field = absl::StrCat("spec.axes.parameterizations[", i, "]");
+    if (p < qkov::v1::FAFO || p > qkov::v1::CACO)
+      return Invalid(field, absl::StrCat("unknown parameterization ", p,
+                                         " (expected FAFO, FACO, CAFO or CACO)"));
+    if (!seen_p.insert(p).second) return Invalid(field, "duplicate value");
+  }
+  auto check_axis = [](const std::string& axis, const google::protobuf::RepeatedField<double>& v,
+                       double hi) -> absl::Status {
+    std::set<double> seen;
+    for (int i = 0; i < v.size(); ++i) {
+      const std::string field = absl::StrCat(axis, "[", i, "]");
+      if (!Finite(v[i]) || v[i] <= 0)
+        return Invalid(field, absl::StrCat("must be finite and > 0 (got ", Num(v[i]), ")"));
+      if (v[i] > hi) return Invalid(field, absl::StrCat("must be <= ", Num(hi), " (got ", Num(v[i]), ")"));
+      if (!seen.insert(v[i]).second) return Invalid(field, "duplicate value");
+    }
+    return absl::OkStatus();
+  };
+  if (auto s = check_axis("spec.axes.lr_ratios", axes.lr_ratios(), 1e6); !s.ok()) return s;
+  if (auto s = check_axis("spec.axes.eta_ovs", axes.eta_ovs(), 1e3); !s.ok()) return s;
+  std::set<uint64_t> seen_seeds;
+  for (int i = 0; i < axes.seeds_size(); ++i) {
+    if (!seen_seeds.insert(axes.seeds(i)).second)
+      return Invalid(absl::StrCat("spec.axes.seeds[", i, "]"), "duplicate value");
+  }
+  const double grid = static_cast<double>(axes.parameterizations_size()) * axes.lr_ratios_size() *
+                      axes.eta_ovs_size() * axes.seeds_size();
+  if (grid > static_cast<double>(limits.max_trials)) {
+    return Invalid("spec.axes", absl::StrCat("grid has ", Num(grid), " trials; this server's limit is ",
+                                             limits.max_trials));
+  }
+
+  const Training& t = spec.training();
+  if (t.task() != qkov::v1::TASK_SYNTHETIC) {
+    return Invalid("spec.training.task",
+                   absl::StrCat("task ", qkov::v1::TaskKind_Name(t.task()).empty()
+                                             ? std::to_string(t.task())
+                                             : qkov::v1::TaskKind_Name(t.task()),
+                                " is not supported by this server (supported: TASK_SYNTHETIC)"));
+  }
+  const auto& s = t.synthetic();
+  if (auto st = CheckInt("spec.training.synthetic.vocab_size", s.vocab_size(), 2, 100000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.synthetic.num_classes", s.num_classes(), 1, 10000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.synthetic.distinct_per_class", s.distinct_per_class(), 1, 100000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.synthetic.seq_len", s.seq_len(), 3, 100000); !st.ok()) return st;
+  if (s.num_common() < 2 * (s.num_classes() + 1))
+    return Invalid("spec.training.synthetic.num_common",
+                   absl::StrCat("must be >= 2 * (num_classes + 1) = ", 2 * (s.num_classes() + 1),
+                                " (labels and query tokens are common tokens)"));
+  if (static_cast<int64_t>(s.num_common()) + static_cast<int64_t>(s.num_classes()) * s.distinct_per_class() >
+      s.vocab_size())
+    return Invalid("spec.training.synthetic.vocab_size",
+                   "must be >= num_common + num_classes * distinct_per_class");
+  const auto& o = t.optimizer();
+  if (!qkov::v1::OptimizerKind_IsValid(o.kind()) || o.kind() == 0)
+    return Invalid("spec.training.optimizer.kind", absl::StrCat("unknown optimizer ", o.kind(), " (expected SGD or ADAMW)"));
+  if (auto st = CheckRange("spec.training.optimizer.momentum", o.momentum(), 0, 0.999999); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.optimizer.weight_decay", o.weight_decay(), 0, 1e3); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.optimizer.adam_beta1", o.adam_beta1(), 0, 0.999999); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.optimizer.adam_beta2", o.adam_beta2(), 0, 0.999999999); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.optimizer.adam_eps", o.adam_eps(), 0, 1, true); !st.ok()) return st;
+  if (!qkov::v1::ScheduleKind_IsValid(o.schedule()) || o.schedule() == 0)
+    return Invalid("spec.training.optimizer.schedule",
+                   absl::StrCat("unknown schedule ", o.schedule(), " (expected CONSTANT, COSINE_WARMUP or QK_RAMP)"));
+  if (auto st = CheckInt("spec.training.optimizer.warmup_steps", o.warmup_steps(), 0, t.max_steps()); !st.ok()) return st;
+  const auto& in = t.init();
+  for (auto [field, kind] : {std::pair<const char*, int>{"spec.training.init.qk", in.qk()},
+                             std::pair<const char*, int>{"spec.training.init.ov", in.ov()}}) {
+    if (!qkov::v1::InitKind_IsValid(kind) || kind == 0)
+      return Invalid(field, absl::StrCat("unknown init ", kind, " (expected INIT_IDENTITY or INIT_DEFAULT_LINEAR)"));
+  }
+  if (auto st = CheckRange("spec.training.init.identity_scale", in.identity_scale(), 0, 1e3, true); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.max_steps", t.max_steps(), 1, 1000000000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.batch_size", t.batch_size(), 1, 65536); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.report_every", t.report_every(), 1, 1000000000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.loss_window", t.loss_window(), 1, 1000000); !st.ok()) return st;
+  if (!Finite(t.target_loss()))
+    return Invalid("spec.training.target_loss", absl::StrCat("must be finite (got ", Num(t.target_loss()), ")"));
+  const auto& e = t.evaluation();
+  if (auto st = CheckInt("spec.training.evaluation.num_examples", e.num_examples(), 1, 1000000); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.evaluation.tau_attention", e.tau_attention(), 0, 1); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.evaluation.tau_probability", e.tau_probability(), 0, 1); !st.ok()) return st;
+  if (auto st = CheckEdges("spec.training.evaluation.dtap_attention_edges", e.dtap_attention_edges()); !st.ok()) return st;
+  if (auto st = CheckEdges("spec.training.evaluation.dtap_probability_edges", e.dtap_probability_edges()); !st.ok()) return st;
+  if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100); !st.ok()) return st;
+  if (auto st = CheckInt("spec.priority", spec.priority(), -1000000, 1000000); !st.ok()) return st;
+  return absl::OkStatus();
+}
+
+std::string CanonicalJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  // Printing a valid in-memory message cannot fail.
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  std::string hex;
+  hex.reserve(2 * SHA256_DIGEST_LENGTH);
+  for (unsigned char c : digest) absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
+  return hex;
+}
+
+std::string TrialIdFor(const std::string& sweep_name, const std::string& config_json) {
+  return Sha256Hex(absl::StrCat(sweep_name, "\n", config_json)).substr(0, 16);
+}
+
+std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
+  std::vector<ExpandedTrial> out;
+  const auto& axes = spec.axes();
+  out.reserve(static_cast<size_t>(axes.parameterizations_size()) * axes.lr_ratios_size() *
+              axes.eta_ovs_size() * axes.seeds_size());
+  for (int p : axes.parameterizations()) {
+    for (double ratio : axes.lr_ratios()) {
+      for (double eta : axes.eta_ovs()) {
+        for (uint64_t seed : axes.seeds()) {
+          ExpandedTrial t;
+          t.config.set_parameterization(static_cast<qkov::v1::Parameterization>(p));
+          t.config.set_lr_ratio(ratio);
+          t.config.set_eta_ov(eta);
+          t.config.set_seed(seed);
+          *t.config.mutable_training() = spec.training();
+          t.config_json = CanonicalJson(t.config);
+          t.config_hash = Sha256Hex(t.config_json);
+          t.trial_id = TrialIdFor(spec.name(), t.config_json);
+          out.push_back(std::move(t));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace qkov::core

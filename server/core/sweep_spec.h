@@ -1,0 +1,54 @@
+// Sweep specs: the paper's defaults, field-by-field validation, expansion
+// into trials, and the canonical config + stable id of each trial.
+//
+// A trial's canonical config is its fully defaulted qkov.v1.TrialConfig as
+// JSON (protobuf's JSON printer, proto field names, every field printed);
+// config_hash = sha256(canonical config); trial_id = first 16 hex digits of
+// sha256(sweep name + "\n" + canonical config). Neither depends on where the
+// point sits in the grid, so ids survive reordering and re-submission.
+#ifndef QKOV_SERVER_CORE_SWEEP_SPEC_H_
+#define QKOV_SERVER_CORE_SWEEP_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "qkov/v1/config.pb.h"
+#include "qkov/v1/sweep.pb.h"
+
+namespace qkov::core {
+
+struct SpecLimits {
+  int64_t max_trials = 200000;  // grid size limit per submission
+};
+
+// Fills every unset (zero) field of `training` with the paper's synthetic
+// defaults (docs/sweep-files.md lists them).
+void ApplyTrainingDefaults(qkov::v1::Training* training);
+// ApplyTrainingDefaults plus max_attempts.
+void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
+
+// OK, or INVALID_ARGUMENT whose message starts with the field path, e.g.
+// "spec.axes.lr_ratios[1]: must be finite and > 0 (got nan)". Expects
+// defaults applied.
+absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits& limits);
+
+struct ExpandedTrial {
+  qkov::v1::TrialConfig config;
+  std::string config_json;
+  std::string config_hash;
+  std::string trial_id;
+};
+
+// Cartesian product in the order parameterizations x lr_ratios x eta_ovs x
+// seeds. Expects a valid spec.
+std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
+
+std::string CanonicalJson(const google::protobuf::Message& message);
+std::string Sha256Hex(const std::string& data);
+std::string TrialIdFor(const std::string& sweep_name, const std::string& config_json);
+
+}  // namespace qkov::core
+
+#endif  // QKOV_SERVER_CORE_SWEEP_SPEC_H_

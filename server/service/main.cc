@@ -1,0 +1,75 @@
+// qkov-server: the coordinator. Flags only here; they fill a ServerConfig.
+//
+//   qkov-server --db=/path/results.db --listen=127.0.0.1:0 --port_file=port
+//
+// Exits 0 after SIGTERM/SIGINT (graceful shutdown), 2 on bad flags, 1 when
+// the database or port cannot be opened.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "common/version.h"
+#include "server/service/server.h"
+
+ABSL_FLAG(std::string, db, "", "SQLite results database (created if missing; keep it on local disk)");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to listen on; port 0 picks a free port");
+ABSL_FLAG(std::string, port_file, "", "write the bound port here once listening");
+ABSL_FLAG(int, lease_seconds, 30, "lease duration; a worker silent this long loses its trial");
+ABSL_FLAG(int, heartbeat_seconds, 5, "heartbeat interval told to workers");
+ABSL_FLAG(int64_t, max_trials, 200000, "largest grid accepted in one submission");
+ABSL_FLAG(bool, synchronous_full, false, "PRAGMA synchronous=FULL (survive power loss, slower)");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
+  absl::ParseCommandLine(argc, argv);
+
+  // Signals are taken by sigwait below, never by a handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  qkov::service::ServerConfig config;
+  config.db_path = absl::GetFlag(FLAGS_db);
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.synchronous_full = absl::GetFlag(FLAGS_synchronous_full);
+  if (absl::GetFlag(FLAGS_lease_seconds) < 1 || absl::GetFlag(FLAGS_heartbeat_seconds) < 1 ||
+      absl::GetFlag(FLAGS_heartbeat_seconds) >= absl::GetFlag(FLAGS_lease_seconds)) {
+    std::fprintf(stderr, "qkov-server: need 1 <= --heartbeat_seconds < --lease_seconds\n");
+    return 2;
+  }
+  config.coordinator.lease_duration = absl::Seconds(absl::GetFlag(FLAGS_lease_seconds));
+  config.coordinator.heartbeat_interval = absl::Seconds(absl::GetFlag(FLAGS_heartbeat_seconds));
+  config.coordinator.limits.max_trials = absl::GetFlag(FLAGS_max_trials);
+  if (config.db_path.empty()) {
+    std::fprintf(stderr, "qkov-server: --db is required\n");
+    return 2;
+  }
+
+  auto server = qkov::service::QkovServer::Start(config);
+  if (!server.ok()) {
+    std::fprintf(stderr, "qkov-server: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  const int port = (*server)->port();
+  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (!port_file.empty()) {
+    // Write then rename, so a reader never sees a half-written port.
+    const std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::rename(tmp.c_str(), port_file.c_str());
+  }
+  std::fprintf(stderr, "qkov-server %s listening on port %d, database %s\n", qkov::CodeVersion(), port,
+               config.db_path.c_str());
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "qkov-server: signal %d, shutting down\n", sig);
+  (*server)->Shutdown();
+  return 0;
+}

@@ -1,0 +1,57 @@
+// QkovServer: owns the results store, the Coordinator, both gRPC services
+// (plus health checking and reflection) and the lease reaper thread.
+#ifndef QKOV_SERVER_SERVICE_SERVER_H_
+#define QKOV_SERVER_SERVICE_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "server/core/coordinator.h"
+#include "server/service/sweep_service.h"
+#include "server/service/worker_service.h"
+#include "storage/results_store.h"
+
+namespace qkov::service {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
+  std::string db_path;
+  bool synchronous_full = false;
+  core::CoordinatorOptions coordinator;
+  int max_message_bytes = 16 << 20;
+};
+
+class QkovServer {
+ public:
+  // Opens (and migrates) the database, starts listening. UNAVAILABLE when the
+  // address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<QkovServer>> Start(const ServerConfig& config);
+  ~QkovServer();
+
+  int port() const { return port_; }
+  // Stops accepting calls, finishes running ones (up to `grace`), stops the
+  // reaper. Idempotent.
+  void Shutdown(absl::Duration grace = absl::Seconds(5));
+
+ private:
+  QkovServer() = default;
+
+  std::unique_ptr<storage::ResultsStore> store_;
+  std::unique_ptr<core::Coordinator> coordinator_;
+  std::unique_ptr<SweepServiceImpl> sweep_service_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<grpc::Server> server_;
+  absl::Notification stop_;
+  std::thread reaper_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace qkov::service
+
+#endif  // QKOV_SERVER_SERVICE_SERVER_H_

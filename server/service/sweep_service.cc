@@ -1,0 +1,67 @@
+#include "server/service/sweep_service.h"
+
+#include "common/grpc_status.h"
+
+namespace qkov::service {
+namespace {
+
+template <typename T, typename R>
+grpc::Status Reply(absl::StatusOr<T> result, R* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status SweepServiceImpl::SubmitSweep(grpc::ServerContext*, const qkov::v1::SubmitSweepRequest* req,
+                                           qkov::v1::SubmitSweepResponse* resp) {
+  return Reply(core_->SubmitSweep(*req), resp);
+}
+
+grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext*, const qkov::v1::GetSweepRequest* req,
+                                        qkov::v1::Sweep* resp) {
+  return Reply(core_->GetSweep(req->name()), resp);
+}
+
+grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext*, const qkov::v1::ListSweepsRequest*,
+                                          qkov::v1::ListSweepsResponse* resp) {
+  return Reply(core_->ListSweeps(), resp);
+}
+
+grpc::Status SweepServiceImpl::CancelSweep(grpc::ServerContext*, const qkov::v1::CancelSweepRequest* req,
+                                           qkov::v1::CancelSweepResponse* resp) {
+  return Reply(core_->CancelSweep(req->name()), resp);
+}
+
+grpc::Status SweepServiceImpl::ListTrials(grpc::ServerContext*, const qkov::v1::ListTrialsRequest* req,
+                                          qkov::v1::ListTrialsResponse* resp) {
+  return Reply(core_->ListTrials(*req), resp);
+}
+
+grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext*, const qkov::v1::GetTrialRequest* req,
+                                        qkov::v1::Trial* resp) {
+  return Reply(core_->GetTrial(req->trial_id()), resp);
+}
+
+grpc::Status SweepServiceImpl::QueryResults(grpc::ServerContext*, const qkov::v1::QueryResultsRequest* req,
+                                            qkov::v1::QueryResultsResponse* resp) {
+  return Reply(core_->QueryResults(*req), resp);
+}
+
+grpc::Status SweepServiceImpl::WatchSweep(grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
+                                          grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
+  absl::Time since = absl::InfinitePast();
+  while (!ctx->IsCancelled()) {
+    absl::StatusOr<qkov::v1::SweepProgress> p = core_->Progress(req->name(), &since);
+    if (!p.ok()) return ToGrpcStatus(p.status());
+    if (!writer->Write(*p)) return grpc::Status::CANCELLED;
+    if (p->finished()) return grpc::Status::OK;
+    // Coalesce bursts of reports, then wait for the next change.
+    core_->WaitForChange(absl::Now() + absl::Seconds(5));
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  return grpc::Status::CANCELLED;
+}
+
+}  // namespace qkov::service

@@ -1,0 +1,38 @@
+// qkov.v1.SweepService over core::Coordinator: each method converts the
+// Coordinator's absl::Status once (common/grpc_status.h) and copies the reply.
+#ifndef QKOV_SERVER_SERVICE_SWEEP_SERVICE_H_
+#define QKOV_SERVER_SERVICE_SWEEP_SERVICE_H_
+
+#include "qkov/v1/sweep.grpc.pb.h"
+#include "server/core/coordinator.h"
+
+namespace qkov::service {
+
+class SweepServiceImpl final : public qkov::v1::SweepService::Service {
+ public:
+  explicit SweepServiceImpl(core::Coordinator* core) : core_(core) {}
+
+  grpc::Status SubmitSweep(grpc::ServerContext*, const qkov::v1::SubmitSweepRequest*,
+                           qkov::v1::SubmitSweepResponse*) override;
+  grpc::Status GetSweep(grpc::ServerContext*, const qkov::v1::GetSweepRequest*, qkov::v1::Sweep*) override;
+  grpc::Status ListSweeps(grpc::ServerContext*, const qkov::v1::ListSweepsRequest*,
+                          qkov::v1::ListSweepsResponse*) override;
+  grpc::Status CancelSweep(grpc::ServerContext*, const qkov::v1::CancelSweepRequest*,
+                           qkov::v1::CancelSweepResponse*) override;
+  grpc::Status ListTrials(grpc::ServerContext*, const qkov::v1::ListTrialsRequest*,
+                          qkov::v1::ListTrialsResponse*) override;
+  grpc::Status GetTrial(grpc::ServerContext*, const qkov::v1::GetTrialRequest*, qkov::v1::Trial*) override;
+  grpc::Status QueryResults(grpc::ServerContext*, const qkov::v1::QueryResultsRequest*,
+                            qkov::v1::QueryResultsResponse*) override;
+  // Streams progress: one message at once, then one per change (at most
+  // every 200 ms, at least every 5 s), and a last one with finished = true.
+  grpc::Status WatchSweep(grpc::ServerContext*, const qkov::v1::WatchSweepRequest*,
+                          grpc::ServerWriter<qkov::v1::SweepProgress>*) override;
+
+ private:
+  core::Coordinator* core_;
+};
+
+}  // namespace qkov::service
+
+#endif  // QKOV_SERVER_SERVICE_SWEEP_SERVICE_H_

@@ -1,0 +1,33 @@
+// qkov.v1.WorkerService over core::Coordinator.
+#ifndef QKOV_SERVER_SERVICE_WORKER_SERVICE_H_
+#define QKOV_SERVER_SERVICE_WORKER_SERVICE_H_
+
+#include "qkov/v1/worker.grpc.pb.h"
+#include "server/core/coordinator.h"
+
+namespace qkov::service {
+
+class WorkerServiceImpl final : public qkov::v1::WorkerService::Service {
+ public:
+  explicit WorkerServiceImpl(core::Coordinator* core) : core_(core) {}
+
+  grpc::Status RegisterWorker(grpc::ServerContext*, const qkov::v1::RegisterWorkerRequest*,
+                              qkov::v1::RegisterWorkerResponse*) override;
+  grpc::Status LeaseTrial(grpc::ServerContext*, const qkov::v1::LeaseTrialRequest*,
+                          qkov::v1::LeaseTrialResponse*) override;
+  grpc::Status Heartbeat(grpc::ServerContext*, const qkov::v1::HeartbeatRequest*,
+                         qkov::v1::HeartbeatResponse*) override;
+  grpc::Status ReportMetrics(grpc::ServerContext*, const qkov::v1::ReportMetricsRequest*,
+                             qkov::v1::ReportMetricsResponse*) override;
+  grpc::Status CompleteTrial(grpc::ServerContext*, const qkov::v1::CompleteTrialRequest*,
+                             qkov::v1::CompleteTrialResponse*) override;
+  grpc::Status FailTrial(grpc::ServerContext*, const qkov::v1::FailTrialRequest*,
+                         qkov::v1::FailTrialResponse*) override;
+
+ private:
+  core::Coordinator* core_;
+};
+
+}  // namespace qkov::service
+
+#endif  // QKOV_SERVER_SERVICE_WORKER_SERVICE_H_

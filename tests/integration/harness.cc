@@ -1,0 +1,157 @@
+#include "tests/integration/harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace qkov::testing {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/qkov-it-XXXXXX";
+  const char* p = mkdtemp(tmpl);
+  if (p == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = p;
+}
+
+TempDir::~TempDir() {
+  if (std::getenv("QKOV_KEEP_TEST_DIRS") == nullptr) {
+    std::string cmd = "rm -rf '" + path_ + "'";
+    (void)std::system(cmd.c_str());
+  }
+}
+
+Process::Process(const std::vector<std::string>& argv, const std::string& log_path,
+                 const std::vector<std::string>& extra_env) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) env_storage.push_back(*e);
+  for (const auto& e : extra_env) env_storage.push_back(e);
+  std::vector<char*> env;
+  for (auto& e : env_storage) env.push_back(const_cast<char*>(e.c_str()));
+  env.push_back(nullptr);
+  // Children start with default signal dispositions and an empty mask.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  if (posix_spawn(&pid_, args[0], &actions, &attr, args.data(), env.data()) != 0) pid_ = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (pid_ < 0) throw std::runtime_error("posix_spawn failed: " + argv[0]);
+}
+
+Process::~Process() {
+  if (!reaped_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status_, 0);
+  }
+}
+
+void Process::Signal(int sig) {
+  if (!reaped_) kill(pid_, sig);
+}
+
+bool Process::Running() {
+  if (reaped_) return false;
+  const pid_t r = waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_) reaped_ = true;
+  return !reaped_;
+}
+
+int Process::Wait(double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!reaped_) {
+    const pid_t r = waitpid(pid_, &status_, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (WIFEXITED(status_)) return WEXITSTATUS(status_);
+  if (WIFSIGNALED(status_)) return 128 + WTERMSIG(status_);
+  return -1;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s) {
+  TempDir dir;
+  const std::string out = dir.File("out"), err = dir.File("err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return {-1, "", "spawn failed"};
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return {-1, ReadFile(out), ReadFile(err) + "\n(timed out)"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), ReadFile(out), ReadFile(err)};
+}
+
+ServerUnderTest::ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags) {
+  db_ = dir.File("results.db");
+  const std::string port_file = dir.File("server.port");
+  std::remove(port_file.c_str());
+  std::vector<std::string> argv = {QKOV_SERVER_BIN, "--db=" + db_, "--listen=127.0.0.1:0",
+                                   "--port_file=" + port_file};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  process_ = std::make_unique<Process>(argv, dir.File("server.log"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string text = ReadFile(port_file);
+    if (!text.empty()) {
+      port_ = std::stoi(text);
+      return;
+    }
+    if (!process_->Running()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("qkov-server did not start: " + ReadFile(dir.File("server.log")));
+}
+
+}  // namespace qkov::testing

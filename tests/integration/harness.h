@@ -1,0 +1,74 @@
+// Test harness for integration tests: a temporary directory, child processes
+// (the real binaries) and a started qkov-server on a free loopback port.
+#ifndef QKOV_TESTS_INTEGRATION_HARNESS_H_
+#define QKOV_TESTS_INTEGRATION_HARNESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+
+#include <string>
+#include <vector>
+
+namespace qkov::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A child process; killed (SIGKILL) in the destructor if still running.
+class Process {
+ public:
+  // stdout and stderr go to `log_path` (appended).
+  Process(const std::vector<std::string>& argv, const std::string& log_path,
+          const std::vector<std::string>& extra_env = {});
+  ~Process();
+  pid_t pid() const { return pid_; }
+  void Signal(int sig);
+  // Waits for exit; returns the exit code, 128+signal when killed, -1 on timeout.
+  int Wait(double timeout_s);
+  bool Running();
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  bool reaped_ = false;
+};
+
+struct CommandResult {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+// Runs a command to completion (timeout_s), capturing output.
+CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s = 120);
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& text);
+
+// Starts qkov-server with its database in `dir`; waits (by polling its port
+// file, up to 30 s) until it listens.
+class ServerUnderTest {
+ public:
+  explicit ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags = {});
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string db_path() const { return db_; }
+  int port() const { return port_; }
+  Process& process() { return *process_; }
+
+ private:
+  std::string db_;
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
+}  // namespace qkov::testing
+
+#endif  // QKOV_TESTS_INTEGRATION_HARNESS_H_

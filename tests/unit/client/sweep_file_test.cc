@@ -1,0 +1,102 @@
+// Sweep files: YAML/JSON to SweepSpec, errors with line numbers.
+#include "client/sweep_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace qkov::client {
+namespace {
+
+constexpr char kDemo[] = R"(name: demo
+axes:
+  parameterization: [FAFO, faco, CAFO, CACO]
+  lr_ratio: {logspace: [1, 100, 3]}
+  eta_ov: [0.1]
+  seed: [1234, 1235]
+training:
+  max_steps: 30000
+  optimizer: {kind: sgd, schedule: qk_ramp}
+  init: {qk: identity, ov: default}
+  evaluation: {tau_attention: 0.5}
+)";
+
+TEST(SweepFileTest, ParsesEverySection) {
+  auto s = ParseSweepText(kDemo, "demo.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name(), "demo");
+  EXPECT_EQ(s->axes().parameterizations_size(), 4);
+  EXPECT_EQ(s->axes().parameterizations(1), qkov::v1::FACO);
+  ASSERT_EQ(s->axes().lr_ratios_size(), 3);
+  EXPECT_DOUBLE_EQ(s->axes().lr_ratios(0), 1);
+  EXPECT_NEAR(s->axes().lr_ratios(1), 10, 1e-12);
+  EXPECT_NEAR(s->axes().lr_ratios(2), 100, 1e-9);
+  EXPECT_EQ(s->axes().seeds(1), 1235u);
+  EXPECT_EQ(s->training().max_steps(), 30000);
+  EXPECT_EQ(s->training().optimizer().schedule(), qkov::v1::QK_RAMP);
+  EXPECT_EQ(s->training().init().ov(), qkov::v1::INIT_DEFAULT_LINEAR);
+  EXPECT_DOUBLE_EQ(s->training().evaluation().tau_attention(), 0.5);
+}
+
+TEST(SweepFileTest, JsonIsAccepted) {
+  auto s = ParseSweepText(
+      R"({"name": "j", "axes": {"parameterization": ["CACO"], "lr_ratio": [1], "eta_ov": [0.01], "seed": [1]}})",
+      "j.json");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->axes().parameterizations(0), qkov::v1::CACO);
+}
+
+TEST(SweepFileTest, UnknownParameterizationNamesLineAndField) {
+  std::string text = kDemo;
+  text.replace(text.find("CAFO"), 4, "FOOO");
+  auto s = ParseSweepText(text, "demo.yaml");
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message(),
+            "demo.yaml:3: axes.parameterization[2]: unknown parameterization 'FOOO' (expected FAFO, FACO, CAFO or CACO)");
+}
+
+TEST(SweepFileTest, UnknownKeyNamesLine) {
+  std::string text = std::string(kDemo) + "  max_stepz: 3\n";
+  auto s = ParseSweepText(text, "demo.yaml");
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("demo.yaml:12: training.max_stepz: unknown key"), std::string::npos)
+      << s.status();
+}
+
+TEST(SweepFileTest, BadYamlNamesLine) {
+  auto s = ParseSweepText("name: x\naxes: [1, 2\nfoo: bar\n", "bad.yaml");
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("bad.yaml:"), std::string::npos);
+  EXPECT_NE(s.status().message().find("not valid YAML"), std::string::npos) << s.status();
+}
+
+TEST(SweepFileTest, NanAndNegativePassThroughForTheServerToRefuse) {
+  std::string text = kDemo;
+  text.replace(text.find("eta_ov: [0.1]"), 13, "eta_ov: [.nan]");
+  auto s = ParseSweepText(text, "demo.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(std::isnan(s->axes().eta_ovs(0)));
+}
+
+TEST(SweepFileTest, NotANumberIsRefused) {
+  std::string text = kDemo;
+  text.replace(text.find("max_steps: 30000"), 16, "max_steps: lots");
+  auto s = ParseSweepText(text, "demo.yaml");
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message(), "demo.yaml:8: training.max_steps: 'lots' is not an integer");
+}
+
+TEST(SweepFileTest, SetOverridesApplyBeforeConversion) {
+  auto s = ParseSweepText(kDemo, "demo.yaml",
+                          {"training.max_steps=500", "axes.seed=[1,2,3]", "training.synthetic.seq_len=128", "name=x"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->training().max_steps(), 500);
+  EXPECT_EQ(s->axes().seeds_size(), 3);
+  EXPECT_EQ(s->training().synthetic().seq_len(), 128);
+  EXPECT_EQ(s->name(), "x");
+  EXPECT_EQ(s->training().optimizer().schedule(), qkov::v1::QK_RAMP);  // untouched siblings kept
+  EXPECT_FALSE(ParseSweepText(kDemo, "demo.yaml", {"novalue"}).ok());
+}
+
+}  // namespace
+}  // namespace qkov::client

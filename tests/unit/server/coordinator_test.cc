@@ -1,0 +1,139 @@
+// Coordinator with a real SQLite file and a fake clock: lease expiry and
+// fencing without sleeping.
+#include "server/core/coordinator.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+namespace qkov::core {
+namespace {
+
+namespace v1 = ::qkov::v1;
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/qkov-coord-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    store_ = std::move(*storage::ResultsStore::Open(dir_ + "/r.db"));
+    CoordinatorOptions o;
+    o.lease_duration = absl::Seconds(10);
+    core_ = std::make_unique<Coordinator>(store_.get(), &clock_, o);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  void SubmitDemo(int seeds) {
+    v1::SubmitSweepRequest r;
+    auto* s = r.mutable_spec();
+    s->set_name("demo");
+    s->mutable_axes()->add_parameterizations(v1::FAFO);
+    s->mutable_axes()->add_lr_ratios(1);
+    s->mutable_axes()->add_eta_ovs(0.1);
+    for (int i = 0; i < seeds; ++i) s->mutable_axes()->add_seeds(i);
+    auto resp = core_->SubmitSweep(r);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+  }
+
+  std::string Register() {
+    v1::RegisterWorkerRequest r;
+    r.set_name("w");
+    return core_->RegisterWorker(r)->worker_id();
+  }
+
+  std::string dir_;
+  FakeClock clock_;
+  std::unique_ptr<storage::ResultsStore> store_;
+  std::unique_ptr<Coordinator> core_;
+};
+
+TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
+  SubmitDemo(1);
+  const std::string w1 = Register(), w2 = Register();
+  EXPECT_NE(w1, w2);
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(w1);
+  auto lease = core_->LeaseTrial(lr);
+  ASSERT_TRUE(lease.ok());
+  ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(lease->lease().config().training().batch_size(), 32);  // defaults reached the worker
+
+  clock_.Advance(absl::Seconds(11));  // w1 is cut off past its lease
+  lr.set_worker_id(w2);
+  auto lease2 = core_->LeaseTrial(lr);
+  ASSERT_EQ(lease2->outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(lease2->lease().attempt(), 2);
+
+  v1::ReportMetricsRequest late;
+  late.set_worker_id(w1);
+  late.set_trial_id(lease->lease().trial_id());
+  late.set_attempt(1);
+  auto* p = late.add_points();
+  p->set_step(100);
+  p->set_name("train_loss");
+  p->set_value(0.3);
+  EXPECT_EQ(core_->ReportMetrics(late).status().code(), absl::StatusCode::kFailedPrecondition);
+  v1::CompleteTrialRequest done;
+  done.set_worker_id(w1);
+  done.set_trial_id(lease->lease().trial_id());
+  done.set_attempt(1);
+  (*done.mutable_results())["accuracy"] = 1;
+  EXPECT_EQ(core_->CompleteTrial(done).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store_->Metrics(lease->lease().trial_id())->empty());
+
+  // The heartbeat of the stale attempt says STOP.
+  v1::HeartbeatRequest hb;
+  hb.set_worker_id(w1);
+  auto* ref = hb.add_leases();
+  ref->set_trial_id(lease->lease().trial_id());
+  ref->set_attempt(1);
+  EXPECT_EQ(core_->Heartbeat(hb)->leases(0).directive(), v1::LeaseStatus::STOP);
+
+  done.set_worker_id(w2);
+  done.set_attempt(2);
+  ASSERT_TRUE(core_->CompleteTrial(done).ok());
+  auto trial = core_->GetTrial(lease->lease().trial_id());
+  EXPECT_EQ(trial->state(), v1::DONE);
+  EXPECT_EQ(trial->attempt_history(0).state(), "lost");
+  EXPECT_EQ(trial->results().at("accuracy"), 1);
+}
+
+TEST_F(CoordinatorTest, NoWorkOutcomes) {
+  const std::string w = Register();
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(w);
+  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::NO_WORK);
+  SubmitDemo(1);
+  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::NO_WORK_NOW);
+}
+
+TEST_F(CoordinatorTest, ResubmitSchedulesOnlyNewPoints) {
+  SubmitDemo(2);
+  v1::SubmitSweepRequest r;
+  auto* s = r.mutable_spec();
+  s->set_name("demo");
+  s->mutable_axes()->add_parameterizations(v1::FAFO);
+  s->mutable_axes()->add_lr_ratios(1);
+  s->mutable_axes()->add_eta_ovs(0.1);
+  for (int i = 0; i < 5; ++i) s->mutable_axes()->add_seeds(i);
+  auto resp = core_->SubmitSweep(r);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->trials_added(), 3);
+  EXPECT_EQ(resp->trials_existing(), 2);
+  EXPECT_EQ(resp->sweep().total_trials(), 5);
+}
+
+TEST_F(CoordinatorTest, MalformedWorkerCallsAreInvalidArgument) {
+  v1::LeaseTrialRequest lr;
+  EXPECT_EQ(core_->LeaseTrial(lr).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::ReportMetricsRequest m;
+  m.set_worker_id("w");
+  m.set_trial_id("x");
+  m.set_attempt(0);
+  EXPECT_EQ(core_->ReportMetrics(m).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::GetSweepRequest g;
+  EXPECT_EQ(core_->GetSweep("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace qkov::core

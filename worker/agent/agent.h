@@ -1,0 +1,83 @@
+// Agent: the worker's loop. Registers with the coordinator, then leases a
+// trial, trains it (worker/training), streams its metrics, completes it, and
+// repeats until there is no work (with exit_when_idle) or Stop() is called.
+// A heartbeat thread renews the lease; when the coordinator answers STOP
+// (lease lost, sweep cancelled) the trial is dropped at its next step.
+// Stop() (SIGTERM) hands the running trial back as preempted.
+#ifndef QKOV_WORKER_AGENT_AGENT_H_
+#define QKOV_WORKER_AGENT_AGENT_H_
+
+#include <grpcpp/grpcpp.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "qkov/v1/worker.grpc.pb.h"
+
+namespace qkov::agent {
+
+struct AgentConfig {
+  std::string server;  // host:port
+  std::string name;    // shown in the database; default host:pid
+  std::string device = "cpu";
+  int torch_threads = 1;
+  bool exit_when_idle = false;
+  // Give up when the coordinator stays unreachable this long.
+  absl::Duration unreachable_timeout = absl::Minutes(10);
+  absl::Duration rpc_deadline = absl::Seconds(20);
+};
+
+class Agent {
+ public:
+  explicit Agent(AgentConfig config);
+
+  // Runs until idle (exit_when_idle), Stop(), or a fatal error. OK on a clean
+  // exit; UNAVAILABLE when the coordinator stayed unreachable.
+  absl::Status Run();
+
+  // Thread-safe, async-signal-unsafe: call from a signal-handling thread.
+  void Stop();
+
+  int trials_completed() const { return trials_completed_; }
+
+ private:
+  struct CurrentLease {
+    std::string trial_id;
+    int attempt = 0;
+    std::atomic<int64_t> step{0};
+    std::atomic<bool> lost{false};
+  };
+
+  absl::Status Register();
+  absl::Status RunLease(const qkov::v1::Lease& lease);
+  void HeartbeatLoop();
+  // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
+  // unreachable_timeout or Stop(); other errors return at once.
+  template <typename Call>
+  grpc::Status WithRetry(Call call);
+  std::unique_ptr<grpc::ClientContext> Context();
+
+  const AgentConfig config_;
+  torch::Device device_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<qkov::v1::WorkerService::Stub> stub_;
+  qkov::v1::Provenance provenance_;
+  std::string worker_id_;
+  absl::Duration heartbeat_interval_ = absl::Seconds(5);
+
+  std::atomic<bool> stop_{false};
+  absl::Notification stopped_;
+  absl::Mutex mu_;
+  CurrentLease* current_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::atomic<int> trials_completed_{0};
+};
+
+}  // namespace qkov::agent
+
+#endif  // QKOV_WORKER_AGENT_AGENT_H_

@@ -1,0 +1,76 @@
+#include "worker/agent/trial_options.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace qkov::agent {
+
+absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfig& c) {
+  training::TrialOptions o;
+  switch (c.parameterization()) {
+    case qkov::v1::FAFO: o.parameterization = training::Parameterization::kFafo; break;
+    case qkov::v1::FACO: o.parameterization = training::Parameterization::kFaco; break;
+    case qkov::v1::CAFO: o.parameterization = training::Parameterization::kCafo; break;
+    case qkov::v1::CACO: o.parameterization = training::Parameterization::kCaco; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("parameterization: unknown value ", c.parameterization()));
+  }
+  const qkov::v1::Training& t = c.training();
+  if (t.task() != qkov::v1::TASK_SYNTHETIC) {
+    return absl::InvalidArgumentError(absl::StrCat("training.task: this worker runs TASK_SYNTHETIC only (got ",
+                                                   qkov::v1::TaskKind_Name(t.task()), ")"));
+  }
+  o.lr_ratio = c.lr_ratio();
+  o.eta_ov = c.eta_ov();
+  o.seed = c.seed();
+  o.task.vocab_size = t.synthetic().vocab_size();
+  o.task.num_common = t.synthetic().num_common();
+  o.task.num_classes = t.synthetic().num_classes();
+  o.task.distinct_per_class = t.synthetic().distinct_per_class();
+  o.task.seq_len = t.synthetic().seq_len();
+  const auto& opt = t.optimizer();
+  switch (opt.kind()) {
+    case qkov::v1::SGD: o.optimizer.kind = training::OptimizerKind::kSgd; break;
+    case qkov::v1::ADAMW: o.optimizer.kind = training::OptimizerKind::kAdamW; break;
+    default: return absl::InvalidArgumentError("training.optimizer.kind: unknown value");
+  }
+  switch (opt.schedule()) {
+    case qkov::v1::CONSTANT: o.optimizer.schedule = training::ScheduleKind::kConstant; break;
+    case qkov::v1::COSINE_WARMUP: o.optimizer.schedule = training::ScheduleKind::kCosineWarmup; break;
+    case qkov::v1::QK_RAMP: o.optimizer.schedule = training::ScheduleKind::kQkRamp; break;
+    default: return absl::InvalidArgumentError("training.optimizer.schedule: unknown value");
+  }
+  o.optimizer.momentum = opt.momentum();
+  o.optimizer.weight_decay = opt.weight_decay();
+  o.optimizer.adam_beta1 = opt.adam_beta1();
+  o.optimizer.adam_beta2 = opt.adam_beta2();
+  o.optimizer.adam_eps = opt.adam_eps();
+  o.optimizer.warmup_steps = opt.warmup_steps();
+  auto init = [](qkov::v1::InitKind k) -> absl::StatusOr<training::InitKind> {
+    if (k == qkov::v1::INIT_IDENTITY) return training::InitKind::kIdentity;
+    if (k == qkov::v1::INIT_DEFAULT_LINEAR) return training::InitKind::kDefaultLinear;
+    return absl::InvalidArgumentError("training.init: unknown init kind");
+  };
+  auto qk = init(t.init().qk());
+  if (!qk.ok()) return qk.status();
+  auto ov = init(t.init().ov());
+  if (!ov.ok()) return ov.status();
+  o.init.qk = *qk;
+  o.init.ov = *ov;
+  o.init.identity_scale = t.init().identity_scale();
+  o.max_steps = t.max_steps();
+  o.batch_size = t.batch_size();
+  o.report_every = t.report_every();
+  o.target_loss = t.target_loss();
+  o.loss_window = t.loss_window();
+  const auto& e = t.evaluation();
+  o.eval.num_examples = e.num_examples();
+  o.eval.eval_seed = e.eval_seed();
+  o.eval.tau_attention = e.tau_attention();
+  o.eval.tau_probability = e.tau_probability();
+  o.eval.dtap_attention_edges.assign(e.dtap_attention_edges().begin(), e.dtap_attention_edges().end());
+  o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(), e.dtap_probability_edges().end());
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  return o;
+}
+
+}  // namespace qkov::agent
