@@ -58,6 +58,8 @@ void Table::PrintCsv(std::ostream& out) const {
 std::string FormatNumber(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  // Whole numbers (steps, counts) print in full.
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrFormat("%.0f", v);
   return absl::StrFormat("%.4g", v);
 }
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The main job, in one command: install what is missing, build, start a local
+# qkov-server (SQLite file in a data folder) and one qkov-worker per core,
+# submit the demo sweep, show progress, print the results table, stop
+# everything.
+#
+#   deploy/local/run-demo.sh [SWEEP_FILE] [--set key=value ...]
+#
+# Environment: QKOV_DATA (data folder; default qkov-data/demo-<time>),
+# QKOV_WORKERS (default: number of cores).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+sweep_file=${1:-$root/deploy/local/demo-sweep.yaml}
+shift || true
+
+"$root/deploy/install-deps.sh"
+echo "== building (first build takes several minutes on 2 cores)"
+"$root/deploy/build.sh"
+bin=${QKOV_BUILD_DIR:-$root/build}/bin
+
+data=${QKOV_DATA:-$root/qkov-data/demo-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$data"
+workers=${QKOV_WORKERS:-$(nproc)}
+pids=()
+server_pid=""
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ -n "$server_pid" ]; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+"$bin/qkov-server" --db="$data/results.db" --listen=127.0.0.1:0 --port_file="$data/server.port" \
+  2>>"$data/server.log" &
+server_pid=$!
+for _ in $(seq 1 300); do
+  [ -s "$data/server.port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$data/server.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -s "$data/server.port" ] || { echo "qkov-server did not start; see $data/server.log" >&2; exit 1; }
+export QKOV_SERVER="127.0.0.1:$(cat "$data/server.port")"
+echo "== qkov-server on $QKOV_SERVER, database $data/results.db"
+
+submit_out=$("$bin/qkov" submit "$sweep_file" "$@")
+echo "$submit_out"
+sweep=$(echo "$submit_out" | sed -n 's/^sweep \([^:]*\):.*/\1/p')
+
+for i in $(seq 1 "$workers"); do
+  "$bin/qkov-worker" --server="$QKOV_SERVER" --name="local-$i" --exit_when_idle 2>>"$data/worker-$i.log" &
+  pids+=($!)
+done
+echo "== $workers workers started; logs in $data"
+
+"$bin/qkov" watch "$sweep"
+for p in "${pids[@]}"; do wait "$p"; done
+pids=()
+
+echo "== results (one row per trial; definitions in docs/metrics.md)"
+"$bin/qkov" results "$sweep" | tee "$data/results.txt"
+"$bin/qkov" results "$sweep" --format=csv > "$data/results.csv"
+echo "== results table: $data/results.txt, $data/results.csv; database: $data/results.db"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: installs what is
+# missing, builds with warnings as errors, runs every ctest label (unit,
+# integration, slow). ../shared/data must sit beside the checkout for the
+# dataset tests.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/deploy/install-deps.sh"
+QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
+cd "${QKOV_BUILD_DIR:-$root/build}"
+ctest -j"$(nproc)" --output-on-failure --timeout 900
