@@ -91,7 +91,9 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   const bool tty = force_tty || isatty(STDOUT_FILENO);
   v1::WatchSweepRequest req;
   req.set_name(sweep);
-  grpc::ClientContext ctx;  // no deadline: the stream lasts as long as the sweep
+  std::unique_ptr<grpc::ClientContext> ctx_owner = conn.Context();
+  ctx_owner->set_deadline(std::chrono::system_clock::time_point::max());  // lasts as long as the sweep
+  grpc::ClientContext& ctx = *ctx_owner;
   auto reader = conn.stub()->WatchSweep(&ctx, req);
   v1::SweepProgress p;
   const absl::Time start = absl::Now();

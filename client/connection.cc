@@ -7,17 +7,24 @@
 
 namespace qkov::client {
 
-Connection::Connection(const std::string& address, absl::Duration deadline)
-    : address_(address), deadline_(deadline) {
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Create(const std::string& address, absl::Duration deadline,
+                                                                const ChannelSecurity& security) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-  stub_ = qkov::v1::SweepService::NewStub(channel_);
+  absl::StatusOr<SecureChannel> channel = SecureChannel::Create(address, security, args);
+  if (!channel.ok()) return channel.status();
+  return std::unique_ptr<Connection>(new Connection(address, deadline, *channel));
+}
+
+Connection::Connection(const std::string& address, absl::Duration deadline, SecureChannel channel)
+    : address_(address), deadline_(deadline), channel_(std::move(channel)) {
+  stub_ = qkov::v1::SweepService::NewStub(channel_.channel());
 }
 
 std::unique_ptr<grpc::ClientContext> Connection::Context() const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  channel_.Apply(ctx.get());
   return ctx;
 }
 
@@ -28,6 +35,8 @@ int ExitCodeFor(absl::StatusCode code) {
     case absl::StatusCode::kNotFound: return kExitNotFound;
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded: return kExitUnreachable;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied: return kExitDenied;
     default: return kExitError;
   }
 }
@@ -45,6 +54,12 @@ int ReportError(const absl::Status& status, const std::string& server_address) {
       break;
     case absl::StatusCode::kNotFound:
       line = absl::StrCat("not found: ", msg);
+      break;
+    case absl::StatusCode::kUnauthenticated:
+      line = absl::StrCat("not authenticated: ", msg, " (set --token_file or $QKOV_TOKEN_FILE)");
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      line = absl::StrCat("permission denied: ", msg);
       break;
     default:
       line = absl::StrCat(absl::StatusCodeToString(status.code()), ": ", msg);

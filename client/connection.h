@@ -1,6 +1,7 @@
 // The CLI's connection to qkov-server, and the mapping from a failed call
 // to one readable line and an exit code (docs/cli.md):
-//   0 ok, 1 other error, 2 invalid input, 3 not found, 4 server unreachable.
+//   0 ok, 1 other error, 2 invalid input, 3 not found, 4 server unreachable,
+//   5 not authenticated or permission denied.
 #ifndef QKOV_CLIENT_CONNECTION_H_
 #define QKOV_CLIENT_CONNECTION_H_
 
@@ -11,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "common/channel.h"
 #include "qkov/v1/sweep.grpc.pb.h"
 
 namespace qkov::client {
@@ -20,19 +22,23 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitInvalid = 2;
 inline constexpr int kExitNotFound = 3;
 inline constexpr int kExitUnreachable = 4;
+inline constexpr int kExitDenied = 5;
 
 class Connection {
  public:
-  Connection(const std::string& address, absl::Duration deadline);
+  // Reads the token and TLS files; the error names the flag.
+  static absl::StatusOr<std::unique_ptr<Connection>> Create(const std::string& address, absl::Duration deadline,
+                                                             const ChannelSecurity& security);
   qkov::v1::SweepService::Stub* stub() { return stub_.get(); }
   const std::string& address() const { return address_; }
-  // A context with the per-call deadline.
+  // A context with the per-call deadline and the token.
   std::unique_ptr<grpc::ClientContext> Context() const;
 
  private:
   std::string address_;
   absl::Duration deadline_;
-  std::shared_ptr<grpc::Channel> channel_;
+  Connection(const std::string& address, absl::Duration deadline, SecureChannel channel);
+  SecureChannel channel_;
   std::unique_ptr<qkov::v1::SweepService::Stub> stub_;
 };
 

@@ -15,6 +15,12 @@ int main(int argc, char** argv) {
   double deadline_s = 30;
   app.add_option("--server", server, "qkov-server address host:port (default $QKOV_SERVER)");
   app.add_option("--deadline", deadline_s, "seconds to wait for each call")->check(CLI::PositiveNumber);
+  qkov::ChannelSecurity security;
+  app.add_option("--token_file", security.token_file, "file holding your bearer token (default $QKOV_TOKEN_FILE)");
+  app.add_option("--tls_ca", security.tls_ca, "CA (PEM) to verify the server; enables TLS (default $QKOV_TLS_CA)");
+  app.add_option("--tls_cert", security.tls_cert, "client certificate (PEM) (default $QKOV_TLS_CERT)");
+  app.add_option("--tls_key", security.tls_key, "client key (PEM) (default $QKOV_TLS_KEY)");
+  app.add_option("--tls_server_name", security.tls_server_name, "name to expect in the server certificate");
 
   qkov::client::SubmitArgs submit;
   auto* submit_cmd = app.add_subcommand("submit", "submit (or extend) a sweep from a YAML/JSON file");
@@ -57,7 +63,10 @@ int main(int argc, char** argv) {
     return qkov::client::kExitInvalid;
   }
 
-  qkov::client::Connection conn(server, absl::Seconds(deadline_s));
+  qkov::SecurityFromEnvironment(&security);
+  auto connection = qkov::client::Connection::Create(server, absl::Seconds(deadline_s), security);
+  if (!connection.ok()) return qkov::client::ReportError(connection.status());
+  qkov::client::Connection& conn = **connection;
   if (submit_cmd->parsed()) return qkov::client::Submit(conn, submit);
   if (status_cmd->parsed()) return qkov::client::Status(conn, sweep);
   if (watch_cmd->parsed()) return qkov::client::Watch(conn, sweep, force_tty);

@@ -115,7 +115,7 @@ absl::Status Database::Execute(absl::string_view sql) {
   return SqliteStatus(rc, db_, text.substr(0, 60));
 }
 
-absl::StatusOr<Statement*> Database::Cached(const char* sql) {
+absl::StatusOr<Statement*> Database::Cached(absl::string_view sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) {
     it->second->Reset();
@@ -123,7 +123,7 @@ absl::StatusOr<Statement*> Database::Cached(const char* sql) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Statement> stmt, Prepare(sql));
   Statement* ptr = stmt.get();
-  cache_.emplace(sql, std::move(stmt));
+  cache_.emplace(std::string(sql), std::move(stmt));
   return ptr;
 }
 

@@ -57,6 +57,7 @@ class Statement {
   bool ColumnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
   std::string ColumnText(int i) const;
   std::string ColumnBlob(int i) const;
+  int ColumnCount() const { return sqlite3_column_count(stmt_); }
 
  private:
   sqlite3* db_;
@@ -82,9 +83,9 @@ class Database {
   // Runs one or more statements with no results.
   absl::Status Execute(absl::string_view sql);
 
-  // Prepared statement cached by the address of `sql` (a constexpr string);
-  // the result is reset and owned by the Database.
-  absl::StatusOr<Statement*> Cached(const char* sql);
+  // Prepared statement cached by its SQL text; the result is reset and owned
+  // by the Database.
+  absl::StatusOr<Statement*> Cached(absl::string_view sql);
 
   // A fresh statement owned by the caller (for dynamic SQL).
   absl::StatusOr<std::unique_ptr<Statement>> Prepare(absl::string_view sql);
@@ -95,7 +96,7 @@ class Database {
  private:
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
-  absl::flat_hash_map<const char*, std::unique_ptr<Statement>> cache_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
 // BEGIN IMMEDIATE on construction via Begin(); rolls back in the destructor

@@ -40,6 +40,7 @@ CREATE TABLE trials (
   lease_expires_ms INTEGER,
   last_step        INTEGER NOT NULL DEFAULT 0,
   checkpoint       BLOB,
+  checkpoint_step  INTEGER NOT NULL DEFAULT 0,
   created_ms       INTEGER NOT NULL,
   updated_ms       INTEGER NOT NULL,
   UNIQUE (sweep_id, config_hash)
@@ -53,6 +54,7 @@ CREATE TABLE attempts (
   state           TEXT NOT NULL CHECK (state IN
                     ('running','done','diverged','failed','lost','preempted','cancelled')),
   started_ms      INTEGER NOT NULL,
+  start_step      INTEGER NOT NULL DEFAULT 0,
   ended_ms        INTEGER,
   error           TEXT NOT NULL DEFAULT '',
   provenance_json TEXT NOT NULL DEFAULT '{}',

@@ -1,5 +1,7 @@
 #include "storage/results_store.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "storage/migrations.h"
 #include "common/status_macros.h"
@@ -40,7 +42,7 @@ constexpr char kUpsertWorkerSql[] =
     "slots = excluded.slots, provenance_json = excluded.provenance_json, "
     "last_seen_ms = excluded.last_seen_ms";
 constexpr char kNextQueuedSql[] =
-    "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, s.name FROM trials t "
+    "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, s.name, t.checkpoint_step FROM trials t "
     "JOIN sweeps s USING (sweep_id) WHERE t.state IN ('queued', 'preempted') AND s.cancelled = 0 "
     "ORDER BY s.priority DESC, t.queue_rank, t.sweep_id, t.ordinal LIMIT 1";
 constexpr char kAnyRunningSql[] = "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
@@ -50,8 +52,8 @@ constexpr char kStartLeaseSql[] =
     "UPDATE trials SET state = 'running', attempts = attempts + 1, lease_worker = ?, "
     "lease_expires_ms = ?, updated_ms = ? WHERE trial_id = ?";
 constexpr char kInsertAttemptSql[] =
-    "INSERT INTO attempts (trial_id, attempt, worker_id, state, started_ms) "
-    "VALUES (?, ?, ?, 'running', ?)";
+    "INSERT INTO attempts (trial_id, attempt, worker_id, state, started_ms, start_step) "
+    "VALUES (?, ?, ?, 'running', ?, ?)";
 constexpr char kLeaseStateSql[] =
     "SELECT state, attempts, lease_expires_ms FROM trials WHERE trial_id = ?";
 constexpr char kRenewSql[] =
@@ -80,7 +82,7 @@ constexpr char kFailuresSql[] =
     "WHERE t.trial_id = ?";
 constexpr char kRequeueSql[] =
     "UPDATE trials SET state = ?, failures = failures + ?, queue_rank = ?, checkpoint = ?, "
-    "lease_worker = NULL, lease_expires_ms = NULL, updated_ms = ? WHERE trial_id = ?";
+    "checkpoint_step = ?, lease_worker = NULL, lease_expires_ms = NULL, updated_ms = ? WHERE trial_id = ?";
 constexpr char kExpiredSql[] =
     "SELECT trial_id, attempts FROM trials WHERE state = 'running' AND lease_expires_ms < ?";
 constexpr char kTrialColumns[] =
@@ -301,6 +303,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& wor
   lease->config_json = next->ColumnText(2);
   lease->checkpoint = next->ColumnBlob(3);
   lease->sweep_name = next->ColumnText(4);
+  lease->checkpoint_step = lease->checkpoint.empty() ? 0 : next->ColumnInt64(5);
   lease->expires_ms = now_ms + lease_ms;
   next->Reset();
 
@@ -315,6 +318,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& wor
   att->BindInt64(2, lease->attempt);
   att->BindText(3, worker_id);
   att->BindInt64(4, now_ms);
+  att->BindInt64(5, lease->checkpoint_step);
   RETURN_IF_ERROR(att->Run());
   RETURN_IF_ERROR(txn.Commit());
   return LeaseAvailability::kLeased;
@@ -459,7 +463,8 @@ namespace {
 absl::StatusOr<std::string> EndAttemptAndRequeue(Database* db, const std::string& trial_id,
                                                  int attempt, const char* attempt_state,
                                                  const std::string& reason, bool preempted,
-                                                 const std::string& checkpoint, int64_t now_ms) {
+                                                 const std::string& checkpoint, int64_t checkpoint_step,
+                                                 int64_t now_ms) {
   ASSIGN_OR_RETURN(Statement * f, db->Cached(kFailuresSql));
   f->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, f->Step());
@@ -486,8 +491,9 @@ absl::StatusOr<std::string> EndAttemptAndRequeue(Database* db, const std::string
   } else {
     q->BindBlob(4, checkpoint);
   }
-  q->BindInt64(5, now_ms);
-  q->BindText(6, trial_id);
+  q->BindInt64(5, checkpoint.empty() ? 0 : checkpoint_step);
+  q->BindInt64(6, now_ms);
+  q->BindText(7, trial_id);
   RETURN_IF_ERROR(q->Run());
   ASSIGN_OR_RETURN(Statement * a, db->Cached(kEndAttemptKeepProvenanceSql));
   a->BindText(1, attempt_state);
@@ -503,7 +509,8 @@ absl::StatusOr<std::string> EndAttemptAndRequeue(Database* db, const std::string
 
 absl::StatusOr<std::string> ResultsStore::FailTrial(const std::string& trial_id, int attempt,
                                                     const std::string& reason, bool preempted,
-                                                    const std::string& checkpoint, int64_t now_ms) {
+                                                    const std::string& checkpoint, int64_t checkpoint_step,
+                                                    int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
@@ -511,7 +518,7 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(const std::string& trial_id,
   ASSIGN_OR_RETURN(std::string state,
                    EndAttemptAndRequeue(db_.get(), trial_id, attempt,
                                         preempted ? kPreempted : kFailed, reason, preempted,
-                                        checkpoint, now_ms));
+                                        checkpoint, checkpoint_step, now_ms));
   RETURN_IF_ERROR(txn.Commit());
   return state;
 }
@@ -532,7 +539,7 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
   }
   for (const auto& [trial_id, attempt] : expired) {
     RETURN_IF_ERROR(EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
-                                         "lease expired without heartbeat", false, "", now_ms)
+                                         "lease expired without heartbeat", false, "", 0, now_ms)
                         .status());
   }
   RETURN_IF_ERROR(txn.Commit());
@@ -654,14 +661,41 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
 
 absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::string& trial_id) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kMetricsOfTrialSql));
+  // The trial's curve: the last attempt's points, plus each earlier
+  // attempt's points up to where every later attempt resumed from its
+  // checkpoint. An attempt followed by a restart from step 0 contributes none.
+  constexpr char kStartStepsSql[] =
+      "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY attempt DESC";
+  std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept (-1: none)
+  {
+    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kStartStepsSql));
+    a->BindText(1, trial_id);
+    int64_t limit = std::numeric_limits<int64_t>::max();
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, a->Step());
+      if (!row) break;
+      cutoff[a->ColumnInt64(0)] = limit;
+      const int64_t start = a->ColumnInt64(1);
+      limit = start > 0 ? std::min(limit, start) : -1;
+    }
+  }
+  constexpr char kAllMetricsSql[] =
+      "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER BY name, step, attempt";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAllMetricsSql));
   s->BindText(1, trial_id);
-  s->BindText(2, trial_id);
   std::vector<MetricRecord> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (!row) break;
-    out.push_back(MetricRecord{s->ColumnInt64(0), s->ColumnText(1), s->ColumnDouble(2)});
+    auto it = cutoff.find(s->ColumnInt64(0));
+    const int64_t step = s->ColumnInt64(1);
+    if (it == cutoff.end() || step > it->second) continue;
+    MetricRecord m{step, s->ColumnText(2), s->ColumnDouble(3)};
+    if (!out.empty() && out.back().name == m.name && out.back().step == m.step) {
+      out.back() = m;  // a later attempt's value for the same step wins
+    } else {
+      out.push_back(m);
+    }
   }
   return out;
 }

@@ -97,6 +97,7 @@ struct LeaseRecord {
   std::string config_json;
   int64_t expires_ms = 0;
   std::string checkpoint;
+  int64_t checkpoint_step = 0;  // step the checkpoint resumes at (0: fresh)
 };
 
 struct MetricRecord {
@@ -161,7 +162,8 @@ class ResultsStore {
   // Returns the trial's new state.
   absl::StatusOr<std::string> FailTrial(const std::string& trial_id, int attempt,
                                         const std::string& reason, bool preempted,
-                                        const std::string& checkpoint, int64_t now_ms);
+                                        const std::string& checkpoint, int64_t checkpoint_step,
+                                        int64_t now_ms);
 
   // Requeues (or fails, when the budget is spent) every running trial whose
   // lease expired before now_ms. Returns how many.
@@ -178,7 +180,9 @@ class ResultsStore {
   // Trials of a sweep with their final results (all metrics, or `metrics`).
   absl::StatusOr<std::vector<TrialRecord>> TrialsWithResults(const std::string& sweep_name,
                                                              const std::vector<std::string>& metrics);
-  // Metric points of one trial's latest attempt.
+  // The trial's curve across attempts: the last attempt's points, and each
+  // earlier attempt's points up to the step where later attempts resumed from
+  // its checkpoint (docs/schema.md).
   absl::StatusOr<std::vector<MetricRecord>> Metrics(const std::string& trial_id);
 
   // True when no trial anywhere is queued, preempted or running.

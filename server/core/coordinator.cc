@@ -297,6 +297,7 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(const v1::LeaseTr
       RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
       *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
       l->set_checkpoint(lease.checkpoint);
+      l->set_checkpoint_step(lease.checkpoint_step);
       NotifyChange();
       break;
     }
@@ -377,8 +378,11 @@ absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(const v1::FailTrial
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   if (r.reason().size() > 8192) return absl::InvalidArgumentError("reason: longer than 8192");
+  if (r.checkpoint_step() < 0) return absl::InvalidArgumentError("checkpoint_step: must be >= 0");
+  if (!r.checkpoint().empty() && !r.preempted())
+    return absl::InvalidArgumentError("checkpoint: only a preempted hand-back carries a checkpoint");
   ASSIGN_OR_RETURN(std::string state, store_->FailTrial(r.trial_id(), r.attempt(), r.reason(), r.preempted(),
-                                                        r.checkpoint(), NowMs()));
+                                                        r.checkpoint(), r.checkpoint_step(), NowMs()));
   NotifyChange();
   v1::FailTrialResponse resp;
   resp.set_new_state(TrialStateFromString(state));

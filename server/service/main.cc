@@ -13,6 +13,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/signals.h"
 #include "common/version.h"
 #include "server/service/server.h"
 
@@ -23,22 +25,23 @@ ABSL_FLAG(int, lease_seconds, 30, "lease duration; a worker silent this long los
 ABSL_FLAG(int, heartbeat_seconds, 5, "heartbeat interval told to workers");
 ABSL_FLAG(int64_t, max_trials, 200000, "largest grid accepted in one submission");
 ABSL_FLAG(bool, synchronous_full, false, "PRAGMA synchronous=FULL (survive power loss, slower)");
+ABSL_FLAG(std::string, token_file, "", "bearer tokens with roles, one 'ROLE TOKEN' per line (docs/security.md)");
+ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM); enables TLS");
+ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "", "CA (PEM) that client certificates must chain to; requires them");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);
 
-  // Signals are taken by sigwait below, never by a handler.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
   qkov::service::ServerConfig config;
   config.db_path = absl::GetFlag(FLAGS_db);
   config.listen = absl::GetFlag(FLAGS_listen);
   config.synchronous_full = absl::GetFlag(FLAGS_synchronous_full);
+  config.token_file = absl::GetFlag(FLAGS_token_file);
+  config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key = absl::GetFlag(FLAGS_tls_key);
+  config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   if (absl::GetFlag(FLAGS_lease_seconds) < 1 || absl::GetFlag(FLAGS_heartbeat_seconds) < 1 ||
       absl::GetFlag(FLAGS_heartbeat_seconds) >= absl::GetFlag(FLAGS_lease_seconds)) {
     std::fprintf(stderr, "qkov-server: need 1 <= --heartbeat_seconds < --lease_seconds\n");
@@ -65,11 +68,21 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port << "\n";
     std::rename(tmp.c_str(), port_file.c_str());
   }
-  std::fprintf(stderr, "qkov-server %s listening on port %d, database %s\n", qkov::CodeVersion(), port,
-               config.db_path.c_str());
-  int sig = 0;
-  sigwait(&signals, &sig);
-  std::fprintf(stderr, "qkov-server: signal %d, shutting down\n", sig);
+  std::fprintf(stderr, "qkov-server %s listening on port %d (%s, %s), database %s\n", qkov::CodeVersion(), port,
+               config.tls_cert.empty() ? "plaintext" : "TLS",
+               config.token_file.empty() ? "no authentication" : "bearer tokens", config.db_path.c_str());
+  if (config.token_file.empty() && config.listen.rfind("127.", 0) != 0 && config.listen.rfind("localhost", 0) != 0) {
+    std::fprintf(stderr, "qkov-server: WARNING: listening beyond loopback without --token_file\n");
+  }
+  absl::Notification stop;
+  int stop_signal = 0;
+  qkov::WatchSignals({SIGTERM, SIGINT}, [&](int sig) {
+    if (stop.HasBeenNotified()) return;
+    stop_signal = sig;
+    stop.Notify();
+  });
+  stop.WaitForNotification();
+  std::fprintf(stderr, "qkov-server: signal %d, shutting down\n", stop_signal);
   (*server)->Shutdown();
   return 0;
 }

@@ -4,26 +4,66 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
 namespace qkov::service {
 
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  if (buf.str().find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is not a PEM file"));
+  }
+  return buf.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerConfig& c) {
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+  }
+  if (c.tls_cert.empty()) {
+    if (!c.tls_client_ca.empty()) return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert");
+    return grpc::InsecureServerCredentials();
+  }
+  grpc::SslServerCredentialsOptions opts;
+  ASSIGN_OR_RETURN(std::string cert, ReadPem("--tls_cert", c.tls_cert));
+  ASSIGN_OR_RETURN(std::string key, ReadPem("--tls_key", c.tls_key));
+  opts.pem_key_cert_pairs.push_back({key, cert});
+  if (!c.tls_client_ca.empty()) {
+    ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem("--tls_client_ca", c.tls_client_ca));
+    opts.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(opts);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(const ServerConfig& config) {
   if (config.db_path.empty()) return absl::InvalidArgumentError("--db: a database path is required");
   std::unique_ptr<QkovServer> s(new QkovServer());
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials(config));
+  if (!config.token_file.empty()) {
+    ASSIGN_OR_RETURN(s->auth_, Authenticator::Load(config.token_file));
+  }
   storage::Database::Options db_options;
   db_options.synchronous_full = config.synchronous_full;
   ASSIGN_OR_RETURN(s->store_, storage::ResultsStore::Open(config.db_path, db_options));
   s->coordinator_ = std::make_unique<core::Coordinator>(s->store_.get(), Clock::Real(), config.coordinator);
-  s->sweep_service_ = std::make_unique<SweepServiceImpl>(s->coordinator_.get());
-  s->worker_service_ = std::make_unique<WorkerServiceImpl>(s->coordinator_.get());
+  s->sweep_service_ = std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
+  s->worker_service_ = std::make_unique<WorkerServiceImpl>(s->coordinator_.get(), s->auth_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(config.listen, credentials, &s->port_);
   builder.RegisterService(s->sweep_service_.get());
   builder.RegisterService(s->worker_service_.get());
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);

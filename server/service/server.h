@@ -24,6 +24,13 @@ struct ServerConfig {
   bool synchronous_full = false;
   core::CoordinatorOptions coordinator;
   int max_message_bytes = 16 << 20;
+  // Authentication (docs/security.md). Empty token_file: no authentication.
+  std::string token_file;
+  // TLS: PEM files. Empty cert: plaintext. client_ca set: workers and
+  // clients must present a certificate signed by it.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
 };
 
 class QkovServer {
@@ -41,6 +48,7 @@ class QkovServer {
  private:
   QkovServer() = default;
 
+  std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<storage::ResultsStore> store_;
   std::unique_ptr<core::Coordinator> coordinator_;
   std::unique_ptr<SweepServiceImpl> sweep_service_;

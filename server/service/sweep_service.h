@@ -5,12 +5,14 @@
 
 #include "qkov/v1/sweep.grpc.pb.h"
 #include "server/core/coordinator.h"
+#include "server/service/auth.h"
 
 namespace qkov::service {
 
 class SweepServiceImpl final : public qkov::v1::SweepService::Service {
  public:
-  explicit SweepServiceImpl(core::Coordinator* core) : core_(core) {}
+  // `auth` may be null (no authentication: local use only).
+  SweepServiceImpl(core::Coordinator* core, const Authenticator* auth) : core_(core), auth_(auth) {}
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const qkov::v1::SubmitSweepRequest*,
                            qkov::v1::SubmitSweepResponse*) override;
@@ -31,6 +33,7 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
 
  private:
   core::Coordinator* core_;
+  const Authenticator* auth_;
 };
 
 }  // namespace qkov::service

@@ -4,12 +4,14 @@
 
 #include "qkov/v1/worker.grpc.pb.h"
 #include "server/core/coordinator.h"
+#include "server/service/auth.h"
 
 namespace qkov::service {
 
 class WorkerServiceImpl final : public qkov::v1::WorkerService::Service {
  public:
-  explicit WorkerServiceImpl(core::Coordinator* core) : core_(core) {}
+  // `auth` may be null (no authentication: local use only).
+  WorkerServiceImpl(core::Coordinator* core, const Authenticator* auth) : core_(core), auth_(auth) {}
 
   grpc::Status RegisterWorker(grpc::ServerContext*, const qkov::v1::RegisterWorkerRequest*,
                               qkov::v1::RegisterWorkerResponse*) override;
@@ -26,6 +28,7 @@ class WorkerServiceImpl final : public qkov::v1::WorkerService::Service {
 
  private:
   core::Coordinator* core_;
+  const Authenticator* auth_;
 };
 
 }  // namespace qkov::service

@@ -1,5 +1,7 @@
 #include "tests/integration/harness.h"
 
+#include "storage/database.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -133,13 +135,24 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s)
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), ReadFile(out), ReadFile(err)};
 }
 
-ServerUnderTest::ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags) {
+ServerUnderTest::ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags)
+    : dir_(dir), extra_flags_(extra_flags) {
   db_ = dir.File("results.db");
+  Start("127.0.0.1:0");
+}
+
+void ServerUnderTest::Restart() {
+  process_.reset();  // SIGKILL if still running
+  Start("127.0.0.1:" + std::to_string(port_));
+}
+
+void ServerUnderTest::Start(const std::string& listen) {
+  const TempDir& dir = dir_;
   const std::string port_file = dir.File("server.port");
   std::remove(port_file.c_str());
-  std::vector<std::string> argv = {QKOV_SERVER_BIN, "--db=" + db_, "--listen=127.0.0.1:0",
+  std::vector<std::string> argv = {QKOV_SERVER_BIN, "--db=" + db_, "--listen=" + listen,
                                    "--port_file=" + port_file};
-  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
   process_ = std::make_unique<Process>(argv, dir.File("server.log"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -152,6 +165,47 @@ ServerUnderTest::ServerUnderTest(const TempDir& dir, const std::vector<std::stri
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw std::runtime_error("qkov-server did not start: " + ReadFile(dir.File("server.log")));
+}
+
+}  // namespace qkov::testing
+
+namespace qkov::testing {
+
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+std::vector<std::vector<std::string>> QueryRows(const std::string& db_path, const std::string& sql) {
+  storage::Database::Options ro;
+  ro.read_only = true;
+  auto db = storage::Database::Open(db_path, ro);
+  if (!db.ok()) throw std::runtime_error(db.status().ToString());
+  auto st = (*db)->Prepare(sql);
+  if (!st.ok()) throw std::runtime_error(st.status().ToString());
+  std::vector<std::vector<std::string>> rows;
+  while (true) {
+    auto row = (*st)->Step();
+    if (!row.ok()) throw std::runtime_error(row.status().ToString());
+    if (!*row) break;
+    std::vector<std::string> r;
+    for (int i = 0;; ++i) {
+      if (i >= (*st)->ColumnCount()) break;
+      r.push_back((*st)->ColumnText(i));
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+int64_t QueryInt(const std::string& db_path, const std::string& sql) {
+  auto rows = QueryRows(db_path, sql);
+  if (rows.empty() || rows[0].empty()) throw std::runtime_error("no row: " + sql);
+  return std::stoll(rows[0][0]);
 }
 
 }  // namespace qkov::testing

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include <string>
@@ -51,6 +53,15 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s = 120);
 
 std::string ReadFile(const std::string& path);
+
+// Polls `condition` every 20 ms until it holds or `timeout_s` passes; returns
+// whether it held. For waiting on another process's progress, never as a
+// substitute for a result.
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s);
+
+// Read-only queries against a results database that a server may be writing.
+int64_t QueryInt(const std::string& db_path, const std::string& sql);
+std::vector<std::vector<std::string>> QueryRows(const std::string& db_path, const std::string& sql);
 void WriteFile(const std::string& path, const std::string& text);
 
 // Starts qkov-server with its database in `dir`; waits (by polling its port
@@ -58,12 +69,17 @@ void WriteFile(const std::string& path, const std::string& text);
 class ServerUnderTest {
  public:
   explicit ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags = {});
+  // Starts the server again on the same port and database (after a kill).
+  void Restart();
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string db_path() const { return db_; }
   int port() const { return port_; }
   Process& process() { return *process_; }
 
  private:
+  void Start(const std::string& listen);
+  const TempDir& dir_;
+  std::vector<std::string> extra_flags_;
   std::string db_;
   int port_ = 0;
   std::unique_ptr<Process> process_;

@@ -57,6 +57,7 @@ Agent::Agent(AgentConfig config) : config_(std::move(config)), device_(torch::kC
 std::unique_ptr<grpc::ClientContext> Agent::Context() {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(absl::ToChronoTime(absl::Now() + config_.rpc_deadline));
+  secure_.Apply(ctx.get());
   return ctx;
 }
 
@@ -115,7 +116,10 @@ absl::Status Agent::Run() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   args.SetMaxReceiveMessageSize(16 << 20);
-  channel_ = grpc::CreateCustomChannel(config_.server, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<SecureChannel> secure = SecureChannel::Create(config_.server, config_.security, args);
+  if (!secure.ok()) return secure.status();
+  secure_ = *secure;
+  channel_ = secure_.channel();
   stub_ = v1::WorkerService::NewStub(channel_);
   if (absl::Status s = Register(); !s.ok()) return s;
 
@@ -193,9 +197,13 @@ class ReportingObserver : public training::TrainingObserver {
       lost_->store(true);
       return false;
     }
-    return !ShouldStop();
+    return !lost_->load();
   }
-  bool ShouldStop() override { return stop_->load() || lost_->load(); }
+  training::StopRequest PollStop() override {
+    if (lost_->load()) return training::StopRequest::kDrop;
+    if (stop_->load()) return training::StopRequest::kHandBack;
+    return training::StopRequest::kNone;
+  }
 
   std::vector<v1::MetricPoint> TakePending() { return std::move(pending_); }
 
@@ -225,19 +233,22 @@ absl::Status Agent::RunLease(const v1::Lease& lease) {
     }
   } clear{this};
 
-  auto fail = [&](const std::string& reason, bool preempted) {
+  int64_t checkpoint_step = 0;
+  auto fail = [&](const std::string& reason, bool preempted, const std::string& checkpoint) {
     v1::FailTrialRequest req;
     req.set_worker_id(worker_id_);
     req.set_trial_id(lease.trial_id());
     req.set_attempt(lease.attempt());
     req.set_reason(reason);
     req.set_preempted(preempted);
+    req.set_checkpoint(checkpoint);
+    if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
     v1::FailTrialResponse resp;
     return FromGrpcStatus(WithRetry([&] { return stub_->FailTrial(Context().get(), req, &resp); }));
   };
 
   absl::StatusOr<training::TrialOptions> options = ToTrialOptions(lease.config());
-  if (!options.ok()) return fail(options.status().ToString(), false);
+  if (!options.ok()) return fail(options.status().ToString(), false, "");
 
   ReportingObserver observer(
       [&](const std::vector<v1::MetricPoint>& points) {
@@ -251,12 +262,25 @@ absl::Status Agent::RunLease(const v1::Lease& lease) {
       },
       &stop_, &current.lost, &current.step);
 
-  absl::StatusOr<training::TrialOutcome> outcome = training::RunTrial(*options, &observer, device_);
-  if (!outcome.ok()) return fail(outcome.status().ToString(), false);
+  absl::StatusOr<training::TrialOutcome> outcome =
+      training::RunTrial(*options, &observer, device_, lease.checkpoint());
+  if (!outcome.ok()) return fail(outcome.status().ToString(), false, "");
   if (outcome->end == training::TrialEnd::kStopped) {
     if (current.lost) return absl::AbortedError("lease lost or sweep cancelled; trial dropped");
-    // Stop(): hand the trial back so another worker takes it at once.
-    return fail("worker stopped (signal)", true);
+    // Stop(): hand the trial back with its checkpoint; any worker resumes it.
+    // The metrics not yet sent go first, so the curve has no gap.
+    std::vector<v1::MetricPoint> pending = observer.TakePending();
+    if (!pending.empty()) {
+      v1::ReportMetricsRequest req;
+      req.set_worker_id(worker_id_);
+      req.set_trial_id(lease.trial_id());
+      req.set_attempt(lease.attempt());
+      for (auto& p : pending) *req.add_points() = std::move(p);
+      v1::ReportMetricsResponse resp;
+      stub_->ReportMetrics(Context().get(), req, &resp);
+    }
+    checkpoint_step = outcome->steps;
+    return fail(absl::StrCat("worker stopped by signal at step ", outcome->steps), true, outcome->checkpoint);
   }
 
   v1::CompleteTrialRequest req;

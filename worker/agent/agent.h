@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/channel.h"
 #include "qkov/v1/worker.grpc.pb.h"
 
 namespace qkov::agent {
@@ -31,6 +32,7 @@ struct AgentConfig {
   // Give up when the coordinator stays unreachable this long.
   absl::Duration unreachable_timeout = absl::Minutes(10);
   absl::Duration rpc_deadline = absl::Seconds(20);
+  ChannelSecurity security;
 };
 
 class Agent {
@@ -66,6 +68,7 @@ class Agent {
   const AgentConfig config_;
   torch::Device device_;
   std::shared_ptr<grpc::Channel> channel_;
+  SecureChannel secure_;
   std::unique_ptr<qkov::v1::WorkerService::Stub> stub_;
   qkov::v1::Provenance provenance_;
   std::string worker_id_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/synthetic_task.h"
@@ -97,33 +98,116 @@ std::string TorchVersion() {
 
 namespace {
 
+constexpr int64_t kCheckpointFormat = 1;
+
+// The mutable state of a running trial, and its (de)serialization.
+struct TrainState {
+  int64_t step = 0;
+  std::mt19937_64 data_rng;
+  torch::Tensor window;        // per-step losses, ring buffer of loss_window
+  torch::Tensor sums;          // [loss, correct, distinct] since the last report
+  int64_t since_report = 0;
+};
+
+std::string SaveCheckpoint(AttentionModel& model, torch::optim::Optimizer& optimizer,
+                           const TrainState& st) {
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(kCheckpointFormat));
+  torch::serialize::OutputArchive model_archive;
+  model->save(model_archive);
+  archive.write("model", model_archive);
+  torch::serialize::OutputArchive optimizer_archive;
+  optimizer.save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("step", c10::IValue(st.step));
+  archive.write("since_report", c10::IValue(st.since_report));
+  std::ostringstream rng;
+  rng << st.data_rng;
+  archive.write("data_rng", c10::IValue(rng.str()));
+  archive.write("window", st.window.cpu());
+  archive.write("sums", st.sums.cpu());
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+absl::Status LoadCheckpointImpl(const std::string& bytes, const TrialOptions& o, const torch::Device& device,
+                                AttentionModel& model, torch::optim::Optimizer& optimizer, TrainState* st) {
+  torch::serialize::InputArchive archive;
+  std::istringstream in(bytes);
+  archive.load_from(in, device);
+  c10::IValue v;
+  archive.read("format", v);
+  if (v.toInt() != kCheckpointFormat) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint format ", v.toInt(), " is not ", kCheckpointFormat));
+  }
+  torch::serialize::InputArchive model_archive;
+  archive.read("model", model_archive);
+  model->load(model_archive);
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  optimizer.load(optimizer_archive);
+  archive.read("step", v);
+  st->step = v.toInt();
+  archive.read("since_report", v);
+  st->since_report = v.toInt();
+  archive.read("data_rng", v);
+  std::istringstream rng(v.toStringRef());
+  rng >> st->data_rng;
+  torch::Tensor window, sums;
+  archive.read("window", window);
+  archive.read("sums", sums);
+  if (window.numel() != o.loss_window || sums.numel() != 3 || st->step < 0 || st->step > o.max_steps) {
+    return absl::InvalidArgumentError("checkpoint does not belong to this trial's options");
+  }
+  st->window = window.to(device);
+  st->sums = sums.to(device);
+  return absl::OkStatus();
+}
+
+absl::Status LoadCheckpoint(const std::string& bytes, const TrialOptions& o, const torch::Device& device,
+                            AttentionModel& model, torch::optim::Optimizer& optimizer, TrainState* st) {
+  try {
+    return LoadCheckpointImpl(bytes, o, device, model, optimizer, st);
+  } catch (const c10::Error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint does not parse: ", e.what_without_backtrace()));
+  }
+}
+
 absl::StatusOr<TrialOutcome> RunTrialImpl(const TrialOptions& o, TrainingObserver* observer,
-                                          const torch::Device& device) {
+                                          const torch::Device& device, const std::string& resume_from) {
   SyntheticTask task(o.task);
-  std::mt19937_64 data_rng(MixSeed(o.seed, kDataStream));
   AttentionModel model(o.parameterization, o.task.vocab_size, o.init, MixSeed(o.seed, kInitStream));
   model->to(device);
   std::unique_ptr<torch::optim::Optimizer> optimizer = MakeOptimizer(model, o);
 
   // Per-step values stay on the device until a report, so CUDA never syncs
   // inside a window.
-  auto window = torch::zeros({o.loss_window}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-  auto sum_loss = torch::zeros({}, window.options());
-  auto sum_correct = torch::zeros({}, window.options());
-  auto sum_distinct = torch::zeros({}, window.options());
-  int64_t since_report = 0;
+  TrainState st;
+  st.data_rng.seed(MixSeed(o.seed, kDataStream));
+  st.window = torch::zeros({o.loss_window}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+  st.sums = torch::zeros({3}, st.window.options());
+  if (!resume_from.empty()) {
+    if (absl::Status s = LoadCheckpoint(resume_from, o, device, model, *optimizer, &st); !s.ok()) return s;
+  }
+  auto sum_loss = st.sums.select(0, 0);
+  auto sum_correct = st.sums.select(0, 1);
+  auto sum_distinct = st.sums.select(0, 2);
+  auto& window = st.window;
 
   TrialOutcome outcome;
-  int64_t step = 0;
+  int64_t& step = st.step;
   for (; step < o.max_steps; ++step) {
-    if (observer != nullptr && observer->ShouldStop()) {
+    const StopRequest stop = observer != nullptr ? observer->PollStop() : StopRequest::kNone;
+    if (stop != StopRequest::kNone) {
       outcome.end = TrialEnd::kStopped;
       outcome.steps = step;
+      if (stop == StopRequest::kHandBack) outcome.checkpoint = SaveCheckpoint(model, *optimizer, st);
       return outcome;
     }
     const LearningRates lr = ScheduledLearningRates(o, step);
     SetLearningRates(*optimizer, lr);
-    Batch batch = task.Sample(o.batch_size, data_rng);
+    Batch batch = task.Sample(o.batch_size, st.data_rng);
     auto tokens = batch.tokens.to(device);
     auto labels = batch.labels.to(device);
 
@@ -143,7 +227,8 @@ absl::StatusOr<TrialOutcome> RunTrialImpl(const TrialOptions& o, TrainingObserve
                           .mean()
                           .to(torch::kFloat64);
     }
-    ++since_report;
+    ++st.since_report;
+    const int64_t since_report = st.since_report;
 
     const bool last = step + 1 == o.max_steps;
     if ((step + 1) % o.report_every != 0 && !last) continue;
@@ -168,10 +253,8 @@ absl::StatusOr<TrialOutcome> RunTrialImpl(const TrialOptions& o, TrainingObserve
     if (OvFactorized(o.parameterization)) {
       points.push_back({step + 1, "ov_balancedness", model->OvBalancedness()});
     }
-    sum_loss.zero_();
-    sum_correct.zero_();
-    sum_distinct.zero_();
-    since_report = 0;
+    st.sums.zero_();
+    st.since_report = 0;
     const bool keep_going = observer == nullptr || observer->OnReport(step + 1, points);
 
     if (!std::isfinite(mean_loss) || !std::isfinite(window_loss)) {
@@ -219,11 +302,11 @@ absl::StatusOr<TrialOutcome> RunTrialImpl(const TrialOptions& o, TrainingObserve
 }  // namespace
 
 absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options, TrainingObserver* observer,
-                                      const torch::Device& device) {
+                                      const torch::Device& device, const std::string& resume_from) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   // The one place where LibTorch's exceptions become a Status.
   try {
-    return RunTrialImpl(options, observer, device);
+    return RunTrialImpl(options, observer, device, resume_from);
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("libtorch: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {

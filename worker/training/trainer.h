@@ -25,15 +25,20 @@ struct MetricPoint {
   double value;
 };
 
+enum class StopRequest {
+  kNone,
+  kDrop,      // stop now, nothing to keep (lease lost, sweep cancelled)
+  kHandBack,  // stop now and return a checkpoint to resume from (SIGTERM)
+};
+
 class TrainingObserver {
  public:
   virtual ~TrainingObserver() = default;
   // Called every report_every steps and at the last step with that window's
   // metrics. Return false to stop training now (the trial ends kStopped).
   virtual bool OnReport(int64_t step, const std::vector<MetricPoint>& points) = 0;
-  // Polled every step (must be cheap): true stops training before the next
-  // step, the trial ending kStopped.
-  virtual bool ShouldStop() { return false; }
+  // Polled before every step (must be cheap).
+  virtual StopRequest PollStop() { return StopRequest::kNone; }
 };
 
 enum class TrialEnd {
@@ -49,6 +54,10 @@ struct TrialOutcome {
   int64_t steps = 0;
   std::map<std::string, double> results;  // final scalars (docs/metrics.md)
   std::vector<Heatmap> heatmaps;
+  // Set when the trial was handed back (StopRequest::kHandBack): everything
+  // needed to continue bit-identically (model, optimizer, step, data RNG,
+  // loss window, partial report sums).
+  std::string checkpoint;
 };
 
 // Learning rates in effect at `step` (0-based) for the QK and OV groups.
@@ -64,11 +73,14 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(AttentionModel& model,
                                                        const TrialOptions& options);
 void SetLearningRates(torch::optim::Optimizer& optimizer, const LearningRates& lr);
 
-// Runs the trial on `device`. Returns InvalidArgument for invalid options and
-// Internal for a LibTorch error (message kept); divergence is an outcome, not
-// an error. `observer` may be null.
+// Runs the trial on `device`, from the start or from `resume_from` (a
+// checkpoint of the same options). Returns InvalidArgument for invalid
+// options or a checkpoint that does not parse, Internal for a LibTorch error
+// (message kept); divergence is an outcome, not an error. `observer` may be
+// null.
 absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options, TrainingObserver* observer,
-                                      const torch::Device& device = torch::kCPU);
+                                      const torch::Device& device = torch::kCPU,
+                                      const std::string& resume_from = "");
 
 // "torch 1.13.0 (cpu, 1 thread)" style description for provenance.
 std::string TorchVersion();

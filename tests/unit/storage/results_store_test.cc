@@ -167,20 +167,44 @@ TEST_F(ResultsStoreTest, HeartbeatRenewsLease) {
 TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
   Submit("s", 2, /*max_attempts=*/2);
   LeaseRecord l = Lease();
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "oom", false, "", 2100), "queued");
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "oom", false, "", 0, 2100), "queued");
   l = Lease(2200);
   EXPECT_EQ(l.attempt, 2);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 2, "worker stopped", true, "ckpt-bytes", 2300), "queued");
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 2, "worker stopped", true, "ckpt-bytes", 30, 2300), "queued");
   // Preempted trial goes first and carries its checkpoint.
   l = Lease(2400);
   EXPECT_EQ(l.trial_id, "s-t0");
   EXPECT_EQ(l.checkpoint, "ckpt-bytes");
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 3, "oom again", false, "", 2500), "failed");
+  EXPECT_EQ(l.checkpoint_step, 30);
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 3, "oom again", false, "", 0, 2500), "failed");
   auto t = store_->GetTrial("s-t0");
   EXPECT_EQ(t->state, "failed");
   EXPECT_EQ(t->failures, 2);
   EXPECT_EQ(t->attempt_history[0].error, "oom");
   EXPECT_EQ(t->attempt_history[1].state, "preempted");
+}
+
+TEST_F(ResultsStoreTest, CurveSpansResumedAttemptsButNotRestarts) {
+  Submit("s", 1);
+  LeaseRecord l = Lease(2000);
+  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, {{10, "loss", 1.0}, {20, "loss", 0.9}}, 2001).ok());
+  // Attempt 1 hands back at step 25 (points up to 20 were sent).
+  ASSERT_TRUE(store_->FailTrial(l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002).ok());
+  l = Lease(2003);
+  EXPECT_EQ(l.checkpoint_step, 25);
+  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 2, {{30, "loss", 0.8}}, 2004).ok());
+  auto m = *store_->Metrics(l.trial_id);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].step, 10);
+  EXPECT_EQ(m[2].step, 30);
+  // Attempt 2 fails without a checkpoint; attempt 3 restarts from step 0.
+  ASSERT_TRUE(store_->FailTrial(l.trial_id, 2, "crash", false, "", 0, 2005).ok());
+  l = Lease(2006);
+  EXPECT_EQ(l.checkpoint_step, 0);
+  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 3, {{10, "loss", 1.1}}, 2007).ok());
+  m = *store_->Metrics(l.trial_id);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].value, 1.1);
 }
 
 TEST_F(ResultsStoreTest, CancelStopsQueuedAndRunning) {

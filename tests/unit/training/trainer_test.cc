@@ -188,6 +188,61 @@ TEST(TrainerTest, StopsWhenWindowedLossBelowTarget) {
   EXPECT_EQ(r->steps, 40);
 }
 
+// Asks for a hand-back before step `at`.
+class HandBackObserver : public RecordingObserver {
+ public:
+  explicit HandBackObserver(int64_t at) : at_(at) {}
+  StopRequest PollStop() override { return polls_++ == at_ ? StopRequest::kHandBack : StopRequest::kNone; }
+
+ private:
+  int64_t at_;
+  int64_t polls_ = 0;
+};
+
+TEST(TrainerTest, ResumeFromCheckpointIsBitIdentical) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+    TrialOptions o = Small(Parameterization::kFafo);
+    o.optimizer.kind = kind;
+    o.optimizer.momentum = kind == OptimizerKind::kSgd ? 0.9 : 0.0;
+    o.eta_ov = kind == OptimizerKind::kSgd ? 0.05 : 0.01;
+    o.optimizer.schedule = ScheduleKind::kQkRamp;
+    RecordingObserver whole;
+    auto full = RunTrial(o, &whole);
+    ASSERT_TRUE(full.ok());
+
+    HandBackObserver first(57);  // mid report window (report_every 40)
+    auto part = RunTrial(o, &first);
+    ASSERT_TRUE(part.ok());
+    ASSERT_EQ(part->end, TrialEnd::kStopped);
+    EXPECT_EQ(part->steps, 57);
+    ASSERT_FALSE(part->checkpoint.empty());
+    RecordingObserver second;
+    auto rest = RunTrial(o, &second, torch::kCPU, part->checkpoint);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    EXPECT_EQ(rest->results, full->results);
+    EXPECT_EQ(rest->steps, full->steps);
+    std::vector<MetricPoint> joined = first.points;
+    joined.insert(joined.end(), second.points.begin(), second.points.end());
+    ASSERT_EQ(joined.size(), whole.points.size());
+    for (size_t i = 0; i < joined.size(); ++i) {
+      EXPECT_EQ(joined[i].step, whole.points[i].step);
+      EXPECT_EQ(std::memcmp(&joined[i].value, &whole.points[i].value, sizeof(double)), 0)
+          << joined[i].name << " at " << joined[i].step;
+    }
+  }
+}
+
+TEST(TrainerTest, GarbageCheckpointIsInvalidArgument) {
+  TrialOptions o = Small(Parameterization::kCaco);
+  auto r = RunTrial(o, nullptr, torch::kCPU, "not a checkpoint");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  HandBackObserver stop(5);
+  auto part = RunTrial(o, &stop);
+  o.loss_window = 7;  // another trial's options
+  r = RunTrial(o, nullptr, torch::kCPU, part->checkpoint);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+}
+
 TEST(TrainerTest, InvalidOptionsAreRefused) {
   TrialOptions o = Small(Parameterization::kCaco);
   o.eta_ov = std::nan("");

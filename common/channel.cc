@@ -1,0 +1,87 @@
+#include "common/channel.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace qkov {
+namespace {
+
+absl::StatusOr<std::string> Slurp(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+void FromEnv(std::string* field, const char* name) {
+  if (!field->empty()) return;
+  const char* v = std::getenv(name);
+  if (v != nullptr) *field = v;
+}
+
+}  // namespace
+
+void SecurityFromEnvironment(ChannelSecurity* s) {
+  FromEnv(&s->token_file, "QKOV_TOKEN_FILE");
+  FromEnv(&s->tls_ca, "QKOV_TLS_CA");
+  FromEnv(&s->tls_cert, "QKOV_TLS_CERT");
+  FromEnv(&s->tls_key, "QKOV_TLS_KEY");
+}
+
+absl::StatusOr<SecureChannel> SecureChannel::Create(const std::string& address, const ChannelSecurity& security,
+                                                    grpc::ChannelArguments args) {
+  SecureChannel out;
+  if (!security.token_file.empty()) {
+    auto text = Slurp("--token_file", security.token_file);
+    if (!text.ok()) return text.status();
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      line = absl::StripAsciiWhitespace(line);
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> parts = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      out.token_ = parts.back();  // "TOKEN" or "ROLE TOKEN"
+      break;
+    }
+    if (out.token_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--token_file: no token in ", security.token_file));
+    }
+  }
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (security.tls_ca.empty()) {
+    if (!security.tls_cert.empty()) return absl::InvalidArgumentError("--tls_cert needs --tls_ca");
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions opts;
+    auto ca = Slurp("--tls_ca", security.tls_ca);
+    if (!ca.ok()) return ca.status();
+    opts.pem_root_certs = *ca;
+    if (security.tls_cert.empty() != security.tls_key.empty()) {
+      return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+    }
+    if (!security.tls_cert.empty()) {
+      auto cert = Slurp("--tls_cert", security.tls_cert);
+      if (!cert.ok()) return cert.status();
+      auto key = Slurp("--tls_key", security.tls_key);
+      if (!key.ok()) return key.status();
+      opts.pem_cert_chain = *cert;
+      opts.pem_private_key = *key;
+    }
+    creds = grpc::SslCredentials(opts);
+    if (!security.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(security.tls_server_name);
+    }
+  }
+  out.channel_ = grpc::CreateCustomChannel(address, creds, args);
+  return out;
+}
+
+void SecureChannel::Apply(grpc::ClientContext* context) const {
+  if (!token_.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+}
+
+}  // namespace qkov
