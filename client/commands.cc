@@ -55,9 +55,10 @@ int Submit(Connection& conn, const SubmitArgs& args) {
   v1::SubmitSweepResponse resp;
   grpc::Status s = conn.stub()->SubmitSweep(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
-  std::printf("sweep %s: %lld trials (%lld new, %lld already present)\n", resp.sweep().name().c_str(),
-              static_cast<long long>(resp.sweep().total_trials()), static_cast<long long>(resp.trials_added()),
-              static_cast<long long>(resp.trials_existing()));
+  std::printf("sweep %s: %lld trials (%lld new, %lld already present, %lld requeued)\n",
+              resp.sweep().name().c_str(), static_cast<long long>(resp.sweep().total_trials()),
+              static_cast<long long>(resp.trials_added()), static_cast<long long>(resp.trials_existing()),
+              static_cast<long long>(resp.trials_requeued()));
   return kExitOk;
 }
 
@@ -76,12 +77,13 @@ int Status(Connection& conn, const std::string& sweep) {
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     sweeps.push_back(resp);
   }
-  Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed", "cancelled", "priority"});
+  Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed", "cancelled", "priority", "flags"});
   for (const auto& s : sweeps) {
     t.AddRow({s.name(), absl::StrCat(s.total_trials()), absl::StrCat(Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED)),
               absl::StrCat(Count(s, v1::RUNNING)), absl::StrCat(Count(s, v1::DONE)),
               absl::StrCat(Count(s, v1::DIVERGED)), absl::StrCat(Count(s, v1::FAILED)),
-              absl::StrCat(Count(s, v1::CANCELLED)), absl::StrCat(s.priority())});
+              absl::StrCat(Count(s, v1::CANCELLED)), absl::StrCat(s.priority()),
+              s.cancelled() ? "cancelled" : (s.paused() ? "paused" : "")});
   }
   t.Print(std::cout);
   return kExitOk;
@@ -239,6 +241,28 @@ int Cancel(Connection& conn, const std::string& sweep) {
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
   std::printf("sweep %s cancelled: %lld trials stopped\n", sweep.c_str(),
               static_cast<long long>(resp.trials_cancelled()));
+  return kExitOk;
+}
+
+int Pause(Connection& conn, const std::string& sweep, bool paused) {
+  v1::PauseSweepRequest req;
+  req.set_name(sweep);
+  req.set_paused(paused);
+  v1::Sweep resp;
+  grpc::Status s = conn.stub()->PauseSweep(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::printf("sweep %s %s\n", sweep.c_str(), paused ? "paused (running trials finish)" : "resumed");
+  return kExitOk;
+}
+
+int Retry(Connection& conn, const std::string& sweep) {
+  v1::RetrySweepRequest req;
+  req.set_name(sweep);
+  v1::RetrySweepResponse resp;
+  grpc::Status s = conn.stub()->RetrySweep(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::printf("sweep %s: %lld failed trials queued again\n", sweep.c_str(),
+              static_cast<long long>(resp.trials_requeued()));
   return kExitOk;
 }
 

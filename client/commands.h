@@ -29,6 +29,8 @@ int Results(Connection& conn, const ResultsArgs& args);
 int Trials(Connection& conn, const std::string& sweep, const std::string& state);
 int ShowTrial(Connection& conn, const std::string& trial_id);
 int Cancel(Connection& conn, const std::string& sweep);
+int Pause(Connection& conn, const std::string& sweep, bool paused);
+int Retry(Connection& conn, const std::string& sweep);
 
 }  // namespace qkov::client
 

@@ -54,6 +54,13 @@ int main(int argc, char** argv) {
   auto* cancel_cmd = app.add_subcommand("cancel", "cancel a sweep (running trials stop within a heartbeat)");
   cancel_cmd->add_option("sweep", sweep, "sweep name")->required();
 
+  auto* pause_cmd = app.add_subcommand("pause", "stop leasing a sweep's trials (running ones finish)");
+  pause_cmd->add_option("sweep", sweep, "sweep name")->required();
+  auto* resume_cmd = app.add_subcommand("resume", "resume a paused sweep");
+  resume_cmd->add_option("sweep", sweep, "sweep name")->required();
+  auto* retry_cmd = app.add_subcommand("retry", "queue a sweep's failed trials again with a fresh retry budget");
+  retry_cmd->add_option("sweep", sweep, "sweep name")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -74,5 +81,8 @@ int main(int argc, char** argv) {
   if (trials_cmd->parsed()) return qkov::client::Trials(conn, sweep, state);
   if (trial_cmd->parsed()) return qkov::client::ShowTrial(conn, trial_id);
   if (cancel_cmd->parsed()) return qkov::client::Cancel(conn, sweep);
+  if (pause_cmd->parsed()) return qkov::client::Pause(conn, sweep, true);
+  if (resume_cmd->parsed()) return qkov::client::Pause(conn, sweep, false);
+  if (retry_cmd->parsed()) return qkov::client::Retry(conn, sweep);
   return qkov::client::kExitInvalid;
 }

@@ -18,6 +18,7 @@ CREATE TABLE sweeps (
   priority     INTEGER NOT NULL DEFAULT 0,
   max_attempts INTEGER NOT NULL,
   cancelled    INTEGER NOT NULL DEFAULT 0,
+  paused       INTEGER NOT NULL DEFAULT 0,
   created_ms   INTEGER NOT NULL,
   updated_ms   INTEGER NOT NULL
 );
@@ -45,8 +46,10 @@ CREATE TABLE trials (
   updated_ms       INTEGER NOT NULL,
   UNIQUE (sweep_id, config_hash)
 );
-CREATE INDEX trials_by_queue ON trials (state, queue_rank, sweep_id, ordinal);
+CREATE INDEX trials_by_queue ON trials (sweep_id, state, queue_rank, ordinal);
+CREATE INDEX trials_by_lease ON trials (state, lease_expires_ms);
 CREATE INDEX trials_by_sweep ON trials (sweep_id, ordinal);
+CREATE INDEX trials_by_update ON trials (sweep_id, updated_ms);
 CREATE TABLE attempts (
   trial_id        TEXT NOT NULL REFERENCES trials(trial_id),
   attempt         INTEGER NOT NULL,

@@ -11,10 +11,10 @@ namespace {
 
 constexpr char kSelectSweepSql[] =
     "SELECT sweep_id, name, description, spec_json, priority, max_attempts, cancelled, "
-    "created_ms FROM sweeps WHERE name = ?";
+    "created_ms, paused FROM sweeps WHERE name = ?";
 constexpr char kListSweepsSql[] =
     "SELECT sweep_id, name, description, spec_json, priority, max_attempts, cancelled, "
-    "created_ms FROM sweeps ORDER BY sweep_id";
+    "created_ms, paused FROM sweeps ORDER BY sweep_id";
 constexpr char kCountsSql[] =
     "SELECT state, COUNT(*) FROM trials WHERE sweep_id = ? GROUP BY state";
 constexpr char kInsertSweepSql[] =
@@ -41,10 +41,18 @@ constexpr char kUpsertWorkerSql[] =
     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET name = excluded.name, "
     "slots = excluded.slots, provenance_json = excluded.provenance_json, "
     "last_seen_ms = excluded.last_seen_ms";
+// The sweep to serve next: highest priority first; among equal priorities the
+// one with the fewest running trials (fair sharing), then the oldest.
+constexpr char kNextSweepSql[] =
+    "SELECT s.sweep_id, s.name FROM sweeps s WHERE s.cancelled = 0 AND s.paused = 0 AND EXISTS "
+    "(SELECT 1 FROM trials t WHERE t.sweep_id = s.sweep_id AND t.state = 'queued') "
+    "ORDER BY s.priority DESC, "
+    "(SELECT COUNT(*) FROM trials r WHERE r.sweep_id = s.sweep_id AND r.state = 'running'), s.sweep_id "
+    "LIMIT 1";
+// Its next trial: handed-back trials (queue_rank -1) first, then grid order.
 constexpr char kNextQueuedSql[] =
-    "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, s.name, t.checkpoint_step FROM trials t "
-    "JOIN sweeps s USING (sweep_id) WHERE t.state IN ('queued', 'preempted') AND s.cancelled = 0 "
-    "ORDER BY s.priority DESC, t.queue_rank, t.sweep_id, t.ordinal LIMIT 1";
+    "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step FROM trials "
+    "WHERE sweep_id = ? AND state = 'queued' ORDER BY queue_rank, ordinal LIMIT 1";
 constexpr char kAnyRunningSql[] = "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
 constexpr char kAnyActiveSql[] =
     "SELECT EXISTS (SELECT 1 FROM trials WHERE state IN ('queued', 'preempted', 'running'))";
@@ -123,6 +131,7 @@ SweepRecord ReadSweep(const Statement& s) {
   r.max_attempts = static_cast<int>(s.ColumnInt64(5));
   r.cancelled = s.ColumnInt64(6) != 0;
   r.created_ms = s.ColumnInt64(7);
+  r.paused = s.ColumnInt64(8) != 0;
   return r;
 }
 
@@ -214,6 +223,14 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(const SweepRecord& sweep
     }
   }
   if (existing.ok()) {
+    constexpr char kRequeueCancelledSql[] =
+        "UPDATE trials SET state = 'queued', queue_rank = 0, updated_ms = ? "
+        "WHERE sweep_id = ? AND state = 'cancelled'";
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kRequeueCancelledSql));
+    r->BindInt64(1, now_ms);
+    r->BindInt64(2, sweep_id);
+    RETURN_IF_ERROR(r->Run());
+    out.requeued = db_->Changes();
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpdateSweepSpecSql));
     s->BindText(1, sweep.description);
     s->BindText(2, sweep.spec_json);
@@ -270,6 +287,35 @@ absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name, int64
   return cancelled;
 }
 
+absl::Status ResultsStore::SetPaused(const std::string& name, bool paused, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  constexpr char kPauseSql[] = "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE name = ?";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
+  s->BindInt64(1, paused ? 1 : 0);
+  s->BindInt64(2, now_ms);
+  s->BindText(3, name);
+  RETURN_IF_ERROR(s->Run());
+  if (db_->Changes() == 0) return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_.get());
+  RETURN_IF_ERROR(txn.Begin());
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(name));
+  constexpr char kRetrySql[] =
+      "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, updated_ms = ? "
+      "WHERE sweep_id = ? AND state = 'failed'";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRetrySql));
+  s->BindInt64(1, now_ms);
+  s->BindInt64(2, sweep.sweep_id);
+  RETURN_IF_ERROR(s->Run());
+  const int64_t n = db_->Changes();
+  RETURN_IF_ERROR(txn.Commit());
+  return n;
+}
+
 absl::Status ResultsStore::RegisterWorker(const std::string& worker_id, const std::string& name,
                                           int slots, const std::string& provenance_json,
                                           int64_t now_ms) {
@@ -290,8 +336,20 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& wor
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
+  ASSIGN_OR_RETURN(Statement * pick, db_->Cached(kNextSweepSql));
+  ASSIGN_OR_RETURN(bool have_sweep, pick->Step());
+  int64_t sweep_id = 0;
+  if (have_sweep) {
+    sweep_id = pick->ColumnInt64(0);
+    lease->sweep_name = pick->ColumnText(1);
+  }
+  pick->Reset();
   ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
-  ASSIGN_OR_RETURN(bool row, next->Step());
+  next->BindInt64(1, sweep_id);
+  bool row = false;
+  if (have_sweep) {
+    ASSIGN_OR_RETURN(row, next->Step());
+  }
   if (!row) {
     ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
     ASSIGN_OR_RETURN(bool r, any->Step());
@@ -302,8 +360,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& wor
   lease->attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
   lease->config_json = next->ColumnText(2);
   lease->checkpoint = next->ColumnBlob(3);
-  lease->sweep_name = next->ColumnText(4);
-  lease->checkpoint_step = lease->checkpoint.empty() ? 0 : next->ColumnInt64(5);
+  lease->checkpoint_step = lease->checkpoint.empty() ? 0 : next->ColumnInt64(4);
   lease->expires_ms = now_ms + lease_ms;
   next->Reset();
 

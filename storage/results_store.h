@@ -42,6 +42,7 @@ struct SweepRecord {
   int priority = 0;
   int max_attempts = 3;
   bool cancelled = false;
+  bool paused = false;
   int64_t created_ms = 0;
   int64_t total_trials = 0;
   std::map<std::string, int64_t> counts;  // state -> trials
@@ -110,6 +111,7 @@ struct SubmitOutcome {
   SweepRecord sweep;
   int64_t added = 0;
   int64_t existing = 0;
+  int64_t requeued = 0;  // cancelled points queued again
 };
 
 enum class LeaseAvailability { kLeased, kNoWorkNow, kNoWork };
@@ -131,6 +133,11 @@ class ResultsStore {
   // Marks the sweep cancelled; queued and running trials become cancelled
   // (running leases stop at their next heartbeat). Returns trials cancelled.
   absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms);
+  // Paused sweeps get no new leases; running trials go on. NOT_FOUND.
+  absl::Status SetPaused(const std::string& name, bool paused, int64_t now_ms);
+  // Failed trials of the sweep go back to the queue with a fresh retry
+  // budget. Returns how many.
+  absl::StatusOr<int64_t> RetryFailed(const std::string& name, int64_t now_ms);
 
   absl::Status RegisterWorker(const std::string& worker_id, const std::string& name, int slots,
                               const std::string& provenance_json, int64_t now_ms);

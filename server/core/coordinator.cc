@@ -28,12 +28,13 @@ absl::Status ParseJson(const std::string& json, google::protobuf::Message* m) {
 
 absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
   if (trial_id.empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
-  if (trial_id.size() > 64) return absl::InvalidArgumentError("trial_id: longer than 64");
+  if (trial_id.size() > 64 || !IsValidUtf8(trial_id)) return absl::InvalidArgumentError("trial_id: longer than 64 or not UTF-8");
   if (attempt < 1) return absl::InvalidArgumentError(absl::StrCat("attempt: must be >= 1 (got ", attempt, ")"));
   return absl::OkStatus();
 }
 
 absl::Status CheckWorker(const std::string& worker_id) {
+  if (!IsValidUtf8(worker_id)) return absl::InvalidArgumentError("worker_id: not UTF-8");
   if (worker_id.empty()) return absl::InvalidArgumentError("worker_id: must not be empty; call RegisterWorker first");
   if (worker_id.size() > 256) return absl::InvalidArgumentError("worker_id: longer than 256");
   return absl::OkStatus();
@@ -49,7 +50,7 @@ absl::StatusOr<std::vector<storage::MetricRecord>> ToPoints(
   out.reserve(points.size());
   for (int i = 0; i < points.size(); ++i) {
     const v1::MetricPoint& p = points[i];
-    if (p.name().empty() || p.name().size() > 128) {
+    if (p.name().empty() || p.name().size() > 128 || !IsValidUtf8(p.name())) {
       return absl::InvalidArgumentError(absl::StrCat("points[", i, "].name: must be 1..128 characters"));
     }
     if (p.step() < 0) return absl::InvalidArgumentError(absl::StrCat("points[", i, "].step: must be >= 0"));
@@ -107,6 +108,7 @@ absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {
   *s.mutable_created_at() = ToTimestamp(r.created_ms);
   s.set_total_trials(r.total_trials);
   s.set_cancelled(r.cancelled);
+  s.set_paused(r.paused);
   s.set_priority(r.priority);
   for (const auto& [state, count] : r.counts) {
     v1::StateCount* c = s.add_counts();
@@ -169,6 +171,7 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(const v1::Submi
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), ToSweep(out.sweep));
   resp.set_trials_added(out.added);
   resp.set_trials_existing(out.existing);
+  resp.set_trials_requeued(out.requeued);
   return resp;
 }
 
@@ -194,6 +197,23 @@ absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(const std::stri
   v1::CancelSweepResponse resp;
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), GetSweep(name));
   resp.set_trials_cancelled(n);
+  return resp;
+}
+
+absl::StatusOr<v1::Sweep> Coordinator::PauseSweep(const v1::PauseSweepRequest& r) {
+  if (r.name().empty()) return absl::InvalidArgumentError("name: must not be empty");
+  RETURN_IF_ERROR(store_->SetPaused(r.name(), r.paused(), NowMs()));
+  NotifyChange();
+  return GetSweep(r.name());
+}
+
+absl::StatusOr<v1::RetrySweepResponse> Coordinator::RetrySweep(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+  ASSIGN_OR_RETURN(int64_t n, store_->RetryFailed(name, NowMs()));
+  NotifyChange();
+  v1::RetrySweepResponse resp;
+  ASSIGN_OR_RETURN(*resp.mutable_sweep(), GetSweep(name));
+  resp.set_trials_requeued(n);
   return resp;
 }
 
@@ -258,8 +278,8 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
 }
 
 absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(const v1::RegisterWorkerRequest& r) {
-  if (r.name().empty() || r.name().size() > 200)
-    return absl::InvalidArgumentError("name: must be 1..200 characters");
+  if (r.name().empty() || r.name().size() > 200 || !IsValidUtf8(r.name()))
+    return absl::InvalidArgumentError("name: must be 1..200 characters of UTF-8");
   if (r.slots() < 0 || r.slots() > 1024) return absl::InvalidArgumentError("slots: must be in [0, 1024]");
   static std::atomic<uint64_t> counter{0};
   const std::string worker_id =
@@ -351,9 +371,11 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::C
   ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
                    ToPoints(r.final_points(), options_.max_points_per_report));
   if (r.results_size() > 10000) return absl::InvalidArgumentError("results: more than 10000 values");
+  if (r.results().empty()) return absl::InvalidArgumentError("results: a completed trial needs its final results");
   std::map<std::string, double> results;
   for (const auto& [k, v] : r.results()) {
-    if (k.empty() || k.size() > 128) return absl::InvalidArgumentError("results: names must be 1..128 characters");
+    if (k.empty() || k.size() > 128 || !IsValidUtf8(k))
+      return absl::InvalidArgumentError("results: names must be 1..128 characters of UTF-8");
     results[k] = v;
   }
   std::vector<storage::ArtifactRecord> artifacts;
@@ -361,7 +383,8 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::C
     const v1::Heatmap& h = r.heatmaps(i);
     const size_t cells = static_cast<size_t>(std::max(0, h.x_edges_size() - 1)) *
                          static_cast<size_t>(std::max(0, h.y_edges_size() - 1));
-    if (h.name().empty() || cells == 0 || static_cast<size_t>(h.values_size()) != cells) {
+    if (h.name().empty() || h.name().size() > 128 || !IsValidUtf8(h.name()) || !IsValidUtf8(h.x_label()) ||
+        !IsValidUtf8(h.y_label()) || cells == 0 || static_cast<size_t>(h.values_size()) != cells) {
       return absl::InvalidArgumentError(absl::StrCat(
           "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ", cells, " values (got ",
           h.values_size(), ")"));
@@ -377,7 +400,8 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::C
 absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(const v1::FailTrialRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
-  if (r.reason().size() > 8192) return absl::InvalidArgumentError("reason: longer than 8192");
+  if (r.reason().size() > 8192 || !IsValidUtf8(r.reason()))
+    return absl::InvalidArgumentError("reason: must be UTF-8, at most 8192 bytes");
   if (r.checkpoint_step() < 0) return absl::InvalidArgumentError("checkpoint_step: must be >= 0");
   if (!r.checkpoint().empty() && !r.preempted())
     return absl::InvalidArgumentError("checkpoint: only a preempted hand-back carries a checkpoint");

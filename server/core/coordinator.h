@@ -40,6 +40,8 @@ class Coordinator {
   absl::StatusOr<qkov::v1::Sweep> GetSweep(const std::string& name);
   absl::StatusOr<qkov::v1::ListSweepsResponse> ListSweeps();
   absl::StatusOr<qkov::v1::CancelSweepResponse> CancelSweep(const std::string& name);
+  absl::StatusOr<qkov::v1::Sweep> PauseSweep(const qkov::v1::PauseSweepRequest& r);
+  absl::StatusOr<qkov::v1::RetrySweepResponse> RetrySweep(const std::string& name);
   absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(const qkov::v1::ListTrialsRequest& r);
   absl::StatusOr<qkov::v1::Trial> GetTrial(const std::string& trial_id);
   absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(const qkov::v1::QueryResultsRequest& r);

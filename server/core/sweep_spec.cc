@@ -102,6 +102,7 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits
     }
   }
   if (spec.description().size() > 4096) return Invalid("spec.description", "longer than 4096");
+  if (!IsValidUtf8(spec.description())) return Invalid("spec.description", "is not valid UTF-8");
   const auto& axes = spec.axes();
   if (axes.parameterizations().empty())
     return Invalid("spec.axes.parameterizations", "axis is empty; give at least one of FAFO, FACO, CAFO, CACO");
@@ -208,6 +209,31 @@ std::string CanonicalJson(const google::protobuf::Message& message) {
   // Printing a valid in-memory message cannot fail.
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;
+}
+
+bool IsValidUtf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int extra;
+    if (c < 0x80) {
+      extra = 0;
+    } else if ((c >> 5) == 0x6) {
+      extra = 1;
+    } else if ((c >> 4) == 0xE) {
+      extra = 2;
+    } else if ((c >> 3) == 0x1E) {
+      extra = 3;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size() && extra > 0) return false;  // truncated sequence
+    for (int k = 1; k <= extra; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    }
+    i += extra + 1;
+  }
+  return true;
 }
 
 std::string Sha256Hex(const std::string& data) {

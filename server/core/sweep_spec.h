@@ -46,6 +46,7 @@ struct ExpandedTrial {
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
 
 std::string CanonicalJson(const google::protobuf::Message& message);
+bool IsValidUtf8(const std::string& s);
 std::string Sha256Hex(const std::string& data);
 std::string TrialIdFor(const std::string& sweep_name, const std::string& config_json);
 

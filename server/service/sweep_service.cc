@@ -43,6 +43,18 @@ grpc::Status SweepServiceImpl::CancelSweep(grpc::ServerContext* ctx, const qkov:
   return Reply(core_->CancelSweep(req->name()), resp);
 }
 
+grpc::Status SweepServiceImpl::PauseSweep(grpc::ServerContext* ctx, const qkov::v1::PauseSweepRequest* req,
+                                          qkov::v1::Sweep* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "PauseSweep"); !a.ok()) return a;
+  return Reply(core_->PauseSweep(*req), resp);
+}
+
+grpc::Status SweepServiceImpl::RetrySweep(grpc::ServerContext* ctx, const qkov::v1::RetrySweepRequest* req,
+                                          qkov::v1::RetrySweepResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "RetrySweep"); !a.ok()) return a;
+  return Reply(core_->RetrySweep(req->name()), resp);
+}
+
 grpc::Status SweepServiceImpl::ListTrials(grpc::ServerContext* ctx, const qkov::v1::ListTrialsRequest* req,
                                           qkov::v1::ListTrialsResponse* resp) {
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials"); !a.ok()) return a;

@@ -21,6 +21,9 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
                           qkov::v1::ListSweepsResponse*) override;
   grpc::Status CancelSweep(grpc::ServerContext*, const qkov::v1::CancelSweepRequest*,
                            qkov::v1::CancelSweepResponse*) override;
+  grpc::Status PauseSweep(grpc::ServerContext*, const qkov::v1::PauseSweepRequest*, qkov::v1::Sweep*) override;
+  grpc::Status RetrySweep(grpc::ServerContext*, const qkov::v1::RetrySweepRequest*,
+                          qkov::v1::RetrySweepResponse*) override;
   grpc::Status ListTrials(grpc::ServerContext*, const qkov::v1::ListTrialsRequest*,
                           qkov::v1::ListTrialsResponse*) override;
   grpc::Status GetTrial(grpc::ServerContext*, const qkov::v1::GetTrialRequest*, qkov::v1::Trial*) override;

@@ -55,7 +55,7 @@ TempDir* CliTest::dir_ = nullptr;
 ServerUnderTest* CliTest::server_ = nullptr;
 
 TEST_F(CliTest, HelpForEveryCommand) {
-  for (const char* cmd : {"submit", "status", "watch", "results", "trials", "trial", "cancel"}) {
+  for (const char* cmd : {"submit", "status", "watch", "results", "trials", "trial", "cancel", "pause", "resume", "retry"}) {
     CommandResult r = RunCommand({QKOV_CLI_BIN, cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << r.out;

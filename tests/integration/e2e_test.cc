@@ -35,7 +35,7 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
   WriteFile(dir.File("sweep.yaml"), kSweep);
   CommandResult submit = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("sweep.yaml")});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  EXPECT_NE(submit.out.find("8 trials (8 new, 0 already present)"), std::string::npos) << submit.out;
+  EXPECT_NE(submit.out.find("8 trials (8 new, 0 already present, 0 requeued)"), std::string::npos) << submit.out;
 
   Process w1({QKOV_WORKER_BIN, "--server=" + server.address(), "--name=w1", "--exit_when_idle"}, dir.File("w1.log"));
   Process w2({QKOV_WORKER_BIN, "--server=" + server.address(), "--name=w2", "--exit_when_idle"}, dir.File("w2.log"));
@@ -47,7 +47,7 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
 
   // Re-submitting the same sweep schedules nothing new.
   submit = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("sweep.yaml")});
-  EXPECT_NE(submit.out.find("(0 new, 8 already present)"), std::string::npos) << submit.out;
+  EXPECT_NE(submit.out.find("(0 new, 8 already present, 0 requeued)"), std::string::npos) << submit.out;
 
   CommandResult results = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "results", "it-sweep"});
   ASSERT_EQ(results.exit_code, 0) << results.err;

@@ -140,6 +140,16 @@ TEST(SweepSpecTest, RefusalsNameTheField) {
   EXPECT_NE(ErrorOf(s).find("spec.training.task"), std::string::npos);
 }
 
+TEST(SweepSpecTest, Utf8Check) {
+  EXPECT_TRUE(IsValidUtf8("plain"));
+  EXPECT_TRUE(IsValidUtf8("\xce\xb7_QK / \xce\xb7_OV"));  // eta
+  EXPECT_TRUE(IsValidUtf8("\xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("\xff\xfe"));
+  EXPECT_FALSE(IsValidUtf8("\xce"));          // truncated
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));      // truncated
+  EXPECT_FALSE(IsValidUtf8("a\x80b"));        // stray continuation
+}
+
 TEST(SweepSpecTest, GridLimitIsEnforced) {
   v1::SweepSpec s = Demo();
   SpecLimits limits;

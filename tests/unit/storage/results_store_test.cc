@@ -27,11 +27,12 @@ class ResultsStoreTest : public ::testing::Test {
     std::system(("rm -rf " + dir_).c_str());
   }
 
-  SubmitOutcome Submit(const std::string& name, int n, int max_attempts = 3) {
+  SubmitOutcome Submit(const std::string& name, int n, int max_attempts = 3, int priority = 0) {
     SweepRecord sweep;
     sweep.name = name;
     sweep.spec_json = "{}";
     sweep.max_attempts = max_attempts;
+    sweep.priority = priority;
     std::vector<NewTrial> trials;
     for (int i = 0; i < n; ++i) {
       trials.push_back(NewTrial{name + "-t" + std::to_string(i), i, "{\"i\":" + std::to_string(i) + "}",
@@ -216,6 +217,42 @@ TEST_F(ResultsStoreTest, CancelStopsQueuedAndRunning) {
   LeaseRecord none;
   EXPECT_EQ(*store_->LeaseNext("w1", 2300, 1000, &none), LeaseAvailability::kNoWork);
   EXPECT_EQ(store_->CancelSweep("nope", 1).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ResultsStoreTest, PriorityThenFairShareAmongEqualPriorities) {
+  Submit("a", 4);
+  Submit("b", 4);
+  Submit("urgent", 1, 3, /*priority=*/5);
+  EXPECT_EQ(Lease(2000).sweep_name, "urgent");
+  // a and b alternate: each lease goes to the sweep with fewer running trials.
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) order.push_back(Lease(2001 + i).sweep_name);
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "a", "b"}));
+}
+
+TEST_F(ResultsStoreTest, PausedSweepGetsNoLeases) {
+  Submit("a", 2);
+  ASSERT_TRUE(store_->SetPaused("a", true, 1500).ok());
+  LeaseRecord l;
+  EXPECT_EQ(*store_->LeaseNext("w", 2000, 1000, &l), LeaseAvailability::kNoWork);
+  ASSERT_TRUE(store_->SetPaused("a", false, 2100).ok());
+  EXPECT_EQ(*store_->LeaseNext("w", 2200, 1000, &l), LeaseAvailability::kLeased);
+  EXPECT_EQ(store_->SetPaused("nope", true, 1).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ResultsStoreTest, RetryRequeuesFailedAndResubmitRequeuesCancelled) {
+  Submit("a", 2, /*max_attempts=*/1);
+  LeaseRecord l = Lease(2000);
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "boom", false, "", 0, 2100), "failed");
+  EXPECT_EQ(*store_->RetryFailed("a", 2200), 1);
+  EXPECT_EQ(store_->GetTrial(l.trial_id)->state, "queued");
+  EXPECT_EQ(store_->GetTrial(l.trial_id)->failures, 0);
+  EXPECT_EQ(*store_->CancelSweep("a", 2300), 2);
+  SubmitOutcome again = Submit("a", 2, 1);
+  EXPECT_EQ(again.added, 0);
+  EXPECT_EQ(again.requeued, 2);
+  EXPECT_FALSE(again.sweep.cancelled);
+  EXPECT_EQ(again.sweep.counts["queued"], 2);
 }
 
 TEST_F(ResultsStoreTest, NoWorkNowWhileOthersRun) {
