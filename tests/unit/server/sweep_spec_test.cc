@@ -147,7 +147,7 @@ TEST(SweepSpecTest, Utf8Check) {
   EXPECT_FALSE(IsValidUtf8("\xff\xfe"));
   EXPECT_FALSE(IsValidUtf8("\xce"));          // truncated
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));      // truncated
-  EXPECT_FALSE(IsValidUtf8("a\x80b"));        // stray continuation
+  EXPECT_FALSE(IsValidUtf8("a\x80" "b"));     // stray continuation
 }
 
 TEST(SweepSpecTest, GridLimitIsEnforced) {
