@@ -336,33 +336,38 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& wor
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
-  ASSIGN_OR_RETURN(Statement * pick, db_->Cached(kNextSweepSql));
-  ASSIGN_OR_RETURN(bool have_sweep, pick->Step());
-  int64_t sweep_id = 0;
-  if (have_sweep) {
-    sweep_id = pick->ColumnInt64(0);
+  // Expired leases are requeued by the server's reaper; when nothing is
+  // queued we also reap here, so a lost trial never waits for the reaper.
+  bool found = false;
+  for (int pass = 0; pass < 2 && !found; ++pass) {
+    if (pass == 1) {
+      ASSIGN_OR_RETURN(int64_t reaped, ExpireLeasesLocked(now_ms));
+      if (reaped == 0) break;
+    }
+    ASSIGN_OR_RETURN(Statement * pick, db_->Cached(kNextSweepSql));
+    ASSIGN_OR_RETURN(bool have_sweep, pick->Step());
+    if (!have_sweep) continue;
+    const int64_t sweep_id = pick->ColumnInt64(0);
     lease->sweep_name = pick->ColumnText(1);
+    ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
+    next->BindInt64(1, sweep_id);
+    ASSIGN_OR_RETURN(found, next->Step());
+    if (found) {
+      lease->trial_id = next->ColumnText(0);
+      lease->attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
+      lease->config_json = next->ColumnText(2);
+      lease->checkpoint = next->ColumnBlob(3);
+      lease->checkpoint_step = lease->checkpoint.empty() ? 0 : next->ColumnInt64(4);
+      lease->expires_ms = now_ms + lease_ms;
+    }
   }
-  pick->Reset();
-  ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
-  next->BindInt64(1, sweep_id);
-  bool row = false;
-  if (have_sweep) {
-    ASSIGN_OR_RETURN(row, next->Step());
-  }
-  if (!row) {
+  if (!found) {
     ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
     ASSIGN_OR_RETURN(bool r, any->Step());
     const bool running = r && any->ColumnInt64(0) != 0;
+    RETURN_IF_ERROR(txn.Commit());  // keep what the reaping pass did
     return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
   }
-  lease->trial_id = next->ColumnText(0);
-  lease->attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
-  lease->config_json = next->ColumnText(2);
-  lease->checkpoint = next->ColumnBlob(3);
-  lease->checkpoint_step = lease->checkpoint.empty() ? 0 : next->ColumnInt64(4);
-  lease->expires_ms = now_ms + lease_ms;
-  next->Reset();
 
   ASSIGN_OR_RETURN(Statement * start, db_->Cached(kStartLeaseSql));
   start->BindText(1, worker_id);
@@ -584,6 +589,12 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
+  ASSIGN_OR_RETURN(int64_t n, ExpireLeasesLocked(now_ms));
+  RETURN_IF_ERROR(txn.Commit());
+  return n;
+}
+
+absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
   std::vector<std::pair<std::string, int>> expired;
   {
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kExpiredSql));
@@ -599,7 +610,6 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
                                          "lease expired without heartbeat", false, "", 0, now_ms)
                         .status());
   }
-  RETURN_IF_ERROR(txn.Commit());
   return static_cast<int64_t>(expired.size());
 }
 

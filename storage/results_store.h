@@ -210,6 +210,8 @@ class ResultsStore {
   absl::StatusOr<SweepRecord> GetSweepLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FillCounts(SweepRecord* sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ExpireLeases inside the caller's transaction.
+  absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);

@@ -301,7 +301,6 @@ absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
 
 absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(const v1::LeaseTrialRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
-  RETURN_IF_ERROR(ReapExpiredLeases().status());
   storage::LeaseRecord lease;
   ASSIGN_OR_RETURN(storage::LeaseAvailability a,
                    store_->LeaseNext(r.worker_id(), NowMs(),
@@ -394,7 +393,13 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::C
   RETURN_IF_ERROR(store_->CompleteTrial(r.trial_id(), r.attempt(), r.diverged(), results, artifacts, points,
                                         CanonicalJson(r.provenance()), r.steps(), NowMs()));
   NotifyChange();
-  return v1::CompleteTrialResponse();
+  v1::CompleteTrialResponse resp;
+  if (r.lease_next()) {
+    v1::LeaseTrialRequest next;
+    next.set_worker_id(r.worker_id());
+    ASSIGN_OR_RETURN(*resp.mutable_next(), LeaseTrial(next));
+  }
+  return resp;
 }
 
 absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(const v1::FailTrialRequest& r) {

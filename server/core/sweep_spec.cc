@@ -249,22 +249,78 @@ std::string TrialIdFor(const std::string& sweep_name, const std::string& config_
   return Sha256Hex(absl::StrCat(sweep_name, "\n", config_json)).substr(0, 16);
 }
 
+namespace {
+
+// The JSON member `"key":value` that CanonicalJson(c) contains, so that a
+// trial's canonical JSON can be assembled from per-axis pieces printed once
+// instead of printing every message of a 100k grid.
+std::string MemberOf(const qkov::v1::TrialConfig& c, const std::string& key) {
+  const std::string json = CanonicalJson(c);
+  const std::string tag = "\"" + key + "\":";
+  const size_t begin = json.find(tag);
+  int depth = 0;
+  bool in_string = false;
+  size_t i = begin + tag.size();
+  for (; i < json.size(); ++i) {
+    const char ch = json[i];
+    if (in_string) {
+      if (ch == '\\') ++i;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      if (depth == 0) break;
+      --depth;
+    } else if (ch == ',' && depth == 0) {
+      break;
+    }
+  }
+  return json.substr(begin, i - begin);
+}
+
+}  // namespace
+
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   std::vector<ExpandedTrial> out;
   const auto& axes = spec.axes();
   out.reserve(static_cast<size_t>(axes.parameterizations_size()) * axes.lr_ratios_size() *
               axes.eta_ovs_size() * axes.seeds_size());
+  // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training} in
+  // field order, exactly as CanonicalJson(TrialConfig) prints it
+  // (sweep_spec_test checks the two agree).
+  std::vector<std::string> p_json, r_json, e_json, s_json;
+  qkov::v1::TrialConfig c;
   for (int p : axes.parameterizations()) {
-    for (double ratio : axes.lr_ratios()) {
-      for (double eta : axes.eta_ovs()) {
-        for (uint64_t seed : axes.seeds()) {
+    c.set_parameterization(static_cast<qkov::v1::Parameterization>(p));
+    p_json.push_back(MemberOf(c, "parameterization"));
+  }
+  for (double r : axes.lr_ratios()) {
+    c.set_lr_ratio(r);
+    r_json.push_back(MemberOf(c, "lr_ratio"));
+  }
+  for (double e : axes.eta_ovs()) {
+    c.set_eta_ov(e);
+    e_json.push_back(MemberOf(c, "eta_ov"));
+  }
+  for (uint64_t sd : axes.seeds()) {
+    c.set_seed(sd);
+    s_json.push_back(MemberOf(c, "seed"));
+  }
+  *c.mutable_training() = spec.training();
+  const std::string training_json = MemberOf(c, "training");
+  for (int pi = 0; pi < axes.parameterizations_size(); ++pi) {
+    for (int ri = 0; ri < axes.lr_ratios_size(); ++ri) {
+      for (int ei = 0; ei < axes.eta_ovs_size(); ++ei) {
+        for (int si = 0; si < axes.seeds_size(); ++si) {
           ExpandedTrial t;
-          t.config.set_parameterization(static_cast<qkov::v1::Parameterization>(p));
-          t.config.set_lr_ratio(ratio);
-          t.config.set_eta_ov(eta);
-          t.config.set_seed(seed);
-          *t.config.mutable_training() = spec.training();
-          t.config_json = CanonicalJson(t.config);
+          t.config.set_parameterization(static_cast<qkov::v1::Parameterization>(axes.parameterizations(pi)));
+          t.config.set_lr_ratio(axes.lr_ratios(ri));
+          t.config.set_eta_ov(axes.eta_ovs(ei));
+          t.config.set_seed(axes.seeds(si));
+          t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",", e_json[ei], ",", s_json[si], ",",
+                                       training_json, "}");
           t.config_hash = Sha256Hex(t.config_json);
           t.trial_id = TrialIdFor(spec.name(), t.config_json);
           out.push_back(std::move(t));

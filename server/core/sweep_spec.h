@@ -35,7 +35,7 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits& limits);
 
 struct ExpandedTrial {
-  qkov::v1::TrialConfig config;
+  qkov::v1::TrialConfig config;  // axes only; the training part is the spec's
   std::string config_json;
   std::string config_hash;
   std::string trial_id;

@@ -125,18 +125,24 @@ absl::Status Agent::Run() {
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
   absl::Status result = absl::OkStatus();
+  v1::LeaseTrialResponse next;
   while (!stop_) {
-    v1::LeaseTrialRequest req;
-    req.set_worker_id(worker_id_);
     v1::LeaseTrialResponse resp;
-    grpc::Status s = WithRetry([&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
-    if (stop_) break;
-    if (!s.ok()) {
-      result = FromGrpcStatus(s);
-      break;
+    if (next.outcome() == v1::LeaseTrialResponse::LEASED) {
+      resp = std::move(next);
+      next.Clear();
+    } else {
+      v1::LeaseTrialRequest req;
+      req.set_worker_id(worker_id_);
+      grpc::Status s = WithRetry([&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
+      if (stop_) break;
+      if (!s.ok()) {
+        result = FromGrpcStatus(s);
+        break;
+      }
     }
     if (resp.outcome() == v1::LeaseTrialResponse::LEASED) {
-      if (absl::Status rs = RunLease(resp.lease()); !rs.ok()) {
+      if (absl::Status rs = RunLease(resp.lease(), &next); !rs.ok()) {
         std::fprintf(stderr, "qkov-worker: trial %s: %s\n", resp.lease().trial_id().c_str(), rs.ToString().c_str());
       }
       continue;
@@ -217,7 +223,7 @@ class ReportingObserver : public training::TrainingObserver {
 
 }  // namespace
 
-absl::Status Agent::RunLease(const v1::Lease& lease) {
+absl::Status Agent::RunLease(const v1::Lease& lease, v1::LeaseTrialResponse* next) {
   CurrentLease current;
   current.trial_id = lease.trial_id();
   current.attempt = lease.attempt();
@@ -301,10 +307,12 @@ absl::Status Agent::RunLease(const v1::Lease& lease) {
   }
   *req.mutable_provenance() = provenance_;
   for (auto& p : observer.TakePending()) *req.add_final_points() = std::move(p);
+  req.set_lease_next(!stop_);
   v1::CompleteTrialResponse resp;
   grpc::Status s = WithRetry([&] { return stub_->CompleteTrial(Context().get(), req, &resp); });
   if (!s.ok()) return FromGrpcStatus(s);
   ++trials_completed_;
+  if (resp.has_next()) *next = std::move(*resp.mutable_next());
   return absl::OkStatus();
 }
 

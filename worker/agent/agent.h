@@ -57,7 +57,9 @@ class Agent {
   };
 
   absl::Status Register();
-  absl::Status RunLease(const qkov::v1::Lease& lease);
+  // Runs one lease to its end. When the coordinator hands out the next lease
+  // with the completion, it lands in *next.
+  absl::Status RunLease(const qkov::v1::Lease& lease, qkov::v1::LeaseTrialResponse* next);
   void HeartbeatLoop();
   // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
   // unreachable_timeout or Stop(); other errors return at once.

@@ -88,6 +88,19 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
   EXPECT_EQ(ExpandSweep(c)[0].config_hash, x[0].config_hash);
 }
 
+TEST(SweepSpecTest, AssembledJsonEqualsPrintedCanonicalJson) {
+  v1::SweepSpec s = Demo();
+  s.mutable_axes()->add_lr_ratios(0.1 + 0.2);  // a value with a long shortest form
+  s.mutable_axes()->add_seeds(18446744073709551615ull);
+  s.mutable_axes()->add_seeds(0);
+  s.set_description("quotes \" and , commas");
+  for (const auto& t : ExpandSweep(s)) {
+    v1::TrialConfig full = t.config;
+    *full.mutable_training() = s.training();
+    EXPECT_EQ(t.config_json, CanonicalJson(full));
+  }
+}
+
 TEST(SweepSpecTest, ConfigChangeChangesId) {
   v1::SweepSpec a = Demo(), b = Demo();
   b.mutable_training()->set_max_steps(a.training().max_steps() + 1);
