@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/aggregate.h"
+#include "client/presets.h"
 #include "client/sweep_file.h"
 #include "client/table.h"
 #include "common/grpc_status.h"
@@ -47,8 +49,27 @@ std::string Duration(double seconds) {
 
 }  // namespace
 
+int ListPresets() {
+  Table t({"preset", "what"});
+  for (const Preset& p : Presets()) t.AddRow({p.name, p.summary});
+  t.Print(std::cout);
+  std::printf("\nqkov submit --preset NAME [--quick] [--set key=value ...]; --quick: every rate x10, 30k steps\n");
+  return kExitOk;
+}
+
 int Submit(Connection& conn, const SubmitArgs& args) {
-  absl::StatusOr<v1::SweepSpec> spec = LoadSweepFile(args.file, args.overrides);
+  absl::StatusOr<v1::SweepSpec> spec;
+  if (!args.preset.empty()) {
+    absl::StatusOr<Preset> preset = FindPreset(args.preset);
+    if (!preset.ok()) return ReportError(preset.status());
+    std::vector<std::string> overrides = args.quick ? preset->quick : std::vector<std::string>{};
+    overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
+    spec = ParseSweepText(preset->yaml, "preset " + preset->name, overrides);
+  } else if (args.quick) {
+    return ReportError(absl::InvalidArgumentError("--quick goes with --preset"));
+  } else {
+    spec = LoadSweepFile(args.file, args.overrides);
+  }
   if (!spec.ok()) return ReportError(spec.status());
   v1::SubmitSweepRequest req;
   *req.mutable_spec() = *spec;
@@ -144,6 +165,39 @@ int Results(Connection& conn, const ResultsArgs& args) {
   grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
   std::vector<std::string> metrics = args.metrics;
+  if (!args.by.empty()) {
+    if (metrics.empty()) metrics = {"accuracy", "distinct_attention", "ac", "acmc"};
+    std::vector<v1::ResultRow> rows(resp.rows().begin(), resp.rows().end());
+    absl::StatusOr<std::vector<Group>> groups = Aggregate(rows, args.by, metrics, args.where);
+    if (!groups.ok()) return ReportError(groups.status());
+    std::vector<std::string> header = args.by;
+    header.push_back("n");
+    for (const auto& m : metrics) {
+      header.push_back(m + " mean");
+      header.push_back("std");
+      header.push_back("ci95");
+    }
+    Table t(header);
+    for (const Group& g : *groups) {
+      std::vector<std::string> row = g.keys;
+      int n = 0;
+      for (const auto& [m, summary] : g.metrics) n = std::max(n, summary.n);
+      row.push_back(absl::StrCat(n));
+      for (const auto& m : metrics) {
+        const Summary& sm = g.metrics.at(m);
+        row.push_back(FormatNumber(sm.mean));
+        row.push_back(FormatNumber(sm.std));
+        row.push_back(FormatNumber(sm.ci95));
+      }
+      t.AddRow(row);
+    }
+    if (args.format == "csv") {
+      t.PrintCsv(std::cout);
+    } else {
+      t.Print(std::cout);
+    }
+    return kExitOk;
+  }
   if (metrics.empty()) {
     metrics = {"steps", "accuracy", "loss", "distinct_attention", "ac", "acmc", "separability"};
   }
@@ -220,6 +274,28 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
   }
   std::printf("\n");
   a.Print(std::cout);
+  {
+    v1::GetTrialMetricsRequest mreq;
+    mreq.set_trial_id(trial_id);
+    for (const char* n : {"train_loss", "train_accuracy", "distinct_attention", "lr_qk"}) mreq.add_names(n);
+    v1::GetTrialMetricsResponse curves;
+    grpc::Status ms = conn.stub()->GetTrialMetrics(conn.Context().get(), mreq, &curves);
+    if (!ms.ok()) return ReportError(FromGrpcStatus(ms), conn.address());
+    if (curves.series_size() > 0) {
+      std::vector<std::string> header = {"step"};
+      for (const auto& c : curves.series()) header.push_back(c.name());
+      Table ct(header);
+      const int points = curves.series(0).steps_size();
+      const int stride = std::max(1, points / 12);
+      for (int i = 0; i < points; i += stride) {
+        std::vector<std::string> row = {absl::StrCat(curves.series(0).steps(i))};
+        for (const auto& c : curves.series()) row.push_back(i < c.values_size() ? FormatNumber(c.values(i)) : "-");
+        ct.AddRow(row);
+      }
+      std::printf("\ncurves (every %d-th report; all points: qkov export --per point)\n", stride);
+      ct.Print(std::cout);
+    }
+  }
   for (const auto& h : t.heatmaps()) {
     std::printf("\n%s heatmap (rows: %s high->low, cols: %s low->high, %% of examples)\n", h.name().c_str(),
                 h.y_label().c_str(), h.x_label().c_str());

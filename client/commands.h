@@ -11,9 +11,12 @@
 namespace qkov::client {
 
 struct SubmitArgs {
-  std::string file;
+  std::string file;      // or
+  std::string preset;    // a preset name (presets.h)
+  bool quick = false;    // the preset's smallest faithful budget
   std::vector<std::string> overrides;
 };
+int ListPresets();
 int Submit(Connection& conn, const SubmitArgs& args);
 
 int Status(Connection& conn, const std::string& sweep);  // "" = all sweeps
@@ -22,9 +25,29 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty);
 struct ResultsArgs {
   std::string sweep;
   std::vector<std::string> metrics;  // empty: the default set
+  std::vector<std::string> by;       // group and aggregate over the rest (seeds)
+  std::vector<std::string> where;    // key=value filters
   std::string format = "table";      // table | csv
 };
 int Results(Connection& conn, const ResultsArgs& args);
+
+struct ExportArgs {
+  std::string sweep;
+  std::string format = "csv";  // csv | json
+  std::string per = "trial";   // trial | point
+  std::string out;             // file; empty: stdout
+};
+int Export(Connection& conn, const ExportArgs& args);
+
+int Sql(Connection& conn, const std::string& sql, const std::string& format);
+
+struct PlotArgs {
+  std::string sweep;
+  std::string out_dir = ".";
+  std::string kind = "all";  // all | ratio | dtap | curves
+  std::vector<std::string> metrics;  // default per kind
+};
+int Plot(Connection& conn, const PlotArgs& args);
 
 int Trials(Connection& conn, const std::string& sweep, const std::string& state);
 int ShowTrial(Connection& conn, const std::string& trial_id);

@@ -23,8 +23,12 @@ int main(int argc, char** argv) {
   app.add_option("--tls_server_name", security.tls_server_name, "name to expect in the server certificate");
 
   qkov::client::SubmitArgs submit;
-  auto* submit_cmd = app.add_subcommand("submit", "submit (or extend) a sweep from a YAML/JSON file");
-  submit_cmd->add_option("file", submit.file, "sweep file")->required();
+  auto* submit_cmd = app.add_subcommand("submit", "submit (or extend) a sweep from a YAML/JSON file or a preset");
+  auto* file_opt = submit_cmd->add_option("file", submit.file, "sweep file");
+  auto* preset_opt = submit_cmd->add_option("--preset", submit.preset, "a preset (qkov presets)");
+  file_opt->excludes(preset_opt);
+  submit_cmd->add_flag("--quick", submit.quick, "with --preset: the smallest faithful budget");
+  auto* presets_cmd = app.add_subcommand("presets", "list the paper's presets");
   submit_cmd->add_option("--set", submit.overrides, "override a field: key.path=YAML value (repeatable)");
 
   std::string sweep;
@@ -41,6 +45,30 @@ int main(int argc, char** argv) {
   results_cmd->add_option("sweep", results.sweep, "sweep name")->required();
   results_cmd->add_option("--metrics", results.metrics, "metrics to show (default: a standard set)")->delimiter(',');
   results_cmd->add_option("--format", results.format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
+  results_cmd->add_option("--by", results.by, "group by these keys and aggregate over the rest, e.g. parameterization,lr_ratio")
+      ->delimiter(',');
+  results_cmd->add_option("--where", results.where, "keep rows with key=value (repeatable), e.g. state=done");
+
+  qkov::client::ExportArgs export_args;
+  auto* export_cmd = app.add_subcommand("export", "write a sweep's results as CSV or JSON");
+  export_cmd->add_option("sweep", export_args.sweep, "sweep name")->required();
+  export_cmd->add_option("--format", export_args.format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
+  export_cmd->add_option("--per", export_args.per, "trial (final results) or point (every metric point)")
+      ->check(CLI::IsMember({"trial", "point"}));
+  export_cmd->add_option("-o,--out", export_args.out, "output file (default stdout)");
+
+  std::string sql, sql_format = "table";
+  auto* sql_cmd = app.add_subcommand("sql", "run a read-only SQL query against the results (docs/schema.md)");
+  sql_cmd->add_option("query", sql, "one SELECT statement")->required();
+  sql_cmd->add_option("--format", sql_format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
+
+  qkov::client::PlotArgs plot;
+  auto* plot_cmd = app.add_subcommand("plot", "write PNG and SVG figures of a sweep (docs/cli.md)");
+  plot_cmd->add_option("sweep", plot.sweep, "sweep name")->required();
+  plot_cmd->add_option("--out", plot.out_dir, "output folder (default .)");
+  plot_cmd->add_option("--kind", plot.kind, "all, ratio, dtap or curves")
+      ->check(CLI::IsMember({"all", "ratio", "dtap", "curves"}));
+  plot_cmd->add_option("--metrics", plot.metrics, "metrics to plot (ratio, curves)")->delimiter(',');
 
   std::string state;
   auto* trials_cmd = app.add_subcommand("trials", "list a sweep's trials and their states");
@@ -74,7 +102,17 @@ int main(int argc, char** argv) {
   auto connection = qkov::client::Connection::Create(server, absl::Seconds(deadline_s), security);
   if (!connection.ok()) return qkov::client::ReportError(connection.status());
   qkov::client::Connection& conn = **connection;
-  if (submit_cmd->parsed()) return qkov::client::Submit(conn, submit);
+  if (presets_cmd->parsed()) return qkov::client::ListPresets();
+  if (submit_cmd->parsed()) {
+    if (submit.file.empty() && submit.preset.empty()) {
+      std::fprintf(stderr, "qkov: submit needs a sweep file or --preset NAME (see qkov presets)\n");
+      return qkov::client::kExitInvalid;
+    }
+    return qkov::client::Submit(conn, submit);
+  }
+  if (export_cmd->parsed()) return qkov::client::Export(conn, export_args);
+  if (sql_cmd->parsed()) return qkov::client::Sql(conn, sql, sql_format);
+  if (plot_cmd->parsed()) return qkov::client::Plot(conn, plot);
   if (status_cmd->parsed()) return qkov::client::Status(conn, sweep);
   if (watch_cmd->parsed()) return qkov::client::Watch(conn, sweep, force_tty);
   if (results_cmd->parsed()) return qkov::client::Results(conn, results);

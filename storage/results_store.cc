@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "storage/migrations.h"
 #include "common/status_macros.h"
@@ -141,7 +142,7 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(const std::stri
                                                                  const Database::Options& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
   RETURN_IF_ERROR(Migrate(db.get()));
-  return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db)));
+  return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db), path));
 }
 
 absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
@@ -762,6 +763,52 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::strin
       out.back() = m;  // a later attempt's value for the same step wins
     } else {
       out.push_back(m);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<ResultsStore::SqlResult> ResultsStore::QueryReadOnly(const std::string& sql, int max_rows) {
+  absl::MutexLock lock(&read_mu_);
+  if (reader_ == nullptr) {
+    Database::Options ro;
+    ro.read_only = true;
+    ASSIGN_OR_RETURN(reader_, Database::Open(path_, ro));
+    RETURN_IF_ERROR(reader_->Execute("PRAGMA query_only = ON"));
+  }
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  const int rc = sqlite3_prepare_v2(reader_->raw(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail);
+  if (rc != SQLITE_OK) {
+    return absl::InvalidArgumentError(absl::StrCat("sql: ", sqlite3_errmsg(reader_->raw())));
+  }
+  Statement stmt(reader_->raw(), raw);
+  if (raw == nullptr) return absl::InvalidArgumentError("sql: empty statement");
+  if (tail != nullptr && !absl::StripAsciiWhitespace(absl::string_view(tail)).empty() &&
+      absl::StripAsciiWhitespace(absl::string_view(tail)) != ";") {
+    return absl::InvalidArgumentError("sql: one statement at a time");
+  }
+  if (!sqlite3_stmt_readonly(raw)) {
+    return absl::InvalidArgumentError("sql: read-only access; this statement would write to the database");
+  }
+  SqlResult out;
+  for (int i = 0; i < sqlite3_column_count(raw); ++i) out.columns.push_back(sqlite3_column_name(raw, i));
+  while (true) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return absl::InvalidArgumentError(absl::StrCat("sql: ", row.status().message()));
+    if (!*row) break;
+    if (static_cast<int>(out.rows.size()) >= max_rows) {
+      out.truncated = true;
+      break;
+    }
+    auto& r = out.rows.emplace_back();
+    for (int i = 0; i < static_cast<int>(out.columns.size()); ++i) {
+      switch (sqlite3_column_type(raw, i)) {
+        case SQLITE_INTEGER: r.emplace_back(static_cast<int64_t>(sqlite3_column_int64(raw, i))); break;
+        case SQLITE_FLOAT: r.emplace_back(sqlite3_column_double(raw, i)); break;
+        case SQLITE_NULL: r.emplace_back(std::monostate{}); break;
+        default: r.emplace_back(stmt.ColumnText(i)); break;
+      }
     }
   }
   return out;

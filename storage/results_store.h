@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -192,6 +193,17 @@ class ResultsStore {
   // its checkpoint (docs/schema.md).
   absl::StatusOr<std::vector<MetricRecord>> Metrics(const std::string& trial_id);
 
+  struct SqlResult {
+    std::vector<std::string> columns;
+    // Each value: int64, double, text, or null (std::monostate).
+    std::vector<std::vector<std::variant<std::monostate, int64_t, double, std::string>>> rows;
+    bool truncated = false;
+  };
+  // Runs one read-only statement on a separate read-only connection.
+  // INVALID_ARGUMENT for a statement that would write, several statements, or
+  // SQL that does not compile (SQLite's message kept).
+  absl::StatusOr<SqlResult> QueryReadOnly(const std::string& sql, int max_rows);
+
   // True when no trial anywhere is queued, preempted or running.
   absl::StatusOr<bool> AllIdle();
 
@@ -199,7 +211,7 @@ class ResultsStore {
   absl::StatusOr<bool> IntegrityOk();
 
  private:
-  explicit ResultsStore(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  ResultsStore(std::unique_ptr<Database> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
 
   // OK when `attempt` holds a live lease on the trial at now_ms.
   absl::Status CheckLease(const std::string& trial_id, int attempt, int64_t now_ms)
@@ -215,6 +227,9 @@ class ResultsStore {
 
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
+  const std::string path_;
+  absl::Mutex read_mu_;
+  std::unique_ptr<Database> reader_ ABSL_GUARDED_BY(read_mu_);  // for QueryReadOnly
 };
 
 }  // namespace qkov::storage

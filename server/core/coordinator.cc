@@ -4,6 +4,8 @@
 #include <google/protobuf/util/time_util.h>
 
 #include <atomic>
+#include <map>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -254,6 +256,48 @@ absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(const v1::Que
     out->set_state(TrialStateFromString(row.state));
     for (const auto& [k, v] : row.results) (*out->mutable_values())[k] = v;
   }
+  return resp;
+}
+
+absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(const v1::GetTrialMetricsRequest& r) {
+  if (r.trial_id().empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
+  RETURN_IF_ERROR(store_->GetTrial(r.trial_id()).status());  // NOT_FOUND for an unknown trial
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points, store_->Metrics(r.trial_id()));
+  std::set<std::string> wanted(r.names().begin(), r.names().end());
+  v1::GetTrialMetricsResponse resp;
+  std::map<std::string, v1::MetricSeries*> by_name;
+  for (const auto& p : points) {
+    if (!wanted.empty() && !wanted.count(p.name)) continue;
+    v1::MetricSeries*& series = by_name[p.name];
+    if (series == nullptr) {
+      series = resp.add_series();
+      series->set_name(p.name);
+    }
+    series->add_steps(p.step);
+    series->add_values(p.value);
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(const v1::QuerySqlRequest& r) {
+  if (r.sql().empty()) return absl::InvalidArgumentError("sql: must not be empty");
+  if (r.sql().size() > 100000) return absl::InvalidArgumentError("sql: longer than 100000 characters");
+  if (r.max_rows() < 0) return absl::InvalidArgumentError("max_rows: must be >= 0");
+  const int max_rows = r.max_rows() == 0 ? 100000 : std::min(r.max_rows(), 1000000);
+  ASSIGN_OR_RETURN(storage::ResultsStore::SqlResult result, store_->QueryReadOnly(r.sql(), max_rows));
+  v1::QuerySqlResponse resp;
+  for (const auto& c : result.columns) resp.add_columns(c);
+  for (const auto& row : result.rows) {
+    v1::SqlRow* out = resp.add_rows();
+    for (const auto& v : row) {
+      v1::SqlValue* value = out->add_values();
+      if (std::holds_alternative<int64_t>(v)) value->set_int_value(std::get<int64_t>(v));
+      else if (std::holds_alternative<double>(v)) value->set_double_value(std::get<double>(v));
+      else if (std::holds_alternative<std::string>(v)) value->set_text_value(std::get<std::string>(v));
+      else value->set_is_null(true);
+    }
+  }
+  resp.set_truncated(result.truncated);
   return resp;
 }
 

@@ -45,6 +45,8 @@ class Coordinator {
   absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(const qkov::v1::ListTrialsRequest& r);
   absl::StatusOr<qkov::v1::Trial> GetTrial(const std::string& trial_id);
   absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(const qkov::v1::QueryResultsRequest& r);
+  absl::StatusOr<qkov::v1::GetTrialMetricsResponse> GetTrialMetrics(const qkov::v1::GetTrialMetricsRequest& r);
+  absl::StatusOr<qkov::v1::QuerySqlResponse> QuerySql(const qkov::v1::QuerySqlRequest& r);
   // One progress message: the sweep, whether it is finished, and trials
   // changed at or after *since (advanced to now).
   absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name, absl::Time* since);

@@ -73,6 +73,18 @@ grpc::Status SweepServiceImpl::QueryResults(grpc::ServerContext* ctx, const qkov
   return Reply(core_->QueryResults(*req), resp);
 }
 
+grpc::Status SweepServiceImpl::GetTrialMetrics(grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
+                                               qkov::v1::GetTrialMetricsResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics"); !a.ok()) return a;
+  return Reply(core_->GetTrialMetrics(*req), resp);
+}
+
+grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx, const qkov::v1::QuerySqlRequest* req,
+                                        qkov::v1::QuerySqlResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql"); !a.ok()) return a;
+  return Reply(core_->QuerySql(*req), resp);
+}
+
 grpc::Status SweepServiceImpl::WatchSweep(grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
                                           grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep"); !a.ok()) return a;

@@ -29,6 +29,10 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
   grpc::Status GetTrial(grpc::ServerContext*, const qkov::v1::GetTrialRequest*, qkov::v1::Trial*) override;
   grpc::Status QueryResults(grpc::ServerContext*, const qkov::v1::QueryResultsRequest*,
                             qkov::v1::QueryResultsResponse*) override;
+  grpc::Status GetTrialMetrics(grpc::ServerContext*, const qkov::v1::GetTrialMetricsRequest*,
+                               qkov::v1::GetTrialMetricsResponse*) override;
+  grpc::Status QuerySql(grpc::ServerContext*, const qkov::v1::QuerySqlRequest*,
+                        qkov::v1::QuerySqlResponse*) override;
   // Streams progress: one message at once, then one per change (at most
   // every 200 ms, at least every 5 s), and a last one with finished = true.
   grpc::Status WatchSweep(grpc::ServerContext*, const qkov::v1::WatchSweepRequest*,

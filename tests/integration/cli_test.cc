@@ -55,7 +55,8 @@ TempDir* CliTest::dir_ = nullptr;
 ServerUnderTest* CliTest::server_ = nullptr;
 
 TEST_F(CliTest, HelpForEveryCommand) {
-  for (const char* cmd : {"submit", "status", "watch", "results", "trials", "trial", "cancel", "pause", "resume", "retry"}) {
+  for (const char* cmd : {"submit", "status", "watch", "results", "trials", "trial", "cancel", "pause", "resume", "retry",
+                          "presets", "export", "sql", "plot"}) {
     CommandResult r = RunCommand({QKOV_CLI_BIN, cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << r.out;
@@ -117,6 +118,43 @@ TEST_F(CliTest, MissingFileAndUnknownSweepAreNotFound) {
   EXPECT_NE(r.err.find("no sweep named 'no-such-sweep'"), std::string::npos) << r.err;
   r = Qkov({"trial", "0123456789abcdef"});
   EXPECT_EQ(r.exit_code, 3);
+}
+
+TEST_F(CliTest, SqlIsReadOnly) {
+  CommandResult r = Qkov({"sql", "SELECT COUNT(*) AS n FROM sweeps"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("n\n", 0), 0u) << r.out;
+  for (const char* write : {"DELETE FROM trials", "UPDATE sweeps SET priority = 9", "DROP TABLE metrics",
+                            "INSERT INTO sweeps (name, spec_json, max_attempts, created_ms, updated_ms) "
+                            "VALUES ('x', '{}', 1, 0, 0)"}) {
+    r = Qkov({"sql", write});
+    EXPECT_EQ(r.exit_code, 2) << write;
+    ExpectOneLine(r);
+    EXPECT_NE(r.err.find("read-only"), std::string::npos) << r.err;
+  }
+  r = Qkov({"sql", "SELECT 1; DELETE FROM trials"});
+  EXPECT_EQ(r.exit_code, 2);
+  ExpectOneLine(r);
+  r = Qkov({"sql", "SELEKT 1"});
+  EXPECT_EQ(r.exit_code, 2);
+  ExpectOneLine(r);
+  EXPECT_NE(r.err.find("syntax error"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, PresetsListAndSubmit) {
+  CommandResult r = RunCommand({QKOV_CLI_BIN, "presets"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* p : {"paper-four-param", "paper-ratio", "paper-qk-ramp"}) {
+    EXPECT_NE(r.out.find(p), std::string::npos) << p;
+  }
+  r = Qkov({"submit", "--preset", "paper-ratio", "--quick", "--set", "name=preset-check"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("15 trials"), std::string::npos) << r.out;  // 5 ratios x 3 seeds
+  r = Qkov({"submit", "--preset", "paper-nothing"});
+  EXPECT_EQ(r.exit_code, 3);
+  ExpectOneLine(r);
+  r = Qkov({"cancel", "preset-check"});
+  EXPECT_EQ(r.exit_code, 0);
 }
 
 TEST_F(CliTest, UnreachableServerExitsFour) {

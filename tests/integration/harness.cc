@@ -1,5 +1,7 @@
 #include "tests/integration/harness.h"
 
+#include <zlib.h>
+
 #include "storage/database.h"
 
 #include <fcntl.h>
@@ -206,6 +208,38 @@ int64_t QueryInt(const std::string& db_path, const std::string& sql) {
   auto rows = QueryRows(db_path, sql);
   if (rows.empty() || rows[0].empty()) throw std::runtime_error("no row: " + sql);
   return std::stoll(rows[0][0]);
+}
+
+}  // namespace qkov::testing
+
+namespace qkov::testing {
+
+bool IsValidPng(const std::string& path) {
+  const std::string data = ReadFile(path);
+  static const std::string kSignature = "\x89PNG\r\n\x1a\n";
+  if (data.compare(0, 8, kSignature) != 0) return false;
+  size_t pos = 8;
+  bool seen_ihdr = false;
+  auto be32 = [&](size_t at) {
+    return (static_cast<uint32_t>(static_cast<unsigned char>(data[at])) << 24) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(data[at + 1])) << 16) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(data[at + 2])) << 8) |
+           static_cast<uint32_t>(static_cast<unsigned char>(data[at + 3]));
+  };
+  while (pos + 12 <= data.size()) {
+    const uint32_t len = be32(pos);
+    if (pos + 12 + len > data.size()) return false;
+    const std::string type = data.substr(pos + 4, 4);
+    const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(data.data() + pos + 4), len + 4);
+    if (crc != be32(pos + 8 + len)) return false;
+    if (type == "IHDR") {
+      if (len != 13 || be32(pos + 8) == 0 || be32(pos + 12) == 0) return false;
+      seen_ihdr = true;
+    }
+    if (type == "IEND") return seen_ihdr;
+    pos += 12 + len;
+  }
+  return false;
 }
 
 }  // namespace qkov::testing

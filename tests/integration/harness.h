@@ -54,6 +54,10 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s 
 
 std::string ReadFile(const std::string& path);
 
+// True when `path` is a PNG whose every chunk's CRC checks out, from IHDR
+// (non-zero size) to IEND.
+bool IsValidPng(const std::string& path);
+
 // Polls `condition` every 20 ms until it holds or `timeout_s` passes; returns
 // whether it held. For waiting on another process's progress, never as a
 // substitute for a result.
