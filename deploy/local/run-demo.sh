@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # The main job, in one command: install what is missing, build, start a local
 # qkov-server (SQLite file in a data folder) and one qkov-worker per core,
-# submit the demo sweep, show progress, print the results table, stop
-# everything.
+# submit the demo sweep, show progress, print the results table, write the
+# figures, stop everything.
 #
-#   deploy/local/run-demo.sh [SWEEP_FILE] [--set key=value ...]
+#   deploy/local/run-demo.sh                          # the demo sweep
+#   deploy/local/run-demo.sh SWEEP_FILE [--set k=v]   # any sweep file
+#   deploy/local/run-demo.sh --preset paper-ratio [--quick] [--set k=v]
 #
 # Environment: QKOV_DATA (data folder; default qkov-data/demo-<time>),
 # QKOV_WORKERS (default: number of cores).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-sweep_file=${1:-$root/deploy/local/demo-sweep.yaml}
-shift || true
+submit_args=()
+if [ "${1:-}" = "--preset" ]; then
+  submit_args=("$@")
+  set --
+elif [ "$#" -gt 0 ]; then
+  submit_args=("$1")
+  shift
+else
+  submit_args=("$root/deploy/local/demo-sweep.yaml")
+fi
 
 "$root/deploy/install-deps.sh"
 echo "== building (first build takes several minutes on 2 cores)"
@@ -46,7 +56,7 @@ done
 export QKOV_SERVER="127.0.0.1:$(cat "$data/server.port")"
 echo "== qkov-server on $QKOV_SERVER, database $data/results.db"
 
-submit_out=$("$bin/qkov" submit "$sweep_file" "$@")
+submit_out=$("$bin/qkov" submit "${submit_args[@]}" "$@")
 echo "$submit_out"
 sweep=$(echo "$submit_out" | sed -n 's/^sweep \([^:]*\):.*/\1/p')
 
@@ -62,5 +72,11 @@ pids=()
 
 echo "== results (one row per trial; definitions in docs/metrics.md)"
 "$bin/qkov" results "$sweep" | tee "$data/results.txt"
-"$bin/qkov" results "$sweep" --format=csv > "$data/results.csv"
-echo "== results table: $data/results.txt, $data/results.csv; database: $data/results.db"
+echo "== mean over seeds, 95% confidence interval"
+"$bin/qkov" results "$sweep" --by parameterization,lr_ratio --metrics accuracy,distinct_attention,ac \
+  | tee "$data/summary.txt"
+"$bin/qkov" export "$sweep" -o "$data/results.csv"
+"$bin/qkov" export "$sweep" --per point -o "$data/curves.csv"
+echo "== figures"
+"$bin/qkov" plot "$sweep" --out "$data/plots"
+echo "== in $data: results.db, results.txt, summary.txt, results.csv, curves.csv, plots/"

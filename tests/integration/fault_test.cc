@@ -132,7 +132,7 @@ TEST_F(FaultTest, SigtermHandsBackAndResumesToTheSameResult) {
                      "WHERE s.name = 'preempted' AND t.last_step >= 2000") > 0;
   }, 60));
   a->Signal(SIGTERM);
-  ASSERT_EQ(a->Wait(30), 0) << ReadFile(dir_.File("a.log"));
+  ASSERT_EQ(a->Wait(30), 3) << ReadFile(dir_.File("a.log"));  // 3: stopped by a signal
   EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM attempts WHERE state = 'preempted'"), 1);
   EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM trials WHERE checkpoint IS NOT NULL AND failures = 0"), 1);
   auto b = Worker(server, "b");

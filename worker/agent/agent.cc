@@ -152,7 +152,9 @@ absl::Status Agent::Run() {
         std::max(absl::Milliseconds(50), absl::Milliseconds(TimeUtil::DurationToMilliseconds(resp.retry_after())));
     stopped_.WaitForNotificationWithTimeout(wait);
   }
+  const bool asked_to_stop = stop_;
   Stop();
+  stop_ = asked_to_stop;  // stopped() reports a Stop() from outside only
   heartbeat.join();
   return result;
 }

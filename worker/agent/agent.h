@@ -47,6 +47,8 @@ class Agent {
   void Stop();
 
   int trials_completed() const { return trials_completed_; }
+  // True once Stop() was called (the running trial, if any, was handed back).
+  bool stopped() const { return stop_; }
 
  private:
   struct CurrentLease {

@@ -2,11 +2,22 @@
 //
 //   qkov-worker --server=127.0.0.1:PORT [--device=cpu|cuda:0] [--exit_when_idle]
 //
-// SIGTERM/SIGINT/SIGUSR1: hand the running trial back and exit 0.
-// Exit codes: 0 clean, 1 coordinator unreachable or fatal error, 2 bad flags.
+// SIGTERM/SIGINT/SIGUSR1: hand the running trials back (with checkpoints) and
+// exit 3. Exit codes: 0 no work left, 1 coordinator unreachable or fatal
+// error, 2 bad flags or setup, 3 stopped by a signal.
+//
+// --slots=N runs N trials at once, each its own registered worker
+// (NAME/slotK). --device=auto picks CUDA when LibTorch sees a GPU (the ones
+// in CUDA_VISIBLE_DEVICES), else the CPU; with several GPUs visible, slot K
+// uses GPU K mod count.
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <torch/cuda.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -16,7 +27,8 @@
 
 ABSL_FLAG(std::string, server, "", "coordinator address host:port");
 ABSL_FLAG(std::string, name, "", "worker name (default host:pid)");
-ABSL_FLAG(std::string, device, "cpu", "cpu, cuda or cuda:N");
+ABSL_FLAG(std::string, device, "cpu", "cpu, cuda, cuda:N or auto");
+ABSL_FLAG(int, slots, 1, "trials run at once by this process");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads per worker");
 ABSL_FLAG(bool, exit_when_idle, false, "exit when no sweep has queued or running trials");
 ABSL_FLAG(int, unreachable_timeout_seconds, 600, "give up after the coordinator is unreachable this long");
@@ -37,10 +49,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "qkov-worker: --threads must be >= 1\n");
     return 2;
   }
+  const int slots = absl::GetFlag(FLAGS_slots);
+  if (slots < 1 || slots > 256) {
+    std::fprintf(stderr, "qkov-worker: --slots must be in [1, 256]\n");
+    return 2;
+  }
+  std::string device = absl::GetFlag(FLAGS_device);
+  const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  if (device == "auto") device = gpus > 0 ? "cuda" : "cpu";
+
   qkov::agent::AgentConfig config;
   config.server = absl::GetFlag(FLAGS_server);
   config.name = absl::GetFlag(FLAGS_name);
-  config.device = absl::GetFlag(FLAGS_device);
   config.torch_threads = absl::GetFlag(FLAGS_threads);
   config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
   config.unreachable_timeout = absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
@@ -50,18 +70,44 @@ int main(int argc, char** argv) {
   config.security.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.security.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
   qkov::SecurityFromEnvironment(&config.security);
-  qkov::agent::Agent agent(config);
+  if (config.name.empty()) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    config.name = std::string(host) + ":" + std::to_string(getpid());
+  }
+  std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
+  for (int k = 0; k < slots; ++k) {
+    qkov::agent::AgentConfig c = config;
+    if (slots > 1) c.name += "/slot" + std::to_string(k);
+    c.device = device;
+    if (device == "cuda" && gpus > 1) c.device = "cuda:" + std::to_string(k % gpus);
+    agents.push_back(std::make_unique<qkov::agent::Agent>(c));
+  }
 
-  qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agent](int sig) {
-    std::fprintf(stderr, "qkov-worker: signal %d: handing back the running trial\n", sig);
-    agent.Stop();
+  qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agents](int sig) {
+    std::fprintf(stderr, "qkov-worker: signal %d: handing back the running trials\n", sig);
+    for (auto& a : agents) a->Stop();
   });
 
-  absl::Status s = agent.Run();
-  std::fprintf(stderr, "qkov-worker: %d trials completed%s%s\n", agent.trials_completed(),
-               s.ok() ? "" : "; ", s.ok() ? "" : s.ToString().c_str());
-  if (!s.ok()) {
+  std::vector<absl::Status> results(agents.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < agents.size(); ++k) {
+    threads.emplace_back([&, k] { results[k] = agents[k]->Run(); });
+  }
+  for (auto& t : threads) t.join();
+  int completed = 0;
+  bool stopped = false;
+  absl::Status first_error = absl::OkStatus();
+  for (size_t k = 0; k < agents.size(); ++k) {
+    completed += agents[k]->trials_completed();
+    if (agents[k]->stopped() && results[k].ok()) stopped = true;
+    if (!results[k].ok() && first_error.ok()) first_error = results[k];
+  }
+  std::fprintf(stderr, "qkov-worker: %d trials completed%s%s\n", completed, first_error.ok() ? "" : "; ",
+               first_error.ok() ? "" : first_error.ToString().c_str());
+  if (!first_error.ok()) {
+    const absl::Status& s = first_error;
     return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) || absl::IsNotFound(s) ? 2 : 1;
   }
-  return 0;
+  return stopped ? 3 : 0;
 }
