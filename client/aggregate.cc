@@ -61,6 +61,10 @@ std::string FormatKeyNumber(double v) { return absl::StrFormat("%.10g", v); }
 
 }  // namespace
 
+std::string ParameterizationLabel(qkov::v1::Parameterization p) {
+  return p == qkov::v1::PARAMETERIZATION_UNSPECIFIED ? "-" : qkov::v1::Parameterization_Name(p);
+}
+
 double StudentTQuantile(double p, double df) {
   if (!(p > 0 && p < 1) || !(df > 0)) return kNaN;
   if (p == 0.5) return 0;
@@ -101,7 +105,7 @@ Summary Summarize(const std::vector<double>& values) {
 
 std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key) {
   const auto& c = row.config();
-  if (key == "parameterization") return qkov::v1::Parameterization_Name(c.parameterization());
+  if (key == "parameterization") return ParameterizationLabel(c.parameterization());
   if (key == "lr_ratio") return FormatKeyNumber(c.lr_ratio());
   if (key == "eta_ov") return FormatKeyNumber(c.eta_ov());
   if (key == "seed") return absl::StrCat(c.seed());

@@ -27,6 +27,9 @@ Summary Summarize(const std::vector<double>& values);
 // The p-quantile of Student's t with `df` degrees of freedom (df > 0).
 double StudentTQuantile(double p, double df);
 
+// "FAFO" etc.; "-" for a trial without one (the theory task).
+std::string ParameterizationLabel(qkov::v1::Parameterization p);
+
 // Value of a grouping key for a row: parameterization, lr_ratio, eta_ov,
 // seed, state, or any final metric name. "" when the row lacks it.
 std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key);

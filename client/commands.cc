@@ -205,7 +205,7 @@ int Results(Connection& conn, const ResultsArgs& args) {
   header.insert(header.end(), metrics.begin(), metrics.end());
   Table t(header);
   for (const v1::ResultRow& r : resp.rows()) {
-    std::vector<std::string> row = {r.trial_id(), v1::Parameterization_Name(r.config().parameterization()),
+    std::vector<std::string> row = {r.trial_id(), ParameterizationLabel(r.config().parameterization()),
                                     FormatNumber(r.config().lr_ratio()), FormatNumber(r.config().eta_ov()),
                                     absl::StrCat(r.config().seed()), StateName(r.state())};
     for (const std::string& m : metrics) {
@@ -239,7 +239,7 @@ int Trials(Connection& conn, const std::string& sweep, const std::string& state)
     grpc::Status s = conn.stub()->ListTrials(conn.Context().get(), req, &resp);
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     for (const v1::Trial& tr : resp.trials()) {
-      t.AddRow({tr.trial_id(), absl::StrCat(tr.ordinal()), v1::Parameterization_Name(tr.config().parameterization()),
+      t.AddRow({tr.trial_id(), absl::StrCat(tr.ordinal()), ParameterizationLabel(tr.config().parameterization()),
                 FormatNumber(tr.config().lr_ratio()), FormatNumber(tr.config().eta_ov()),
                 absl::StrCat(tr.config().seed()), StateName(tr.state()), absl::StrCat(tr.attempts()),
                 absl::StrCat(tr.last_step())});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -35,6 +36,9 @@ absl::Status RunGnuplot(const std::string& out_base, const std::string& body, in
   if (std::system(cmd.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("gnuplot failed; see ", out_base, ".gnuplot.log"));
   }
+  const std::string log = out_base + ".gnuplot.log";
+  std::ifstream in(log);
+  if (in.peek() == std::ifstream::traits_type::eof()) std::remove(log.c_str());
   return absl::OkStatus();
 }
 

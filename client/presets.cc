@@ -60,6 +60,37 @@ training:
 )",
        {"axes.eta_ov=[0.1]", "training.max_steps=30000", "training.report_every=500", "axes.seed=[1234, 1235]",
         "name=paper-qk-ramp-quick"}},
+      {"paper-theory",
+       "the reduced gradient flow over r = eta_QK/eta_OV in {0.01, 0.1, 1, 10, 100} (NOTES §4, Fig. 4)",
+       R"(name: paper-theory
+description: reduced gradient flow of NOTES.md §4, RK4 with the authors' settings
+axes:
+  lr_ratio: [0.01, 0.1, 1, 10, 100]
+  eta_ov: [1]
+training:
+  task: theory
+  theory: {m: 5, n: 50, b: 50, num_classes: 20, dtau: 10, max_tau: 5.0e7, target_loss: 1.0e-4,
+           num_thresholds: 50, num_samples: 200}
+)",
+       {"name=paper-theory-quick"}},
+      {"paper-fixed-attention",
+       "attention fixed at alpha in {0.2, ..., 1}, only OV trained, collapsed vs factorized (NOTES §3, Fig. 3)",
+       R"(name: paper-fixed-attention
+description: "fixed-attention experiment (NOTES.md §3 Fig-3): CACO = collapsed OV, FAFO = factorized OV"
+axes:
+  parameterization: [CACO, FAFO]
+  alpha: [0.2, 0.4, 0.6, 0.8, 1.0]
+  eta_ov: [0.01]
+  seed: [1234]
+training:
+  task: fixed_attention
+  max_steps: 125000
+  batch_size: 128
+  report_every: 2500
+  target_loss: -1
+)",
+       {"training.max_steps=10000", "training.report_every=500", "axes.eta_ov=[0.1]",
+        "name=paper-fixed-attention-quick"}},
   };
   return *presets;
 }

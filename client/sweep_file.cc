@@ -158,7 +158,24 @@ absl::StatusOr<E> EnumFrom(const Parser& p, const YAML::Node& n, const std::stri
 
 absl::Status ParseTraining(const Parser& p, const YAML::Node& t, v1::Training* out) {
   QKOV_CHECK(p.CheckKeys(t, "training", {"task", "synthetic", "optimizer", "init", "max_steps", "batch_size",
-                                          "report_every", "target_loss", "loss_window", "evaluation"}));
+                                          "report_every", "target_loss", "loss_window", "evaluation", "theory"}));
+  if (const YAML::Node th = t["theory"]) {
+    QKOV_CHECK(p.CheckKeys(th, "training.theory", {"m", "n", "b", "num_classes", "dtau", "relative_step", "max_tau",
+                                                  "target_loss", "num_thresholds", "num_samples"}));
+    auto* o = out->mutable_theory();
+    double x;
+    int64_t k;
+    if (th["m"]) { QKOV_TRY(x, p.Double(th["m"], "training.theory.m")); o->set_m(x); }
+    if (th["n"]) { QKOV_TRY(x, p.Double(th["n"], "training.theory.n")); o->set_n(x); }
+    if (th["b"]) { QKOV_TRY(x, p.Double(th["b"], "training.theory.b")); o->set_b(x); }
+    if (th["num_classes"]) { QKOV_TRY(x, p.Double(th["num_classes"], "training.theory.num_classes")); o->set_num_classes(x); }
+    if (th["dtau"]) { QKOV_TRY(x, p.Double(th["dtau"], "training.theory.dtau")); o->set_dtau(x); }
+    if (th["relative_step"]) { QKOV_TRY(x, p.Double(th["relative_step"], "training.theory.relative_step")); o->set_relative_step(x); }
+    if (th["max_tau"]) { QKOV_TRY(x, p.Double(th["max_tau"], "training.theory.max_tau")); o->set_max_tau(x); }
+    if (th["target_loss"]) { QKOV_TRY(x, p.Double(th["target_loss"], "training.theory.target_loss")); o->set_target_loss(x); }
+    if (th["num_thresholds"]) { QKOV_TRY(k, p.Int(th["num_thresholds"], "training.theory.num_thresholds")); o->set_num_thresholds(static_cast<int32_t>(k)); }
+    if (th["num_samples"]) { QKOV_TRY(k, p.Int(th["num_samples"], "training.theory.num_samples")); o->set_num_samples(static_cast<int32_t>(k)); }
+  }
   if (t["task"]) {
     v1::TaskKind k;
     QKOV_TRY(k, (EnumFrom<v1::TaskKind>(p, t["task"], "training.task",
@@ -250,7 +267,7 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   if (root["max_attempts"]) { QKOV_TRY(i, p.Int(root["max_attempts"], "max_attempts")); spec.set_max_attempts(static_cast<int32_t>(i)); }
   const YAML::Node axes = root["axes"];
   if (!axes) return p.Error(root, "axes", "is required (parameterization, lr_ratio, eta_ov, seed)");
-  QKOV_CHECK(p.CheckKeys(axes, "axes", {"parameterization", "lr_ratio", "eta_ov", "seed"}));
+  QKOV_CHECK(p.CheckKeys(axes, "axes", {"parameterization", "lr_ratio", "eta_ov", "seed", "alpha"}));
   auto* a = spec.mutable_axes();
   if (const YAML::Node n = axes["parameterization"]) {
     const YAML::Node list = n.IsSequence() ? n : YAML::Node();
@@ -278,6 +295,10 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   if (axes["eta_ov"]) {
     QKOV_TRY(values, p.Numbers(axes["eta_ov"], "axes.eta_ov"));
     for (double v : values) a->add_eta_ovs(v);
+  }
+  if (axes["alpha"]) {
+    QKOV_TRY(values, p.Numbers(axes["alpha"], "axes.alpha"));
+    for (double v : values) a->add_alphas(v);
   }
   if (const YAML::Node n = axes["seed"]) {
     if (n.IsSequence()) {

@@ -89,6 +89,29 @@ void ApplyTrainingDefaults(Training* t) {
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   ApplyTrainingDefaults(spec->mutable_training());
   if (spec->max_attempts() == 0) spec->set_max_attempts(3);
+  auto* axes = spec->mutable_axes();
+  switch (spec->training().task()) {
+    case qkov::v1::TASK_THEORY: {
+      // The ODE has no parameterization and no randomness.
+      if (axes->seeds().empty()) axes->add_seeds(0);
+      auto* t = spec->mutable_training()->mutable_theory();
+      if (t->m() == 0) t->set_m(5);
+      if (t->n() == 0) t->set_n(50);
+      if (t->b() == 0) t->set_b(50);
+      if (t->num_classes() == 0) t->set_num_classes(20);
+      if (t->dtau() == 0) t->set_dtau(10);
+      if (t->max_tau() == 0) t->set_max_tau(5e7);
+      if (t->target_loss() == 0) t->set_target_loss(1e-4);
+      if (t->num_thresholds() == 0) t->set_num_thresholds(50);
+      if (t->num_samples() == 0) t->set_num_samples(200);
+      break;
+    }
+    case qkov::v1::TASK_FIXED_ATTENTION:
+      if (axes->lr_ratios().empty()) axes->add_lr_ratios(1);  // no QK circuit to speed up
+      break;
+    default:
+      break;
+  }
 }
 
 absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits& limits) {
@@ -104,8 +127,25 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits
   if (spec.description().size() > 4096) return Invalid("spec.description", "longer than 4096");
   if (!IsValidUtf8(spec.description())) return Invalid("spec.description", "is not valid UTF-8");
   const auto& axes = spec.axes();
-  if (axes.parameterizations().empty())
+  const qkov::v1::TaskKind task = spec.training().task();
+  if (task == qkov::v1::TASK_THEORY) {
+    if (!axes.parameterizations().empty())
+      return Invalid("spec.axes.parameterizations", "the theory task has no parameterization; leave the axis out");
+  } else if (axes.parameterizations().empty()) {
     return Invalid("spec.axes.parameterizations", "axis is empty; give at least one of FAFO, FACO, CAFO, CACO");
+  }
+  if (task == qkov::v1::TASK_FIXED_ATTENTION) {
+    if (axes.alphas().empty()) return Invalid("spec.axes.alphas", "axis is empty; the fixed-attention task needs alphas");
+    std::set<double> seen;
+    for (int i = 0; i < axes.alphas_size(); ++i) {
+      const std::string field = absl::StrCat("spec.axes.alphas[", i, "]");
+      if (!(axes.alphas(i) > 0 && axes.alphas(i) <= 1))
+        return Invalid(field, absl::StrCat("must be in (0, 1] (got ", Num(axes.alphas(i)), ")"));
+      if (!seen.insert(axes.alphas(i)).second) return Invalid(field, "duplicate value");
+    }
+  } else if (!axes.alphas().empty()) {
+    return Invalid("spec.axes.alphas", "only the fixed-attention task takes alphas");
+  }
   if (axes.lr_ratios().empty()) return Invalid("spec.axes.lr_ratios", "axis is empty");
   if (axes.eta_ovs().empty()) return Invalid("spec.axes.eta_ovs", "axis is empty");
   if (axes.seeds().empty()) return Invalid("spec.axes.seeds", "axis is empty");
@@ -137,20 +177,31 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits
     if (!seen_seeds.insert(axes.seeds(i)).second)
       return Invalid(absl::StrCat("spec.axes.seeds[", i, "]"), "duplicate value");
   }
-  const double grid = static_cast<double>(axes.parameterizations_size()) * axes.lr_ratios_size() *
-                      axes.eta_ovs_size() * axes.seeds_size();
+  const double grid = static_cast<double>(std::max(1, axes.parameterizations_size())) * axes.lr_ratios_size() *
+                      axes.eta_ovs_size() * axes.seeds_size() * std::max(1, axes.alphas_size());
   if (grid > static_cast<double>(limits.max_trials)) {
     return Invalid("spec.axes", absl::StrCat("grid has ", Num(grid), " trials; this server's limit is ",
                                              limits.max_trials));
   }
 
   const Training& t = spec.training();
-  if (t.task() != qkov::v1::TASK_SYNTHETIC) {
-    return Invalid("spec.training.task",
-                   absl::StrCat("task ", qkov::v1::TaskKind_Name(t.task()).empty()
-                                             ? std::to_string(t.task())
-                                             : qkov::v1::TaskKind_Name(t.task()),
-                                " is not supported by this server (supported: TASK_SYNTHETIC)"));
+  if (t.task() != qkov::v1::TASK_SYNTHETIC && t.task() != qkov::v1::TASK_THEORY &&
+      t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
+    return Invalid("spec.training.task", absl::StrCat("unknown task ", static_cast<int>(t.task()),
+                                                      " (synthetic, theory or fixed_attention)"));
+  }
+  if (t.task() == qkov::v1::TASK_THEORY) {
+    const auto& th = t.theory();
+    for (auto [name, value] : {std::pair<const char*, double>{"m", th.m()}, {"n", th.n()}, {"b", th.b()},
+                               {"dtau", th.dtau()}, {"max_tau", th.max_tau()}, {"target_loss", th.target_loss()}}) {
+      if (auto st = CheckRange(absl::StrCat("spec.training.theory.", name), value, 0, 1e15, true); !st.ok()) return st;
+    }
+    if (auto st = CheckRange("spec.training.theory.num_classes", th.num_classes(), 1, 1e9, true); !st.ok()) return st;
+    if (auto st = CheckRange("spec.training.theory.relative_step", th.relative_step(), 0, 1); !st.ok()) return st;
+    if (auto st = CheckInt("spec.training.theory.num_thresholds", th.num_thresholds(), 1, 10000); !st.ok()) return st;
+    if (auto st = CheckInt("spec.training.theory.num_samples", th.num_samples(), 2, 100000); !st.ok()) return st;
+    if (th.relative_step() == 0 && th.max_tau() / th.dtau() > 1e9)
+      return Invalid("spec.training.theory.max_tau", "more than 1e9 fixed steps; set relative_step");
   }
   const auto& s = t.synthetic();
   if (auto st = CheckInt("spec.training.synthetic.vocab_size", s.vocab_size(), 2, 100000); !st.ok()) return st;
@@ -285,14 +336,21 @@ std::string MemberOf(const qkov::v1::TrialConfig& c, const std::string& key) {
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   std::vector<ExpandedTrial> out;
   const auto& axes = spec.axes();
-  out.reserve(static_cast<size_t>(axes.parameterizations_size()) * axes.lr_ratios_size() *
-              axes.eta_ovs_size() * axes.seeds_size());
-  // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training} in
+  std::vector<int> params(axes.parameterizations().begin(), axes.parameterizations().end());
+  if (params.empty()) params.push_back(qkov::v1::PARAMETERIZATION_UNSPECIFIED);  // theory
+  std::vector<double> alphas(axes.alphas().begin(), axes.alphas().end());
+  if (alphas.empty()) alphas.push_back(0);  // unset: not a fixed-attention trial
+  out.reserve(params.size() * axes.lr_ratios_size() * axes.eta_ovs_size() * axes.seeds_size() * alphas.size());
+  // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training, alpha} in
   // field order, exactly as CanonicalJson(TrialConfig) prints it
   // (sweep_spec_test checks the two agree).
-  std::vector<std::string> p_json, r_json, e_json, s_json;
+  std::vector<std::string> p_json, r_json, e_json, s_json, a_json;
   qkov::v1::TrialConfig c;
-  for (int p : axes.parameterizations()) {
+  for (double a : alphas) {
+    c.set_alpha(a);
+    a_json.push_back(MemberOf(c, "alpha"));
+  }
+  for (int p : params) {
     c.set_parameterization(static_cast<qkov::v1::Parameterization>(p));
     p_json.push_back(MemberOf(c, "parameterization"));
   }
@@ -310,20 +368,23 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   }
   *c.mutable_training() = spec.training();
   const std::string training_json = MemberOf(c, "training");
-  for (int pi = 0; pi < axes.parameterizations_size(); ++pi) {
+  for (size_t pi = 0; pi < params.size(); ++pi) {
     for (int ri = 0; ri < axes.lr_ratios_size(); ++ri) {
       for (int ei = 0; ei < axes.eta_ovs_size(); ++ei) {
         for (int si = 0; si < axes.seeds_size(); ++si) {
-          ExpandedTrial t;
-          t.config.set_parameterization(static_cast<qkov::v1::Parameterization>(axes.parameterizations(pi)));
-          t.config.set_lr_ratio(axes.lr_ratios(ri));
-          t.config.set_eta_ov(axes.eta_ovs(ei));
-          t.config.set_seed(axes.seeds(si));
-          t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",", e_json[ei], ",", s_json[si], ",",
-                                       training_json, "}");
-          t.config_hash = Sha256Hex(t.config_json);
-          t.trial_id = TrialIdFor(spec.name(), t.config_json);
-          out.push_back(std::move(t));
+          for (size_t ai = 0; ai < alphas.size(); ++ai) {
+            ExpandedTrial t;
+            t.config.set_parameterization(static_cast<qkov::v1::Parameterization>(params[pi]));
+            t.config.set_lr_ratio(axes.lr_ratios(ri));
+            t.config.set_eta_ov(axes.eta_ovs(ei));
+            t.config.set_seed(axes.seeds(si));
+            t.config.set_alpha(alphas[ai]);
+            t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",", e_json[ei], ",", s_json[si], ",",
+                                         training_json, ",", a_json[ai], "}");
+            t.config_hash = Sha256Hex(t.config_json);
+            t.trial_id = TrialIdFor(spec.name(), t.config_json);
+            out.push_back(std::move(t));
+          }
         }
       }
     }

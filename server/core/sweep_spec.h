@@ -42,7 +42,8 @@ struct ExpandedTrial {
 };
 
 // Cartesian product in the order parameterizations x lr_ratios x eta_ovs x
-// seeds. Expects a valid spec.
+// seeds x alphas (an empty parameterization or alpha axis counts as one
+// unset value). Expects a valid spec with defaults applied.
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
 
 std::string CanonicalJson(const google::protobuf::Message& message);

@@ -144,12 +144,18 @@ TEST_F(CliTest, SqlIsReadOnly) {
 TEST_F(CliTest, PresetsListAndSubmit) {
   CommandResult r = RunCommand({QKOV_CLI_BIN, "presets"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* p : {"paper-four-param", "paper-ratio", "paper-qk-ramp"}) {
+  for (const char* p : {"paper-four-param", "paper-ratio", "paper-qk-ramp", "paper-theory", "paper-fixed-attention"}) {
     EXPECT_NE(r.out.find(p), std::string::npos) << p;
   }
   r = Qkov({"submit", "--preset", "paper-ratio", "--quick", "--set", "name=preset-check"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("15 trials"), std::string::npos) << r.out;  // 5 ratios x 3 seeds
+  // Every preset is a valid sweep the server accepts.
+  for (const char* p : {"paper-four-param", "paper-qk-ramp", "paper-theory", "paper-fixed-attention"}) {
+    r = Qkov({"submit", "--preset", p, "--quick", "--set", std::string("name=check-") + p});
+    ASSERT_EQ(r.exit_code, 0) << p << ": " << r.err;
+    EXPECT_EQ(Qkov({"cancel", std::string("check-") + p}).exit_code, 0);
+  }
   r = Qkov({"submit", "--preset", "paper-nothing"});
   EXPECT_EQ(r.exit_code, 3);
   ExpectOneLine(r);

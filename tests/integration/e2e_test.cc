@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "storage/database.h"
 #include "tests/integration/harness.h"
 
@@ -160,6 +161,29 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
                         "AND json_extract(provenance_json, '$.torch_version') LIKE 'torch %'"),
             8);
   EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
+
+}  // namespace
+}  // namespace qkov::testing
+
+namespace qkov::testing {
+namespace {
+
+TEST(DeployTest, OnlineBackupWhileTheServerWrites) {
+  TempDir dir;
+  ServerUnderTest server(dir);
+  WriteFile(dir.File("sweep.yaml"), kSweep);
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("sweep.yaml")}).exit_code, 0);
+  Process worker({QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"}, dir.File("w.log"));
+  ASSERT_TRUE(WaitUntil([&] { return QueryInt(server.db_path(), "SELECT COUNT(*) FROM metrics") > 0; }, 60));
+  CommandResult backup = RunCommand(
+      {"/bin/bash", QKOV_SOURCE_DIR "/deploy/systemd/qkov-backup.sh", server.db_path(), dir.File("backups")});
+  ASSERT_EQ(backup.exit_code, 0) << backup.err;
+  const std::string copy(absl::StripAsciiWhitespace(backup.out));
+  EXPECT_EQ(QueryInt(copy, "SELECT COUNT(*) FROM trials"), 8);
+  EXPECT_EQ(QueryInt(copy, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+  EXPECT_GT(QueryInt(copy, "SELECT COUNT(*) FROM metrics"), 0);
+  ASSERT_EQ(worker.Wait(120), 0);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include "common/grpc_status.h"
 #include "common/version.h"
 #include "worker/agent/trial_options.h"
+#include "worker/training/fixed_attention.h"
+#include "worker/training/theory.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::agent {
@@ -48,6 +50,44 @@ v1::MetricPoint ToProto(const training::MetricPoint& p) {
   m.set_name(p.name);
   m.set_value(p.value);
   return m;
+}
+
+// The theory task as a trial outcome: the trajectory and the threshold
+// crossings become metric points (docs/metrics.md), the end state results.
+training::TrialOutcome TheoryOutcome(const training::TheoryResult& r, std::vector<v1::MetricPoint>* points) {
+  auto add = [points](int64_t step, const char* name, double value) {
+    v1::MetricPoint p;
+    p.set_step(step);
+    p.set_name(name);
+    p.set_value(value);
+    points->push_back(std::move(p));
+  };
+  for (size_t i = 0; i < r.trajectory.size(); ++i) {
+    const auto& t = r.trajectory[i];
+    add(static_cast<int64_t>(i), "theory_tau", t.tau);
+    add(static_cast<int64_t>(i), "theory_mu_ov", t.mu_ov);
+    add(static_cast<int64_t>(i), "theory_mu_qk", t.mu_qk);
+    add(static_cast<int64_t>(i), "theory_alpha", t.alpha);
+    add(static_cast<int64_t>(i), "theory_loss", t.loss);
+  }
+  for (size_t i = 0; i < r.at_thresholds.size(); ++i) {
+    const auto& t = r.at_thresholds[i];
+    add(static_cast<int64_t>(i), "threshold_loss", r.thresholds[i]);
+    add(static_cast<int64_t>(i), "threshold_tau", t.tau);
+    add(static_cast<int64_t>(i), "threshold_mu_ov", t.mu_ov);
+    add(static_cast<int64_t>(i), "threshold_mu_qk", t.mu_qk);
+    add(static_cast<int64_t>(i), "threshold_alpha", t.alpha);
+  }
+  training::TrialOutcome o;
+  o.end = r.reached_target ? training::TrialEnd::kConverged : training::TrialEnd::kMaxSteps;
+  o.steps = static_cast<int64_t>(r.trajectory.size());
+  o.results["mu_ov"] = r.final_point.mu_ov;
+  o.results["mu_qk"] = r.final_point.mu_qk;
+  o.results["alpha"] = r.final_point.alpha;
+  o.results["loss"] = r.final_point.loss;
+  o.results["tau"] = r.final_point.tau;
+  o.results["converged"] = r.reached_target ? 1 : 0;
+  return o;
 }
 
 }  // namespace
@@ -255,7 +295,16 @@ absl::Status Agent::RunLease(const v1::Lease& lease, v1::LeaseTrialResponse* nex
     return FromGrpcStatus(WithRetry([&] { return stub_->FailTrial(Context().get(), req, &resp); }));
   };
 
-  absl::StatusOr<training::TrialOptions> options = ToTrialOptions(lease.config());
+  const qkov::v1::TaskKind task = lease.config().training().task();
+  absl::StatusOr<training::TrialOutcome> outcome;
+  std::vector<v1::MetricPoint> extra_points;
+  if (task == qkov::v1::TASK_THEORY) {
+    absl::StatusOr<training::TheoryResult> theory = training::IntegrateTheory(ToTheoryOptions(lease.config()));
+    if (!theory.ok()) return fail(theory.status().ToString(), false, "");
+    outcome = TheoryOutcome(*theory, &extra_points);
+  }
+  absl::StatusOr<training::TrialOptions> options =
+      task == qkov::v1::TASK_THEORY ? training::TrialOptions{} : ToTrialOptions(lease.config());
   if (!options.ok()) return fail(options.status().ToString(), false, "");
 
   ReportingObserver observer(
@@ -270,8 +319,15 @@ absl::Status Agent::RunLease(const v1::Lease& lease, v1::LeaseTrialResponse* nex
       },
       &stop_, &current.lost, &current.step);
 
-  absl::StatusOr<training::TrialOutcome> outcome =
-      training::RunTrial(*options, &observer, device_, lease.checkpoint());
+  if (task == qkov::v1::TASK_FIXED_ATTENTION) {
+    training::FixedAttentionOptions fo;
+    fo.trial = *options;
+    fo.alpha = lease.config().alpha();
+    fo.factorized = training::OvFactorized(options->parameterization);
+    outcome = training::RunFixedAttention(fo, &observer);
+  } else if (task == qkov::v1::TASK_SYNTHETIC) {
+    outcome = training::RunTrial(*options, &observer, device_, lease.checkpoint());
+  }
   if (!outcome.ok()) return fail(outcome.status().ToString(), false, "");
   if (outcome->end == training::TrialEnd::kStopped) {
     if (current.lost) return absl::AbortedError("lease lost or sweep cancelled; trial dropped");
@@ -309,6 +365,7 @@ absl::Status Agent::RunLease(const v1::Lease& lease, v1::LeaseTrialResponse* nex
   }
   *req.mutable_provenance() = provenance_;
   for (auto& p : observer.TakePending()) *req.add_final_points() = std::move(p);
+  for (auto& p : extra_points) *req.add_final_points() = std::move(p);
   req.set_lease_next(!stop_);
   v1::CompleteTrialResponse resp;
   grpc::Status s = WithRetry([&] { return stub_->CompleteTrial(Context().get(), req, &resp); });

@@ -15,8 +15,8 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfi
       return absl::InvalidArgumentError(absl::StrCat("parameterization: unknown value ", c.parameterization()));
   }
   const qkov::v1::Training& t = c.training();
-  if (t.task() != qkov::v1::TASK_SYNTHETIC) {
-    return absl::InvalidArgumentError(absl::StrCat("training.task: this worker runs TASK_SYNTHETIC only (got ",
+  if (t.task() != qkov::v1::TASK_SYNTHETIC && t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
+    return absl::InvalidArgumentError(absl::StrCat("training.task: not a trained-model task (",
                                                    qkov::v1::TaskKind_Name(t.task()), ")"));
   }
   o.lr_ratio = c.lr_ratio();
@@ -70,6 +70,24 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfi
   o.eval.dtap_attention_edges.assign(e.dtap_attention_edges().begin(), e.dtap_attention_edges().end());
   o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(), e.dtap_probability_edges().end());
   if (absl::Status s = o.Validate(); !s.ok()) return s;
+  return o;
+}
+
+training::TheoryOptions ToTheoryOptions(const qkov::v1::TrialConfig& c) {
+  const qkov::v1::Theory& t = c.training().theory();
+  training::TheoryOptions o;
+  o.m = t.m();
+  o.n = t.n();
+  o.b = t.b();
+  o.M = t.num_classes();
+  o.eta_ov = c.eta_ov();
+  o.ratio = c.lr_ratio();
+  o.dtau = t.dtau();
+  o.relative_step = t.relative_step();
+  o.max_tau = t.max_tau();
+  o.target_loss = t.target_loss();
+  o.num_thresholds = t.num_thresholds();
+  o.num_samples = t.num_samples();
   return o;
 }
 

@@ -150,7 +150,20 @@ TEST(SweepSpecTest, RefusalsNameTheField) {
 
   s = Demo();
   s.mutable_training()->set_task(v1::TASK_THEORY);
-  EXPECT_NE(ErrorOf(s).find("spec.training.task"), std::string::npos);
+  EXPECT_NE(ErrorOf(s).find("spec.axes.parameterizations: the theory task"), std::string::npos);
+
+  s = Demo();
+  s.mutable_training()->set_task(static_cast<v1::TaskKind>(9));
+  EXPECT_NE(ErrorOf(s).find("spec.training.task: unknown task 9"), std::string::npos);
+
+  s = Demo();
+  s.mutable_axes()->add_alphas(0.5);
+  EXPECT_EQ(ErrorOf(s), "spec.axes.alphas: only the fixed-attention task takes alphas");
+
+  s = Demo();
+  s.mutable_training()->set_task(v1::TASK_FIXED_ATTENTION);
+  s.mutable_axes()->add_alphas(1.5);
+  EXPECT_EQ(ErrorOf(s), "spec.axes.alphas[0]: must be in (0, 1] (got 1.5)");
 }
 
 TEST(SweepSpecTest, Utf8Check) {
@@ -161,6 +174,40 @@ TEST(SweepSpecTest, Utf8Check) {
   EXPECT_FALSE(IsValidUtf8("\xce"));          // truncated
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));      // truncated
   EXPECT_FALSE(IsValidUtf8("a\x80" "b"));     // stray continuation
+}
+
+TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
+  v1::SweepSpec theory;
+  theory.set_name("theory");
+  theory.mutable_training()->set_task(v1::TASK_THEORY);
+  for (double r : {0.1, 1.0, 10.0}) theory.mutable_axes()->add_lr_ratios(r);
+  theory.mutable_axes()->add_eta_ovs(1);
+  ApplySpecDefaults(&theory);
+  ASSERT_TRUE(ValidateSweepSpec(theory, SpecLimits{}).ok()) << ValidateSweepSpec(theory, SpecLimits{});
+  EXPECT_DOUBLE_EQ(theory.training().theory().m(), 5);
+  EXPECT_DOUBLE_EQ(theory.training().theory().num_classes(), 20);
+  auto trials = ExpandSweep(theory);
+  ASSERT_EQ(trials.size(), 3u);
+  EXPECT_EQ(trials[0].config.parameterization(), v1::PARAMETERIZATION_UNSPECIFIED);
+
+  v1::SweepSpec fixed;
+  fixed.set_name("fixed");
+  fixed.mutable_training()->set_task(v1::TASK_FIXED_ATTENTION);
+  fixed.mutable_axes()->add_parameterizations(v1::CACO);
+  fixed.mutable_axes()->add_parameterizations(v1::FAFO);
+  for (double a : {0.2, 0.6, 1.0}) fixed.mutable_axes()->add_alphas(a);
+  fixed.mutable_axes()->add_eta_ovs(0.01);
+  fixed.mutable_axes()->add_seeds(1234);
+  ApplySpecDefaults(&fixed);
+  ASSERT_TRUE(ValidateSweepSpec(fixed, SpecLimits{}).ok()) << ValidateSweepSpec(fixed, SpecLimits{});
+  trials = ExpandSweep(fixed);
+  ASSERT_EQ(trials.size(), 6u);
+  EXPECT_DOUBLE_EQ(trials[1].config.alpha(), 0.6);
+  for (const auto& t : trials) {
+    v1::TrialConfig full = t.config;
+    *full.mutable_training() = fixed.training();
+    EXPECT_EQ(t.config_json, CanonicalJson(full));
+  }
 }
 
 TEST(SweepSpecTest, GridLimitIsEnforced) {
