@@ -12,6 +12,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, mode, "speed", "speed | trial");
@@ -25,6 +27,7 @@ ABSL_FLAG(std::string, init, "identity", "identity | default (both circuits)");
 ABSL_FLAG(double, identity_scale, 1e-6, "identity init scale");
 ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
+ABSL_FLAG(std::string, stack, "1,2,4,8,16,32", "speed mode: trials trained together, comma-separated");
 
 using namespace qkov::training;
 
@@ -45,20 +48,43 @@ int main(int argc, char** argv) {
   o.init.qk = init;
   o.init.ov = init;
   if (absl::GetFlag(FLAGS_mode) == "speed") {
-    std::printf("parameterization steps_per_s (batch %d, seq %d, vocab %d, %d thread)\n",
+    // Trial-steps per second: T trials stacked, each taking max_steps steps.
+    std::printf("trial-steps per second (batch %d, seq %d, vocab %d, %d thread), by trials stacked\n",
                 o.batch_size, o.task.seq_len, o.task.vocab_size, absl::GetFlag(FLAGS_threads));
-    o.target_loss = 0;
+    o.target_loss = -1;
+    o.eval.num_examples = 64;
+    std::vector<int> stacks;
+    for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_stack), ',')) {
+      int k;
+      if (absl::SimpleAtoi(part, &k) && k > 0) stacks.push_back(k);
+    }
+    std::printf("param");
+    for (int k : stacks) std::printf(" T=%d", k);
+    std::printf("\n");
     for (const char* name : {"FAFO", "FACO", "CAFO", "CACO"}) {
       o.parameterization = *ParseParameterization(name);
-      auto t0 = std::chrono::steady_clock::now();
-      auto r = RunTrial(o, nullptr);
-      auto t1 = std::chrono::steady_clock::now();
-      if (!r.ok()) {
-        std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
-        return 1;
+      std::printf("%s", name);
+      for (int k : stacks) {
+        std::vector<TrialOptions> batch;
+        for (int i = 0; i < k; ++i) {
+          TrialOptions t = o;
+          t.seed = o.seed + i;
+          t.lr_ratio = 1 + i;
+          batch.push_back(t);
+        }
+        auto t0 = std::chrono::steady_clock::now();
+        auto r = RunTrials(batch, std::vector<TrainingObserver*>(k, nullptr), torch::kCPU,
+                           std::vector<std::string>(k));
+        auto t1 = std::chrono::steady_clock::now();
+        if (!r.ok()) {
+          std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+          return 1;
+        }
+        const double s = std::chrono::duration<double>(t1 - t0).count();
+        std::printf(" %.0f", static_cast<double>(o.max_steps) * k / s);
+        std::fflush(stdout);
       }
-      const double s = std::chrono::duration<double>(t1 - t0).count();
-      std::printf("%s %.0f\n", name, static_cast<double>(r->steps) / s);
+      std::printf("\n");
     }
     return 0;
   }

@@ -23,6 +23,8 @@ torch::Tensor InitMatrix(InitKind kind, int v, double scale, std::mt19937_64& rn
   return w.to(dtype);
 }
 
+}  // namespace
+
 double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2) {
   torch::NoGradGuard no_grad;
   auto a = w1.t().matmul(w1);
@@ -31,8 +33,6 @@ double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2) {
   if (denom == 0) return 0;
   return (a - b).norm().item<double>() / denom;
 }
-
-}  // namespace
 
 AttentionModelImpl::AttentionModelImpl(Parameterization p, int vocab_size,
                                        const InitOptions& init, uint64_t init_seed,

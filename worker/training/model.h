@@ -28,6 +28,10 @@ struct ModelOutput {
   torch::Tensor attention;  // [B, T], rows sum to 1
 };
 
+// ||W1^T W1 - W2 W2^T||_F / max(||W1^T W1||_F, ||W2 W2^T||_F): 0 for a
+// balanced factor pair (the gradient-flow invariant of NOTES.md §1).
+double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2);
+
 class AttentionModelImpl : public torch::nn::Module {
  public:
   // Weights are drawn from `init_seed` with our own generator, so a seed

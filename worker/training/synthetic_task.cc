@@ -13,19 +13,41 @@ uint64_t MixSeed(uint64_t seed, uint64_t stream) {
 
 SyntheticTask::SyntheticTask(const SyntheticTaskOptions& options) : options_(options) {
   for (int c = 0; c < options_.num_classes; ++c) {
-    std::vector<double> p = ClassDistribution(c);
-    std::vector<double> cdf;
-    std::vector<int> support;
-    double acc = 0;
+    const std::vector<double> p = ClassDistribution(c);
+    AliasTable table;
+    std::vector<double> scaled;
     for (int t = 0; t < options_.vocab_size; ++t) {
       if (p[t] <= 0) continue;
-      acc += p[t];
-      cdf.push_back(acc);
-      support.push_back(t);
+      table.token.push_back(t);
+      scaled.push_back(p[t]);
     }
-    cdf.back() = 1.0;  // guard against rounding at the top
-    cdf_.push_back(std::move(cdf));
-    support_.push_back(std::move(support));
+    const size_t k = scaled.size();
+    for (double& x : scaled) x *= static_cast<double>(k);
+    table.alias.assign(k, 0);
+    table.threshold.assign(k, 0);
+    std::vector<size_t> small, large;
+    for (size_t i = 0; i < k; ++i) (scaled[i] < 1.0 ? small : large).push_back(i);
+    std::vector<double> keep(k, 1.0);
+    std::vector<int> alias(k);
+    for (size_t i = 0; i < k; ++i) alias[i] = static_cast<int>(i);
+    while (!small.empty() && !large.empty()) {
+      const size_t s = small.back(), l = large.back();
+      small.pop_back();
+      keep[s] = scaled[s];
+      alias[s] = static_cast<int>(l);
+      scaled[l] -= 1.0 - scaled[s];
+      if (scaled[l] < 1.0) {
+        large.pop_back();
+        small.push_back(l);
+      }
+    }
+    for (size_t i = 0; i < k; ++i) {
+      const double t = std::min(1.0, keep[i]) * 4294967296.0;
+      table.threshold[i] = t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
+      table.alias[i] = table.token[alias[i]];
+      if (keep[i] >= 1.0) table.threshold[i] = 0xFFFFFFFFu, table.alias[i] = table.token[i];
+    }
+    alias_.push_back(std::move(table));
   }
 }
 
@@ -41,10 +63,11 @@ std::vector<double> SyntheticTask::ClassDistribution(int c) const {
 }
 
 int SyntheticTask::SampleContextToken(int c, std::mt19937_64& rng) const {
-  const std::vector<double>& cdf = cdf_[c];
-  const double u = UniformDouble(rng);
-  const size_t i = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
-  return support_[c][std::min(i, cdf.size() - 1)];
+  const AliasTable& t = alias_[c];
+  const uint64_t r = rng();
+  const size_t column = static_cast<size_t>(((r >> 32) * t.threshold.size()) >> 32);
+  const uint32_t coin = static_cast<uint32_t>(r);
+  return coin < t.threshold[column] ? t.token[column] : t.alias[column];
 }
 
 Batch SyntheticTask::Sample(int batch_size, std::mt19937_64& rng) const {
@@ -52,9 +75,13 @@ Batch SyntheticTask::Sample(int batch_size, std::mt19937_64& rng) const {
   auto tokens = torch::empty({batch_size, len}, torch::kInt64);
   auto labels = torch::empty({batch_size}, torch::kInt64);
   auto classes = torch::empty({batch_size}, torch::kInt64);
-  int64_t* tok = tokens.data_ptr<int64_t>();
-  int64_t* lab = labels.data_ptr<int64_t>();
-  int64_t* cls = classes.data_ptr<int64_t>();
+  SampleInto(batch_size, rng, tokens.data_ptr<int64_t>(), labels.data_ptr<int64_t>(), classes.data_ptr<int64_t>());
+  return Batch{tokens, labels, classes};
+}
+
+void SyntheticTask::SampleInto(int batch_size, std::mt19937_64& rng, int64_t* tok, int64_t* lab,
+                               int64_t* cls) const {
+  const int len = input_len();
   for (int b = 0; b < batch_size; ++b) {
     const int c = std::min(static_cast<int>(UniformDouble(rng) * options_.num_classes),
                            options_.num_classes - 1);
@@ -62,9 +89,8 @@ Batch SyntheticTask::Sample(int batch_size, std::mt19937_64& rng) const {
     for (int i = 0; i < len - 1; ++i) row[i] = SampleContextToken(c, rng);
     row[len - 1] = QueryToken(c);
     lab[b] = LabelToken(c);
-    cls[b] = c;
+    if (cls != nullptr) cls[b] = c;
   }
-  return Batch{tokens, labels, classes};
 }
 
 }  // namespace qkov::training

@@ -5,8 +5,10 @@
 // the class's query token, then the label token; the model sees the first
 // seq_len - 1 tokens and predicts the last.
 //
-// Sampling uses our own mt19937_64 stream and a cumulative table, so a seed
-// gives the same batches on every platform and LibTorch build.
+// Sampling uses our own mt19937_64 stream and Walker's alias tables (one
+// 64-bit draw per token: the high 32 bits pick a column, the low 32 bits toss
+// its coin, so probabilities are exact to 2^-32), so a seed gives the same
+// batches on every platform and LibTorch build.
 #ifndef QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
 #define QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
 
@@ -56,13 +58,22 @@ class SyntheticTask {
   // Draws `batch_size` fresh sequences from `rng`. Classes are uniform.
   Batch Sample(int batch_size, std::mt19937_64& rng) const;
 
+  // Sample() into caller-owned buffers: tokens [batch_size * input_len()],
+  // labels [batch_size]; the same draws as Sample() from the same rng.
+  void SampleInto(int batch_size, std::mt19937_64& rng, int64_t* tokens, int64_t* labels,
+                  int64_t* classes = nullptr) const;
+
   // Context-token sampling alone, exposed for the frequency test.
   int SampleContextToken(int c, std::mt19937_64& rng) const;
 
  private:
   SyntheticTaskOptions options_;
-  std::vector<std::vector<double>> cdf_;   // per class, cumulative over support_
-  std::vector<std::vector<int>> support_;  // per class, tokens with weight > 0
+  struct AliasTable {
+    std::vector<uint32_t> threshold;  // keep column i when the coin < threshold[i]
+    std::vector<int> token;           // column i's own token
+    std::vector<int> alias;           // the token taken otherwise
+  };
+  std::vector<AliasTable> alias_;     // per class, over tokens with weight > 0
 };
 
 }  // namespace qkov::training

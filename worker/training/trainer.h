@@ -67,12 +67,6 @@ struct LearningRates {
 };
 LearningRates ScheduledLearningRates(const TrialOptions& options, int64_t step);
 
-// The two parameter groups (QK first, then OV) with every optimizer option
-// set from `options`; lr is the step-0 rate of each group.
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(AttentionModel& model,
-                                                       const TrialOptions& options);
-void SetLearningRates(torch::optim::Optimizer& optimizer, const LearningRates& lr);
-
 // Runs the trial on `device`, from the start or from `resume_from` (a
 // checkpoint of the same options). Returns InvalidArgument for invalid
 // options or a checkpoint that does not parse, Internal for a LibTorch error
@@ -81,6 +75,24 @@ void SetLearningRates(torch::optim::Optimizer& optimizer, const LearningRates& l
 absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options, TrainingObserver* observer,
                                       const torch::Device& device = torch::kCPU,
                                       const std::string& resume_from = "");
+
+// Trains several trials of one shape together: parameters stacked along a
+// leading trial dimension (batched matrix products), each trial with its own
+// seed, data stream, learning rates, schedule, stopping and observer. Every
+// trial, RunTrial included, runs through this one engine, and each trial's
+// arithmetic does not depend on its batch-mates, so a trial's metrics are
+// bit-identical alone or batched (trainer_test). The optimizers are SGD
+// (momentum, weight decay) and AdamW exactly as torch.optim defines them,
+// applied per trial. InvalidArgument when the trials do not share a shape
+// (CheckBatchable).
+absl::StatusOr<std::vector<TrialOutcome>> RunTrials(const std::vector<TrialOptions>& options,
+                                                    const std::vector<TrainingObserver*>& observers,
+                                                    const torch::Device& device,
+                                                    const std::vector<std::string>& resume_from);
+// OK when the trials can train in one batch: same parameterization, task
+// sizes, batch size and optimizer settings (rates, seeds, schedules, steps
+// and stopping may differ).
+absl::Status CheckBatchable(const std::vector<TrialOptions>& options);
 
 // "torch 1.13.0 (cpu, 1 thread)" style description for provenance.
 std::string TorchVersion();

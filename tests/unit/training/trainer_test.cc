@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "worker/training/synthetic_task.h"
+
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -70,37 +72,104 @@ TEST(TrainerTest, CosineWarmupPeaksAfterWarmupAndDecays) {
   EXPECT_NEAR(ScheduledLearningRates(o, 60).qk, 1.5, 1e-12);
 }
 
-TEST(TrainerTest, OptimizerHasQkGroupThenOvGroupWithEveryOption) {
+// The engine's per-trial SGD and AdamW against torch::optim on the same
+// model: a reference loop written the plain way (AttentionModel, two
+// parameter groups) must land on the same final loss.
+double ReferenceLoss(const TrialOptions& o) {
+  SyntheticTask task(o.task);
+  std::mt19937_64 data_rng(MixSeed(o.seed, 1));
+  AttentionModel m(o.parameterization, o.task.vocab_size, o.init, MixSeed(o.seed, 2));
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  const LearningRates lr0 = ScheduledLearningRates(o, 0);
+  for (auto [params, rate] : {std::pair{m->QkParameters(), lr0.qk}, std::pair{m->OvParameters(), lr0.ov}}) {
+    if (o.optimizer.kind == OptimizerKind::kSgd) {
+      auto opts = std::make_unique<torch::optim::SGDOptions>(rate);
+      opts->momentum(o.optimizer.momentum).weight_decay(o.optimizer.weight_decay);
+      groups.emplace_back(params, std::move(opts));
+    } else {
+      auto opts = std::make_unique<torch::optim::AdamWOptions>(rate);
+      opts->weight_decay(o.optimizer.weight_decay);
+      groups.emplace_back(params, std::move(opts));
+    }
+  }
+  std::unique_ptr<torch::optim::Optimizer> opt;
+  if (o.optimizer.kind == OptimizerKind::kSgd) {
+    opt = std::make_unique<torch::optim::SGD>(std::move(groups), torch::optim::SGDOptions(1));
+  } else {
+    opt = std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(1));
+  }
+  for (int64_t step = 0; step < o.max_steps; ++step) {
+    const LearningRates lr = ScheduledLearningRates(o, step);
+    opt->param_groups()[0].options().set_lr(lr.qk);
+    opt->param_groups()[1].options().set_lr(lr.ov);
+    Batch b = task.Sample(o.batch_size, data_rng);
+    opt->zero_grad();
+    torch::cross_entropy_loss(m->forward(b.tokens).logits, b.labels).backward();
+    opt->step();
+  }
+  std::mt19937_64 eval_rng(MixSeed(o.eval.eval_seed, 3));
+  Batch eval = task.Sample(o.eval.num_examples, eval_rng);
+  return Evaluate(m, task, eval, o.eval).scalars.at("loss");
+}
+
+TEST(TrainerTest, PerTrialOptimizersMatchTorchOptim) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
     TrialOptions o = Small(Parameterization::kFafo);
     o.optimizer.kind = kind;
-    o.optimizer.momentum = 0.9;
+    o.optimizer.momentum = kind == OptimizerKind::kSgd ? 0.9 : 0;
     o.optimizer.weight_decay = 0.01;
-    o.eta_ov = 0.01;
-    o.lr_ratio = 20;
-    AttentionModel m(o.parameterization, 50, o.init, 1);
-    auto opt = MakeOptimizer(m, o);
-    ASSERT_EQ(opt->param_groups().size(), 2u);
-    EXPECT_DOUBLE_EQ(opt->param_groups()[0].options().get_lr(), 0.2);
-    EXPECT_DOUBLE_EQ(opt->param_groups()[1].options().get_lr(), 0.01);
-    EXPECT_EQ(opt->param_groups()[0].params().size(), 2u);
-    EXPECT_TRUE(opt->param_groups()[0].params()[0].is_same(m->QkParameters()[0]));
-    EXPECT_TRUE(opt->param_groups()[1].params()[0].is_same(m->OvParameters()[0]));
-    for (auto& g : opt->param_groups()) {
-      if (kind == OptimizerKind::kSgd) {
-        auto& s = static_cast<torch::optim::SGDOptions&>(g.options());
-        EXPECT_DOUBLE_EQ(s.momentum(), 0.9);
-        EXPECT_DOUBLE_EQ(s.weight_decay(), 0.01);
-      } else {
-        auto& a = static_cast<torch::optim::AdamWOptions&>(g.options());
-        EXPECT_DOUBLE_EQ(a.weight_decay(), 0.01);
-        EXPECT_DOUBLE_EQ(std::get<0>(a.betas()), 0.9);
-      }
-    }
-    SetLearningRates(*opt, {0.5, 0.25});
-    EXPECT_DOUBLE_EQ(opt->param_groups()[0].options().get_lr(), 0.5);
-    EXPECT_DOUBLE_EQ(opt->param_groups()[1].options().get_lr(), 0.25);
+    o.optimizer.schedule = ScheduleKind::kQkRamp;
+    o.eta_ov = kind == OptimizerKind::kSgd ? 0.05 : 0.01;
+    o.target_loss = -1;
+    auto r = RunTrial(o, nullptr);
+    ASSERT_TRUE(r.ok());
+    const double want = ReferenceLoss(o);
+    EXPECT_NEAR(r->results.at("loss"), want, 1e-4 * std::fabs(want)) << (kind == OptimizerKind::kSgd ? "sgd" : "adamw");
   }
+}
+
+TEST(TrainerTest, BatchedTrialsAreBitIdenticalToAlone) {
+  std::vector<TrialOptions> batch;
+  for (int i = 0; i < 5; ++i) {
+    TrialOptions o = Small(Parameterization::kFafo);
+    o.seed = 100 + i;
+    o.lr_ratio = 1 + 5 * i;         // each trial its own rates
+    o.max_steps = 80 + 40 * i;      // and its own length
+    o.target_loss = i == 2 ? 10 : 1e-3;  // trial 2 converges at its first full window
+    batch.push_back(o);
+  }
+  std::vector<RecordingObserver> together(batch.size());
+  std::vector<TrainingObserver*> observers;
+  for (auto& r : together) observers.push_back(&r);
+  auto out = RunTrials(batch, observers, torch::kCPU, std::vector<std::string>(batch.size()));
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    RecordingObserver alone;
+    auto single = RunTrial(batch[i], &alone);
+    ASSERT_TRUE(single.ok());
+    EXPECT_EQ((*out)[i].results, single->results) << i;
+    EXPECT_EQ((*out)[i].steps, single->steps) << i;
+    ASSERT_EQ(together[i].points.size(), alone.points.size()) << i;
+    for (size_t k = 0; k < alone.points.size(); ++k) {
+      EXPECT_EQ(std::memcmp(&together[i].points[k].value, &alone.points[k].value, sizeof(double)), 0)
+          << i << " " << alone.points[k].name << " at " << alone.points[k].step;
+    }
+  }
+  EXPECT_EQ((*out)[2].end, TrialEnd::kConverged);
+  EXPECT_EQ((*out)[2].steps, 40);
+  EXPECT_EQ((*out)[4].steps, 240);
+}
+
+TEST(TrainerTest, IncompatibleTrialsAreNotBatched) {
+  TrialOptions a = Small(Parameterization::kFafo), b = Small(Parameterization::kCaco);
+  EXPECT_EQ(CheckBatchable({a, b}).code(), absl::StatusCode::kInvalidArgument);
+  b = a;
+  b.batch_size = 16;
+  EXPECT_EQ(CheckBatchable({a, b}).code(), absl::StatusCode::kInvalidArgument);
+  b = a;
+  b.lr_ratio = 7;
+  b.seed = 9;
+  EXPECT_TRUE(CheckBatchable({a, b}).ok());
 }
 
 TEST(TrainerTest, SameConfigAndSeedAreBitIdentical) {
