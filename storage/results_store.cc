@@ -52,7 +52,7 @@ constexpr char kNextSweepSql[] =
     "LIMIT 1";
 // Its next trial: handed-back trials (queue_rank -1) first, then grid order.
 constexpr char kNextQueuedSql[] =
-    "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step FROM trials "
+    "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, parameterization FROM trials "
     "WHERE sweep_id = ? AND state = 'queued' ORDER BY queue_rank, ordinal LIMIT 1";
 constexpr char kAnyRunningSql[] = "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
 constexpr char kAnyActiveSql[] =
@@ -334,13 +334,24 @@ absl::Status ResultsStore::RegisterWorker(const std::string& worker_id, const st
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& worker_id,
                                                           int64_t now_ms, int64_t lease_ms,
                                                           LeaseRecord* lease) {
+  std::vector<LeaseRecord> leases;
+  ASSIGN_OR_RETURN(LeaseAvailability a, LeaseBatch(worker_id, now_ms, lease_ms, 1, &leases));
+  if (a == LeaseAvailability::kLeased) *lease = std::move(leases[0]);
+  return a;
+}
+
+absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(const std::string& worker_id, int64_t now_ms,
+                                                           int64_t lease_ms, int max_trials,
+                                                           std::vector<LeaseRecord>* leases) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
+  leases->clear();
   // Expired leases are requeued by the server's reaper; when nothing is
   // queued we also reap here, so a lost trial never waits for the reaper.
-  bool found = false;
-  for (int pass = 0; pass < 2 && !found; ++pass) {
+  int64_t sweep_id = 0;
+  std::string sweep_name, parameterization;
+  for (int pass = 0; pass < 2 && leases->empty(); ++pass) {
     if (pass == 1) {
       ASSIGN_OR_RETURN(int64_t reaped, ExpireLeasesLocked(now_ms));
       if (reaped == 0) break;
@@ -348,41 +359,67 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& wor
     ASSIGN_OR_RETURN(Statement * pick, db_->Cached(kNextSweepSql));
     ASSIGN_OR_RETURN(bool have_sweep, pick->Step());
     if (!have_sweep) continue;
-    const int64_t sweep_id = pick->ColumnInt64(0);
-    lease->sweep_name = pick->ColumnText(1);
+    sweep_id = pick->ColumnInt64(0);
+    sweep_name = pick->ColumnText(1);
     ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
     next->BindInt64(1, sweep_id);
-    ASSIGN_OR_RETURN(found, next->Step());
-    if (found) {
-      lease->trial_id = next->ColumnText(0);
-      lease->attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
-      lease->config_json = next->ColumnText(2);
-      lease->checkpoint = next->ColumnBlob(3);
-      lease->checkpoint_step = lease->checkpoint.empty() ? 0 : next->ColumnInt64(4);
-      lease->expires_ms = now_ms + lease_ms;
-    }
+    ASSIGN_OR_RETURN(bool found, next->Step());
+    if (!found) continue;
+    LeaseRecord l;
+    l.trial_id = next->ColumnText(0);
+    l.attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
+    l.config_json = next->ColumnText(2);
+    l.checkpoint = next->ColumnBlob(3);
+    l.checkpoint_step = l.checkpoint.empty() ? 0 : next->ColumnInt64(4);
+    parameterization = next->ColumnText(5);
+    leases->push_back(std::move(l));
   }
-  if (!found) {
+  if (leases->empty()) {
     ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
     ASSIGN_OR_RETURN(bool r, any->Step());
     const bool running = r && any->ColumnInt64(0) != 0;
     RETURN_IF_ERROR(txn.Commit());  // keep what the reaping pass did
     return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
   }
-
-  ASSIGN_OR_RETURN(Statement * start, db_->Cached(kStartLeaseSql));
-  start->BindText(1, worker_id);
-  start->BindInt64(2, lease->expires_ms);
-  start->BindInt64(3, now_ms);
-  start->BindText(4, lease->trial_id);
-  RETURN_IF_ERROR(start->Run());
-  ASSIGN_OR_RETURN(Statement * att, db_->Cached(kInsertAttemptSql));
-  att->BindText(1, lease->trial_id);
-  att->BindInt64(2, lease->attempt);
-  att->BindText(3, worker_id);
-  att->BindInt64(4, now_ms);
-  att->BindInt64(5, lease->checkpoint_step);
-  RETURN_IF_ERROR(att->Run());
+  if (max_trials > 1) {
+    constexpr char kCompanionsSql[] =
+        "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step FROM trials "
+        "WHERE sweep_id = ? AND state = 'queued' AND parameterization = ? AND trial_id != ? "
+        "ORDER BY queue_rank, ordinal LIMIT ?";
+    ASSIGN_OR_RETURN(Statement * more, db_->Cached(kCompanionsSql));
+    more->BindInt64(1, sweep_id);
+    more->BindText(2, parameterization);
+    more->BindText(3, (*leases)[0].trial_id);
+    more->BindInt64(4, max_trials - 1);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, more->Step());
+      if (!row) break;
+      LeaseRecord l;
+      l.trial_id = more->ColumnText(0);
+      l.attempt = static_cast<int>(more->ColumnInt64(1)) + 1;
+      l.config_json = more->ColumnText(2);
+      l.checkpoint = more->ColumnBlob(3);
+      l.checkpoint_step = l.checkpoint.empty() ? 0 : more->ColumnInt64(4);
+      leases->push_back(std::move(l));
+    }
+  }
+  for (LeaseRecord& l : *leases) {
+    l.sweep_name = sweep_name;
+    l.expires_ms = now_ms + lease_ms;
+    ASSIGN_OR_RETURN(Statement * start, db_->Cached(kStartLeaseSql));
+    start->BindText(1, worker_id);
+    start->BindInt64(2, l.expires_ms);
+    start->BindInt64(3, now_ms);
+    start->BindText(4, l.trial_id);
+    RETURN_IF_ERROR(start->Run());
+    ASSIGN_OR_RETURN(Statement * att, db_->Cached(kInsertAttemptSql));
+    att->BindText(1, l.trial_id);
+    att->BindInt64(2, l.attempt);
+    att->BindText(3, worker_id);
+    att->BindInt64(4, now_ms);
+    att->BindInt64(5, l.checkpoint_step);
+    RETURN_IF_ERROR(att->Run());
+  }
   RETURN_IF_ERROR(txn.Commit());
   return LeaseAvailability::kLeased;
 }

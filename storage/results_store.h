@@ -147,6 +147,11 @@ class ResultsStore {
   // trials (queue_rank < 0), then submission order.
   absl::StatusOr<LeaseAvailability> LeaseNext(const std::string& worker_id, int64_t now_ms,
                                               int64_t lease_ms, LeaseRecord* lease);
+  // LeaseNext, then up to max_trials - 1 more queued trials of the same sweep
+  // and parameterization (trials that can train together), in one
+  // transaction. `leases` gets at least one lease when kLeased.
+  absl::StatusOr<LeaseAvailability> LeaseBatch(const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
+                                               int max_trials, std::vector<LeaseRecord>* leases);
 
   // Renews a lease. Returns false (and renews nothing) when the attempt no
   // longer holds the lease: the worker must stop the trial.

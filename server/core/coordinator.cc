@@ -345,22 +345,28 @@ absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
 
 absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(const v1::LeaseTrialRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
-  storage::LeaseRecord lease;
+  if (r.max_trials() < 0 || r.max_trials() > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("max_trials: must be in [0, 256] (got ", r.max_trials(), ")"));
+  }
+  std::vector<storage::LeaseRecord> leases;
   ASSIGN_OR_RETURN(storage::LeaseAvailability a,
-                   store_->LeaseNext(r.worker_id(), NowMs(),
-                                     absl::ToInt64Milliseconds(options_.lease_duration), &lease));
+                   store_->LeaseBatch(r.worker_id(), NowMs(), absl::ToInt64Milliseconds(options_.lease_duration),
+                                      std::max(1, r.max_trials()), &leases));
   v1::LeaseTrialResponse resp;
   switch (a) {
     case storage::LeaseAvailability::kLeased: {
       resp.set_outcome(v1::LeaseTrialResponse::LEASED);
-      v1::Lease* l = resp.mutable_lease();
-      l->set_trial_id(lease.trial_id);
-      l->set_sweep_name(lease.sweep_name);
-      l->set_attempt(lease.attempt);
-      RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
-      *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
-      l->set_checkpoint(lease.checkpoint);
-      l->set_checkpoint_step(lease.checkpoint_step);
+      for (size_t i = 0; i < leases.size(); ++i) {
+        const storage::LeaseRecord& lease = leases[i];
+        v1::Lease* l = i == 0 ? resp.mutable_lease() : resp.add_more();
+        l->set_trial_id(lease.trial_id);
+        l->set_sweep_name(lease.sweep_name);
+        l->set_attempt(lease.attempt);
+        RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
+        *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
+        l->set_checkpoint(lease.checkpoint);
+        l->set_checkpoint_step(lease.checkpoint_step);
+      }
       NotifyChange();
       break;
     }

@@ -188,3 +188,44 @@ TEST(DeployTest, OnlineBackupWhileTheServerWrites) {
 
 }  // namespace
 }  // namespace qkov::testing
+
+namespace qkov::testing {
+namespace {
+
+// A worker that leases several compatible trials and trains them as one
+// batch stores the same numbers, to the last bit, as one trial at a time.
+TEST(BatchTest, BatchedWorkerStoresTheSameResultsAsSingleTrials) {
+  TempDir dir;
+  ServerUnderTest server(dir);
+  for (const char* name : {"single", "batched"}) {
+    std::string yaml = kSweep;
+    yaml.replace(yaml.find("it-sweep"), 8, name);
+    WriteFile(dir.File(std::string(name) + ".yaml"), yaml);
+  }
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("single.yaml")}).exit_code, 0);
+  Process one({QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"}, dir.File("one.log"));
+  ASSERT_EQ(one.Wait(180), 0) << ReadFile(dir.File("one.log"));
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("batched.yaml")}).exit_code, 0);
+  Process batch({QKOV_WORKER_BIN, "--server=" + server.address(), "--batch_trials=4", "--exit_when_idle"},
+                dir.File("batch.log"));
+  ASSERT_EQ(batch.Wait(180), 0) << ReadFile(dir.File("batch.log"));
+  const std::string db = server.db_path();
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM trials WHERE state = 'done'"), 16);
+  // Batches of 4 of one parameterization: 2 parameterizations x 4 trials each.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM attempts a JOIN trials t USING (trial_id) JOIN sweeps s "
+                         "USING (sweep_id) WHERE s.name = 'batched' AND "
+                         "json_extract(a.provenance_json, '$.device') = 'cpu (batch of 4)'"),
+            8);
+  const std::string per_sweep =
+      "SELECT t.config_hash, r.name, r.value FROM results r JOIN trials t USING (trial_id) "
+      "JOIN sweeps s USING (sweep_id) WHERE s.name = ";
+  EXPECT_GT(QueryInt(db, "SELECT COUNT(*) FROM (" + per_sweep + "'single') a JOIN (" + per_sweep +
+                             "'batched') b USING (config_hash, name) WHERE a.value IS b.value"),
+            8 * 15);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM (" + per_sweep + "'single') a LEFT JOIN (" + per_sweep +
+                             "'batched') b USING (config_hash, name) WHERE a.value IS NOT b.value"),
+            0);
+}
+
+}  // namespace
+}  // namespace qkov::testing

@@ -174,6 +174,7 @@ absl::Status Agent::Run() {
     } else {
       v1::LeaseTrialRequest req;
       req.set_worker_id(worker_id_);
+      req.set_max_trials(config_.batch_trials);
       grpc::Status s = WithRetry([&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
       if (stop_) break;
       if (!s.ok()) {
@@ -182,9 +183,9 @@ absl::Status Agent::Run() {
       }
     }
     if (resp.outcome() == v1::LeaseTrialResponse::LEASED) {
-      if (absl::Status rs = RunLease(resp.lease(), &next); !rs.ok()) {
-        std::fprintf(stderr, "qkov-worker: trial %s: %s\n", resp.lease().trial_id().c_str(), rs.ToString().c_str());
-      }
+      std::vector<v1::Lease> leases = {resp.lease()};
+      for (const auto& more : resp.more()) leases.push_back(more);
+      RunLeases(leases, &next).IgnoreError();  // each trial's error is logged and reported
       continue;
     }
     if (resp.outcome() == v1::LeaseTrialResponse::NO_WORK && config_.exit_when_idle) break;
@@ -203,23 +204,25 @@ void Agent::HeartbeatLoop() {
   while (!stopped_.WaitForNotificationWithTimeout(heartbeat_interval_)) {
     v1::HeartbeatRequest req;
     req.set_worker_id(worker_id_);
-    CurrentLease* lease = nullptr;
     {
       absl::MutexLock lock(&mu_);
-      lease = current_;
-      if (lease == nullptr) continue;
-      v1::LeaseRef* ref = req.add_leases();
-      ref->set_trial_id(lease->trial_id);
-      ref->set_attempt(lease->attempt);
-      ref->set_step(lease->step);
+      if (current_.empty()) continue;
+      for (CurrentLease* lease : current_) {
+        v1::LeaseRef* ref = req.add_leases();
+        ref->set_trial_id(lease->trial_id);
+        ref->set_attempt(lease->attempt);
+        ref->set_step(lease->step);
+      }
     }
     v1::HeartbeatResponse resp;
     grpc::Status s = stub_->Heartbeat(Context().get(), req, &resp);
     if (!s.ok()) continue;  // transient; the lease has slack
     absl::MutexLock lock(&mu_);
-    if (current_ != lease) continue;
     for (const v1::LeaseStatus& st : resp.leases()) {
-      if (st.directive() == v1::LeaseStatus::STOP) lease->lost = true;
+      if (st.directive() != v1::LeaseStatus::STOP) continue;
+      for (CurrentLease* lease : current_) {
+        if (lease->trial_id == st.trial_id() && lease->attempt == st.attempt()) lease->lost = true;
+      }
     }
   }
 }
@@ -265,28 +268,33 @@ class ReportingObserver : public training::TrainingObserver {
 
 }  // namespace
 
-absl::Status Agent::RunLease(const v1::Lease& lease, v1::LeaseTrialResponse* next) {
-  CurrentLease current;
-  current.trial_id = lease.trial_id();
-  current.attempt = lease.attempt();
+absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTrialResponse* next) {
+  const size_t n = leases.size();
+  std::vector<std::unique_ptr<CurrentLease>> current;
+  for (const v1::Lease& lease : leases) {
+    auto c = std::make_unique<CurrentLease>();
+    c->trial_id = lease.trial_id();
+    c->attempt = lease.attempt();
+    current.push_back(std::move(c));
+  }
   {
     absl::MutexLock lock(&mu_);
-    current_ = &current;
+    for (auto& c : current) current_.push_back(c.get());
   }
   struct Clear {
     Agent* agent;
     ~Clear() {
       absl::MutexLock lock(&agent->mu_);
-      agent->current_ = nullptr;
+      agent->current_.clear();
     }
   } clear{this};
 
-  int64_t checkpoint_step = 0;
-  auto fail = [&](const std::string& reason, bool preempted, const std::string& checkpoint) {
+  auto fail = [&](size_t i, const std::string& reason, bool preempted, const std::string& checkpoint,
+                  int64_t checkpoint_step) {
     v1::FailTrialRequest req;
     req.set_worker_id(worker_id_);
-    req.set_trial_id(lease.trial_id());
-    req.set_attempt(lease.attempt());
+    req.set_trial_id(leases[i].trial_id());
+    req.set_attempt(leases[i].attempt());
     req.set_reason(reason);
     req.set_preempted(preempted);
     req.set_checkpoint(checkpoint);
@@ -294,85 +302,136 @@ absl::Status Agent::RunLease(const v1::Lease& lease, v1::LeaseTrialResponse* nex
     v1::FailTrialResponse resp;
     return FromGrpcStatus(WithRetry([&] { return stub_->FailTrial(Context().get(), req, &resp); }));
   };
+  auto send_points = [&](size_t i, std::vector<v1::MetricPoint> points) {
+    v1::ReportMetricsRequest req;
+    req.set_worker_id(worker_id_);
+    req.set_trial_id(leases[i].trial_id());
+    req.set_attempt(leases[i].attempt());
+    for (auto& p : points) *req.add_points() = std::move(p);
+    v1::ReportMetricsResponse resp;
+    return stub_->ReportMetrics(Context().get(), req, &resp);
+  };
 
-  const qkov::v1::TaskKind task = lease.config().training().task();
-  absl::StatusOr<training::TrialOutcome> outcome;
-  std::vector<v1::MetricPoint> extra_points;
-  if (task == qkov::v1::TASK_THEORY) {
-    absl::StatusOr<training::TheoryResult> theory = training::IntegrateTheory(ToTheoryOptions(lease.config()));
-    if (!theory.ok()) return fail(theory.status().ToString(), false, "");
-    outcome = TheoryOutcome(*theory, &extra_points);
+  std::vector<std::unique_ptr<ReportingObserver>> observers;
+  for (size_t i = 0; i < n; ++i) {
+    observers.push_back(std::make_unique<ReportingObserver>(
+        [&send_points, i](const std::vector<v1::MetricPoint>& points) { return send_points(i, points); }, &stop_,
+        &current[i]->lost, &current[i]->step));
   }
-  absl::StatusOr<training::TrialOptions> options =
-      task == qkov::v1::TASK_THEORY ? training::TrialOptions{} : ToTrialOptions(lease.config());
-  if (!options.ok()) return fail(options.status().ToString(), false, "");
 
-  ReportingObserver observer(
-      [&](const std::vector<v1::MetricPoint>& points) {
-        v1::ReportMetricsRequest req;
-        req.set_worker_id(worker_id_);
-        req.set_trial_id(lease.trial_id());
-        req.set_attempt(lease.attempt());
-        for (const auto& p : points) *req.add_points() = p;
-        v1::ReportMetricsResponse resp;
-        return stub_->ReportMetrics(Context().get(), req, &resp);
-      },
-      &stop_, &current.lost, &current.step);
-
-  if (task == qkov::v1::TASK_FIXED_ATTENTION) {
-    training::FixedAttentionOptions fo;
-    fo.trial = *options;
-    fo.alpha = lease.config().alpha();
-    fo.factorized = training::OvFactorized(options->parameterization);
-    outcome = training::RunFixedAttention(fo, &observer);
-  } else if (task == qkov::v1::TASK_SYNTHETIC) {
-    outcome = training::RunTrial(*options, &observer, device_, lease.checkpoint());
+  // Outcomes per lease: theory and fixed-attention trials one by one, the
+  // synthetic ones in one batch when they can train together.
+  std::vector<absl::StatusOr<training::TrialOutcome>> outcomes(n, absl::UnknownError("not run"));
+  std::vector<std::vector<v1::MetricPoint>> extra(n);
+  std::vector<size_t> synthetic;
+  std::vector<training::TrialOptions> synthetic_options;
+  for (size_t i = 0; i < n; ++i) {
+    const v1::TrialConfig& config = leases[i].config();
+    const qkov::v1::TaskKind task = config.training().task();
+    if (task == qkov::v1::TASK_THEORY) {
+      absl::StatusOr<training::TheoryResult> theory = training::IntegrateTheory(ToTheoryOptions(config));
+      outcomes[i] = theory.ok() ? absl::StatusOr<training::TrialOutcome>(TheoryOutcome(*theory, &extra[i]))
+                                : absl::StatusOr<training::TrialOutcome>(theory.status());
+      continue;
+    }
+    absl::StatusOr<training::TrialOptions> options = ToTrialOptions(config);
+    if (!options.ok()) {
+      outcomes[i] = options.status();
+      continue;
+    }
+    if (task == qkov::v1::TASK_FIXED_ATTENTION) {
+      training::FixedAttentionOptions fo;
+      fo.trial = *options;
+      fo.alpha = config.alpha();
+      fo.factorized = training::OvFactorized(options->parameterization);
+      outcomes[i] = training::RunFixedAttention(fo, observers[i].get());
+      continue;
+    }
+    synthetic.push_back(i);
+    synthetic_options.push_back(*options);
   }
-  if (!outcome.ok()) return fail(outcome.status().ToString(), false, "");
-  if (outcome->end == training::TrialEnd::kStopped) {
-    if (current.lost) return absl::AbortedError("lease lost or sweep cancelled; trial dropped");
-    // Stop(): hand the trial back with its checkpoint; any worker resumes it.
-    // The metrics not yet sent go first, so the curve has no gap.
-    std::vector<v1::MetricPoint> pending = observer.TakePending();
-    if (!pending.empty()) {
-      v1::ReportMetricsRequest req;
+  if (!synthetic.empty()) {
+    // Trials that cannot share a batch (another sweep spec) run one by one.
+    std::vector<std::vector<size_t>> groups;
+    if (training::CheckBatchable(synthetic_options).ok()) {
+      groups.push_back(synthetic);
+    } else {
+      for (size_t i : synthetic) groups.push_back({i});
+    }
+    for (const auto& group : groups) {
+      std::vector<training::TrialOptions> opts;
+      std::vector<training::TrainingObserver*> obs;
+      std::vector<std::string> resume;
+      for (size_t i : group) {
+        opts.push_back(*ToTrialOptions(leases[i].config()));
+        obs.push_back(observers[i].get());
+        resume.push_back(leases[i].checkpoint());
+      }
+      absl::StatusOr<std::vector<training::TrialOutcome>> run = training::RunTrials(opts, obs, device_, resume);
+      for (size_t k = 0; k < group.size(); ++k) {
+        outcomes[group[k]] = run.ok() ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[k]))
+                                      : absl::StatusOr<training::TrialOutcome>(run.status());
+      }
+    }
+  }
+
+  absl::Status result = absl::OkStatus();
+  for (size_t i = 0; i < n; ++i) {
+    const v1::Lease& lease = leases[i];
+    absl::StatusOr<training::TrialOutcome>& outcome = outcomes[i];
+    absl::Status s;
+    if (!outcome.ok()) {
+      s = fail(i, outcome.status().ToString(), false, "", 0);
+    } else if (outcome->end == training::TrialEnd::kStopped) {
+      if (current[i]->lost) {
+        s = absl::AbortedError(absl::StrCat("trial ", lease.trial_id(), ": lease lost or sweep cancelled; dropped"));
+      } else {
+        // Stop(): hand the trial back with its checkpoint; any worker resumes
+        // it. The metrics not yet sent go first, so the curve has no gap.
+        std::vector<v1::MetricPoint> pending = observers[i]->TakePending();
+        if (!pending.empty()) send_points(i, std::move(pending));
+        s = fail(i, absl::StrCat("worker stopped by signal at step ", outcome->steps), true, outcome->checkpoint,
+                 outcome->steps);
+      }
+    } else {
+      v1::CompleteTrialRequest req;
       req.set_worker_id(worker_id_);
       req.set_trial_id(lease.trial_id());
       req.set_attempt(lease.attempt());
-      for (auto& p : pending) *req.add_points() = std::move(p);
-      v1::ReportMetricsResponse resp;
-      stub_->ReportMetrics(Context().get(), req, &resp);
+      req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
+      req.set_steps(outcome->steps);
+      for (const auto& [k, v] : outcome->results) (*req.mutable_results())[k] = v;
+      for (const training::Heatmap& h : outcome->heatmaps) {
+        v1::Heatmap* ph = req.add_heatmaps();
+        ph->set_name(h.name);
+        ph->set_x_label(h.x_label);
+        ph->set_y_label(h.y_label);
+        for (double e : h.x_edges) ph->add_x_edges(e);
+        for (double e : h.y_edges) ph->add_y_edges(e);
+        for (double v : h.values) ph->add_values(v);
+      }
+      *req.mutable_provenance() = provenance_;
+      req.mutable_provenance()->set_device(absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
+                                                        n > 1 ? absl::StrCat(n, ")") : ""));
+      for (auto& p : observers[i]->TakePending()) *req.add_final_points() = std::move(p);
+      for (auto& p : extra[i]) *req.add_final_points() = std::move(p);
+      // The last completion brings the next lease (a single trial; a batch
+      // worker asks for its next batch itself).
+      req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1);
+      v1::CompleteTrialResponse resp;
+      grpc::Status g = WithRetry([&] { return stub_->CompleteTrial(Context().get(), req, &resp); });
+      s = FromGrpcStatus(g);
+      if (s.ok()) {
+        ++trials_completed_;
+        if (resp.has_next()) *next = std::move(*resp.mutable_next());
+      }
     }
-    checkpoint_step = outcome->steps;
-    return fail(absl::StrCat("worker stopped by signal at step ", outcome->steps), true, outcome->checkpoint);
+    if (!s.ok()) {
+      std::fprintf(stderr, "qkov-worker: trial %s: %s\n", lease.trial_id().c_str(), s.ToString().c_str());
+      if (result.ok()) result = s;
+    }
   }
-
-  v1::CompleteTrialRequest req;
-  req.set_worker_id(worker_id_);
-  req.set_trial_id(lease.trial_id());
-  req.set_attempt(lease.attempt());
-  req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
-  req.set_steps(outcome->steps);
-  for (const auto& [k, v] : outcome->results) (*req.mutable_results())[k] = v;
-  for (const training::Heatmap& h : outcome->heatmaps) {
-    v1::Heatmap* ph = req.add_heatmaps();
-    ph->set_name(h.name);
-    ph->set_x_label(h.x_label);
-    ph->set_y_label(h.y_label);
-    for (double e : h.x_edges) ph->add_x_edges(e);
-    for (double e : h.y_edges) ph->add_y_edges(e);
-    for (double v : h.values) ph->add_values(v);
-  }
-  *req.mutable_provenance() = provenance_;
-  for (auto& p : observer.TakePending()) *req.add_final_points() = std::move(p);
-  for (auto& p : extra_points) *req.add_final_points() = std::move(p);
-  req.set_lease_next(!stop_);
-  v1::CompleteTrialResponse resp;
-  grpc::Status s = WithRetry([&] { return stub_->CompleteTrial(Context().get(), req, &resp); });
-  if (!s.ok()) return FromGrpcStatus(s);
-  ++trials_completed_;
-  if (resp.has_next()) *next = std::move(*resp.mutable_next());
-  return absl::OkStatus();
+  return result;
 }
 
 }  // namespace qkov::agent

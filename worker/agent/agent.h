@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -33,6 +34,9 @@ struct AgentConfig {
   absl::Duration unreachable_timeout = absl::Minutes(10);
   absl::Duration rpc_deadline = absl::Seconds(20);
   ChannelSecurity security;
+  // Lease up to this many compatible trials at once and train them as one
+  // batch (worker/training RunTrials).
+  int batch_trials = 1;
 };
 
 class Agent {
@@ -59,9 +63,10 @@ class Agent {
   };
 
   absl::Status Register();
-  // Runs one lease to its end. When the coordinator hands out the next lease
-  // with the completion, it lands in *next.
-  absl::Status RunLease(const qkov::v1::Lease& lease, qkov::v1::LeaseTrialResponse* next);
+  // Runs leases to their end: synthetic trials that can train together in one
+  // batch, the others one by one. When the coordinator hands out the next
+  // lease with a completion, it lands in *next. Returns the first error.
+  absl::Status RunLeases(const std::vector<qkov::v1::Lease>& leases, qkov::v1::LeaseTrialResponse* next);
   void HeartbeatLoop();
   // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
   // unreachable_timeout or Stop(); other errors return at once.
@@ -81,7 +86,7 @@ class Agent {
   std::atomic<bool> stop_{false};
   absl::Notification stopped_;
   absl::Mutex mu_;
-  CurrentLease* current_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::vector<CurrentLease*> current_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> trials_completed_{0};
 };
 

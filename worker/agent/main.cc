@@ -28,7 +28,8 @@
 ABSL_FLAG(std::string, server, "", "coordinator address host:port");
 ABSL_FLAG(std::string, name, "", "worker name (default host:pid)");
 ABSL_FLAG(std::string, device, "cpu", "cpu, cuda, cuda:N or auto");
-ABSL_FLAG(int, slots, 1, "trials run at once by this process");
+ABSL_FLAG(int, slots, 1, "concurrent lease loops in this process (each its own registered worker)");
+ABSL_FLAG(int, batch_trials, 1, "lease up to this many compatible trials at once and train them as one batch");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads per worker");
 ABSL_FLAG(bool, exit_when_idle, false, "exit when no sweep has queued or running trials");
 ABSL_FLAG(int, unreachable_timeout_seconds, 600, "give up after the coordinator is unreachable this long");
@@ -64,6 +65,11 @@ int main(int argc, char** argv) {
   config.torch_threads = absl::GetFlag(FLAGS_threads);
   config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
   config.unreachable_timeout = absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
+  config.batch_trials = absl::GetFlag(FLAGS_batch_trials);
+  if (config.batch_trials < 1 || config.batch_trials > 256) {
+    std::fprintf(stderr, "qkov-worker: --batch_trials must be in [1, 256]\n");
+    return 2;
+  }
   config.security.token_file = absl::GetFlag(FLAGS_token_file);
   config.security.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   config.security.tls_cert = absl::GetFlag(FLAGS_tls_cert);
