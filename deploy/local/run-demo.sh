@@ -9,7 +9,8 @@
 #   deploy/local/run-demo.sh --preset paper-ratio [--quick] [--set k=v]
 #
 # Environment: QKOV_DATA (data folder; default qkov-data/demo-<time>),
-# QKOV_WORKERS (default: number of cores).
+# QKOV_WORKERS (default: number of cores), QKOV_BATCH_TRIALS (compatible
+# trials each worker trains together; default 8).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 submit_args=()
@@ -61,7 +62,8 @@ echo "$submit_out"
 sweep=$(echo "$submit_out" | sed -n 's/^sweep \([^:]*\):.*/\1/p')
 
 for i in $(seq 1 "$workers"); do
-  "$bin/qkov-worker" --server="$QKOV_SERVER" --name="local-$i" --exit_when_idle 2>>"$data/worker-$i.log" &
+  "$bin/qkov-worker" --server="$QKOV_SERVER" --name="local-$i" --batch_trials="${QKOV_BATCH_TRIALS:-8}" \
+    --exit_when_idle 2>>"$data/worker-$i.log" &
   pids+=($!)
 done
 echo "== $workers workers started; logs in $data"

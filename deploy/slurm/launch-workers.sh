@@ -3,7 +3,8 @@
 #
 #   deploy/slurm/launch-workers.sh --env-file ~/.qkov/cluster.env --workers 64 --concurrent 16 \
 #       [--time 04:00:00] [--partition gpu] [--cpus-per-worker 1] [--gpus-per-worker 1] \
-#       [--slots 1] [--warning 120] [--log-dir DIR] [--worker-bin PATH] [-- extra sbatch args]
+#       [--slots 1] [--batch-trials 8] [--warning 120] [--log-dir DIR] [--worker-bin PATH]
+#       [-- extra sbatch args]
 #
 # The env file (keep it mode 0600) sets QKOV_SERVER=host:port and, on a
 # cluster, QKOV_TOKEN_FILE (a worker-role token) and QKOV_TLS_* if the
@@ -12,7 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-env_file="" workers=4 concurrent="" time_limit="" partition="" cpus=1 gpus="" slots=1 warning=120
+env_file="" workers=4 concurrent="" time_limit="" partition="" cpus=1 gpus="" slots=1 batch=8 warning=120
 log_dir="$PWD/qkov-slurm-logs" worker_bin="$root/build/bin/qkov-worker"
 extra=()
 while [ "$#" -gt 0 ]; do
@@ -25,11 +26,12 @@ while [ "$#" -gt 0 ]; do
     --cpus-per-worker) cpus=$2; shift 2 ;;
     --gpus-per-worker) gpus=$2; shift 2 ;;
     --slots) slots=$2; shift 2 ;;
+    --batch-trials) batch=$2; shift 2 ;;
     --warning) warning=$2; shift 2 ;;
     --log-dir) log_dir=$2; shift 2 ;;
     --worker-bin) worker_bin=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "launch-workers: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,7 +49,7 @@ mkdir -p "$log_dir"
 args=(--parsable --array="0-$((workers - 1))${concurrent:+%$concurrent}"
       --cpus-per-task="$cpus" --signal="B:USR1@$warning"
       --output="$log_dir/qkov-worker-%A_%a.log" --chdir="$log_dir"
-      --export="ALL,QKOV_ENV_FILE=$env_file,QKOV_WORKER_BIN=$worker_bin,QKOV_SLOTS=$slots")
+      --export="ALL,QKOV_ENV_FILE=$env_file,QKOV_WORKER_BIN=$worker_bin,QKOV_SLOTS=$slots,QKOV_BATCH_TRIALS=$batch")
 [ -n "$time_limit" ] && args+=(--time="$time_limit")
 [ -n "$partition" ] && args+=(--partition="$partition")
 [ -n "$gpus" ] && args+=(--gpus-per-task="$gpus")
