@@ -27,6 +27,7 @@ ABSL_FLAG(std::string, init, "identity", "identity | default (both circuits)");
 ABSL_FLAG(double, identity_scale, 1e-6, "identity init scale");
 ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
+ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
 ABSL_FLAG(std::string, stack, "1,2,4,8,16,32", "speed mode: trials trained together, comma-separated");
 
 using namespace qkov::training;
@@ -49,8 +50,9 @@ int main(int argc, char** argv) {
   o.init.ov = init;
   if (absl::GetFlag(FLAGS_mode) == "speed") {
     // Trial-steps per second: T trials stacked, each taking max_steps steps.
-    std::printf("trial-steps per second (batch %d, seq %d, vocab %d, %d thread), by trials stacked\n",
-                o.batch_size, o.task.seq_len, o.task.vocab_size, absl::GetFlag(FLAGS_threads));
+    std::printf("trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s), by trials stacked\n",
+                o.batch_size, o.task.seq_len, o.task.vocab_size, absl::GetFlag(FLAGS_threads),
+                absl::GetFlag(FLAGS_device).c_str());
     o.target_loss = -1;
     o.eval.num_examples = 64;
     std::vector<int> stacks;
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
           batch.push_back(t);
         }
         auto t0 = std::chrono::steady_clock::now();
-        auto r = RunTrials(batch, std::vector<TrainingObserver*>(k, nullptr), torch::kCPU,
+        auto r = RunTrials(batch, std::vector<TrainingObserver*>(k, nullptr), torch::Device(absl::GetFlag(FLAGS_device)),
                            std::vector<std::string>(k));
         auto t1 = std::chrono::steady_clock::now();
         if (!r.ok()) {
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
   }
   o.parameterization = *p;
   auto t0 = std::chrono::steady_clock::now();
-  auto r = RunTrial(o, nullptr);
+  auto r = RunTrial(o, nullptr, torch::Device(absl::GetFlag(FLAGS_device)));
   auto t1 = std::chrono::steady_clock::now();
   if (!r.ok()) {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
