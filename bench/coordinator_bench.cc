@@ -23,15 +23,16 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "qkov/v1/sweep.grpc.pb.h"
 #include "qkov/v1/worker.grpc.pb.h"
-#include "common/clock.h"
 #include "server/core/coordinator.h"
 #include "server/service/server.h"
 #include "storage/results_store.h"
 
 ABSL_FLAG(int, workers, 16, "simulated workers (threads, one channel each)");
-ABSL_FLAG(int, trials, 100000, "trials in the submitted grid (multiple of 100)");
+ABSL_FLAG(int, trials, 100000,
+          "trials in the submitted grid (multiple of 100)");
 ABSL_FLAG(double, seconds, 10, "duration of the cycles and ingest runs");
 ABSL_FLAG(int, batch, 1000, "metric points per ReportMetrics");
 ABSL_FLAG(int, overhead_trials, 10000, "fake trials in the overhead run");
@@ -42,16 +43,20 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 v1::SweepSpec Spec(const std::string& name, int trials) {
   v1::SweepSpec s;
   s.set_name(name);
-  for (auto p : {v1::FAFO, v1::FACO, v1::CAFO, v1::CACO}) s.mutable_axes()->add_parameterizations(p);
+  for (auto p : {v1::FAFO, v1::FACO, v1::CAFO, v1::CACO})
+    s.mutable_axes()->add_parameterizations(p);
   const int ratios = trials >= 100 ? 25 : 1;
   for (int i = 0; i < ratios; ++i) s.mutable_axes()->add_lr_ratios(1 + i);
   s.mutable_axes()->add_eta_ovs(0.01);
-  for (int i = 0; i < trials / (4 * ratios); ++i) s.mutable_axes()->add_seeds(i);
+  for (int i = 0; i < trials / (4 * ratios); ++i)
+    s.mutable_axes()->add_seeds(i);
   return s;
 }
 
@@ -62,9 +67,11 @@ struct Worker {
 
 Worker Connect(const std::string& address, int i) {
   grpc::ChannelArguments args;
-  args.SetInt("qkov.bench.channel", i);  // distinct channels, not one shared connection
+  args.SetInt("qkov.bench.channel",
+              i);  // distinct channels, not one shared connection
   Worker w;
-  w.stub = v1::WorkerService::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  w.stub = v1::WorkerService::NewStub(grpc::CreateCustomChannel(
+      address, grpc::InsecureChannelCredentials(), args));
   grpc::ClientContext ctx;
   v1::RegisterWorkerRequest req;
   req.set_name(absl::StrCat("bench-", i));
@@ -81,9 +88,11 @@ v1::CompleteTrialRequest Completion(const Worker& w, const v1::Lease& lease) {
   c.set_trial_id(lease.trial_id());
   c.set_attempt(lease.attempt());
   c.set_steps(1000);
-  for (const char* n : {"accuracy", "loss", "gold_probability", "distinct_attention", "separability", "ac", "acmc",
-                        "comprehensiveness", "sufficiency", "top_k", "steps", "converged", "train_loss", "qk_norm",
-                        "ov_norm", "qk_balancedness", "ov_balancedness"}) {
+  for (const char* n :
+       {"accuracy", "loss", "gold_probability", "distinct_attention",
+        "separability", "ac", "acmc", "comprehensiveness", "sufficiency",
+        "top_k", "steps", "converged", "train_loss", "qk_norm", "ov_norm",
+        "qk_balancedness", "ov_balancedness"}) {
     (*c.mutable_results())[n] = 0.5;
   }
   auto* h = c.add_heatmaps();
@@ -112,7 +121,10 @@ bool Lease(Worker& w, v1::Lease* lease) {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const int n_workers = absl::GetFlag(FLAGS_workers);
-  std::string tmpl_s = std::string(getenv("QKOV_BENCH_DIR") ? getenv("QKOV_BENCH_DIR") : "/tmp") + "/qkov-bench-XXXXXX";
+  std::string tmpl_s =
+      std::string(getenv("QKOV_BENCH_DIR") ? getenv("QKOV_BENCH_DIR")
+                                           : "/tmp") +
+      "/qkov-bench-XXXXXX";
   char* tmpl = tmpl_s.data();
   const std::string dir = mkdtemp(tmpl);
   qkov::service::ServerConfig config;
@@ -125,9 +137,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string address = absl::StrCat("127.0.0.1:", (*server)->port());
-  auto client = v1::SweepService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  std::printf("coordinator_bench: %d simulated workers, %u hardware threads, db %s\n", n_workers,
-              std::thread::hardware_concurrency(), config.db_path.c_str());
+  auto client = v1::SweepService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  std::printf(
+      "coordinator_bench: %d simulated workers, %u hardware threads, db %s\n",
+      n_workers, std::thread::hardware_concurrency(), config.db_path.c_str());
 
   // 1. Submit a large grid.
   {
@@ -142,14 +156,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "submit: %s\n", s.error_message().c_str());
       return 1;
     }
-    std::printf("submit      %lld trials in %.3f s\n", static_cast<long long>(resp.trials_added()), dt);
+    std::printf("submit      %lld trials in %.3f s\n",
+                static_cast<long long>(resp.trials_added()), dt);
   }
 
   // 1b. The same cycle without gRPC: the coordinator and SQLite alone.
   {
     qkov::service::ServerConfig direct_config = config;
     auto store = qkov::storage::ResultsStore::Open(dir + "/direct.db");
-    qkov::core::Coordinator core(store->get(), qkov::Clock::Real(), config.coordinator);
+    qkov::core::Coordinator core(store->get(), qkov::Clock::Real(),
+                                 config.coordinator);
     v1::SubmitSweepRequest req;
     *req.mutable_spec() = Spec("direct", 20000);
     if (!core.SubmitSweep(req).ok()) std::abort();
@@ -171,7 +187,9 @@ int main(int argc, char** argv) {
       *lease = resp->next();
       ++cycles;
     }
-    std::printf("direct      %.0f lease+complete cycles/s on one thread, no gRPC\n", cycles / Since(t0));
+    std::printf(
+        "direct      %.0f lease+complete cycles/s on one thread, no gRPC\n",
+        cycles / Since(t0));
     if (getenv("QKOV_BENCH_DIRECT_ONLY")) return 0;
   }
 
@@ -210,8 +228,10 @@ int main(int argc, char** argv) {
     stop = true;
     for (auto& t : threads) t.join();
     const double dt = Since(t0);
-    std::printf("cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease rides on the completion)\n", cycles / dt,
-                static_cast<long long>(cycles.load()), dt);
+    std::printf(
+        "cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease "
+        "rides on the completion)\n",
+        cycles / dt, static_cast<long long>(cycles.load()), dt);
   }
 
   // 3. Metric ingest.
@@ -226,8 +246,10 @@ int main(int argc, char** argv) {
         v1::Lease lease;
         if (!Lease(w, &lease)) std::abort();
         int64_t step = 0;
-        const char* names[] = {"train_loss", "train_accuracy", "distinct_attention", "separability",
-                               "qk_norm",    "ov_norm",        "lr_qk",              "lr_ov"};
+        const char* names[] = {
+            "train_loss",   "train_accuracy", "distinct_attention",
+            "separability", "qk_norm",        "ov_norm",
+            "lr_qk",        "lr_ov"};
         while (!stop) {
           v1::ReportMetricsRequest req;
           req.set_worker_id(w.id);
@@ -251,8 +273,10 @@ int main(int argc, char** argv) {
     stop = true;
     for (auto& t : threads) t.join();
     const double dt = Since(t0);
-    std::printf("ingest      %.0f metric points/s (batches of %d, %lld points in %.1f s)\n", points / dt, batch,
-                static_cast<long long>(points.load()), dt);
+    std::printf(
+        "ingest      %.0f metric points/s (batches of %d, %lld points in %.1f "
+        "s)\n",
+        points / dt, batch, static_cast<long long>(points.load()), dt);
   }
 
   // 4. Scheduling overhead on fake trials.
@@ -291,16 +315,23 @@ int main(int argc, char** argv) {
     }
     for (auto& t : threads) t.join();
     const double makespan = Since(t0);
-    const double rounds = std::ceil(static_cast<double>(resp.trials_added()) / n_workers);
+    const double rounds =
+        std::ceil(static_cast<double>(resp.trials_added()) / n_workers);
     const double ideal = rounds * trial_ms / 1000.0;
-    const double per_trial_overhead = (makespan - ideal) / rounds;  // seconds added per trial per worker
+    const double per_trial_overhead =
+        (makespan - ideal) / rounds;  // seconds added per trial per worker
     const double ideal_1s = rounds * 1.0;
-    std::printf("overhead    %lld trials of %d ms on %d workers: makespan %.2f s, ideal %.2f s (+%.2f%%)\n",
-                static_cast<long long>(resp.trials_added()), trial_ms, n_workers, makespan, ideal,
-                100 * (makespan - ideal) / ideal);
-    std::printf("            carried to 1 s trials: %.1f s against an ideal %.0f s (+%.3f%%); "
-                "Ray Tune's published figure for this shape: 715 s (+14.4%%)\n",
-                ideal_1s + per_trial_overhead * rounds, ideal_1s, 100 * per_trial_overhead);
+    std::printf(
+        "overhead    %lld trials of %d ms on %d workers: makespan %.2f s, "
+        "ideal %.2f s (+%.2f%%)\n",
+        static_cast<long long>(resp.trials_added()), trial_ms, n_workers,
+        makespan, ideal, 100 * (makespan - ideal) / ideal);
+    std::printf(
+        "            carried to 1 s trials: %.1f s against an ideal %.0f s "
+        "(+%.3f%%); "
+        "Ray Tune's published figure for this shape: 715 s (+14.4%%)\n",
+        ideal_1s + per_trial_overhead * rounds, ideal_1s,
+        100 * per_trial_overhead);
   }
   (*server)->Shutdown();
   std::system(("rm -rf " + dir).c_str());

@@ -1,7 +1,8 @@
 // Training throughput and a quick look at one trial, no coordinator.
 //
-//   training_bench --mode=speed --steps=2000        # steps/s per parameterization
-//   training_bench --mode=trial --parameterization=FAFO --lr_ratio=20 ...
+//   training_bench --mode=speed --steps=2000        # steps/s per
+//   parameterization training_bench --mode=trial --parameterization=FAFO
+//   --lr_ratio=20 ...
 //
 // Prints numbers; never passes or fails on time (docs/PERFORMANCE.md).
 #include <torch/torch.h>
@@ -28,7 +29,8 @@ ABSL_FLAG(double, identity_scale, 1e-6, "identity init scale");
 ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
-ABSL_FLAG(std::string, stack, "1,2,4,8,16,32", "speed mode: trials trained together, comma-separated");
+ABSL_FLAG(std::string, stack, "1,2,4,8,16,32",
+          "speed mode: trials trained together, comma-separated");
 
 using namespace qkov::training;
 
@@ -44,19 +46,23 @@ int main(int argc, char** argv) {
   o.target_loss = absl::GetFlag(FLAGS_target_loss);
   o.report_every = 500;
   o.init.identity_scale = absl::GetFlag(FLAGS_identity_scale);
-  const InitKind init =
-      absl::GetFlag(FLAGS_init) == "default" ? InitKind::kDefaultLinear : InitKind::kIdentity;
+  const InitKind init = absl::GetFlag(FLAGS_init) == "default"
+                            ? InitKind::kDefaultLinear
+                            : InitKind::kIdentity;
   o.init.qk = init;
   o.init.ov = init;
   if (absl::GetFlag(FLAGS_mode) == "speed") {
     // Trial-steps per second: T trials stacked, each taking max_steps steps.
-    std::printf("trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s), by trials stacked\n",
-                o.batch_size, o.task.seq_len, o.task.vocab_size, absl::GetFlag(FLAGS_threads),
-                absl::GetFlag(FLAGS_device).c_str());
+    std::printf(
+        "trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s), "
+        "by trials stacked\n",
+        o.batch_size, o.task.seq_len, o.task.vocab_size,
+        absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_device).c_str());
     o.target_loss = -1;
     o.eval.num_examples = 64;
     std::vector<int> stacks;
-    for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_stack), ',')) {
+    for (absl::string_view part :
+         absl::StrSplit(absl::GetFlag(FLAGS_stack), ',')) {
       int k;
       if (absl::SimpleAtoi(part, &k) && k > 0) stacks.push_back(k);
     }
@@ -75,7 +81,8 @@ int main(int argc, char** argv) {
           batch.push_back(t);
         }
         auto t0 = std::chrono::steady_clock::now();
-        auto r = RunTrials(batch, std::vector<TrainingObserver*>(k, nullptr), torch::Device(absl::GetFlag(FLAGS_device)),
+        auto r = RunTrials(batch, std::vector<TrainingObserver*>(k, nullptr),
+                           torch::Device(absl::GetFlag(FLAGS_device)),
                            std::vector<std::string>(k));
         auto t1 = std::chrono::steady_clock::now();
         if (!r.ok()) {
@@ -104,9 +111,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("%s ratio=%g eta_ov=%g end=%s steps=%lld wall=%.1fs\n",
-              absl::GetFlag(FLAGS_parameterization).c_str(), o.lr_ratio, o.eta_ov,
-              TrialEndName(r->end), static_cast<long long>(r->steps),
+              absl::GetFlag(FLAGS_parameterization).c_str(), o.lr_ratio,
+              o.eta_ov, TrialEndName(r->end), static_cast<long long>(r->steps),
               std::chrono::duration<double>(t1 - t0).count());
-  for (const auto& [k, v] : r->results) std::printf("  %s = %.6g\n", k.c_str(), v);
+  for (const auto& [k, v] : r->results)
+    std::printf("  %s = %.6g\n", k.c_str(), v);
   return 0;
 }

@@ -47,8 +47,10 @@ double RegularizedBeta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
   const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
-  if (x < (a + 1) / (a + b + 2)) return front * BetaContinuedFraction(a, b, x) / a;
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+               a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2))
+    return front * BetaContinuedFraction(a, b, x) / a;
   return 1 - front * BetaContinuedFraction(b, a, 1 - x) / b;
 }
 
@@ -62,7 +64,9 @@ std::string FormatKeyNumber(double v) { return absl::StrFormat("%.10g", v); }
 }  // namespace
 
 std::string ParameterizationLabel(qkov::v1::Parameterization p) {
-  return p == qkov::v1::PARAMETERIZATION_UNSPECIFIED ? "-" : qkov::v1::Parameterization_Name(p);
+  return p == qkov::v1::PARAMETERIZATION_UNSPECIFIED
+             ? "-"
+             : qkov::v1::Parameterization_Name(p);
 }
 
 double StudentTQuantile(double p, double df) {
@@ -99,17 +103,20 @@ Summary Summarize(const std::vector<double>& values) {
     if (!std::isnan(v)) ss += (v - s.mean) * (v - s.mean);
   }
   s.std = std::sqrt(ss / (s.n - 1));
-  s.ci95 = StudentTQuantile(0.975, s.n - 1) * s.std / std::sqrt(static_cast<double>(s.n));
+  s.ci95 = StudentTQuantile(0.975, s.n - 1) * s.std /
+           std::sqrt(static_cast<double>(s.n));
   return s;
 }
 
 std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key) {
   const auto& c = row.config();
-  if (key == "parameterization") return ParameterizationLabel(c.parameterization());
+  if (key == "parameterization")
+    return ParameterizationLabel(c.parameterization());
   if (key == "lr_ratio") return FormatKeyNumber(c.lr_ratio());
   if (key == "eta_ov") return FormatKeyNumber(c.eta_ov());
   if (key == "seed") return absl::StrCat(c.seed());
-  if (key == "state") return absl::AsciiStrToLower(qkov::v1::TrialState_Name(row.state()));
+  if (key == "state")
+    return absl::AsciiStrToLower(qkov::v1::TrialState_Name(row.state()));
   if (key == "trial") return row.trial_id();
   auto it = row.values().find(key);
   if (it != row.values().end()) return FormatKeyNumber(it->second);
@@ -122,31 +129,37 @@ double NumberOf(const qkov::v1::ResultRow& row, const std::string& key) {
   return kNaN;
 }
 
-absl::StatusOr<std::vector<Group>> Aggregate(const std::vector<qkov::v1::ResultRow>& rows,
-                                             const std::vector<std::string>& by,
-                                             const std::vector<std::string>& metrics,
-                                             const std::vector<std::string>& where) {
-  static const std::vector<std::string> kKeys = {"parameterization", "lr_ratio", "eta_ov", "seed", "state", "trial"};
+absl::StatusOr<std::vector<Group>> Aggregate(
+    const std::vector<qkov::v1::ResultRow>& rows,
+    const std::vector<std::string>& by, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& where) {
+  static const std::vector<std::string> kKeys = {
+      "parameterization", "lr_ratio", "eta_ov", "seed", "state", "trial"};
   for (const std::string& k : by) {
     if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--by: unknown key '", k, "' (parameterization, lr_ratio, eta_ov, seed, state, trial)"));
+          "--by: unknown key '", k,
+          "' (parameterization, lr_ratio, eta_ov, seed, state, trial)"));
     }
   }
   std::vector<std::pair<std::string, std::string>> filters;
   for (const std::string& w : where) {
     const size_t eq = w.find('=');
-    if (eq == std::string::npos) return absl::InvalidArgumentError(absl::StrCat("--where ", w, ": expected key=value"));
+    if (eq == std::string::npos)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--where ", w, ": expected key=value"));
     filters.emplace_back(w.substr(0, eq), w.substr(eq + 1));
   }
   // Keys in first-seen order, then sorted: numbers numerically.
-  std::map<std::vector<std::string>, std::map<std::string, std::vector<double>>> groups;
+  std::map<std::vector<std::string>, std::map<std::string, std::vector<double>>>
+      groups;
   for (const auto& row : rows) {
     bool keep = true;
     for (const auto& [k, v] : filters) {
       const std::string have = KeyOf(row, k);
       double a, b;
-      if (!(have == v || (absl::SimpleAtod(have, &a) && absl::SimpleAtod(v, &b) && a == b) ||
+      if (!(have == v ||
+            (absl::SimpleAtod(have, &a) && absl::SimpleAtod(v, &b) && a == b) ||
             absl::AsciiStrToLower(have) == absl::AsciiStrToLower(v))) {
         keep = false;
       }
@@ -170,7 +183,8 @@ absl::StatusOr<std::vector<Group>> Aggregate(const std::vector<qkov::v1::ResultR
   std::sort(out.begin(), out.end(), [](const Group& a, const Group& b) {
     for (size_t i = 0; i < a.keys.size(); ++i) {
       double x, y;
-      const bool nx = absl::SimpleAtod(a.keys[i], &x), ny = absl::SimpleAtod(b.keys[i], &y);
+      const bool nx = absl::SimpleAtod(a.keys[i], &x),
+                 ny = absl::SimpleAtod(b.keys[i], &y);
       if (nx && ny && x != y) return x < y;
       if (!(nx && ny) && a.keys[i] != b.keys[i]) return a.keys[i] < b.keys[i];
     }

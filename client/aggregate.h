@@ -15,10 +15,11 @@
 namespace qkov::client {
 
 struct Summary {
-  int n = 0;          // finite values aggregated
-  double mean = 0;    // arithmetic mean
-  double std = 0;     // sample standard deviation (n - 1); NaN for n < 2
-  double ci95 = 0;    // half width: t(0.975, n - 1) * std / sqrt(n); NaN for n < 2
+  int n = 0;        // finite values aggregated
+  double mean = 0;  // arithmetic mean
+  double std = 0;   // sample standard deviation (n - 1); NaN for n < 2
+  double ci95 =
+      0;  // half width: t(0.975, n - 1) * std / sqrt(n); NaN for n < 2
 };
 
 // NaN values (diverged or missing) are left out and not counted.
@@ -44,10 +45,10 @@ struct Group {
 // Groups rows by `by` (keys sorted by number when numeric), keeps rows
 // matching every `where` (key=value), and summarizes each metric. Unknown
 // keys are INVALID_ARGUMENT.
-absl::StatusOr<std::vector<Group>> Aggregate(const std::vector<qkov::v1::ResultRow>& rows,
-                                             const std::vector<std::string>& by,
-                                             const std::vector<std::string>& metrics,
-                                             const std::vector<std::string>& where);
+absl::StatusOr<std::vector<Group>> Aggregate(
+    const std::vector<qkov::v1::ResultRow>& rows,
+    const std::vector<std::string>& by, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& where);
 
 }  // namespace qkov::client
 

@@ -24,10 +24,18 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += absl::StrFormat("\\u%04x", c);
@@ -39,10 +47,16 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
-std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "null"; }
-std::string CsvNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.17g", v) : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")); }
+std::string JsonNumber(double v) {
+  return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "null";
+}
+std::string CsvNumber(double v) {
+  return std::isfinite(v) ? absl::StrFormat("%.17g", v)
+                          : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+}
 
-absl::StatusOr<std::vector<v1::ResultRow>> FetchRows(Connection& conn, const std::string& sweep) {
+absl::StatusOr<std::vector<v1::ResultRow>> FetchRows(Connection& conn,
+                                                     const std::string& sweep) {
   v1::QueryResultsRequest req;
   req.set_sweep_name(sweep);
   v1::QueryResultsResponse resp;
@@ -51,13 +65,15 @@ absl::StatusOr<std::vector<v1::ResultRow>> FetchRows(Connection& conn, const std
   return std::vector<v1::ResultRow>(resp.rows().begin(), resp.rows().end());
 }
 
-absl::StatusOr<v1::GetTrialMetricsResponse> FetchCurves(Connection& conn, const std::string& trial_id,
-                                                        const std::vector<std::string>& names) {
+absl::StatusOr<v1::GetTrialMetricsResponse> FetchCurves(
+    Connection& conn, const std::string& trial_id,
+    const std::vector<std::string>& names) {
   v1::GetTrialMetricsRequest req;
   req.set_trial_id(trial_id);
   for (const auto& n : names) req.add_names(n);
   v1::GetTrialMetricsResponse resp;
-  grpc::Status s = conn.stub()->GetTrialMetrics(conn.Context().get(), req, &resp);
+  grpc::Status s =
+      conn.stub()->GetTrialMetrics(conn.Context().get(), req, &resp);
   if (!s.ok()) return FromGrpcStatus(s);
   return resp;
 }
@@ -70,16 +86,20 @@ int Export(Connection& conn, const ExportArgs& args) {
   std::ofstream file;
   if (!args.out.empty()) {
     file.open(args.out);
-    if (!file) return ReportError(absl::PermissionDeniedError(absl::StrCat("cannot write ", args.out)));
+    if (!file)
+      return ReportError(
+          absl::PermissionDeniedError(absl::StrCat("cannot write ", args.out)));
   }
   std::ostream& out = args.out.empty() ? std::cout : file;
   const bool json = args.format == "json";
-  const std::vector<std::string> axes = {"parameterization", "lr_ratio", "eta_ov", "seed", "state"};
+  const std::vector<std::string> axes = {"parameterization", "lr_ratio",
+                                         "eta_ov", "seed", "state"};
   if (args.per == "trial") {
     std::set<std::string> names;
     for (const auto& r : *rows)
       for (const auto& [k, v] : r.values()) names.insert(k);
-    if (json) out << "[\n";
+    if (json)
+      out << "[\n";
     else {
       out << "trial_id";
       for (const auto& a : axes) out << "," << a;
@@ -89,15 +109,20 @@ int Export(Connection& conn, const ExportArgs& args) {
     for (size_t i = 0; i < rows->size(); ++i) {
       const v1::ResultRow& r = (*rows)[i];
       if (json) {
-        out << "  {\"trial_id\": " << JsonString(r.trial_id()) << ", \"parameterization\": "
-            << JsonString(KeyOf(r, "parameterization")) << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio())
-            << ", \"eta_ov\": " << JsonNumber(r.config().eta_ov()) << ", \"seed\": " << r.config().seed()
-            << ", \"state\": " << JsonString(KeyOf(r, "state")) << ", \"results\": {";
+        out << "  {\"trial_id\": " << JsonString(r.trial_id())
+            << ", \"parameterization\": "
+            << JsonString(KeyOf(r, "parameterization"))
+            << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio())
+            << ", \"eta_ov\": " << JsonNumber(r.config().eta_ov())
+            << ", \"seed\": " << r.config().seed()
+            << ", \"state\": " << JsonString(KeyOf(r, "state"))
+            << ", \"results\": {";
         bool first = true;
         for (const auto& n : names) {
           auto it = r.values().find(n);
           if (it == r.values().end()) continue;
-          out << (first ? "" : ", ") << JsonString(n) << ": " << JsonNumber(it->second);
+          out << (first ? "" : ", ") << JsonString(n) << ": "
+              << JsonNumber(it->second);
           first = false;
         }
         out << "}}" << (i + 1 < rows->size() ? "," : "") << "\n";
@@ -115,25 +140,33 @@ int Export(Connection& conn, const ExportArgs& args) {
     return kExitOk;
   }
   // One row per metric point.
-  if (json) out << "[\n";
-  else out << "trial_id,parameterization,lr_ratio,eta_ov,seed,name,step,value\n";
+  if (json)
+    out << "[\n";
+  else
+    out << "trial_id,parameterization,lr_ratio,eta_ov,seed,name,step,value\n";
   bool first = true;
   for (const auto& r : *rows) {
-    absl::StatusOr<v1::GetTrialMetricsResponse> curves = FetchCurves(conn, r.trial_id(), {});
+    absl::StatusOr<v1::GetTrialMetricsResponse> curves =
+        FetchCurves(conn, r.trial_id(), {});
     if (!curves.ok()) return ReportError(curves.status(), conn.address());
     for (const auto& series : curves->series()) {
       for (int i = 0; i < series.steps_size(); ++i) {
         if (json) {
-          out << (first ? "" : ",\n") << "  {\"trial_id\": " << JsonString(r.trial_id())
-              << ", \"parameterization\": " << JsonString(KeyOf(r, "parameterization"))
-              << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio()) << ", \"eta_ov\": "
-              << JsonNumber(r.config().eta_ov()) << ", \"seed\": " << r.config().seed() << ", \"name\": "
-              << JsonString(series.name()) << ", \"step\": " << series.steps(i) << ", \"value\": "
-              << JsonNumber(series.values(i)) << "}";
+          out << (first ? "" : ",\n")
+              << "  {\"trial_id\": " << JsonString(r.trial_id())
+              << ", \"parameterization\": "
+              << JsonString(KeyOf(r, "parameterization"))
+              << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio())
+              << ", \"eta_ov\": " << JsonNumber(r.config().eta_ov())
+              << ", \"seed\": " << r.config().seed()
+              << ", \"name\": " << JsonString(series.name())
+              << ", \"step\": " << series.steps(i)
+              << ", \"value\": " << JsonNumber(series.values(i)) << "}";
         } else {
-          out << r.trial_id() << "," << KeyOf(r, "parameterization") << "," << KeyOf(r, "lr_ratio") << ","
-              << KeyOf(r, "eta_ov") << "," << r.config().seed() << "," << series.name() << "," << series.steps(i)
-              << "," << CsvNumber(series.values(i)) << "\n";
+          out << r.trial_id() << "," << KeyOf(r, "parameterization") << ","
+              << KeyOf(r, "lr_ratio") << "," << KeyOf(r, "eta_ov") << ","
+              << r.config().seed() << "," << series.name() << ","
+              << series.steps(i) << "," << CsvNumber(series.values(i)) << "\n";
         }
         first = false;
       }
@@ -149,15 +182,23 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format) {
   v1::QuerySqlResponse resp;
   grpc::Status s = conn.stub()->QuerySql(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
-  Table t(std::vector<std::string>(resp.columns().begin(), resp.columns().end()));
+  Table t(
+      std::vector<std::string>(resp.columns().begin(), resp.columns().end()));
   for (const auto& row : resp.rows()) {
     std::vector<std::string> cells;
     for (const auto& v : row.values()) {
       switch (v.kind_case()) {
-        case v1::SqlValue::kIntValue: cells.push_back(absl::StrCat(v.int_value())); break;
-        case v1::SqlValue::kDoubleValue: cells.push_back(absl::StrFormat("%.10g", v.double_value())); break;
-        case v1::SqlValue::kTextValue: cells.push_back(v.text_value()); break;
-        default: cells.push_back("NULL");
+        case v1::SqlValue::kIntValue:
+          cells.push_back(absl::StrCat(v.int_value()));
+          break;
+        case v1::SqlValue::kDoubleValue:
+          cells.push_back(absl::StrFormat("%.10g", v.double_value()));
+          break;
+        case v1::SqlValue::kTextValue:
+          cells.push_back(v.text_value());
+          break;
+        default:
+          cells.push_back("NULL");
       }
     }
     t.AddRow(cells);
@@ -167,14 +208,17 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format) {
   } else {
     t.Print(std::cout);
   }
-  if (resp.truncated()) std::fprintf(stderr, "qkov: output truncated at %zu rows\n", t.size());
+  if (resp.truncated())
+    std::fprintf(stderr, "qkov: output truncated at %zu rows\n", t.size());
   return kExitOk;
 }
 
 int Plot(Connection& conn, const PlotArgs& args) {
   std::error_code ec;
   std::filesystem::create_directories(args.out_dir, ec);
-  if (ec) return ReportError(absl::PermissionDeniedError(absl::StrCat("cannot create ", args.out_dir)));
+  if (ec)
+    return ReportError(absl::PermissionDeniedError(
+        absl::StrCat("cannot create ", args.out_dir)));
   absl::StatusOr<std::vector<v1::ResultRow>> rows = FetchRows(conn, args.sweep);
   if (!rows.ok()) return ReportError(rows.status(), conn.address());
   const bool all = args.kind == "all";
@@ -189,7 +233,8 @@ int Plot(Connection& conn, const PlotArgs& args) {
     if (metrics.empty()) metrics = {"distinct_attention", "ac", "accuracy"};
     for (const auto& m : metrics) {
       const std::string base = args.out_dir + "/ratio_" + m;
-      if (int rc = check(PlotRatio(*rows, m, base), base); rc != kExitOk) return rc;
+      if (int rc = check(PlotRatio(*rows, m, base), base); rc != kExitOk)
+        return rc;
     }
   }
   if (all || args.kind == "dtap") {
@@ -204,7 +249,8 @@ int Plot(Connection& conn, const PlotArgs& args) {
       trials.push_back(std::move(t));
     }
     const std::string base = args.out_dir + "/dtap_grid";
-    if (int rc = check(PlotDtapGrid(trials, base), base); rc != kExitOk) return rc;
+    if (int rc = check(PlotDtapGrid(trials, base), base); rc != kExitOk)
+      return rc;
   }
   if (all || args.kind == "curves") {
     std::vector<std::string> metrics = args.metrics;
@@ -213,22 +259,27 @@ int Plot(Connection& conn, const PlotArgs& args) {
       std::map<std::pair<std::string, double>, Curve> by_group;
       for (const auto& r : *rows) {
         if (r.state() != v1::DONE) continue;
-        absl::StatusOr<v1::GetTrialMetricsResponse> curves = FetchCurves(conn, r.trial_id(), {m});
+        absl::StatusOr<v1::GetTrialMetricsResponse> curves =
+            FetchCurves(conn, r.trial_id(), {m});
         if (!curves.ok()) return ReportError(curves.status(), conn.address());
-        Curve& c = by_group[{KeyOf(r, "parameterization"), r.config().lr_ratio()}];
+        Curve& c =
+            by_group[{KeyOf(r, "parameterization"), r.config().lr_ratio()}];
         c.parameterization = KeyOf(r, "parameterization");
         c.lr_ratio = r.config().lr_ratio();
         for (const auto& series : curves->series()) {
-          for (int i = 0; i < series.steps_size(); ++i) c.by_step[series.steps(i)].push_back(series.values(i));
+          for (int i = 0; i < series.steps_size(); ++i)
+            c.by_step[series.steps(i)].push_back(series.values(i));
         }
       }
       std::vector<Curve> curves;
       for (auto& [k, c] : by_group) curves.push_back(std::move(c));
       const std::string base = args.out_dir + "/curves_" + m;
-      if (int rc = check(PlotCurves(curves, m, base), base); rc != kExitOk) return rc;
+      if (int rc = check(PlotCurves(curves, m, base), base); rc != kExitOk)
+        return rc;
     }
   }
-  for (const auto& w : written) std::printf("%s.png %s.svg %s.dat\n", w.c_str(), w.c_str(), w.c_str());
+  for (const auto& w : written)
+    std::printf("%s.png %s.svg %s.dat\n", w.c_str(), w.c_str(), w.c_str());
   return kExitOk;
 }
 

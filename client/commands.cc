@@ -1,8 +1,7 @@
 #include "client/commands.h"
 
-#include <unistd.h>
-
 #include <google/protobuf/util/time_util.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -36,10 +35,14 @@ int64_t Count(const v1::Sweep& s, v1::TrialState state) {
 }
 
 std::string CountsLine(const v1::Sweep& s) {
-  const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) + Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
-  return absl::StrFormat("%d/%d finished: %d done, %d diverged, %d failed, %d cancelled; %d running, %d queued",
-                         finished, s.total_trials(), Count(s, v1::DONE), Count(s, v1::DIVERGED), Count(s, v1::FAILED),
-                         Count(s, v1::CANCELLED), Count(s, v1::RUNNING), Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED));
+  const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) +
+                           Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
+  return absl::StrFormat(
+      "%d/%d finished: %d done, %d diverged, %d failed, %d cancelled; %d "
+      "running, %d queued",
+      finished, s.total_trials(), Count(s, v1::DONE), Count(s, v1::DIVERGED),
+      Count(s, v1::FAILED), Count(s, v1::CANCELLED), Count(s, v1::RUNNING),
+      Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED));
 }
 
 std::string Duration(double seconds) {
@@ -53,7 +56,9 @@ int ListPresets() {
   Table t({"preset", "what"});
   for (const Preset& p : Presets()) t.AddRow({p.name, p.summary});
   t.Print(std::cout);
-  std::printf("\nqkov submit --preset NAME [--quick] [--set key=value ...]; --quick: every rate x10, 30k steps\n");
+  std::printf(
+      "\nqkov submit --preset NAME [--quick] [--set key=value ...]; --quick: "
+      "every rate x10, 30k steps\n");
   return kExitOk;
 }
 
@@ -62,11 +67,14 @@ int Submit(Connection& conn, const SubmitArgs& args) {
   if (!args.preset.empty()) {
     absl::StatusOr<Preset> preset = FindPreset(args.preset);
     if (!preset.ok()) return ReportError(preset.status());
-    std::vector<std::string> overrides = args.quick ? preset->quick : std::vector<std::string>{};
-    overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
+    std::vector<std::string> overrides =
+        args.quick ? preset->quick : std::vector<std::string>{};
+    overrides.insert(overrides.end(), args.overrides.begin(),
+                     args.overrides.end());
     spec = ParseSweepText(preset->yaml, "preset " + preset->name, overrides);
   } else if (args.quick) {
-    return ReportError(absl::InvalidArgumentError("--quick goes with --preset"));
+    return ReportError(
+        absl::InvalidArgumentError("--quick goes with --preset"));
   } else {
     spec = LoadSweepFile(args.file, args.overrides);
   }
@@ -76,10 +84,13 @@ int Submit(Connection& conn, const SubmitArgs& args) {
   v1::SubmitSweepResponse resp;
   grpc::Status s = conn.stub()->SubmitSweep(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
-  std::printf("sweep %s: %lld trials (%lld new, %lld already present, %lld requeued)\n",
-              resp.sweep().name().c_str(), static_cast<long long>(resp.sweep().total_trials()),
-              static_cast<long long>(resp.trials_added()), static_cast<long long>(resp.trials_existing()),
-              static_cast<long long>(resp.trials_requeued()));
+  std::printf(
+      "sweep %s: %lld trials (%lld new, %lld already present, %lld requeued)\n",
+      resp.sweep().name().c_str(),
+      static_cast<long long>(resp.sweep().total_trials()),
+      static_cast<long long>(resp.trials_added()),
+      static_cast<long long>(resp.trials_existing()),
+      static_cast<long long>(resp.trials_requeued()));
   return kExitOk;
 }
 
@@ -87,7 +98,8 @@ int Status(Connection& conn, const std::string& sweep) {
   std::vector<v1::Sweep> sweeps;
   if (sweep.empty()) {
     v1::ListSweepsResponse resp;
-    grpc::Status s = conn.stub()->ListSweeps(conn.Context().get(), v1::ListSweepsRequest(), &resp);
+    grpc::Status s = conn.stub()->ListSweeps(conn.Context().get(),
+                                             v1::ListSweepsRequest(), &resp);
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     sweeps.assign(resp.sweeps().begin(), resp.sweeps().end());
   } else {
@@ -98,11 +110,15 @@ int Status(Connection& conn, const std::string& sweep) {
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     sweeps.push_back(resp);
   }
-  Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed", "cancelled", "priority", "flags"});
+  Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed",
+           "cancelled", "priority", "flags"});
   for (const auto& s : sweeps) {
-    t.AddRow({s.name(), absl::StrCat(s.total_trials()), absl::StrCat(Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED)),
-              absl::StrCat(Count(s, v1::RUNNING)), absl::StrCat(Count(s, v1::DONE)),
-              absl::StrCat(Count(s, v1::DIVERGED)), absl::StrCat(Count(s, v1::FAILED)),
+    t.AddRow({s.name(), absl::StrCat(s.total_trials()),
+              absl::StrCat(Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED)),
+              absl::StrCat(Count(s, v1::RUNNING)),
+              absl::StrCat(Count(s, v1::DONE)),
+              absl::StrCat(Count(s, v1::DIVERGED)),
+              absl::StrCat(Count(s, v1::FAILED)),
               absl::StrCat(Count(s, v1::CANCELLED)), absl::StrCat(s.priority()),
               s.cancelled() ? "cancelled" : (s.paused() ? "paused" : "")});
   }
@@ -115,7 +131,9 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   v1::WatchSweepRequest req;
   req.set_name(sweep);
   std::unique_ptr<grpc::ClientContext> ctx_owner = conn.Context();
-  ctx_owner->set_deadline(std::chrono::system_clock::time_point::max());  // lasts as long as the sweep
+  ctx_owner->set_deadline(
+      std::chrono::system_clock::time_point::max());  // lasts as long as the
+                                                      // sweep
   grpc::ClientContext& ctx = *ctx_owner;
   auto reader = conn.stub()->WatchSweep(&ctx, req);
   v1::SweepProgress p;
@@ -124,21 +142,27 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   std::string last_line;
   while (reader->Read(&p)) {
     const v1::Sweep& s = p.sweep();
-    const int64_t finished =
-        Count(s, v1::DONE) + Count(s, v1::DIVERGED) + Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
+    const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) +
+                             Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
     if (first_finished < 0) first_finished = finished;
     const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
     std::string eta = "?";
     if (finished > first_finished && elapsed > 0) {
-      const double rate = static_cast<double>(finished - first_finished) / elapsed;
+      const double rate =
+          static_cast<double>(finished - first_finished) / elapsed;
       eta = Duration(static_cast<double>(s.total_trials() - finished) / rate);
     }
     const int width = 30;
-    const int filled = s.total_trials() > 0 ? static_cast<int>(width * finished / s.total_trials()) : 0;
+    const int filled =
+        s.total_trials() > 0
+            ? static_cast<int>(width * finished / s.total_trials())
+            : 0;
     const std::string line = CountsLine(s);
     if (tty) {
-      std::printf("\r\033[K[%s%s] %s  elapsed %s  eta %s", std::string(filled, '#').c_str(),
-                  std::string(width - filled, '.').c_str(), line.c_str(), Duration(elapsed).c_str(), eta.c_str());
+      std::printf("\r\033[K[%s%s] %s  elapsed %s  eta %s",
+                  std::string(filled, '#').c_str(),
+                  std::string(width - filled, '.').c_str(), line.c_str(),
+                  Duration(elapsed).c_str(), eta.c_str());
       std::fflush(stdout);
     } else if (line != last_line) {
       std::printf("%s\n", line.c_str());
@@ -166,9 +190,11 @@ int Results(Connection& conn, const ResultsArgs& args) {
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
   std::vector<std::string> metrics = args.metrics;
   if (!args.by.empty()) {
-    if (metrics.empty()) metrics = {"accuracy", "distinct_attention", "ac", "acmc"};
+    if (metrics.empty())
+      metrics = {"accuracy", "distinct_attention", "ac", "acmc"};
     std::vector<v1::ResultRow> rows(resp.rows().begin(), resp.rows().end());
-    absl::StatusOr<std::vector<Group>> groups = Aggregate(rows, args.by, metrics, args.where);
+    absl::StatusOr<std::vector<Group>> groups =
+        Aggregate(rows, args.by, metrics, args.where);
     if (!groups.ok()) return ReportError(groups.status());
     std::vector<std::string> header = args.by;
     header.push_back("n");
@@ -199,15 +225,21 @@ int Results(Connection& conn, const ResultsArgs& args) {
     return kExitOk;
   }
   if (metrics.empty()) {
-    metrics = {"steps", "accuracy", "loss", "distinct_attention", "ac", "acmc", "separability"};
+    metrics = {"steps", "accuracy", "loss",        "distinct_attention",
+               "ac",    "acmc",     "separability"};
   }
-  std::vector<std::string> header = {"trial", "param", "lr_ratio", "eta_ov", "seed", "state"};
+  std::vector<std::string> header = {"trial",  "param", "lr_ratio",
+                                     "eta_ov", "seed",  "state"};
   header.insert(header.end(), metrics.begin(), metrics.end());
   Table t(header);
   for (const v1::ResultRow& r : resp.rows()) {
-    std::vector<std::string> row = {r.trial_id(), ParameterizationLabel(r.config().parameterization()),
-                                    FormatNumber(r.config().lr_ratio()), FormatNumber(r.config().eta_ov()),
-                                    absl::StrCat(r.config().seed()), StateName(r.state())};
+    std::vector<std::string> row = {
+        r.trial_id(),
+        ParameterizationLabel(r.config().parameterization()),
+        FormatNumber(r.config().lr_ratio()),
+        FormatNumber(r.config().eta_ov()),
+        absl::StrCat(r.config().seed()),
+        StateName(r.state())};
     for (const std::string& m : metrics) {
       auto it = r.values().find(m);
       row.push_back(it == r.values().end() ? "-" : FormatNumber(it->second));
@@ -222,27 +254,33 @@ int Results(Connection& conn, const ResultsArgs& args) {
   return kExitOk;
 }
 
-int Trials(Connection& conn, const std::string& sweep, const std::string& state) {
+int Trials(Connection& conn, const std::string& sweep,
+           const std::string& state) {
   v1::ListTrialsRequest req;
   req.set_sweep_name(sweep);
   if (!state.empty()) {
     v1::TrialState st;
     if (!v1::TrialState_Parse(absl::AsciiStrToUpper(state), &st)) {
-      return ReportError(absl::InvalidArgumentError(absl::StrCat(
-          "--state: unknown state '", state, "' (queued, running, done, failed, diverged, preempted, cancelled)")));
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrCat("--state: unknown state '", state,
+                       "' (queued, running, done, failed, diverged, preempted, "
+                       "cancelled)")));
     }
     req.set_state(st);
   }
-  Table t({"trial", "ordinal", "param", "lr_ratio", "eta_ov", "seed", "state", "attempts", "step"});
+  Table t({"trial", "ordinal", "param", "lr_ratio", "eta_ov", "seed", "state",
+           "attempts", "step"});
   while (true) {
     v1::ListTrialsResponse resp;
     grpc::Status s = conn.stub()->ListTrials(conn.Context().get(), req, &resp);
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     for (const v1::Trial& tr : resp.trials()) {
-      t.AddRow({tr.trial_id(), absl::StrCat(tr.ordinal()), ParameterizationLabel(tr.config().parameterization()),
-                FormatNumber(tr.config().lr_ratio()), FormatNumber(tr.config().eta_ov()),
-                absl::StrCat(tr.config().seed()), StateName(tr.state()), absl::StrCat(tr.attempts()),
-                absl::StrCat(tr.last_step())});
+      t.AddRow({tr.trial_id(), absl::StrCat(tr.ordinal()),
+                ParameterizationLabel(tr.config().parameterization()),
+                FormatNumber(tr.config().lr_ratio()),
+                FormatNumber(tr.config().eta_ov()),
+                absl::StrCat(tr.config().seed()), StateName(tr.state()),
+                absl::StrCat(tr.attempts()), absl::StrCat(tr.last_step())});
     }
     if (resp.next_page_token().empty()) break;
     req.set_page_token(resp.next_page_token());
@@ -257,10 +295,12 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
   v1::Trial t;
   grpc::Status s = conn.stub()->GetTrial(conn.Context().get(), req, &t);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
-  std::printf("trial %s (sweep %s, #%lld): %s after %d attempt(s), step %lld\n", t.trial_id().c_str(),
-              t.sweep_name().c_str(), static_cast<long long>(t.ordinal()), StateName(t.state()).c_str(), t.attempts(),
-              static_cast<long long>(t.last_step()));
-  std::printf("config_hash %s\n%s\n", t.config_hash().c_str(), t.config().DebugString().c_str());
+  std::printf("trial %s (sweep %s, #%lld): %s after %d attempt(s), step %lld\n",
+              t.trial_id().c_str(), t.sweep_name().c_str(),
+              static_cast<long long>(t.ordinal()), StateName(t.state()).c_str(),
+              t.attempts(), static_cast<long long>(t.last_step()));
+  std::printf("config_hash %s\n%s\n", t.config_hash().c_str(),
+              t.config().DebugString().c_str());
   std::map<std::string, double> sorted(t.results().begin(), t.results().end());
   if (!sorted.empty()) {
     Table r({"result", "value"});
@@ -270,16 +310,20 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
   Table a({"attempt", "worker", "state", "started", "error"});
   for (const auto& at : t.attempt_history()) {
     a.AddRow({absl::StrCat(at.attempt()), at.worker_id(), at.state(),
-              google::protobuf::util::TimeUtil::ToString(at.started_at()), at.error()});
+              google::protobuf::util::TimeUtil::ToString(at.started_at()),
+              at.error()});
   }
   std::printf("\n");
   a.Print(std::cout);
   {
     v1::GetTrialMetricsRequest mreq;
     mreq.set_trial_id(trial_id);
-    for (const char* n : {"train_loss", "train_accuracy", "distinct_attention", "lr_qk"}) mreq.add_names(n);
+    for (const char* n :
+         {"train_loss", "train_accuracy", "distinct_attention", "lr_qk"})
+      mreq.add_names(n);
     v1::GetTrialMetricsResponse curves;
-    grpc::Status ms = conn.stub()->GetTrialMetrics(conn.Context().get(), mreq, &curves);
+    grpc::Status ms =
+        conn.stub()->GetTrialMetrics(conn.Context().get(), mreq, &curves);
     if (!ms.ok()) return ReportError(FromGrpcStatus(ms), conn.address());
     if (curves.series_size() > 0) {
       std::vector<std::string> header = {"step"};
@@ -288,21 +332,29 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
       const int points = curves.series(0).steps_size();
       const int stride = std::max(1, points / 12);
       for (int i = 0; i < points; i += stride) {
-        std::vector<std::string> row = {absl::StrCat(curves.series(0).steps(i))};
-        for (const auto& c : curves.series()) row.push_back(i < c.values_size() ? FormatNumber(c.values(i)) : "-");
+        std::vector<std::string> row = {
+            absl::StrCat(curves.series(0).steps(i))};
+        for (const auto& c : curves.series())
+          row.push_back(i < c.values_size() ? FormatNumber(c.values(i)) : "-");
         ct.AddRow(row);
       }
-      std::printf("\ncurves (every %d-th report; all points: qkov export --per point)\n", stride);
+      std::printf(
+          "\ncurves (every %d-th report; all points: qkov export --per "
+          "point)\n",
+          stride);
       ct.Print(std::cout);
     }
   }
   for (const auto& h : t.heatmaps()) {
-    std::printf("\n%s heatmap (rows: %s high->low, cols: %s low->high, %% of examples)\n", h.name().c_str(),
-                h.y_label().c_str(), h.x_label().c_str());
+    std::printf(
+        "\n%s heatmap (rows: %s high->low, cols: %s low->high, %% of "
+        "examples)\n",
+        h.name().c_str(), h.y_label().c_str(), h.x_label().c_str());
     const int cols = h.x_edges_size() - 1, rows = h.y_edges_size() - 1;
     for (int r = rows - 1; r >= 0; --r) {
       std::printf("  [%.2f,%.2f] ", h.y_edges(r), h.y_edges(r + 1));
-      for (int c = 0; c < cols; ++c) std::printf(" %6.2f", h.values(r * cols + c));
+      for (int c = 0; c < cols; ++c)
+        std::printf(" %6.2f", h.values(r * cols + c));
       std::printf("\n");
     }
   }
@@ -327,7 +379,8 @@ int Pause(Connection& conn, const std::string& sweep, bool paused) {
   v1::Sweep resp;
   grpc::Status s = conn.stub()->PauseSweep(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
-  std::printf("sweep %s %s\n", sweep.c_str(), paused ? "paused (running trials finish)" : "resumed");
+  std::printf("sweep %s %s\n", sweep.c_str(),
+              paused ? "paused (running trials finish)" : "resumed");
   return kExitOk;
 }
 

@@ -11,9 +11,9 @@
 namespace qkov::client {
 
 struct SubmitArgs {
-  std::string file;      // or
-  std::string preset;    // a preset name (presets.h)
-  bool quick = false;    // the preset's smallest faithful budget
+  std::string file;    // or
+  std::string preset;  // a preset name (presets.h)
+  bool quick = false;  // the preset's smallest faithful budget
   std::vector<std::string> overrides;
 };
 int ListPresets();
@@ -25,9 +25,9 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty);
 struct ResultsArgs {
   std::string sweep;
   std::vector<std::string> metrics;  // empty: the default set
-  std::vector<std::string> by;       // group and aggregate over the rest (seeds)
-  std::vector<std::string> where;    // key=value filters
-  std::string format = "table";      // table | csv
+  std::vector<std::string> by;     // group and aggregate over the rest (seeds)
+  std::vector<std::string> where;  // key=value filters
+  std::string format = "table";    // table | csv
 };
 int Results(Connection& conn, const ResultsArgs& args);
 
@@ -44,12 +44,13 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format);
 struct PlotArgs {
   std::string sweep;
   std::string out_dir = ".";
-  std::string kind = "all";  // all | ratio | dtap | curves
+  std::string kind = "all";          // all | ratio | dtap | curves
   std::vector<std::string> metrics;  // default per kind
 };
 int Plot(Connection& conn, const PlotArgs& args);
 
-int Trials(Connection& conn, const std::string& sweep, const std::string& state);
+int Trials(Connection& conn, const std::string& sweep,
+           const std::string& state);
 int ShowTrial(Connection& conn, const std::string& trial_id);
 int Cancel(Connection& conn, const std::string& sweep);
 int Pause(Connection& conn, const std::string& sweep, bool paused);

@@ -7,16 +7,20 @@
 
 namespace qkov::client {
 
-absl::StatusOr<std::unique_ptr<Connection>> Connection::Create(const std::string& address, absl::Duration deadline,
-                                                                const ChannelSecurity& security) {
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Create(
+    const std::string& address, absl::Duration deadline,
+    const ChannelSecurity& security) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  absl::StatusOr<SecureChannel> channel = SecureChannel::Create(address, security, args);
+  absl::StatusOr<SecureChannel> channel =
+      SecureChannel::Create(address, security, args);
   if (!channel.ok()) return channel.status();
-  return std::unique_ptr<Connection>(new Connection(address, deadline, *channel));
+  return std::unique_ptr<Connection>(
+      new Connection(address, deadline, *channel));
 }
 
-Connection::Connection(const std::string& address, absl::Duration deadline, SecureChannel channel)
+Connection::Connection(const std::string& address, absl::Duration deadline,
+                       SecureChannel channel)
     : address_(address), deadline_(deadline), channel_(std::move(channel)) {
   stub_ = qkov::v1::SweepService::NewStub(channel_.channel());
 }
@@ -30,24 +34,32 @@ std::unique_ptr<grpc::ClientContext> Connection::Context() const {
 
 int ExitCodeFor(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return kExitOk;
-    case absl::StatusCode::kInvalidArgument: return kExitInvalid;
-    case absl::StatusCode::kNotFound: return kExitNotFound;
+    case absl::StatusCode::kOk:
+      return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+      return kExitInvalid;
+    case absl::StatusCode::kNotFound:
+      return kExitNotFound;
     case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded: return kExitUnreachable;
+    case absl::StatusCode::kDeadlineExceeded:
+      return kExitUnreachable;
     case absl::StatusCode::kUnauthenticated:
-    case absl::StatusCode::kPermissionDenied: return kExitDenied;
-    default: return kExitError;
+    case absl::StatusCode::kPermissionDenied:
+      return kExitDenied;
+    default:
+      return kExitError;
   }
 }
 
 int ReportError(const absl::Status& status, const std::string& server_address) {
-  std::string msg = absl::StrReplaceAll(std::string(status.message()), {{"\n", " "}});
+  std::string msg =
+      absl::StrReplaceAll(std::string(status.message()), {{"\n", " "}});
   std::string line;
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
-      line = absl::StrCat("cannot reach qkov-server at ", server_address, " (", msg, ")");
+      line = absl::StrCat("cannot reach qkov-server at ", server_address, " (",
+                          msg, ")");
       break;
     case absl::StatusCode::kInvalidArgument:
       line = absl::StrCat("invalid: ", msg);
@@ -56,7 +68,8 @@ int ReportError(const absl::Status& status, const std::string& server_address) {
       line = absl::StrCat("not found: ", msg);
       break;
     case absl::StatusCode::kUnauthenticated:
-      line = absl::StrCat("not authenticated: ", msg, " (set --token_file or $QKOV_TOKEN_FILE)");
+      line = absl::StrCat("not authenticated: ", msg,
+                          " (set --token_file or $QKOV_TOKEN_FILE)");
       break;
     case absl::StatusCode::kPermissionDenied:
       line = absl::StrCat("permission denied: ", msg);

@@ -27,8 +27,9 @@ inline constexpr int kExitDenied = 5;
 class Connection {
  public:
   // Reads the token and TLS files; the error names the flag.
-  static absl::StatusOr<std::unique_ptr<Connection>> Create(const std::string& address, absl::Duration deadline,
-                                                             const ChannelSecurity& security);
+  static absl::StatusOr<std::unique_ptr<Connection>> Create(
+      const std::string& address, absl::Duration deadline,
+      const ChannelSecurity& security);
   qkov::v1::SweepService::Stub* stub() { return stub_.get(); }
   const std::string& address() const { return address_; }
   // A context with the per-call deadline and the token.
@@ -37,13 +38,15 @@ class Connection {
  private:
   std::string address_;
   absl::Duration deadline_;
-  Connection(const std::string& address, absl::Duration deadline, SecureChannel channel);
+  Connection(const std::string& address, absl::Duration deadline,
+             SecureChannel channel);
   SecureChannel channel_;
   std::unique_ptr<qkov::v1::SweepService::Stub> stub_;
 };
 
 // Prints "qkov: <one line>" to stderr and returns the exit code.
-int ReportError(const absl::Status& status, const std::string& server_address = "");
+int ReportError(const absl::Status& status,
+                const std::string& server_address = "");
 int ExitCodeFor(absl::StatusCode code);
 
 }  // namespace qkov::client

@@ -1,7 +1,6 @@
 // qkov: the command-line client. Flags are parsed here (CLI11) and handed to
 // the commands in commands.h. docs/cli.md lists commands and exit codes.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 
@@ -13,80 +12,121 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("QKOV_SERVER");
   std::string server = env != nullptr ? env : "127.0.0.1:50051";
   double deadline_s = 30;
-  app.add_option("--server", server, "qkov-server address host:port (default $QKOV_SERVER)");
-  app.add_option("--deadline", deadline_s, "seconds to wait for each call")->check(CLI::PositiveNumber);
+  app.add_option("--server", server,
+                 "qkov-server address host:port (default $QKOV_SERVER)");
+  app.add_option("--deadline", deadline_s, "seconds to wait for each call")
+      ->check(CLI::PositiveNumber);
   qkov::ChannelSecurity security;
-  app.add_option("--token_file", security.token_file, "file holding your bearer token (default $QKOV_TOKEN_FILE)");
-  app.add_option("--tls_ca", security.tls_ca, "CA (PEM) to verify the server; enables TLS (default $QKOV_TLS_CA)");
-  app.add_option("--tls_cert", security.tls_cert, "client certificate (PEM) (default $QKOV_TLS_CERT)");
-  app.add_option("--tls_key", security.tls_key, "client key (PEM) (default $QKOV_TLS_KEY)");
-  app.add_option("--tls_server_name", security.tls_server_name, "name to expect in the server certificate");
+  app.add_option("--token_file", security.token_file,
+                 "file holding your bearer token (default $QKOV_TOKEN_FILE)");
+  app.add_option(
+      "--tls_ca", security.tls_ca,
+      "CA (PEM) to verify the server; enables TLS (default $QKOV_TLS_CA)");
+  app.add_option("--tls_cert", security.tls_cert,
+                 "client certificate (PEM) (default $QKOV_TLS_CERT)");
+  app.add_option("--tls_key", security.tls_key,
+                 "client key (PEM) (default $QKOV_TLS_KEY)");
+  app.add_option("--tls_server_name", security.tls_server_name,
+                 "name to expect in the server certificate");
 
   qkov::client::SubmitArgs submit;
-  auto* submit_cmd = app.add_subcommand("submit", "submit (or extend) a sweep from a YAML/JSON file or a preset");
+  auto* submit_cmd = app.add_subcommand(
+      "submit", "submit (or extend) a sweep from a YAML/JSON file or a preset");
   auto* file_opt = submit_cmd->add_option("file", submit.file, "sweep file");
-  auto* preset_opt = submit_cmd->add_option("--preset", submit.preset, "a preset (qkov presets)");
+  auto* preset_opt = submit_cmd->add_option("--preset", submit.preset,
+                                            "a preset (qkov presets)");
   file_opt->excludes(preset_opt);
-  submit_cmd->add_flag("--quick", submit.quick, "with --preset: the smallest faithful budget");
+  submit_cmd->add_flag("--quick", submit.quick,
+                       "with --preset: the smallest faithful budget");
   auto* presets_cmd = app.add_subcommand("presets", "list the paper's presets");
-  submit_cmd->add_option("--set", submit.overrides, "override a field: key.path=YAML value (repeatable)");
+  submit_cmd->add_option("--set", submit.overrides,
+                         "override a field: key.path=YAML value (repeatable)");
 
   std::string sweep;
-  auto* status_cmd = app.add_subcommand("status", "trial counts by state for one or all sweeps");
+  auto* status_cmd = app.add_subcommand(
+      "status", "trial counts by state for one or all sweeps");
   status_cmd->add_option("sweep", sweep, "sweep name (default: all)");
 
   bool force_tty = false;
-  auto* watch_cmd = app.add_subcommand("watch", "follow a sweep's progress until it finishes");
+  auto* watch_cmd = app.add_subcommand(
+      "watch", "follow a sweep's progress until it finishes");
   watch_cmd->add_option("sweep", sweep, "sweep name")->required();
-  watch_cmd->add_flag("--tty", force_tty, "draw the progress bar even when stdout is not a terminal");
+  watch_cmd->add_flag(
+      "--tty", force_tty,
+      "draw the progress bar even when stdout is not a terminal");
 
   qkov::client::ResultsArgs results;
-  auto* results_cmd = app.add_subcommand("results", "one row per trial with its final metrics");
+  auto* results_cmd =
+      app.add_subcommand("results", "one row per trial with its final metrics");
   results_cmd->add_option("sweep", results.sweep, "sweep name")->required();
-  results_cmd->add_option("--metrics", results.metrics, "metrics to show (default: a standard set)")->delimiter(',');
-  results_cmd->add_option("--format", results.format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
-  results_cmd->add_option("--by", results.by, "group by these keys and aggregate over the rest, e.g. parameterization,lr_ratio")
+  results_cmd
+      ->add_option("--metrics", results.metrics,
+                   "metrics to show (default: a standard set)")
       ->delimiter(',');
-  results_cmd->add_option("--where", results.where, "keep rows with key=value (repeatable), e.g. state=done");
+  results_cmd->add_option("--format", results.format, "table or csv")
+      ->check(CLI::IsMember({"table", "csv"}));
+  results_cmd
+      ->add_option("--by", results.by,
+                   "group by these keys and aggregate over the rest, e.g. "
+                   "parameterization,lr_ratio")
+      ->delimiter(',');
+  results_cmd->add_option(
+      "--where", results.where,
+      "keep rows with key=value (repeatable), e.g. state=done");
 
   qkov::client::ExportArgs export_args;
-  auto* export_cmd = app.add_subcommand("export", "write a sweep's results as CSV or JSON");
+  auto* export_cmd =
+      app.add_subcommand("export", "write a sweep's results as CSV or JSON");
   export_cmd->add_option("sweep", export_args.sweep, "sweep name")->required();
-  export_cmd->add_option("--format", export_args.format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
-  export_cmd->add_option("--per", export_args.per, "trial (final results) or point (every metric point)")
+  export_cmd->add_option("--format", export_args.format, "csv or json")
+      ->check(CLI::IsMember({"csv", "json"}));
+  export_cmd
+      ->add_option("--per", export_args.per,
+                   "trial (final results) or point (every metric point)")
       ->check(CLI::IsMember({"trial", "point"}));
-  export_cmd->add_option("-o,--out", export_args.out, "output file (default stdout)");
+  export_cmd->add_option("-o,--out", export_args.out,
+                         "output file (default stdout)");
 
   std::string sql, sql_format = "table";
-  auto* sql_cmd = app.add_subcommand("sql", "run a read-only SQL query against the results (docs/schema.md)");
+  auto* sql_cmd = app.add_subcommand(
+      "sql", "run a read-only SQL query against the results (docs/schema.md)");
   sql_cmd->add_option("query", sql, "one SELECT statement")->required();
-  sql_cmd->add_option("--format", sql_format, "table or csv")->check(CLI::IsMember({"table", "csv"}));
+  sql_cmd->add_option("--format", sql_format, "table or csv")
+      ->check(CLI::IsMember({"table", "csv"}));
 
   qkov::client::PlotArgs plot;
-  auto* plot_cmd = app.add_subcommand("plot", "write PNG and SVG figures of a sweep (docs/cli.md)");
+  auto* plot_cmd = app.add_subcommand(
+      "plot", "write PNG and SVG figures of a sweep (docs/cli.md)");
   plot_cmd->add_option("sweep", plot.sweep, "sweep name")->required();
   plot_cmd->add_option("--out", plot.out_dir, "output folder (default .)");
   plot_cmd->add_option("--kind", plot.kind, "all, ratio, dtap or curves")
       ->check(CLI::IsMember({"all", "ratio", "dtap", "curves"}));
-  plot_cmd->add_option("--metrics", plot.metrics, "metrics to plot (ratio, curves)")->delimiter(',');
+  plot_cmd
+      ->add_option("--metrics", plot.metrics, "metrics to plot (ratio, curves)")
+      ->delimiter(',');
 
   std::string state;
-  auto* trials_cmd = app.add_subcommand("trials", "list a sweep's trials and their states");
+  auto* trials_cmd =
+      app.add_subcommand("trials", "list a sweep's trials and their states");
   trials_cmd->add_option("sweep", sweep, "sweep name")->required();
   trials_cmd->add_option("--state", state, "only trials in this state");
 
   std::string trial_id;
-  auto* trial_cmd = app.add_subcommand("trial", "one trial: config, results, attempts, heatmap");
+  auto* trial_cmd = app.add_subcommand(
+      "trial", "one trial: config, results, attempts, heatmap");
   trial_cmd->add_option("id", trial_id, "trial id")->required();
 
-  auto* cancel_cmd = app.add_subcommand("cancel", "cancel a sweep (running trials stop within a heartbeat)");
+  auto* cancel_cmd = app.add_subcommand(
+      "cancel", "cancel a sweep (running trials stop within a heartbeat)");
   cancel_cmd->add_option("sweep", sweep, "sweep name")->required();
 
-  auto* pause_cmd = app.add_subcommand("pause", "stop leasing a sweep's trials (running ones finish)");
+  auto* pause_cmd = app.add_subcommand(
+      "pause", "stop leasing a sweep's trials (running ones finish)");
   pause_cmd->add_option("sweep", sweep, "sweep name")->required();
   auto* resume_cmd = app.add_subcommand("resume", "resume a paused sweep");
   resume_cmd->add_option("sweep", sweep, "sweep name")->required();
-  auto* retry_cmd = app.add_subcommand("retry", "queue a sweep's failed trials again with a fresh retry budget");
+  auto* retry_cmd = app.add_subcommand(
+      "retry", "queue a sweep's failed trials again with a fresh retry budget");
   retry_cmd->add_option("sweep", sweep, "sweep name")->required();
 
   try {
@@ -99,13 +139,16 @@ int main(int argc, char** argv) {
   }
 
   qkov::SecurityFromEnvironment(&security);
-  auto connection = qkov::client::Connection::Create(server, absl::Seconds(deadline_s), security);
+  auto connection = qkov::client::Connection::Create(
+      server, absl::Seconds(deadline_s), security);
   if (!connection.ok()) return qkov::client::ReportError(connection.status());
   qkov::client::Connection& conn = **connection;
   if (presets_cmd->parsed()) return qkov::client::ListPresets();
   if (submit_cmd->parsed()) {
     if (submit.file.empty() && submit.preset.empty()) {
-      std::fprintf(stderr, "qkov: submit needs a sweep file or --preset NAME (see qkov presets)\n");
+      std::fprintf(stderr,
+                   "qkov: submit needs a sweep file or --preset NAME (see qkov "
+                   "presets)\n");
       return qkov::client::kExitInvalid;
     }
     return qkov::client::Submit(conn, submit);

@@ -16,15 +16,21 @@ namespace {
 
 // The paper's colour scale (seaborn coolwarm), as a gnuplot palette.
 constexpr char kCoolwarm[] =
-    "set palette defined (0 '#3b4cc0', 0.25 '#7b9ff9', 0.5 '#dddddd', 0.75 '#f49a7b', 1 '#b40426')\n";
+    "set palette defined (0 '#3b4cc0', 0.25 '#7b9ff9', 0.5 '#dddddd', 0.75 "
+    "'#f49a7b', 1 '#b40426')\n";
 
-absl::Status RunGnuplot(const std::string& out_base, const std::string& body, int width = 1000, int height = 650) {
+absl::Status RunGnuplot(const std::string& out_base, const std::string& body,
+                        int width = 1000, int height = 650) {
   const std::string script_path = out_base + ".gp";
   {
     std::ofstream gp(script_path);
-    if (!gp) return absl::PermissionDeniedError(absl::StrCat("cannot write ", script_path));
-    for (const std::string& term : {absl::StrFormat("pngcairo size %d,%d noenhanced font ',11'", width, height),
-                                    absl::StrFormat("svg size %d,%d noenhanced", width, height)}) {
+    if (!gp)
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write ", script_path));
+    for (const std::string& term :
+         {absl::StrFormat("pngcairo size %d,%d noenhanced font ',11'", width,
+                          height),
+          absl::StrFormat("svg size %d,%d noenhanced", width, height)}) {
       const bool png = term.rfind("png", 0) == 0;
       gp << "set terminal " << term << "\n";
       gp << "set output '" << out_base << (png ? ".png" : ".svg") << "'\n";
@@ -32,9 +38,11 @@ absl::Status RunGnuplot(const std::string& out_base, const std::string& body, in
       gp << "unset output\nreset\n";
     }
   }
-  const std::string cmd = absl::StrCat("gnuplot '", script_path, "' 2>'", out_base, ".gnuplot.log'");
+  const std::string cmd = absl::StrCat("gnuplot '", script_path, "' 2>'",
+                                       out_base, ".gnuplot.log'");
   if (std::system(cmd.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("gnuplot failed; see ", out_base, ".gnuplot.log"));
+    return absl::InternalError(
+        absl::StrCat("gnuplot failed; see ", out_base, ".gnuplot.log"));
   }
   const std::string log = out_base + ".gnuplot.log";
   std::ifstream in(log);
@@ -51,14 +59,16 @@ std::string Label(const std::string& metric) {
 
 }  // namespace
 
-absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows, const std::string& metric,
-                       const std::string& out_base) {
-  absl::StatusOr<std::vector<Group>> groups =
-      Aggregate(rows, {"parameterization", "lr_ratio"}, {metric}, {"state=done"});
+absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
+                       const std::string& metric, const std::string& out_base) {
+  absl::StatusOr<std::vector<Group>> groups = Aggregate(
+      rows, {"parameterization", "lr_ratio"}, {metric}, {"state=done"});
   if (!groups.ok()) return groups.status();
-  if (groups->empty()) return absl::FailedPreconditionError("no finished trials to plot");
+  if (groups->empty())
+    return absl::FailedPreconditionError("no finished trials to plot");
   std::ofstream dat(out_base + ".dat");
-  dat << "# parameterization lr_ratio mean ci_low ci_high n  (" << metric << ", mean over seeds, 95% CI)\n";
+  dat << "# parameterization lr_ratio mean ci_low ci_high n  (" << metric
+      << ", mean over seeds, 95% CI)\n";
   std::vector<std::string> series;
   double xmin = HUGE_VAL, xmax = -HUGE_VAL, ymin = HUGE_VAL, ymax = -HUGE_VAL;
   for (const Group& g : *groups) {
@@ -69,7 +79,8 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows, const std::
     const Summary& s = g.metrics.at(metric);
     const double ci = std::isnan(s.ci95) ? 0 : s.ci95;
     const double x = std::stod(g.keys[1]);
-    dat << absl::StrFormat("%s %.10g %.10g %.10g %.10g %d\n", g.keys[0], x, s.mean, s.mean - ci, s.mean + ci, s.n);
+    dat << absl::StrFormat("%s %.10g %.10g %.10g %.10g %d\n", g.keys[0], x,
+                           s.mean, s.mean - ci, s.mean + ci, s.n);
     xmin = std::min(xmin, x);
     xmax = std::max(xmax, x);
     if (!std::isnan(s.mean)) {
@@ -78,18 +89,22 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows, const std::
     }
   }
   dat.close();
-  if (!(ymax >= ymin)) return absl::FailedPreconditionError(absl::StrCat("no values of ", metric, " to plot"));
+  if (!(ymax >= ymin))
+    return absl::FailedPreconditionError(
+        absl::StrCat("no values of ", metric, " to plot"));
   const double pad = std::max(0.05 * (ymax - ymin), 1e-3);
   std::string body = absl::StrCat(
-      "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel '", Label(metric), "'\n",
-      absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", xmin / 1.3, xmax * 1.3, ymin - pad,
-                      ymax + pad),
+      "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel '",
+      Label(metric), "'\n",
+      absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
+                      xmin / 1.3, xmax * 1.3, ymin - pad, ymax + pad),
       "set key outside right top\nset grid\nset title '", Label(metric),
       " vs eta_QK/eta_OV (mean over seeds, 95% CI)'\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < series.size(); ++i) {
     parts.push_back(absl::StrFormat(
-        "'%s.dat' index %d using 2:4:5 with filledcurves fs transparent solid 0.2 lc %d notitle, "
+        "'%s.dat' index %d using 2:4:5 with filledcurves fs transparent solid "
+        "0.2 lc %d notitle, "
         "'' index %d using 2:3 with linespoints lw 2 pt 7 lc %d title '%s'",
         out_base, i, i + 1, i, i + 1, series[i]));
   }
@@ -97,9 +112,11 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows, const std::
   return RunGnuplot(out_base, body);
 }
 
-absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std::string& out_base) {
+absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials,
+                          const std::string& out_base) {
   // (parameterization, ratio) -> summed cells, count.
-  std::map<std::pair<std::string, double>, std::pair<std::vector<double>, int>> sums;
+  std::map<std::pair<std::string, double>, std::pair<std::vector<double>, int>>
+      sums;
   const qkov::v1::Heatmap* shape = nullptr;
   for (const auto& t : trials) {
     if (t.state() != qkov::v1::DONE) continue;
@@ -107,23 +124,28 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std:
       if (h.name() != "dtap") continue;
       if (shape == nullptr) shape = &h;
       if (h.values_size() != shape->values_size()) continue;
-      auto& [cells, n] = sums[{qkov::v1::Parameterization_Name(t.config().parameterization()), t.config().lr_ratio()}];
+      auto& [cells, n] =
+          sums[{qkov::v1::Parameterization_Name(t.config().parameterization()),
+                t.config().lr_ratio()}];
       cells.resize(h.values_size(), 0.0);
       for (int i = 0; i < h.values_size(); ++i) cells[i] += h.values(i);
       ++n;
     }
   }
-  if (shape == nullptr) return absl::FailedPreconditionError("no DTAP heatmaps to plot");
+  if (shape == nullptr)
+    return absl::FailedPreconditionError("no DTAP heatmaps to plot");
   std::vector<std::string> params;
   std::set<double> ratio_set;
   for (const auto& [key, v] : sums) {
-    if (std::find(params.begin(), params.end(), key.first) == params.end()) params.push_back(key.first);
+    if (std::find(params.begin(), params.end(), key.first) == params.end())
+      params.push_back(key.first);
     ratio_set.insert(key.second);
   }
   const std::vector<double> ratios(ratio_set.begin(), ratio_set.end());
   const int cols = shape->x_edges_size() - 1, rows = shape->y_edges_size() - 1;
   std::ofstream dat(out_base + ".dat");
-  dat << "# blocks: parameterization, lr_ratio; rows: x_bin y_bin percent (mean over seeds)\n";
+  dat << "# blocks: parameterization, lr_ratio; rows: x_bin y_bin percent "
+         "(mean over seeds)\n";
   std::vector<std::pair<std::string, double>> panels;
   for (const std::string& p : params) {
     for (double r : ratios) {
@@ -131,10 +153,13 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std:
       if (it == sums.end()) continue;
       if (!panels.empty()) dat << "\n\n";
       panels.emplace_back(p, r);
-      dat << "# " << p << " " << absl::StrFormat("%.10g", r) << " n=" << it->second.second << "\n";
+      dat << "# " << p << " " << absl::StrFormat("%.10g", r)
+          << " n=" << it->second.second << "\n";
       for (int y = 0; y < rows; ++y) {
         for (int x = 0; x < cols; ++x) {
-          dat << absl::StrFormat("%d %d %.6f\n", x, y, it->second.first[y * cols + x] / it->second.second);
+          dat << absl::StrFormat(
+              "%d %d %.6f\n", x, y,
+              it->second.first[y * cols + x] / it->second.second);
         }
       }
     }
@@ -142,19 +167,24 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std:
   dat.close();
   std::vector<std::string> xt, yt;
   for (int i = 0; i < cols; ++i)
-    xt.push_back(absl::StrFormat("'%.2g-%.2g' %d", shape->x_edges(i), shape->x_edges(i + 1), i));
+    xt.push_back(absl::StrFormat("'%.2g-%.2g' %d", shape->x_edges(i),
+                                 shape->x_edges(i + 1), i));
   for (int i = 0; i < rows; ++i)
-    yt.push_back(absl::StrFormat("'%.2g-%.2g' %d", shape->y_edges(i), shape->y_edges(i + 1), i));
+    yt.push_back(absl::StrFormat("'%.2g-%.2g' %d", shape->y_edges(i),
+                                 shape->y_edges(i + 1), i));
   std::string body = absl::StrCat(
-      kCoolwarm, "set cbrange [5:70]\nset xtics (", absl::StrJoin(xt, ", "), ") font ',7'\nset ytics (",
-      absl::StrJoin(yt, ", "), ") font ',7'\n",
-      absl::StrFormat("set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n", cols - 1, rows - 1),
-      absl::StrFormat("set multiplot layout %d,%d title 'DTAP: %% of examples by distinct-token attention (x) and "
+      kCoolwarm, "set cbrange [5:70]\nset xtics (", absl::StrJoin(xt, ", "),
+      ") font ',7'\nset ytics (", absl::StrJoin(yt, ", "), ") font ',7'\n",
+      absl::StrFormat("set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n",
+                      cols - 1, rows - 1),
+      absl::StrFormat("set multiplot layout %d,%d title 'DTAP: %% of examples "
+                      "by distinct-token attention (x) and "
                       "gold-label probability (y), mean over seeds'\n",
                       params.size(), ratios.size()));
   for (size_t p = 0; p < params.size(); ++p) {
     for (size_t r = 0; r < ratios.size(); ++r) {
-      auto it = std::find(panels.begin(), panels.end(), std::make_pair(params[p], ratios[r]));
+      auto it = std::find(panels.begin(), panels.end(),
+                          std::make_pair(params[p], ratios[r]));
       if (it == panels.end()) {
         body += "set multiplot next\n";
         continue;
@@ -162,7 +192,8 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std:
       const int index = static_cast<int>(it - panels.begin());
       body += absl::StrFormat(
           "set title '%s, ratio %.4g' font ',9'\nunset colorbox\n"
-          "plot '%s.dat' index %d using 1:2:3 with image notitle, '' index %d using 1:2:(sprintf('%%.1f',$3)) "
+          "plot '%s.dat' index %d using 1:2:3 with image notitle, '' index %d "
+          "using 1:2:(sprintf('%%.1f',$3)) "
           "with labels font ',7' notitle\n",
           params[p], ratios[r], out_base, index, index);
     }
@@ -172,15 +203,19 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std:
                     60 + 230 * static_cast<int>(params.size()));
 }
 
-absl::Status PlotCurves(const std::vector<Curve>& curves, const std::string& metric, const std::string& out_base) {
+absl::Status PlotCurves(const std::vector<Curve>& curves,
+                        const std::string& metric,
+                        const std::string& out_base) {
   if (curves.empty()) return absl::FailedPreconditionError("no curves to plot");
   std::ofstream dat(out_base + ".dat");
-  dat << "# blocks: parameterization lr_ratio; rows: step mean (" << metric << ", mean over seeds)\n";
+  dat << "# blocks: parameterization lr_ratio; rows: step mean (" << metric
+      << ", mean over seeds)\n";
   std::vector<std::string> titles;
   bool positive = true;
   for (size_t i = 0; i < curves.size(); ++i) {
     if (i > 0) dat << "\n\n";
-    titles.push_back(absl::StrFormat("%s ratio %.4g", curves[i].parameterization, curves[i].lr_ratio));
+    titles.push_back(absl::StrFormat(
+        "%s ratio %.4g", curves[i].parameterization, curves[i].lr_ratio));
     dat << "# " << titles.back() << "\n";
     for (const auto& [step, values] : curves[i].by_step) {
       const Summary s = Summarize(values);
@@ -189,13 +224,17 @@ absl::Status PlotCurves(const std::vector<Curve>& curves, const std::string& met
     }
   }
   dat.close();
-  std::string body = absl::StrCat("set xlabel 'step'\nset ylabel '", Label(metric), "'\n",
-                                  positive && metric.find("loss") != std::string::npos ? "set logscale y\n" : "",
-                                  "set key outside right top\nset grid\nset title 'learning curves: ", Label(metric),
-                                  " (mean over seeds)'\nplot ");
+  std::string body = absl::StrCat(
+      "set xlabel 'step'\nset ylabel '", Label(metric), "'\n",
+      positive && metric.find("loss") != std::string::npos ? "set logscale y\n"
+                                                           : "",
+      "set key outside right top\nset grid\nset title 'learning curves: ",
+      Label(metric), " (mean over seeds)'\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < curves.size(); ++i) {
-    parts.push_back(absl::StrFormat("'%s.dat' index %d using 1:2 with lines lw 2 title '%s'", out_base, i, titles[i]));
+    parts.push_back(absl::StrFormat(
+        "'%s.dat' index %d using 1:2 with lines lw 2 title '%s'", out_base, i,
+        titles[i]));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);

@@ -16,13 +16,14 @@ namespace qkov::client {
 
 // A metric against eta_QK/eta_OV (log axis), one series per
 // parameterization, mean over seeds with its 95% confidence band.
-absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows, const std::string& metric,
-                       const std::string& out_base);
+absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
+                       const std::string& metric, const std::string& out_base);
 
 // DTAP heatmaps, mean over seeds: one panel per (parameterization, ratio),
 // parameterizations in rows, ratios in columns, the paper's colour scale
 // (coolwarm, 5..70 %), each cell labelled with its value.
-absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials, const std::string& out_base);
+absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials,
+                          const std::string& out_base);
 
 // Learning curves: `metric` against step, one series per
 // (parameterization, ratio), mean over seeds at each step.
@@ -31,7 +32,8 @@ struct Curve {
   double lr_ratio;
   std::map<int64_t, std::vector<double>> by_step;
 };
-absl::Status PlotCurves(const std::vector<Curve>& curves, const std::string& metric, const std::string& out_base);
+absl::Status PlotCurves(const std::vector<Curve>& curves,
+                        const std::string& metric, const std::string& out_base);
 
 }  // namespace qkov::client
 

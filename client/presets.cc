@@ -7,7 +7,8 @@ namespace qkov::client {
 const std::vector<Preset>& Presets() {
   static const auto* presets = new std::vector<Preset>{
       {"paper-four-param",
-       "the four parameterizations at equal rates (NOTES §3, Fig. 2): SGD 0.01, 5 seeds, <= 625k steps",
+       "the four parameterizations at equal rates (NOTES §3, Fig. 2): SGD "
+       "0.01, 5 seeds, <= 625k steps",
        R"(name: paper-four-param
 description: four parameterizations, eta_QK = eta_OV = 0.01 (NOTES.md §3 Row-1 runs)
 axes:
@@ -22,10 +23,12 @@ training:
   optimizer: {kind: sgd}
   init: {qk: identity, ov: identity, identity_scale: 1.0e-6}
 )",
-       {"axes.eta_ov=[0.1]", "training.max_steps=30000", "training.report_every=500", "axes.seed=[1234, 1235]",
+       {"axes.eta_ov=[0.1]", "training.max_steps=30000",
+        "training.report_every=500", "axes.seed=[1234, 1235]",
         "name=paper-four-param-quick"}},
       {"paper-ratio",
-       "FAFO over eta_QK/eta_OV in {1, 2, 5, 10, 20} with 5 seeds (the fast-QK runs): SGD eta_OV 0.01",
+       "FAFO over eta_QK/eta_OV in {1, 2, 5, 10, 20} with 5 seeds (the fast-QK "
+       "runs): SGD eta_OV 0.01",
        R"(name: paper-ratio
 description: FAFO, eta_QK/eta_OV sweep, 5 seeds (NOTES.md §3 fast-QK runs)
 axes:
@@ -40,10 +43,12 @@ training:
   optimizer: {kind: sgd}
   init: {qk: identity, ov: identity, identity_scale: 1.0e-6}
 )",
-       {"axes.eta_ov=[0.1]", "training.max_steps=30000", "training.report_every=500", "axes.seed=[1234, 1235, 1236]",
+       {"axes.eta_ov=[0.1]", "training.max_steps=30000",
+        "training.report_every=500", "axes.seed=[1234, 1235, 1236]",
         "name=paper-ratio-quick"}},
       {"paper-qk-ramp",
-       "the QK ramp runs: eta_QK rises linearly from eta_OV to R x eta_OV (FAFO R=40, CACO R=10 in the paper)",
+       "the QK ramp runs: eta_QK rises linearly from eta_OV to R x eta_OV "
+       "(FAFO R=40, CACO R=10 in the paper)",
        R"(name: paper-qk-ramp
 description: QK learning-rate ramp (NOTES.md §3 ramp runs)
 axes:
@@ -58,10 +63,12 @@ training:
   optimizer: {kind: sgd, schedule: qk_ramp}
   init: {qk: identity, ov: identity, identity_scale: 1.0e-6}
 )",
-       {"axes.eta_ov=[0.1]", "training.max_steps=30000", "training.report_every=500", "axes.seed=[1234, 1235]",
+       {"axes.eta_ov=[0.1]", "training.max_steps=30000",
+        "training.report_every=500", "axes.seed=[1234, 1235]",
         "name=paper-qk-ramp-quick"}},
       {"paper-theory",
-       "the reduced gradient flow over r = eta_QK/eta_OV in {0.01, 0.1, 1, 10, 100} (NOTES §4, Fig. 4)",
+       "the reduced gradient flow over r = eta_QK/eta_OV in {0.01, 0.1, 1, 10, "
+       "100} (NOTES §4, Fig. 4)",
        R"(name: paper-theory
 description: reduced gradient flow of NOTES.md §4, RK4 with the authors' settings
 axes:
@@ -74,7 +81,8 @@ training:
 )",
        {"name=paper-theory-quick"}},
       {"paper-fixed-attention",
-       "attention fixed at alpha in {0.2, ..., 1}, only OV trained, collapsed vs factorized (NOTES §3, Fig. 3)",
+       "attention fixed at alpha in {0.2, ..., 1}, only OV trained, collapsed "
+       "vs factorized (NOTES §3, Fig. 3)",
        R"(name: paper-fixed-attention
 description: "fixed-attention experiment (NOTES.md §3 Fig-3): CACO = collapsed OV, FAFO = factorized OV"
 axes:
@@ -89,8 +97,8 @@ training:
   report_every: 2500
   target_loss: -1
 )",
-       {"training.max_steps=10000", "training.report_every=500", "axes.eta_ov=[0.1]",
-        "name=paper-fixed-attention-quick"}},
+       {"training.max_steps=10000", "training.report_every=500",
+        "axes.eta_ov=[0.1]", "name=paper-fixed-attention-quick"}},
   };
   return *presets;
 }
@@ -101,7 +109,8 @@ absl::StatusOr<Preset> FindPreset(const std::string& name) {
     if (p.name == name) return p;
     absl::StrAppend(&known, known.empty() ? "" : ", ", p.name);
   }
-  return absl::NotFoundError(absl::StrCat("no preset named '", name, "' (known: ", known, ")"));
+  return absl::NotFoundError(
+      absl::StrCat("no preset named '", name, "' (known: ", known, ")"));
 }
 
 }  // namespace qkov::client

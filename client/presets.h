@@ -15,7 +15,7 @@ namespace qkov::client {
 struct Preset {
   std::string name;
   std::string summary;
-  std::string yaml;         // the paper's settings
+  std::string yaml;                // the paper's settings
   std::vector<std::string> quick;  // --set overrides for --quick
 };
 

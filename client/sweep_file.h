@@ -16,10 +16,11 @@ namespace qkov::client {
 // Parses `text` (named `source` in errors). `overrides` are "dotted.key=YAML"
 // strings applied before conversion (e.g. "training.max_steps=1000",
 // "axes.seed=[1,2,3]").
-absl::StatusOr<qkov::v1::SweepSpec> ParseSweepText(const std::string& text, const std::string& source,
-                                                   const std::vector<std::string>& overrides = {});
-absl::StatusOr<qkov::v1::SweepSpec> LoadSweepFile(const std::string& path,
-                                                  const std::vector<std::string>& overrides = {});
+absl::StatusOr<qkov::v1::SweepSpec> ParseSweepText(
+    const std::string& text, const std::string& source,
+    const std::vector<std::string>& overrides = {});
+absl::StatusOr<qkov::v1::SweepSpec> LoadSweepFile(
+    const std::string& path, const std::vector<std::string>& overrides = {});
 
 }  // namespace qkov::client
 

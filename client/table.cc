@@ -10,8 +10,8 @@ namespace qkov::client {
 namespace {
 
 bool LooksNumeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.' || s == "nan" ||
-                        s == "inf");
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) ||
+                        s[0] == '-' || s[0] == '.' || s == "nan" || s == "inf");
 }
 
 std::string CsvEscape(const std::string& s) {
@@ -30,7 +30,8 @@ void Table::Print(std::ostream& out) const {
   std::vector<size_t> width(header_.size(), 0);
   for (size_t i = 0; i < header_.size(); ++i) width[i] = header_[i].size();
   for (const auto& r : rows_) {
-    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
   }
   auto line = [&](const std::vector<std::string>& r, bool header) {
     for (size_t i = 0; i < width.size(); ++i) {
@@ -48,7 +49,8 @@ void Table::Print(std::ostream& out) const {
 
 void Table::PrintCsv(std::ostream& out) const {
   auto line = [&](const std::vector<std::string>& r) {
-    for (size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << CsvEscape(r[i]);
+    for (size_t i = 0; i < r.size(); ++i)
+      out << (i ? "," : "") << CsvEscape(r[i]);
     out << "\n";
   };
   line(header_);
@@ -59,7 +61,8 @@ std::string FormatNumber(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   // Whole numbers (steps, counts) print in full.
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrFormat("%.0f", v);
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    return absl::StrFormat("%.0f", v);
   return absl::StrFormat("%.4g", v);
 }
 

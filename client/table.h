@@ -10,7 +10,8 @@ namespace qkov::client {
 
 class Table {
  public:
-  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  explicit Table(std::vector<std::string> header)
+      : header_(std::move(header)) {}
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   size_t size() const { return rows_.size(); }
   // Columns padded to width; numbers (cells starting with a digit, '-' or

@@ -11,9 +11,11 @@
 namespace qkov {
 namespace {
 
-absl::StatusOr<std::string> Slurp(const std::string& flag, const std::string& path) {
+absl::StatusOr<std::string> Slurp(const std::string& flag,
+                                  const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
@@ -34,8 +36,9 @@ void SecurityFromEnvironment(ChannelSecurity* s) {
   FromEnv(&s->tls_key, "QKOV_TLS_KEY");
 }
 
-absl::StatusOr<SecureChannel> SecureChannel::Create(const std::string& address, const ChannelSecurity& security,
-                                                    grpc::ChannelArguments args) {
+absl::StatusOr<SecureChannel> SecureChannel::Create(
+    const std::string& address, const ChannelSecurity& security,
+    grpc::ChannelArguments args) {
   SecureChannel out;
   if (!security.token_file.empty()) {
     auto text = Slurp("--token_file", security.token_file);
@@ -43,17 +46,20 @@ absl::StatusOr<SecureChannel> SecureChannel::Create(const std::string& address, 
     for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       line = absl::StripAsciiWhitespace(line);
       if (line.empty() || line[0] == '#') continue;
-      std::vector<std::string> parts = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      std::vector<std::string> parts =
+          absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
       out.token_ = parts.back();  // "TOKEN" or "ROLE TOKEN"
       break;
     }
     if (out.token_.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--token_file: no token in ", security.token_file));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--token_file: no token in ", security.token_file));
     }
   }
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (security.tls_ca.empty()) {
-    if (!security.tls_cert.empty()) return absl::InvalidArgumentError("--tls_cert needs --tls_ca");
+    if (!security.tls_cert.empty())
+      return absl::InvalidArgumentError("--tls_cert needs --tls_ca");
     creds = grpc::InsecureChannelCredentials();
   } else {
     grpc::SslCredentialsOptions opts;
@@ -81,7 +87,8 @@ absl::StatusOr<SecureChannel> SecureChannel::Create(const std::string& address, 
 }
 
 void SecureChannel::Apply(grpc::ClientContext* context) const {
-  if (!token_.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+  if (!token_.empty())
+    context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
 }
 
 }  // namespace qkov

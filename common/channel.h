@@ -19,13 +19,15 @@ struct ChannelSecurity {
   std::string tls_ca;      // PEM roots to verify the server; enables TLS
   std::string tls_cert;    // client certificate (PEM), when the server asks
   std::string tls_key;
-  std::string tls_server_name;  // override the name checked in the server certificate
+  std::string
+      tls_server_name;  // override the name checked in the server certificate
 };
 
 class SecureChannel {
  public:
   // Reads the files; INVALID_ARGUMENT / NOT_FOUND naming the flag.
-  static absl::StatusOr<SecureChannel> Create(const std::string& address, const ChannelSecurity& security,
+  static absl::StatusOr<SecureChannel> Create(const std::string& address,
+                                              const ChannelSecurity& security,
                                               grpc::ChannelArguments args = {});
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   // Adds the bearer token (if any) to a call's metadata.

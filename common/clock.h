@@ -20,7 +20,8 @@ class Clock {
 // A clock that moves only when told. Thread-safe.
 class FakeClock : public Clock {
  public:
-  explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1800000000)) : now_(start) {}
+  explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1800000000))
+      : now_(start) {}
   absl::Time Now() override {
     absl::MutexLock lock(&mu_);
     return now_;

@@ -20,7 +20,8 @@ void Handler(int sig) {
 
 }  // namespace
 
-void WatchSignals(std::initializer_list<int> signals, std::function<void(int)> on_signal) {
+void WatchSignals(std::initializer_list<int> signals,
+                  std::function<void(int)> on_signal) {
   if (pipe(g_pipe) != 0) return;
   struct sigaction sa = {};
   sa.sa_handler = Handler;

@@ -13,7 +13,8 @@ namespace qkov {
 
 // Installs handlers for `signals` and starts the watcher thread (detached).
 // Call once per process. `on_signal` runs on the watcher thread.
-void WatchSignals(std::initializer_list<int> signals, std::function<void(int)> on_signal);
+void WatchSignals(std::initializer_list<int> signals,
+                  std::function<void(int)> on_signal);
 
 }  // namespace qkov
 

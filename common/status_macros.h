@@ -9,10 +9,10 @@
 #define QKOV_CONCAT_INNER_(a, b) a##b
 #define QKOV_CONCAT_(a, b) QKOV_CONCAT_INNER_(a, b)
 
-#define RETURN_IF_ERROR(expr)                        \
-  do {                                               \
-    ::absl::Status qkov_status_ = (expr);            \
-    if (!qkov_status_.ok()) return qkov_status_;     \
+#define RETURN_IF_ERROR(expr)                    \
+  do {                                           \
+    ::absl::Status qkov_status_ = (expr);        \
+    if (!qkov_status_.ok()) return qkov_status_; \
   } while (0)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

@@ -13,7 +13,8 @@ absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what) {
   if (primary == SQLITE_OK || primary == SQLITE_DONE || primary == SQLITE_ROW) {
     return absl::OkStatus();
   }
-  const std::string msg = absl::StrCat(what, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+  const std::string msg =
+      absl::StrCat(what, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
   switch (primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -67,21 +68,24 @@ double Statement::ColumnDouble(int i) const {
 std::string Statement::ColumnText(int i) const {
   const unsigned char* p = sqlite3_column_text(stmt_, i);
   if (p == nullptr) return "";
-  return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+  return std::string(reinterpret_cast<const char*>(p),
+                     sqlite3_column_bytes(stmt_, i));
 }
 
 std::string Statement::ColumnBlob(int i) const {
   const void* p = sqlite3_column_blob(stmt_, i);
   if (p == nullptr) return "";
-  return std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+  return std::string(static_cast<const char*>(p),
+                     sqlite3_column_bytes(stmt_, i));
 }
 
-absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
-                                                         const Options& options) {
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(
+    const std::string& path, const Options& options) {
   sqlite3* raw = nullptr;
-  const int flags = (options.read_only ? SQLITE_OPEN_READONLY
-                                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags =
+      (options.read_only ? SQLITE_OPEN_READONLY
+                         : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   if (rc != SQLITE_OK) {
     absl::Status s = SqliteStatus(rc, raw, absl::StrCat("open ", path));
@@ -90,11 +94,13 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   }
   std::unique_ptr<Database> db(new Database(raw));
   sqlite3_extended_result_codes(raw, 1);
-  RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA busy_timeout = ", options.busy_timeout_ms)));
+  RETURN_IF_ERROR(db->Execute(
+      absl::StrCat("PRAGMA busy_timeout = ", options.busy_timeout_ms)));
   if (!options.read_only) {
     RETURN_IF_ERROR(db->Execute("PRAGMA journal_mode = WAL"));
-    RETURN_IF_ERROR(db->Execute(options.synchronous_full ? "PRAGMA synchronous = FULL"
-                                                         : "PRAGMA synchronous = NORMAL"));
+    RETURN_IF_ERROR(db->Execute(options.synchronous_full
+                                    ? "PRAGMA synchronous = FULL"
+                                    : "PRAGMA synchronous = NORMAL"));
   }
   RETURN_IF_ERROR(db->Execute("PRAGMA foreign_keys = ON"));
   // A quick look at the file catches "not a database" before any write.
@@ -127,10 +133,13 @@ absl::StatusOr<Statement*> Database::Cached(absl::string_view sql) {
   return ptr;
 }
 
-absl::StatusOr<std::unique_ptr<Statement>> Database::Prepare(absl::string_view sql) {
+absl::StatusOr<std::unique_ptr<Statement>> Database::Prepare(
+    absl::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
-  if (rc != SQLITE_OK) return SqliteStatus(rc, db_, absl::StrCat("prepare ", sql.substr(0, 60)));
+  const int rc = sqlite3_prepare_v2(
+      db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK)
+    return SqliteStatus(rc, db_, absl::StrCat("prepare ", sql.substr(0, 60)));
   return std::make_unique<Statement>(db_, stmt);
 }
 

@@ -38,10 +38,12 @@ class Statement {
   void BindInt64(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
   void BindDouble(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
   void BindText(int i, absl::string_view v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()),
+                      SQLITE_TRANSIENT);
   }
   void BindBlob(int i, absl::string_view v) {
-    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()),
+                      SQLITE_TRANSIENT);
   }
   void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
 
@@ -54,7 +56,9 @@ class Statement {
 
   int64_t ColumnInt64(int i) const { return sqlite3_column_int64(stmt_, i); }
   double ColumnDouble(int i) const;  // NULL reads as NaN
-  bool ColumnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  bool ColumnIsNull(int i) const {
+    return sqlite3_column_type(stmt_, i) == SQLITE_NULL;
+  }
   std::string ColumnText(int i) const;
   std::string ColumnBlob(int i) const;
   int ColumnCount() const { return sqlite3_column_count(stmt_); }

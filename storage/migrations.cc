@@ -121,8 +121,8 @@ absl::Status Migrate(Database* db) {
   const int latest = LatestSchemaVersion();
   if (version > latest) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "database schema version ", version, " is newer than this binary's ", latest,
-        "; upgrade qkov-sweep before opening it"));
+        "database schema version ", version, " is newer than this binary's ",
+        latest, "; upgrade qkov-sweep before opening it"));
   }
   for (int v = version + 1; v <= latest; ++v) {
     Transaction txn(db);

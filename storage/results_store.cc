@@ -4,105 +4,144 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "storage/migrations.h"
 #include "common/status_macros.h"
+#include "storage/migrations.h"
 
 namespace qkov::storage {
 namespace {
 
 constexpr char kSelectSweepSql[] =
-    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, cancelled, "
+    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, "
+    "cancelled, "
     "created_ms, paused FROM sweeps WHERE name = ?";
 constexpr char kListSweepsSql[] =
-    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, cancelled, "
+    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, "
+    "cancelled, "
     "created_ms, paused FROM sweeps ORDER BY sweep_id";
 constexpr char kCountsSql[] =
     "SELECT state, COUNT(*) FROM trials WHERE sweep_id = ? GROUP BY state";
 constexpr char kInsertSweepSql[] =
-    "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, created_ms, "
+    "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, "
+    "created_ms, "
     "updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
 constexpr char kUpdateSweepSpecSql[] =
-    "UPDATE sweeps SET description = ?, spec_json = ?, priority = ?, max_attempts = ?, "
+    "UPDATE sweeps SET description = ?, spec_json = ?, priority = ?, "
+    "max_attempts = ?, "
     "cancelled = 0, updated_ms = ? WHERE sweep_id = ?";
 constexpr char kInsertTrialSql[] =
-    "INSERT INTO trials (trial_id, sweep_id, ordinal, config_json, config_hash, "
+    "INSERT INTO trials (trial_id, sweep_id, ordinal, config_json, "
+    "config_hash, "
     "parameterization, lr_ratio, eta_ov, seed, state, created_ms, updated_ms) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
     "ON CONFLICT (sweep_id, config_hash) DO NOTHING";
-constexpr char kMaxOrdinalSql[] = "SELECT COALESCE(MAX(ordinal), -1) FROM trials WHERE sweep_id = ?";
-constexpr char kCancelSweepSql[] = "UPDATE sweeps SET cancelled = 1, updated_ms = ? WHERE sweep_id = ?";
+constexpr char kMaxOrdinalSql[] =
+    "SELECT COALESCE(MAX(ordinal), -1) FROM trials WHERE sweep_id = ?";
+constexpr char kCancelSweepSql[] =
+    "UPDATE sweeps SET cancelled = 1, updated_ms = ? WHERE sweep_id = ?";
 constexpr char kCancelTrialsSql[] =
-    "UPDATE trials SET state = 'cancelled', lease_worker = NULL, lease_expires_ms = NULL, "
-    "updated_ms = ? WHERE sweep_id = ? AND state IN ('queued', 'preempted', 'running')";
+    "UPDATE trials SET state = 'cancelled', lease_worker = NULL, "
+    "lease_expires_ms = NULL, "
+    "updated_ms = ? WHERE sweep_id = ? AND state IN ('queued', 'preempted', "
+    "'running')";
 constexpr char kCancelAttemptsSql[] =
-    "UPDATE attempts SET state = 'cancelled', ended_ms = ? WHERE state = 'running' AND trial_id IN "
+    "UPDATE attempts SET state = 'cancelled', ended_ms = ? WHERE state = "
+    "'running' AND trial_id IN "
     "(SELECT trial_id FROM trials WHERE sweep_id = ?)";
 constexpr char kUpsertWorkerSql[] =
-    "INSERT INTO workers (worker_id, name, slots, provenance_json, registered_ms, last_seen_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET name = excluded.name, "
+    "INSERT INTO workers (worker_id, name, slots, provenance_json, "
+    "registered_ms, last_seen_ms) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET name = "
+    "excluded.name, "
     "slots = excluded.slots, provenance_json = excluded.provenance_json, "
     "last_seen_ms = excluded.last_seen_ms";
 // The sweep to serve next: highest priority first; among equal priorities the
 // one with the fewest running trials (fair sharing), then the oldest.
 constexpr char kNextSweepSql[] =
-    "SELECT s.sweep_id, s.name FROM sweeps s WHERE s.cancelled = 0 AND s.paused = 0 AND EXISTS "
-    "(SELECT 1 FROM trials t WHERE t.sweep_id = s.sweep_id AND t.state = 'queued') "
+    "SELECT s.sweep_id, s.name FROM sweeps s WHERE s.cancelled = 0 AND "
+    "s.paused = 0 AND EXISTS "
+    "(SELECT 1 FROM trials t WHERE t.sweep_id = s.sweep_id AND t.state = "
+    "'queued') "
     "ORDER BY s.priority DESC, "
-    "(SELECT COUNT(*) FROM trials r WHERE r.sweep_id = s.sweep_id AND r.state = 'running'), s.sweep_id "
+    "(SELECT COUNT(*) FROM trials r WHERE r.sweep_id = s.sweep_id AND r.state "
+    "= 'running'), s.sweep_id "
     "LIMIT 1";
 // Its next trial: handed-back trials (queue_rank -1) first, then grid order.
 constexpr char kNextQueuedSql[] =
-    "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, parameterization FROM trials "
-    "WHERE sweep_id = ? AND state = 'queued' ORDER BY queue_rank, ordinal LIMIT 1";
-constexpr char kAnyRunningSql[] = "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
+    "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, "
+    "parameterization FROM trials "
+    "WHERE sweep_id = ? AND state = 'queued' ORDER BY queue_rank, ordinal "
+    "LIMIT 1";
+constexpr char kAnyRunningSql[] =
+    "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
 constexpr char kAnyActiveSql[] =
-    "SELECT EXISTS (SELECT 1 FROM trials WHERE state IN ('queued', 'preempted', 'running'))";
+    "SELECT EXISTS (SELECT 1 FROM trials WHERE state IN ('queued', "
+    "'preempted', 'running'))";
 constexpr char kStartLeaseSql[] =
-    "UPDATE trials SET state = 'running', attempts = attempts + 1, lease_worker = ?, "
+    "UPDATE trials SET state = 'running', attempts = attempts + 1, "
+    "lease_worker = ?, "
     "lease_expires_ms = ?, updated_ms = ? WHERE trial_id = ?";
 constexpr char kInsertAttemptSql[] =
-    "INSERT INTO attempts (trial_id, attempt, worker_id, state, started_ms, start_step) "
+    "INSERT INTO attempts (trial_id, attempt, worker_id, state, started_ms, "
+    "start_step) "
     "VALUES (?, ?, ?, 'running', ?, ?)";
 constexpr char kLeaseStateSql[] =
     "SELECT state, attempts, lease_expires_ms FROM trials WHERE trial_id = ?";
 constexpr char kRenewSql[] =
-    "UPDATE trials SET lease_expires_ms = ?, last_step = MAX(last_step, ?), updated_ms = ? "
+    "UPDATE trials SET lease_expires_ms = ?, last_step = MAX(last_step, ?), "
+    "updated_ms = ? "
     "WHERE trial_id = ?";
 constexpr char kUpsertMetricSql[] =
-    "INSERT INTO metrics (trial_id, attempt, name, step, value) VALUES (?, ?, ?, ?, ?) "
-    "ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = excluded.value";
+    "INSERT INTO metrics (trial_id, attempt, name, step, value) VALUES (?, ?, "
+    "?, ?, ?) "
+    "ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = "
+    "excluded.value";
 constexpr char kUpsertResultSql[] =
     "INSERT INTO results (trial_id, name, value, attempt) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value, attempt = excluded.attempt";
+    "ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value, "
+    "attempt = excluded.attempt";
 constexpr char kUpsertArtifactSql[] =
-    "INSERT INTO artifacts (trial_id, name, kind, content, attempt) VALUES (?, ?, ?, ?, ?) "
-    "ON CONFLICT (trial_id, name) DO UPDATE SET kind = excluded.kind, content = excluded.content, "
+    "INSERT INTO artifacts (trial_id, name, kind, content, attempt) VALUES (?, "
+    "?, ?, ?, ?) "
+    "ON CONFLICT (trial_id, name) DO UPDATE SET kind = excluded.kind, content "
+    "= excluded.content, "
     "attempt = excluded.attempt";
 constexpr char kEndTrialSql[] =
-    "UPDATE trials SET state = ?, lease_worker = NULL, lease_expires_ms = NULL, checkpoint = NULL, "
+    "UPDATE trials SET state = ?, lease_worker = NULL, lease_expires_ms = "
+    "NULL, checkpoint = NULL, "
     "last_step = MAX(last_step, ?), updated_ms = ? WHERE trial_id = ?";
 constexpr char kEndAttemptSql[] =
-    "UPDATE attempts SET state = ?, ended_ms = ?, error = ?, provenance_json = ? "
+    "UPDATE attempts SET state = ?, ended_ms = ?, error = ?, provenance_json = "
+    "? "
     "WHERE trial_id = ? AND attempt = ?";
 constexpr char kEndAttemptKeepProvenanceSql[] =
-    "UPDATE attempts SET state = ?, ended_ms = ?, error = ? WHERE trial_id = ? AND attempt = ?";
+    "UPDATE attempts SET state = ?, ended_ms = ?, error = ? WHERE trial_id = ? "
+    "AND attempt = ?";
 constexpr char kFailuresSql[] =
-    "SELECT t.failures, s.max_attempts FROM trials t JOIN sweeps s USING (sweep_id) "
+    "SELECT t.failures, s.max_attempts FROM trials t JOIN sweeps s USING "
+    "(sweep_id) "
     "WHERE t.trial_id = ?";
 constexpr char kRequeueSql[] =
-    "UPDATE trials SET state = ?, failures = failures + ?, queue_rank = ?, checkpoint = ?, "
-    "checkpoint_step = ?, lease_worker = NULL, lease_expires_ms = NULL, updated_ms = ? WHERE trial_id = ?";
+    "UPDATE trials SET state = ?, failures = failures + ?, queue_rank = ?, "
+    "checkpoint = ?, "
+    "checkpoint_step = ?, lease_worker = NULL, lease_expires_ms = NULL, "
+    "updated_ms = ? WHERE trial_id = ?";
 constexpr char kExpiredSql[] =
-    "SELECT trial_id, attempts FROM trials WHERE state = 'running' AND lease_expires_ms < ?";
+    "SELECT trial_id, attempts FROM trials WHERE state = 'running' AND "
+    "lease_expires_ms < ?";
 constexpr char kTrialColumns[] =
-    "SELECT t.trial_id, s.name, t.ordinal, t.config_json, t.config_hash, t.state, t.attempts, "
-    "t.failures, t.last_step, t.updated_ms FROM trials t JOIN sweeps s USING (sweep_id) ";
+    "SELECT t.trial_id, s.name, t.ordinal, t.config_json, t.config_hash, "
+    "t.state, t.attempts, "
+    "t.failures, t.last_step, t.updated_ms FROM trials t JOIN sweeps s USING "
+    "(sweep_id) ";
 constexpr char kAttemptsOfTrialSql[] =
-    "SELECT attempt, worker_id, state, started_ms, COALESCE(ended_ms, 0), error, provenance_json "
+    "SELECT attempt, worker_id, state, started_ms, COALESCE(ended_ms, 0), "
+    "error, provenance_json "
     "FROM attempts WHERE trial_id = ? ORDER BY attempt";
-constexpr char kResultsOfTrialSql[] = "SELECT name, value FROM results WHERE trial_id = ? ORDER BY name";
+constexpr char kResultsOfTrialSql[] =
+    "SELECT name, value FROM results WHERE trial_id = ? ORDER BY name";
 constexpr char kArtifactsOfTrialSql[] =
-    "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY name";
+    "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY "
+    "name";
 constexpr char kMetricsOfTrialSql[] =
     "SELECT step, name, value FROM metrics WHERE trial_id = ? AND attempt = "
     "(SELECT MAX(attempt) FROM metrics WHERE trial_id = ?) ORDER BY name, step";
@@ -138,8 +177,8 @@ SweepRecord ReadSweep(const Statement& s) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(const std::string& path,
-                                                                 const Database::Options& options) {
+absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
+    const std::string& path, const Database::Options& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
   RETURN_IF_ERROR(Migrate(db.get()));
   return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db), path));
@@ -159,20 +198,22 @@ absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(const std::string& name) {
+absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
+    const std::string& name) {
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSelectSweepSql));
   s->BindText(1, name);
   ASSIGN_OR_RETURN(bool row, s->Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
   SweepRecord r = ReadSweep(*s);
   s->Reset();
   RETURN_IF_ERROR(FillCounts(&r));
   return r;
 }
 
-absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(const SweepRecord& sweep,
-                                                        const std::vector<NewTrial>& trials,
-                                                        int64_t now_ms) {
+absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
+    const SweepRecord& sweep, const std::vector<NewTrial>& trials,
+    int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
@@ -266,7 +307,8 @@ absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
   return out;
 }
 
-absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name, int64_t now_ms) {
+absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name,
+                                                  int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
@@ -288,25 +330,30 @@ absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name, int64
   return cancelled;
 }
 
-absl::Status ResultsStore::SetPaused(const std::string& name, bool paused, int64_t now_ms) {
+absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,
+                                     int64_t now_ms) {
   absl::MutexLock lock(&mu_);
-  constexpr char kPauseSql[] = "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE name = ?";
+  constexpr char kPauseSql[] =
+      "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE name = ?";
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
   s->BindInt64(1, paused ? 1 : 0);
   s->BindInt64(2, now_ms);
   s->BindText(3, name);
   RETURN_IF_ERROR(s->Run());
-  if (db_->Changes() == 0) return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  if (db_->Changes() == 0)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name, int64_t now_ms) {
+absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name,
+                                                  int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
   ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(name));
   constexpr char kRetrySql[] =
-      "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, updated_ms = ? "
+      "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, "
+      "updated_ms = ? "
       "WHERE sweep_id = ? AND state = 'failed'";
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRetrySql));
   s->BindInt64(1, now_ms);
@@ -317,8 +364,9 @@ absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name, int64
   return n;
 }
 
-absl::Status ResultsStore::RegisterWorker(const std::string& worker_id, const std::string& name,
-                                          int slots, const std::string& provenance_json,
+absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
+                                          const std::string& name, int slots,
+                                          const std::string& provenance_json,
                                           int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertWorkerSql));
@@ -331,18 +379,19 @@ absl::Status ResultsStore::RegisterWorker(const std::string& worker_id, const st
   return s->Run();
 }
 
-absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(const std::string& worker_id,
-                                                          int64_t now_ms, int64_t lease_ms,
-                                                          LeaseRecord* lease) {
+absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
+    const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
+    LeaseRecord* lease) {
   std::vector<LeaseRecord> leases;
-  ASSIGN_OR_RETURN(LeaseAvailability a, LeaseBatch(worker_id, now_ms, lease_ms, 1, &leases));
+  ASSIGN_OR_RETURN(LeaseAvailability a,
+                   LeaseBatch(worker_id, now_ms, lease_ms, 1, &leases));
   if (a == LeaseAvailability::kLeased) *lease = std::move(leases[0]);
   return a;
 }
 
-absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(const std::string& worker_id, int64_t now_ms,
-                                                           int64_t lease_ms, int max_trials,
-                                                           std::vector<LeaseRecord>* leases) {
+absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
+    const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
+    int max_trials, std::vector<LeaseRecord>* leases) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
@@ -383,8 +432,10 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(const std::string& wo
   }
   if (max_trials > 1) {
     constexpr char kCompanionsSql[] =
-        "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step FROM trials "
-        "WHERE sweep_id = ? AND state = 'queued' AND parameterization = ? AND trial_id != ? "
+        "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step "
+        "FROM trials "
+        "WHERE sweep_id = ? AND state = 'queued' AND parameterization = ? AND "
+        "trial_id != ? "
         "ORDER BY queue_rank, ordinal LIMIT ?";
     ASSIGN_OR_RETURN(Statement * more, db_->Cached(kCompanionsSql));
     more->BindInt64(1, sweep_id);
@@ -424,38 +475,45 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(const std::string& wo
   return LeaseAvailability::kLeased;
 }
 
-absl::Status ResultsStore::CheckLease(const std::string& trial_id, int attempt, int64_t now_ms) {
+absl::Status ResultsStore::CheckLease(const std::string& trial_id, int attempt,
+                                      int64_t now_ms) {
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
   s->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
   const std::string state = s->ColumnText(0);
   const int current = static_cast<int>(s->ColumnInt64(1));
   const int64_t expires = s->ColumnIsNull(2) ? 0 : s->ColumnInt64(2);
   s->Reset();
   if (attempt != current) {
-    return absl::FailedPreconditionError(absl::StrCat("trial ", trial_id, ": attempt ", attempt,
-                                                      " is superseded by attempt ", current));
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", trial_id, ": attempt ", attempt,
+                     " is superseded by attempt ", current));
   }
   if (state != kRunning) {
     return absl::FailedPreconditionError(
-        absl::StrCat("trial ", trial_id, ": attempt ", attempt, " holds no lease (trial is ", state, ")"));
+        absl::StrCat("trial ", trial_id, ": attempt ", attempt,
+                     " holds no lease (trial is ", state, ")"));
   }
   if (expires < now_ms) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "trial ", trial_id, ": lease of attempt ", attempt, " expired ", now_ms - expires, " ms ago"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", trial_id, ": lease of attempt ", attempt,
+                     " expired ", now_ms - expires, " ms ago"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id, int attempt,
-                                             int64_t step, int64_t now_ms, int64_t lease_ms,
+absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id,
+                                             int attempt, int64_t step,
+                                             int64_t now_ms, int64_t lease_ms,
                                              int64_t* expires_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
   absl::Status lease = CheckLease(trial_id, attempt, now_ms);
-  if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease)) return false;
+  if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease))
+    return false;
   RETURN_IF_ERROR(lease);
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRenewSql));
   *expires_ms = now_ms + lease_ms;
@@ -468,8 +526,9 @@ absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id, int at
   return true;
 }
 
-absl::Status ResultsStore::InsertMetrics(const std::string& trial_id, int attempt,
-                                         const std::vector<MetricRecord>& points) {
+absl::Status ResultsStore::InsertMetrics(
+    const std::string& trial_id, int attempt,
+    const std::vector<MetricRecord>& points) {
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertMetricSql));
   for (const MetricRecord& p : points) {
     s->Reset();
@@ -484,7 +543,8 @@ absl::Status ResultsStore::InsertMetrics(const std::string& trial_id, int attemp
 }
 
 absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
-                                      const std::vector<MetricRecord>& points, int64_t now_ms) {
+                                      const std::vector<MetricRecord>& points,
+                                      int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
@@ -495,7 +555,8 @@ absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
   (void)s;
   constexpr char kStepSql[] =
-      "UPDATE trials SET last_step = MAX(last_step, ?), updated_ms = ? WHERE trial_id = ?";
+      "UPDATE trials SET last_step = MAX(last_step, ?), updated_ms = ? WHERE "
+      "trial_id = ?";
   ASSIGN_OR_RETURN(Statement * u, db_->Cached(kStepSql));
   u->BindInt64(1, max_step);
   u->BindInt64(2, now_ms);
@@ -504,12 +565,12 @@ absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
   return txn.Commit();
 }
 
-absl::Status ResultsStore::CompleteTrial(const std::string& trial_id, int attempt, bool diverged,
-                                         const std::map<std::string, double>& results,
-                                         const std::vector<ArtifactRecord>& artifacts,
-                                         const std::vector<MetricRecord>& final_points,
-                                         const std::string& provenance_json, int64_t steps,
-                                         int64_t now_ms) {
+absl::Status ResultsStore::CompleteTrial(
+    const std::string& trial_id, int attempt, bool diverged,
+    const std::map<std::string, double>& results,
+    const std::vector<ArtifactRecord>& artifacts,
+    const std::vector<MetricRecord>& final_points,
+    const std::string& provenance_json, int64_t steps, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
@@ -560,15 +621,15 @@ namespace {
 
 // Shared by FailTrial and ExpireLeases: ends `attempt` with attempt_state and
 // puts the trial back in the queue or fails it.
-absl::StatusOr<std::string> EndAttemptAndRequeue(Database* db, const std::string& trial_id,
-                                                 int attempt, const char* attempt_state,
-                                                 const std::string& reason, bool preempted,
-                                                 const std::string& checkpoint, int64_t checkpoint_step,
-                                                 int64_t now_ms) {
+absl::StatusOr<std::string> EndAttemptAndRequeue(
+    Database* db, const std::string& trial_id, int attempt,
+    const char* attempt_state, const std::string& reason, bool preempted,
+    const std::string& checkpoint, int64_t checkpoint_step, int64_t now_ms) {
   ASSIGN_OR_RETURN(Statement * f, db->Cached(kFailuresSql));
   f->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, f->Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
   const int failures = static_cast<int>(f->ColumnInt64(0));
   const int max_attempts = static_cast<int>(f->ColumnInt64(1));
   f->Reset();
@@ -607,18 +668,19 @@ absl::StatusOr<std::string> EndAttemptAndRequeue(Database* db, const std::string
 
 }  // namespace
 
-absl::StatusOr<std::string> ResultsStore::FailTrial(const std::string& trial_id, int attempt,
-                                                    const std::string& reason, bool preempted,
-                                                    const std::string& checkpoint, int64_t checkpoint_step,
-                                                    int64_t now_ms) {
+absl::StatusOr<std::string> ResultsStore::FailTrial(
+    const std::string& trial_id, int attempt, const std::string& reason,
+    bool preempted, const std::string& checkpoint, int64_t checkpoint_step,
+    int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_.get());
   RETURN_IF_ERROR(txn.Begin());
   RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
-  ASSIGN_OR_RETURN(std::string state,
-                   EndAttemptAndRequeue(db_.get(), trial_id, attempt,
-                                        preempted ? kPreempted : kFailed, reason, preempted,
-                                        checkpoint, checkpoint_step, now_ms));
+  ASSIGN_OR_RETURN(
+      std::string state,
+      EndAttemptAndRequeue(db_.get(), trial_id, attempt,
+                           preempted ? kPreempted : kFailed, reason, preempted,
+                           checkpoint, checkpoint_step, now_ms));
   RETURN_IF_ERROR(txn.Commit());
   return state;
 }
@@ -640,24 +702,27 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
       if (!row) break;
-      expired.emplace_back(s->ColumnText(0), static_cast<int>(s->ColumnInt64(1)));
+      expired.emplace_back(s->ColumnText(0),
+                           static_cast<int>(s->ColumnInt64(1)));
     }
   }
   for (const auto& [trial_id, attempt] : expired) {
     RETURN_IF_ERROR(EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
-                                         "lease expired without heartbeat", false, "", 0, now_ms)
+                                         "lease expired without heartbeat",
+                                         false, "", 0, now_ms)
                         .status());
   }
   return static_cast<int64_t>(expired.size());
 }
 
-absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(const std::string& sweep_name,
-                                                                  const std::string& state,
-                                                                  int64_t after_ordinal, int limit) {
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
+    const std::string& sweep_name, const std::string& state,
+    int64_t after_ordinal, int limit) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
   static const std::string sql = absl::StrCat(
-      kTrialColumns, "WHERE t.sweep_id = ? AND (? = '' OR t.state = ?) AND t.ordinal > ? ",
+      kTrialColumns,
+      "WHERE t.sweep_id = ? AND (? = '' OR t.state = ?) AND t.ordinal > ? ",
       "ORDER BY t.ordinal LIMIT ?");
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
   s->BindInt64(1, sweep.sweep_id);
@@ -678,8 +743,9 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
     const std::string& sweep_name, int64_t since_ms) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
-  static const std::string sql =
-      absl::StrCat(kTrialColumns, "WHERE t.sweep_id = ? AND t.updated_ms >= ? ORDER BY t.ordinal");
+  static const std::string sql = absl::StrCat(
+      kTrialColumns,
+      "WHERE t.sweep_id = ? AND t.updated_ms >= ? ORDER BY t.ordinal");
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
   s->BindInt64(1, sweep.sweep_id);
   s->BindInt64(2, since_ms);
@@ -692,13 +758,16 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
   return out;
 }
 
-absl::StatusOr<TrialRecord> ResultsStore::GetTrial(const std::string& trial_id) {
+absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
+    const std::string& trial_id) {
   absl::MutexLock lock(&mu_);
-  static const std::string sql = absl::StrCat(kTrialColumns, "WHERE t.trial_id = ?");
+  static const std::string sql =
+      absl::StrCat(kTrialColumns, "WHERE t.trial_id = ?");
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
   s->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
   TrialRecord t = ReadTrial(*s);
   s->Reset();
   {
@@ -707,9 +776,10 @@ absl::StatusOr<TrialRecord> ResultsStore::GetTrial(const std::string& trial_id) 
     while (true) {
       ASSIGN_OR_RETURN(bool r, a->Step());
       if (!r) break;
-      t.attempt_history.push_back(AttemptRecord{static_cast<int>(a->ColumnInt64(0)), a->ColumnText(1),
-                                                a->ColumnText(2), a->ColumnInt64(3), a->ColumnInt64(4),
-                                                a->ColumnText(5), a->ColumnText(6)});
+      t.attempt_history.push_back(
+          AttemptRecord{static_cast<int>(a->ColumnInt64(0)), a->ColumnText(1),
+                        a->ColumnText(2), a->ColumnInt64(3), a->ColumnInt64(4),
+                        a->ColumnText(5), a->ColumnText(6)});
     }
   }
   {
@@ -727,7 +797,8 @@ absl::StatusOr<TrialRecord> ResultsStore::GetTrial(const std::string& trial_id) 
     while (true) {
       ASSIGN_OR_RETURN(bool row2, r->Step());
       if (!row2) break;
-      t.artifacts.push_back(ArtifactRecord{r->ColumnText(0), r->ColumnText(1), r->ColumnText(2)});
+      t.artifacts.push_back(
+          ArtifactRecord{r->ColumnText(0), r->ColumnText(1), r->ColumnText(2)});
     }
   }
   return t;
@@ -750,7 +821,8 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
     out.push_back(ReadTrial(*s));
   }
   constexpr char kSweepResultsSql[] =
-      "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING (trial_id) "
+      "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING "
+      "(trial_id) "
       "WHERE t.sweep_id = ?";
   ASSIGN_OR_RETURN(Statement * r, db_->Cached(kSweepResultsSql));
   r->BindInt64(1, sweep.sweep_id);
@@ -758,19 +830,23 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
     ASSIGN_OR_RETURN(bool row, r->Step());
     if (!row) break;
     const std::string name = r->ColumnText(1);
-    if (!metrics.empty() && std::find(metrics.begin(), metrics.end(), name) == metrics.end()) continue;
+    if (!metrics.empty() &&
+        std::find(metrics.begin(), metrics.end(), name) == metrics.end())
+      continue;
     out[index[r->ColumnText(0)]].results[name] = r->ColumnDouble(2);
   }
   return out;
 }
 
-absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::string& trial_id) {
+absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
+    const std::string& trial_id) {
   absl::MutexLock lock(&mu_);
   // The trial's curve: the last attempt's points, plus each earlier
   // attempt's points up to where every later attempt resumed from its
   // checkpoint. An attempt followed by a restart from step 0 contributes none.
   constexpr char kStartStepsSql[] =
-      "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY attempt DESC";
+      "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
+      "attempt DESC";
   std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept (-1: none)
   {
     ASSIGN_OR_RETURN(Statement * a, db_->Cached(kStartStepsSql));
@@ -785,7 +861,8 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::strin
     }
   }
   constexpr char kAllMetricsSql[] =
-      "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER BY name, step, attempt";
+      "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER "
+      "BY name, step, attempt";
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAllMetricsSql));
   s->BindText(1, trial_id);
   std::vector<MetricRecord> out;
@@ -796,7 +873,8 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::strin
     const int64_t step = s->ColumnInt64(1);
     if (it == cutoff.end() || step > it->second) continue;
     MetricRecord m{step, s->ColumnText(2), s->ColumnDouble(3)};
-    if (!out.empty() && out.back().name == m.name && out.back().step == m.step) {
+    if (!out.empty() && out.back().name == m.name &&
+        out.back().step == m.step) {
       out.back() = m;  // a later attempt's value for the same step wins
     } else {
       out.push_back(m);
@@ -805,7 +883,8 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(const std::strin
   return out;
 }
 
-absl::StatusOr<ResultsStore::SqlResult> ResultsStore::QueryReadOnly(const std::string& sql, int max_rows) {
+absl::StatusOr<ResultsStore::SqlResult> ResultsStore::QueryReadOnly(
+    const std::string& sql, int max_rows) {
   absl::MutexLock lock(&read_mu_);
   if (reader_ == nullptr) {
     Database::Options ro;
@@ -815,24 +894,31 @@ absl::StatusOr<ResultsStore::SqlResult> ResultsStore::QueryReadOnly(const std::s
   }
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
-  const int rc = sqlite3_prepare_v2(reader_->raw(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail);
+  const int rc = sqlite3_prepare_v2(reader_->raw(), sql.c_str(),
+                                    static_cast<int>(sql.size()), &raw, &tail);
   if (rc != SQLITE_OK) {
-    return absl::InvalidArgumentError(absl::StrCat("sql: ", sqlite3_errmsg(reader_->raw())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sql: ", sqlite3_errmsg(reader_->raw())));
   }
   Statement stmt(reader_->raw(), raw);
   if (raw == nullptr) return absl::InvalidArgumentError("sql: empty statement");
-  if (tail != nullptr && !absl::StripAsciiWhitespace(absl::string_view(tail)).empty() &&
+  if (tail != nullptr &&
+      !absl::StripAsciiWhitespace(absl::string_view(tail)).empty() &&
       absl::StripAsciiWhitespace(absl::string_view(tail)) != ";") {
     return absl::InvalidArgumentError("sql: one statement at a time");
   }
   if (!sqlite3_stmt_readonly(raw)) {
-    return absl::InvalidArgumentError("sql: read-only access; this statement would write to the database");
+    return absl::InvalidArgumentError(
+        "sql: read-only access; this statement would write to the database");
   }
   SqlResult out;
-  for (int i = 0; i < sqlite3_column_count(raw); ++i) out.columns.push_back(sqlite3_column_name(raw, i));
+  for (int i = 0; i < sqlite3_column_count(raw); ++i)
+    out.columns.push_back(sqlite3_column_name(raw, i));
   while (true) {
     absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return absl::InvalidArgumentError(absl::StrCat("sql: ", row.status().message()));
+    if (!row.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("sql: ", row.status().message()));
     if (!*row) break;
     if (static_cast<int>(out.rows.size()) >= max_rows) {
       out.truncated = true;
@@ -841,10 +927,18 @@ absl::StatusOr<ResultsStore::SqlResult> ResultsStore::QueryReadOnly(const std::s
     auto& r = out.rows.emplace_back();
     for (int i = 0; i < static_cast<int>(out.columns.size()); ++i) {
       switch (sqlite3_column_type(raw, i)) {
-        case SQLITE_INTEGER: r.emplace_back(static_cast<int64_t>(sqlite3_column_int64(raw, i))); break;
-        case SQLITE_FLOAT: r.emplace_back(sqlite3_column_double(raw, i)); break;
-        case SQLITE_NULL: r.emplace_back(std::monostate{}); break;
-        default: r.emplace_back(stmt.ColumnText(i)); break;
+        case SQLITE_INTEGER:
+          r.emplace_back(static_cast<int64_t>(sqlite3_column_int64(raw, i)));
+          break;
+        case SQLITE_FLOAT:
+          r.emplace_back(sqlite3_column_double(raw, i));
+          break;
+        case SQLITE_NULL:
+          r.emplace_back(std::monostate{});
+          break;
+        default:
+          r.emplace_back(stmt.ColumnText(i));
+          break;
       }
     }
   }

@@ -87,7 +87,8 @@ struct TrialRecord {
   int failures = 0;
   int64_t last_step = 0;
   int64_t updated_ms = 0;
-  std::map<std::string, double> results;  // filled by GetTrial / TrialsWithResults
+  std::map<std::string, double>
+      results;  // filled by GetTrial / TrialsWithResults
   std::vector<AttemptRecord> attempt_history;  // filled by GetTrial
   std::vector<ArtifactRecord> artifacts;       // filled by GetTrial
 };
@@ -120,14 +121,15 @@ enum class LeaseAvailability { kLeased, kNoWorkNow, kNoWork };
 class ResultsStore {
  public:
   // Opens or creates the database at `path` and migrates it.
-  static absl::StatusOr<std::unique_ptr<ResultsStore>> Open(const std::string& path,
-                                                            const Database::Options& options = {});
+  static absl::StatusOr<std::unique_ptr<ResultsStore>> Open(
+      const std::string& path, const Database::Options& options = {});
 
   // Creates the sweep, or extends an existing sweep of the same name with the
   // grid points (by config_hash) it does not have yet. The stored spec is
   // replaced by the new one when points were added.
   absl::StatusOr<SubmitOutcome> SubmitSweep(const SweepRecord& sweep,
-                                            const std::vector<NewTrial>& trials, int64_t now_ms);
+                                            const std::vector<NewTrial>& trials,
+                                            int64_t now_ms);
 
   absl::StatusOr<SweepRecord> GetSweep(const std::string& name);  // NOT_FOUND
   absl::StatusOr<std::vector<SweepRecord>> ListSweeps();
@@ -140,42 +142,52 @@ class ResultsStore {
   // budget. Returns how many.
   absl::StatusOr<int64_t> RetryFailed(const std::string& name, int64_t now_ms);
 
-  absl::Status RegisterWorker(const std::string& worker_id, const std::string& name, int slots,
-                              const std::string& provenance_json, int64_t now_ms);
+  absl::Status RegisterWorker(const std::string& worker_id,
+                              const std::string& name, int slots,
+                              const std::string& provenance_json,
+                              int64_t now_ms);
 
   // Leases the next queued trial: highest sweep priority, then preempted
   // trials (queue_rank < 0), then submission order.
-  absl::StatusOr<LeaseAvailability> LeaseNext(const std::string& worker_id, int64_t now_ms,
-                                              int64_t lease_ms, LeaseRecord* lease);
+  absl::StatusOr<LeaseAvailability> LeaseNext(const std::string& worker_id,
+                                              int64_t now_ms, int64_t lease_ms,
+                                              LeaseRecord* lease);
   // LeaseNext, then up to max_trials - 1 more queued trials of the same sweep
   // and parameterization (trials that can train together), in one
   // transaction. `leases` gets at least one lease when kLeased.
-  absl::StatusOr<LeaseAvailability> LeaseBatch(const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-                                               int max_trials, std::vector<LeaseRecord>* leases);
+  absl::StatusOr<LeaseAvailability> LeaseBatch(
+      const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
+      int max_trials, std::vector<LeaseRecord>* leases);
 
   // Renews a lease. Returns false (and renews nothing) when the attempt no
   // longer holds the lease: the worker must stop the trial.
-  absl::StatusOr<bool> Heartbeat(const std::string& trial_id, int attempt, int64_t step,
-                                 int64_t now_ms, int64_t lease_ms, int64_t* expires_ms);
+  absl::StatusOr<bool> Heartbeat(const std::string& trial_id, int attempt,
+                                 int64_t step, int64_t now_ms, int64_t lease_ms,
+                                 int64_t* expires_ms);
 
   // Stores metric points (idempotent on (trial, attempt, name, step)).
   absl::Status AddMetrics(const std::string& trial_id, int attempt,
-                          const std::vector<MetricRecord>& points, int64_t now_ms);
+                          const std::vector<MetricRecord>& points,
+                          int64_t now_ms);
 
   // Stores final results and ends the trial done (or diverged).
-  absl::Status CompleteTrial(const std::string& trial_id, int attempt, bool diverged,
+  absl::Status CompleteTrial(const std::string& trial_id, int attempt,
+                             bool diverged,
                              const std::map<std::string, double>& results,
                              const std::vector<ArtifactRecord>& artifacts,
                              const std::vector<MetricRecord>& final_points,
-                             const std::string& provenance_json, int64_t steps, int64_t now_ms);
+                             const std::string& provenance_json, int64_t steps,
+                             int64_t now_ms);
 
   // Ends an attempt. preempted: back to the front of the queue with
   // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
   // trial is queued again while failures < max_attempts, else failed.
   // Returns the trial's new state.
-  absl::StatusOr<std::string> FailTrial(const std::string& trial_id, int attempt,
-                                        const std::string& reason, bool preempted,
-                                        const std::string& checkpoint, int64_t checkpoint_step,
+  absl::StatusOr<std::string> FailTrial(const std::string& trial_id,
+                                        int attempt, const std::string& reason,
+                                        bool preempted,
+                                        const std::string& checkpoint,
+                                        int64_t checkpoint_step,
                                         int64_t now_ms);
 
   // Requeues (or fails, when the budget is spent) every running trial whose
@@ -183,25 +195,29 @@ class ResultsStore {
   absl::StatusOr<int64_t> ExpireLeases(int64_t now_ms);
 
   // Trials of a sweep in ordinal order; state "" = all. after_ordinal pages.
-  absl::StatusOr<std::vector<TrialRecord>> ListTrials(const std::string& sweep_name,
-                                                      const std::string& state,
-                                                      int64_t after_ordinal, int limit);
+  absl::StatusOr<std::vector<TrialRecord>> ListTrials(
+      const std::string& sweep_name, const std::string& state,
+      int64_t after_ordinal, int limit);
   // Trials of a sweep changed at or after since_ms (for watch streams).
-  absl::StatusOr<std::vector<TrialRecord>> TrialsUpdatedSince(const std::string& sweep_name,
-                                                               int64_t since_ms);
-  absl::StatusOr<TrialRecord> GetTrial(const std::string& trial_id);  // NOT_FOUND
+  absl::StatusOr<std::vector<TrialRecord>> TrialsUpdatedSince(
+      const std::string& sweep_name, int64_t since_ms);
+  absl::StatusOr<TrialRecord> GetTrial(
+      const std::string& trial_id);  // NOT_FOUND
   // Trials of a sweep with their final results (all metrics, or `metrics`).
-  absl::StatusOr<std::vector<TrialRecord>> TrialsWithResults(const std::string& sweep_name,
-                                                             const std::vector<std::string>& metrics);
+  absl::StatusOr<std::vector<TrialRecord>> TrialsWithResults(
+      const std::string& sweep_name, const std::vector<std::string>& metrics);
   // The trial's curve across attempts: the last attempt's points, and each
   // earlier attempt's points up to the step where later attempts resumed from
   // its checkpoint (docs/schema.md).
-  absl::StatusOr<std::vector<MetricRecord>> Metrics(const std::string& trial_id);
+  absl::StatusOr<std::vector<MetricRecord>> Metrics(
+      const std::string& trial_id);
 
   struct SqlResult {
     std::vector<std::string> columns;
     // Each value: int64, double, text, or null (std::monostate).
-    std::vector<std::vector<std::variant<std::monostate, int64_t, double, std::string>>> rows;
+    std::vector<
+        std::vector<std::variant<std::monostate, int64_t, double, std::string>>>
+        rows;
     bool truncated = false;
   };
   // Runs one read-only statement on a separate read-only connection.
@@ -216,25 +232,29 @@ class ResultsStore {
   absl::StatusOr<bool> IntegrityOk();
 
  private:
-  ResultsStore(std::unique_ptr<Database> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
+  ResultsStore(std::unique_ptr<Database> db, std::string path)
+      : db_(std::move(db)), path_(std::move(path)) {}
 
   // OK when `attempt` holds a live lease on the trial at now_ms.
-  absl::Status CheckLease(const std::string& trial_id, int attempt, int64_t now_ms)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckLease(const std::string& trial_id, int attempt,
+                          int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status InsertMetrics(const std::string& trial_id, int attempt,
                              const std::vector<MetricRecord>& points)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<SweepRecord> GetSweepLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FillCounts(SweepRecord* sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FillCounts(SweepRecord* sweep)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ExpireLeases inside the caller's transaction.
-  absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
   const std::string path_;
   absl::Mutex read_mu_;
-  std::unique_ptr<Database> reader_ ABSL_GUARDED_BY(read_mu_);  // for QueryReadOnly
+  std::unique_ptr<Database> reader_
+      ABSL_GUARDED_BY(read_mu_);  // for QueryReadOnly
 };
 
 }  // namespace qkov::storage

@@ -17,45 +17,62 @@ namespace {
 using google::protobuf::util::TimeUtil;
 namespace v1 = ::qkov::v1;
 
-google::protobuf::Timestamp ToTimestamp(int64_t ms) { return TimeUtil::MillisecondsToTimestamp(ms); }
+google::protobuf::Timestamp ToTimestamp(int64_t ms) {
+  return TimeUtil::MillisecondsToTimestamp(ms);
+}
 google::protobuf::Duration ToDuration(absl::Duration d) {
   return TimeUtil::MillisecondsToDuration(absl::ToInt64Milliseconds(d));
 }
 
 absl::Status ParseJson(const std::string& json, google::protobuf::Message* m) {
   auto s = google::protobuf::util::JsonStringToMessage(json, m);
-  if (!s.ok()) return absl::DataLossError(absl::StrCat("stored JSON does not parse: ", s.ToString()));
+  if (!s.ok())
+    return absl::DataLossError(
+        absl::StrCat("stored JSON does not parse: ", s.ToString()));
   return absl::OkStatus();
 }
 
 absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
-  if (trial_id.empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
-  if (trial_id.size() > 64 || !IsValidUtf8(trial_id)) return absl::InvalidArgumentError("trial_id: longer than 64 or not UTF-8");
-  if (attempt < 1) return absl::InvalidArgumentError(absl::StrCat("attempt: must be >= 1 (got ", attempt, ")"));
+  if (trial_id.empty())
+    return absl::InvalidArgumentError("trial_id: must not be empty");
+  if (trial_id.size() > 64 || !IsValidUtf8(trial_id))
+    return absl::InvalidArgumentError("trial_id: longer than 64 or not UTF-8");
+  if (attempt < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("attempt: must be >= 1 (got ", attempt, ")"));
   return absl::OkStatus();
 }
 
 absl::Status CheckWorker(const std::string& worker_id) {
-  if (!IsValidUtf8(worker_id)) return absl::InvalidArgumentError("worker_id: not UTF-8");
-  if (worker_id.empty()) return absl::InvalidArgumentError("worker_id: must not be empty; call RegisterWorker first");
-  if (worker_id.size() > 256) return absl::InvalidArgumentError("worker_id: longer than 256");
+  if (!IsValidUtf8(worker_id))
+    return absl::InvalidArgumentError("worker_id: not UTF-8");
+  if (worker_id.empty())
+    return absl::InvalidArgumentError(
+        "worker_id: must not be empty; call RegisterWorker first");
+  if (worker_id.size() > 256)
+    return absl::InvalidArgumentError("worker_id: longer than 256");
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<storage::MetricRecord>> ToPoints(
-    const google::protobuf::RepeatedPtrField<v1::MetricPoint>& points, int limit) {
+    const google::protobuf::RepeatedPtrField<v1::MetricPoint>& points,
+    int limit) {
   if (points.size() > limit) {
     return absl::InvalidArgumentError(
-        absl::StrCat("points: ", points.size(), " points in one batch; the limit is ", limit));
+        absl::StrCat("points: ", points.size(),
+                     " points in one batch; the limit is ", limit));
   }
   std::vector<storage::MetricRecord> out;
   out.reserve(points.size());
   for (int i = 0; i < points.size(); ++i) {
     const v1::MetricPoint& p = points[i];
     if (p.name().empty() || p.name().size() > 128 || !IsValidUtf8(p.name())) {
-      return absl::InvalidArgumentError(absl::StrCat("points[", i, "].name: must be 1..128 characters"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("points[", i, "].name: must be 1..128 characters"));
     }
-    if (p.step() < 0) return absl::InvalidArgumentError(absl::StrCat("points[", i, "].step: must be >= 0"));
+    if (p.step() < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("points[", i, "].step: must be >= 0"));
     out.push_back({p.step(), p.name(), p.value()});
   }
   return out;
@@ -76,18 +93,27 @@ v1::TrialState TrialStateFromString(const std::string& s) {
 
 std::string TrialStateToString(v1::TrialState s) {
   switch (s) {
-    case v1::QUEUED: return storage::kQueued;
-    case v1::RUNNING: return storage::kRunning;
-    case v1::DONE: return storage::kDone;
-    case v1::FAILED: return storage::kFailed;
-    case v1::DIVERGED: return storage::kDiverged;
-    case v1::PREEMPTED: return storage::kPreempted;
-    case v1::CANCELLED: return storage::kCancelled;
-    default: return "";
+    case v1::QUEUED:
+      return storage::kQueued;
+    case v1::RUNNING:
+      return storage::kRunning;
+    case v1::DONE:
+      return storage::kDone;
+    case v1::FAILED:
+      return storage::kFailed;
+    case v1::DIVERGED:
+      return storage::kDiverged;
+    case v1::PREEMPTED:
+      return storage::kPreempted;
+    case v1::CANCELLED:
+      return storage::kCancelled;
+    default:
+      return "";
   }
 }
 
-Coordinator::Coordinator(storage::ResultsStore* store, Clock* clock, CoordinatorOptions options)
+Coordinator::Coordinator(storage::ResultsStore* store, Clock* clock,
+                         CoordinatorOptions options)
     : store_(store), clock_(clock), options_(options) {}
 
 void Coordinator::NotifyChange() {
@@ -98,7 +124,9 @@ void Coordinator::NotifyChange() {
 void Coordinator::WaitForChange(absl::Time deadline) {
   absl::MutexLock lock(&change_mu_);
   const uint64_t seen = change_seq_;
-  auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(change_mu_) { return change_seq_ != seen; };
+  auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(change_mu_) {
+    return change_seq_ != seen;
+  };
   change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
 }
 
@@ -148,7 +176,8 @@ absl::StatusOr<v1::Trial> Coordinator::ToTrial(const storage::TrialRecord& r) {
   return t;
 }
 
-absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(const v1::SubmitSweepRequest& r) {
+absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
+    const v1::SubmitSweepRequest& r) {
   v1::SweepSpec spec = r.spec();
   ApplySpecDefaults(&spec);
   RETURN_IF_ERROR(ValidateSweepSpec(spec, options_.limits));
@@ -157,9 +186,10 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(const v1::Submi
   trials.reserve(expanded.size());
   for (size_t i = 0; i < expanded.size(); ++i) {
     const ExpandedTrial& e = expanded[i];
-    trials.push_back(storage::NewTrial{e.trial_id, static_cast<int64_t>(i), e.config_json,
-                                       e.config_hash, v1::Parameterization_Name(e.config.parameterization()),
-                                       e.config.lr_ratio(), e.config.eta_ov(), e.config.seed()});
+    trials.push_back(storage::NewTrial{
+        e.trial_id, static_cast<int64_t>(i), e.config_json, e.config_hash,
+        v1::Parameterization_Name(e.config.parameterization()),
+        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed()});
   }
   storage::SweepRecord record;
   record.name = spec.name();
@@ -167,7 +197,8 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(const v1::Submi
   record.spec_json = CanonicalJson(spec);
   record.priority = spec.priority();
   record.max_attempts = spec.max_attempts();
-  ASSIGN_OR_RETURN(storage::SubmitOutcome out, store_->SubmitSweep(record, trials, NowMs()));
+  ASSIGN_OR_RETURN(storage::SubmitOutcome out,
+                   store_->SubmitSweep(record, trials, NowMs()));
   NotifyChange();
   v1::SubmitSweepResponse resp;
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), ToSweep(out.sweep));
@@ -178,7 +209,8 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(const v1::Submi
 }
 
 absl::StatusOr<v1::Sweep> Coordinator::GetSweep(const std::string& name) {
-  if (name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+  if (name.empty())
+    return absl::InvalidArgumentError("name: must not be empty");
   ASSIGN_OR_RETURN(storage::SweepRecord r, store_->GetSweep(name));
   return ToSweep(r);
 }
@@ -192,8 +224,10 @@ absl::StatusOr<v1::ListSweepsResponse> Coordinator::ListSweeps() {
   return resp;
 }
 
-absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(const std::string& name) {
-  if (name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(
+    const std::string& name) {
+  if (name.empty())
+    return absl::InvalidArgumentError("name: must not be empty");
   ASSIGN_OR_RETURN(int64_t n, store_->CancelSweep(name, NowMs()));
   NotifyChange();
   v1::CancelSweepResponse resp;
@@ -202,15 +236,19 @@ absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(const std::stri
   return resp;
 }
 
-absl::StatusOr<v1::Sweep> Coordinator::PauseSweep(const v1::PauseSweepRequest& r) {
-  if (r.name().empty()) return absl::InvalidArgumentError("name: must not be empty");
+absl::StatusOr<v1::Sweep> Coordinator::PauseSweep(
+    const v1::PauseSweepRequest& r) {
+  if (r.name().empty())
+    return absl::InvalidArgumentError("name: must not be empty");
   RETURN_IF_ERROR(store_->SetPaused(r.name(), r.paused(), NowMs()));
   NotifyChange();
   return GetSweep(r.name());
 }
 
-absl::StatusOr<v1::RetrySweepResponse> Coordinator::RetrySweep(const std::string& name) {
-  if (name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+absl::StatusOr<v1::RetrySweepResponse> Coordinator::RetrySweep(
+    const std::string& name) {
+  if (name.empty())
+    return absl::InvalidArgumentError("name: must not be empty");
   ASSIGN_OR_RETURN(int64_t n, store_->RetryFailed(name, NowMs()));
   NotifyChange();
   v1::RetrySweepResponse resp;
@@ -219,35 +257,46 @@ absl::StatusOr<v1::RetrySweepResponse> Coordinator::RetrySweep(const std::string
   return resp;
 }
 
-absl::StatusOr<v1::ListTrialsResponse> Coordinator::ListTrials(const v1::ListTrialsRequest& r) {
-  if (r.sweep_name().empty()) return absl::InvalidArgumentError("sweep_name: must not be empty");
+absl::StatusOr<v1::ListTrialsResponse> Coordinator::ListTrials(
+    const v1::ListTrialsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
   if (!v1::TrialState_IsValid(r.state()))
-    return absl::InvalidArgumentError(absl::StrCat("state: unknown trial state ", r.state()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("state: unknown trial state ", r.state()));
   int64_t after = -1;
   if (!r.page_token().empty() && !absl::SimpleAtoi(r.page_token(), &after)) {
-    return absl::InvalidArgumentError("page_token: not a token this server issued");
+    return absl::InvalidArgumentError(
+        "page_token: not a token this server issued");
   }
   const int page = r.page_size() <= 0 ? 1000 : std::min(r.page_size(), 10000);
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> rows,
-                   store_->ListTrials(r.sweep_name(), TrialStateToString(r.state()), after, page));
+  ASSIGN_OR_RETURN(
+      std::vector<storage::TrialRecord> rows,
+      store_->ListTrials(r.sweep_name(), TrialStateToString(r.state()), after,
+                         page));
   v1::ListTrialsResponse resp;
   for (const auto& row : rows) {
     ASSIGN_OR_RETURN(*resp.add_trials(), ToTrial(row));
   }
-  if (static_cast<int>(rows.size()) == page) resp.set_next_page_token(absl::StrCat(rows.back().ordinal));
+  if (static_cast<int>(rows.size()) == page)
+    resp.set_next_page_token(absl::StrCat(rows.back().ordinal));
   return resp;
 }
 
 absl::StatusOr<v1::Trial> Coordinator::GetTrial(const std::string& trial_id) {
-  if (trial_id.empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
+  if (trial_id.empty())
+    return absl::InvalidArgumentError("trial_id: must not be empty");
   ASSIGN_OR_RETURN(storage::TrialRecord r, store_->GetTrial(trial_id));
   return ToTrial(r);
 }
 
-absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(const v1::QueryResultsRequest& r) {
-  if (r.sweep_name().empty()) return absl::InvalidArgumentError("sweep_name: must not be empty");
+absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
+    const v1::QueryResultsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
   std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> rows, store_->TrialsWithResults(r.sweep_name(), metrics));
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> rows,
+                   store_->TrialsWithResults(r.sweep_name(), metrics));
   v1::QueryResultsResponse resp;
   for (const auto& row : rows) {
     v1::ResultRow* out = resp.add_rows();
@@ -259,10 +308,14 @@ absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(const v1::Que
   return resp;
 }
 
-absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(const v1::GetTrialMetricsRequest& r) {
-  if (r.trial_id().empty()) return absl::InvalidArgumentError("trial_id: must not be empty");
-  RETURN_IF_ERROR(store_->GetTrial(r.trial_id()).status());  // NOT_FOUND for an unknown trial
-  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points, store_->Metrics(r.trial_id()));
+absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
+    const v1::GetTrialMetricsRequest& r) {
+  if (r.trial_id().empty())
+    return absl::InvalidArgumentError("trial_id: must not be empty");
+  RETURN_IF_ERROR(store_->GetTrial(r.trial_id())
+                      .status());  // NOT_FOUND for an unknown trial
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                   store_->Metrics(r.trial_id()));
   std::set<std::string> wanted(r.names().begin(), r.names().end());
   v1::GetTrialMetricsResponse resp;
   std::map<std::string, v1::MetricSeries*> by_name;
@@ -279,38 +332,51 @@ absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(const v
   return resp;
 }
 
-absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(const v1::QuerySqlRequest& r) {
-  if (r.sql().empty()) return absl::InvalidArgumentError("sql: must not be empty");
-  if (r.sql().size() > 100000) return absl::InvalidArgumentError("sql: longer than 100000 characters");
-  if (r.max_rows() < 0) return absl::InvalidArgumentError("max_rows: must be >= 0");
-  const int max_rows = r.max_rows() == 0 ? 100000 : std::min(r.max_rows(), 1000000);
-  ASSIGN_OR_RETURN(storage::ResultsStore::SqlResult result, store_->QueryReadOnly(r.sql(), max_rows));
+absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(
+    const v1::QuerySqlRequest& r) {
+  if (r.sql().empty())
+    return absl::InvalidArgumentError("sql: must not be empty");
+  if (r.sql().size() > 100000)
+    return absl::InvalidArgumentError("sql: longer than 100000 characters");
+  if (r.max_rows() < 0)
+    return absl::InvalidArgumentError("max_rows: must be >= 0");
+  const int max_rows =
+      r.max_rows() == 0 ? 100000 : std::min(r.max_rows(), 1000000);
+  ASSIGN_OR_RETURN(storage::ResultsStore::SqlResult result,
+                   store_->QueryReadOnly(r.sql(), max_rows));
   v1::QuerySqlResponse resp;
   for (const auto& c : result.columns) resp.add_columns(c);
   for (const auto& row : result.rows) {
     v1::SqlRow* out = resp.add_rows();
     for (const auto& v : row) {
       v1::SqlValue* value = out->add_values();
-      if (std::holds_alternative<int64_t>(v)) value->set_int_value(std::get<int64_t>(v));
-      else if (std::holds_alternative<double>(v)) value->set_double_value(std::get<double>(v));
-      else if (std::holds_alternative<std::string>(v)) value->set_text_value(std::get<std::string>(v));
-      else value->set_is_null(true);
+      if (std::holds_alternative<int64_t>(v))
+        value->set_int_value(std::get<int64_t>(v));
+      else if (std::holds_alternative<double>(v))
+        value->set_double_value(std::get<double>(v));
+      else if (std::holds_alternative<std::string>(v))
+        value->set_text_value(std::get<std::string>(v));
+      else
+        value->set_is_null(true);
     }
   }
   resp.set_truncated(result.truncated);
   return resp;
 }
 
-absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name, absl::Time* since) {
+absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
+                                                        absl::Time* since) {
   const int64_t now = NowMs();
   ASSIGN_OR_RETURN(storage::SweepRecord sweep, store_->GetSweep(name));
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> changed,
-                   store_->TrialsUpdatedSince(name, absl::ToUnixMillis(*since)));
+  ASSIGN_OR_RETURN(
+      std::vector<storage::TrialRecord> changed,
+      store_->TrialsUpdatedSince(name, absl::ToUnixMillis(*since)));
   *since = absl::FromUnixMillis(now);
   v1::SweepProgress p;
   ASSIGN_OR_RETURN(*p.mutable_sweep(), ToSweep(sweep));
   int64_t active = 0;
-  for (const char* s : {storage::kQueued, storage::kRunning, storage::kPreempted}) {
+  for (const char* s :
+       {storage::kQueued, storage::kRunning, storage::kPreempted}) {
     auto it = sweep.counts.find(s);
     if (it != sweep.counts.end()) active += it->second;
   }
@@ -321,15 +387,22 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
   return p;
 }
 
-absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(const v1::RegisterWorkerRequest& r) {
+absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
+    const v1::RegisterWorkerRequest& r) {
   if (r.name().empty() || r.name().size() > 200 || !IsValidUtf8(r.name()))
-    return absl::InvalidArgumentError("name: must be 1..200 characters of UTF-8");
-  if (r.slots() < 0 || r.slots() > 1024) return absl::InvalidArgumentError("slots: must be in [0, 1024]");
+    return absl::InvalidArgumentError(
+        "name: must be 1..200 characters of UTF-8");
+  if (r.slots() < 0 || r.slots() > 1024)
+    return absl::InvalidArgumentError("slots: must be in [0, 1024]");
   static std::atomic<uint64_t> counter{0};
-  const std::string worker_id =
-      absl::StrCat(r.name(), "/", Sha256Hex(absl::StrCat(r.name(), absl::ToUnixNanos(absl::Now()), counter++)).substr(0, 8));
-  RETURN_IF_ERROR(store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
-                                         CanonicalJson(r.provenance()), NowMs()));
+  const std::string worker_id = absl::StrCat(
+      r.name(), "/",
+      Sha256Hex(
+          absl::StrCat(r.name(), absl::ToUnixNanos(absl::Now()), counter++))
+          .substr(0, 8));
+  RETURN_IF_ERROR(
+      store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
+                             CanonicalJson(r.provenance()), NowMs()));
   v1::RegisterWorkerResponse resp;
   resp.set_worker_id(worker_id);
   *resp.mutable_heartbeat_interval() = ToDuration(options_.heartbeat_interval);
@@ -343,15 +416,19 @@ absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
   return n;
 }
 
-absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(const v1::LeaseTrialRequest& r) {
+absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
+    const v1::LeaseTrialRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
   if (r.max_trials() < 0 || r.max_trials() > 256) {
-    return absl::InvalidArgumentError(absl::StrCat("max_trials: must be in [0, 256] (got ", r.max_trials(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_trials: must be in [0, 256] (got ", r.max_trials(), ")"));
   }
   std::vector<storage::LeaseRecord> leases;
-  ASSIGN_OR_RETURN(storage::LeaseAvailability a,
-                   store_->LeaseBatch(r.worker_id(), NowMs(), absl::ToInt64Milliseconds(options_.lease_duration),
-                                      std::max(1, r.max_trials()), &leases));
+  ASSIGN_OR_RETURN(
+      storage::LeaseAvailability a,
+      store_->LeaseBatch(r.worker_id(), NowMs(),
+                         absl::ToInt64Milliseconds(options_.lease_duration),
+                         std::max(1, r.max_trials()), &leases));
   v1::LeaseTrialResponse resp;
   switch (a) {
     case storage::LeaseAvailability::kLeased: {
@@ -382,66 +459,81 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(const v1::LeaseTr
   return resp;
 }
 
-absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& r) {
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
+    const v1::HeartbeatRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
-  if (r.leases_size() > 1024) return absl::InvalidArgumentError("leases: more than 1024");
+  if (r.leases_size() > 1024)
+    return absl::InvalidArgumentError("leases: more than 1024");
   v1::HeartbeatResponse resp;
   for (const v1::LeaseRef& ref : r.leases()) {
     RETURN_IF_ERROR(CheckTrialRef(ref.trial_id(), ref.attempt()));
     int64_t expires = 0;
-    ASSIGN_OR_RETURN(bool renewed, store_->Heartbeat(ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
-                                                     absl::ToInt64Milliseconds(options_.lease_duration),
-                                                     &expires));
+    ASSIGN_OR_RETURN(
+        bool renewed,
+        store_->Heartbeat(ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
+                          absl::ToInt64Milliseconds(options_.lease_duration),
+                          &expires));
     v1::LeaseStatus* st = resp.add_leases();
     st->set_trial_id(ref.trial_id());
     st->set_attempt(ref.attempt());
-    st->set_directive(renewed ? v1::LeaseStatus::CONTINUE : v1::LeaseStatus::STOP);
+    st->set_directive(renewed ? v1::LeaseStatus::CONTINUE
+                              : v1::LeaseStatus::STOP);
     if (renewed) *st->mutable_expires_at() = ToTimestamp(expires);
   }
   NotifyChange();
   return resp;
 }
 
-absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(const v1::ReportMetricsRequest& r) {
+absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
+    const v1::ReportMetricsRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
                    ToPoints(r.points(), options_.max_points_per_report));
-  RETURN_IF_ERROR(store_->AddMetrics(r.trial_id(), r.attempt(), points, NowMs()));
+  RETURN_IF_ERROR(
+      store_->AddMetrics(r.trial_id(), r.attempt(), points, NowMs()));
   NotifyChange();
   v1::ReportMetricsResponse resp;
   resp.set_points_stored(static_cast<int64_t>(points.size()));
   return resp;
 }
 
-absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::CompleteTrialRequest& r) {
+absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
+    const v1::CompleteTrialRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
                    ToPoints(r.final_points(), options_.max_points_per_report));
-  if (r.results_size() > 10000) return absl::InvalidArgumentError("results: more than 10000 values");
-  if (r.results().empty()) return absl::InvalidArgumentError("results: a completed trial needs its final results");
+  if (r.results_size() > 10000)
+    return absl::InvalidArgumentError("results: more than 10000 values");
+  if (r.results().empty())
+    return absl::InvalidArgumentError(
+        "results: a completed trial needs its final results");
   std::map<std::string, double> results;
   for (const auto& [k, v] : r.results()) {
     if (k.empty() || k.size() > 128 || !IsValidUtf8(k))
-      return absl::InvalidArgumentError("results: names must be 1..128 characters of UTF-8");
+      return absl::InvalidArgumentError(
+          "results: names must be 1..128 characters of UTF-8");
     results[k] = v;
   }
   std::vector<storage::ArtifactRecord> artifacts;
   for (int i = 0; i < r.heatmaps_size(); ++i) {
     const v1::Heatmap& h = r.heatmaps(i);
-    const size_t cells = static_cast<size_t>(std::max(0, h.x_edges_size() - 1)) *
-                         static_cast<size_t>(std::max(0, h.y_edges_size() - 1));
-    if (h.name().empty() || h.name().size() > 128 || !IsValidUtf8(h.name()) || !IsValidUtf8(h.x_label()) ||
-        !IsValidUtf8(h.y_label()) || cells == 0 || static_cast<size_t>(h.values_size()) != cells) {
+    const size_t cells =
+        static_cast<size_t>(std::max(0, h.x_edges_size() - 1)) *
+        static_cast<size_t>(std::max(0, h.y_edges_size() - 1));
+    if (h.name().empty() || h.name().size() > 128 || !IsValidUtf8(h.name()) ||
+        !IsValidUtf8(h.x_label()) || !IsValidUtf8(h.y_label()) || cells == 0 ||
+        static_cast<size_t>(h.values_size()) != cells) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ", cells, " values (got ",
-          h.values_size(), ")"));
+          "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ",
+          cells, " values (got ", h.values_size(), ")"));
     }
     artifacts.push_back({h.name(), "heatmap", CanonicalJson(h)});
   }
-  RETURN_IF_ERROR(store_->CompleteTrial(r.trial_id(), r.attempt(), r.diverged(), results, artifacts, points,
-                                        CanonicalJson(r.provenance()), r.steps(), NowMs()));
+  RETURN_IF_ERROR(store_->CompleteTrial(
+      r.trial_id(), r.attempt(), r.diverged(), results, artifacts, points,
+      CanonicalJson(r.provenance()), r.steps(), NowMs()));
   NotifyChange();
   v1::CompleteTrialResponse resp;
   if (r.lease_next()) {
@@ -452,16 +544,22 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(const v1::C
   return resp;
 }
 
-absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(const v1::FailTrialRequest& r) {
+absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(
+    const v1::FailTrialRequest& r) {
   RETURN_IF_ERROR(CheckWorker(r.worker_id()));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   if (r.reason().size() > 8192 || !IsValidUtf8(r.reason()))
-    return absl::InvalidArgumentError("reason: must be UTF-8, at most 8192 bytes");
-  if (r.checkpoint_step() < 0) return absl::InvalidArgumentError("checkpoint_step: must be >= 0");
+    return absl::InvalidArgumentError(
+        "reason: must be UTF-8, at most 8192 bytes");
+  if (r.checkpoint_step() < 0)
+    return absl::InvalidArgumentError("checkpoint_step: must be >= 0");
   if (!r.checkpoint().empty() && !r.preempted())
-    return absl::InvalidArgumentError("checkpoint: only a preempted hand-back carries a checkpoint");
-  ASSIGN_OR_RETURN(std::string state, store_->FailTrial(r.trial_id(), r.attempt(), r.reason(), r.preempted(),
-                                                        r.checkpoint(), r.checkpoint_step(), NowMs()));
+    return absl::InvalidArgumentError(
+        "checkpoint: only a preempted hand-back carries a checkpoint");
+  ASSIGN_OR_RETURN(
+      std::string state,
+      store_->FailTrial(r.trial_id(), r.attempt(), r.reason(), r.preempted(),
+                        r.checkpoint(), r.checkpoint_step(), NowMs()));
   NotifyChange();
   v1::FailTrialResponse resp;
   resp.set_new_state(TrialStateFromString(state));

@@ -33,33 +33,49 @@ struct CoordinatorOptions {
 class Coordinator {
  public:
   // `store` and `clock` must outlive the Coordinator.
-  Coordinator(storage::ResultsStore* store, Clock* clock, CoordinatorOptions options);
+  Coordinator(storage::ResultsStore* store, Clock* clock,
+              CoordinatorOptions options);
 
   // --- client API (sweep.proto) ---
-  absl::StatusOr<qkov::v1::SubmitSweepResponse> SubmitSweep(const qkov::v1::SubmitSweepRequest& r);
+  absl::StatusOr<qkov::v1::SubmitSweepResponse> SubmitSweep(
+      const qkov::v1::SubmitSweepRequest& r);
   absl::StatusOr<qkov::v1::Sweep> GetSweep(const std::string& name);
   absl::StatusOr<qkov::v1::ListSweepsResponse> ListSweeps();
-  absl::StatusOr<qkov::v1::CancelSweepResponse> CancelSweep(const std::string& name);
-  absl::StatusOr<qkov::v1::Sweep> PauseSweep(const qkov::v1::PauseSweepRequest& r);
-  absl::StatusOr<qkov::v1::RetrySweepResponse> RetrySweep(const std::string& name);
-  absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(const qkov::v1::ListTrialsRequest& r);
+  absl::StatusOr<qkov::v1::CancelSweepResponse> CancelSweep(
+      const std::string& name);
+  absl::StatusOr<qkov::v1::Sweep> PauseSweep(
+      const qkov::v1::PauseSweepRequest& r);
+  absl::StatusOr<qkov::v1::RetrySweepResponse> RetrySweep(
+      const std::string& name);
+  absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(
+      const qkov::v1::ListTrialsRequest& r);
   absl::StatusOr<qkov::v1::Trial> GetTrial(const std::string& trial_id);
-  absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(const qkov::v1::QueryResultsRequest& r);
-  absl::StatusOr<qkov::v1::GetTrialMetricsResponse> GetTrialMetrics(const qkov::v1::GetTrialMetricsRequest& r);
-  absl::StatusOr<qkov::v1::QuerySqlResponse> QuerySql(const qkov::v1::QuerySqlRequest& r);
+  absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(
+      const qkov::v1::QueryResultsRequest& r);
+  absl::StatusOr<qkov::v1::GetTrialMetricsResponse> GetTrialMetrics(
+      const qkov::v1::GetTrialMetricsRequest& r);
+  absl::StatusOr<qkov::v1::QuerySqlResponse> QuerySql(
+      const qkov::v1::QuerySqlRequest& r);
   // One progress message: the sweep, whether it is finished, and trials
   // changed at or after *since (advanced to now).
-  absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name, absl::Time* since);
+  absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
+                                                   absl::Time* since);
   // Blocks until any trial changes or `deadline` passes. For watch streams.
   void WaitForChange(absl::Time deadline);
 
   // --- worker API (worker.proto) ---
-  absl::StatusOr<qkov::v1::RegisterWorkerResponse> RegisterWorker(const qkov::v1::RegisterWorkerRequest& r);
-  absl::StatusOr<qkov::v1::LeaseTrialResponse> LeaseTrial(const qkov::v1::LeaseTrialRequest& r);
-  absl::StatusOr<qkov::v1::HeartbeatResponse> Heartbeat(const qkov::v1::HeartbeatRequest& r);
-  absl::StatusOr<qkov::v1::ReportMetricsResponse> ReportMetrics(const qkov::v1::ReportMetricsRequest& r);
-  absl::StatusOr<qkov::v1::CompleteTrialResponse> CompleteTrial(const qkov::v1::CompleteTrialRequest& r);
-  absl::StatusOr<qkov::v1::FailTrialResponse> FailTrial(const qkov::v1::FailTrialRequest& r);
+  absl::StatusOr<qkov::v1::RegisterWorkerResponse> RegisterWorker(
+      const qkov::v1::RegisterWorkerRequest& r);
+  absl::StatusOr<qkov::v1::LeaseTrialResponse> LeaseTrial(
+      const qkov::v1::LeaseTrialRequest& r);
+  absl::StatusOr<qkov::v1::HeartbeatResponse> Heartbeat(
+      const qkov::v1::HeartbeatRequest& r);
+  absl::StatusOr<qkov::v1::ReportMetricsResponse> ReportMetrics(
+      const qkov::v1::ReportMetricsRequest& r);
+  absl::StatusOr<qkov::v1::CompleteTrialResponse> CompleteTrial(
+      const qkov::v1::CompleteTrialRequest& r);
+  absl::StatusOr<qkov::v1::FailTrialResponse> FailTrial(
+      const qkov::v1::FailTrialRequest& r);
 
   // Requeues trials whose leases expired; the server calls this periodically
   // (LeaseTrial also calls it). Returns how many.

@@ -14,7 +14,6 @@ namespace {
 
 using qkov::v1::Training;
 
-
 absl::Status Invalid(const std::string& field, const std::string& reason) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", reason));
 }
@@ -23,35 +22,42 @@ std::string Num(double x) { return absl::StrFormat("%g", x); }
 
 bool Finite(double x) { return std::isfinite(x); }
 
-absl::Status CheckEdges(const std::string& field, const google::protobuf::RepeatedField<double>& e) {
+absl::Status CheckEdges(const std::string& field,
+                        const google::protobuf::RepeatedField<double>& e) {
   if (e.size() < 2) return Invalid(field, "needs at least 2 edges");
   for (int i = 0; i < e.size(); ++i) {
-    if (!Finite(e[i])) return Invalid(absl::StrCat(field, "[", i, "]"), "must be finite");
+    if (!Finite(e[i]))
+      return Invalid(absl::StrCat(field, "[", i, "]"), "must be finite");
     if (i > 0 && !(e[i - 1] < e[i]))
-      return Invalid(absl::StrCat(field, "[", i, "]"), "edges must be strictly increasing");
+      return Invalid(absl::StrCat(field, "[", i, "]"),
+                     "edges must be strictly increasing");
   }
   return absl::OkStatus();
 }
 
-absl::Status CheckRange(const std::string& field, double x, double lo, double hi,
-                        bool lo_open = false) {
+absl::Status CheckRange(const std::string& field, double x, double lo,
+                        double hi, bool lo_open = false) {
   if (!Finite(x) || x < lo || x > hi || (lo_open && x == lo)) {
-    return Invalid(field, absl::StrCat("must be in ", lo_open ? "(" : "[", Num(lo), ", ", Num(hi),
-                                       "] (got ", Num(x), ")"));
+    return Invalid(
+        field, absl::StrCat("must be in ", lo_open ? "(" : "[", Num(lo), ", ",
+                            Num(hi), "] (got ", Num(x), ")"));
   }
   return absl::OkStatus();
 }
 
-absl::Status CheckInt(const std::string& field, int64_t x, int64_t lo, int64_t hi) {
+absl::Status CheckInt(const std::string& field, int64_t x, int64_t lo,
+                      int64_t hi) {
   if (x < lo || x > hi)
-    return Invalid(field, absl::StrCat("must be in [", lo, ", ", hi, "] (got ", x, ")"));
+    return Invalid(
+        field, absl::StrCat("must be in [", lo, ", ", hi, "] (got ", x, ")"));
   return absl::OkStatus();
 }
 
 }  // namespace
 
 void ApplyTrainingDefaults(Training* t) {
-  if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED) t->set_task(qkov::v1::TASK_SYNTHETIC);
+  if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED)
+    t->set_task(qkov::v1::TASK_SYNTHETIC);
   auto* s = t->mutable_synthetic();
   if (s->vocab_size() == 0) s->set_vocab_size(50);
   if (s->num_common() == 0) s->set_num_common(10);
@@ -59,14 +65,18 @@ void ApplyTrainingDefaults(Training* t) {
   if (s->distinct_per_class() == 0) s->set_distinct_per_class(10);
   if (s->seq_len() == 0) s->set_seq_len(64);
   auto* o = t->mutable_optimizer();
-  if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED) o->set_kind(qkov::v1::SGD);
+  if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED)
+    o->set_kind(qkov::v1::SGD);
   if (o->adam_beta1() == 0) o->set_adam_beta1(0.9);
   if (o->adam_beta2() == 0) o->set_adam_beta2(0.999);
   if (o->adam_eps() == 0) o->set_adam_eps(1e-8);
-  if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED) o->set_schedule(qkov::v1::CONSTANT);
+  if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED)
+    o->set_schedule(qkov::v1::CONSTANT);
   auto* i = t->mutable_init();
-  if (i->qk() == qkov::v1::INIT_KIND_UNSPECIFIED) i->set_qk(qkov::v1::INIT_IDENTITY);
-  if (i->ov() == qkov::v1::INIT_KIND_UNSPECIFIED) i->set_ov(qkov::v1::INIT_IDENTITY);
+  if (i->qk() == qkov::v1::INIT_KIND_UNSPECIFIED)
+    i->set_qk(qkov::v1::INIT_IDENTITY);
+  if (i->ov() == qkov::v1::INIT_KIND_UNSPECIFIED)
+    i->set_ov(qkov::v1::INIT_IDENTITY);
   if (i->identity_scale() == 0) i->set_identity_scale(1e-6);
   if (t->max_steps() == 0) t->set_max_steps(100000);
   if (t->batch_size() == 0) t->set_batch_size(32);
@@ -79,10 +89,12 @@ void ApplyTrainingDefaults(Training* t) {
   if (e->tau_attention() == 0) e->set_tau_attention(0.6);
   if (e->tau_probability() == 0) e->set_tau_probability(0.6);
   if (e->dtap_attention_edges().empty()) {
-    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) e->add_dtap_attention_edges(x);
+    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0})
+      e->add_dtap_attention_edges(x);
   }
   if (e->dtap_probability_edges().empty()) {
-    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) e->add_dtap_probability_edges(x);
+    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0})
+      e->add_dtap_probability_edges(x);
   }
 }
 
@@ -107,148 +119,278 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
       break;
     }
     case qkov::v1::TASK_FIXED_ATTENTION:
-      if (axes->lr_ratios().empty()) axes->add_lr_ratios(1);  // no QK circuit to speed up
+      if (axes->lr_ratios().empty())
+        axes->add_lr_ratios(1);  // no QK circuit to speed up
       break;
     default:
       break;
   }
 }
 
-absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits& limits) {
+absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
+                               const SpecLimits& limits) {
   const std::string& name = spec.name();
   if (name.empty()) return Invalid("spec.name", "must not be empty");
-  if (name.size() > 128) return Invalid("spec.name", "must be at most 128 characters");
+  if (name.size() > 128)
+    return Invalid("spec.name", "must be at most 128 characters");
   for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
-      return Invalid("spec.name", absl::StrCat("may contain only letters, digits, '_', '-', '.' (got '",
-                                               std::string(1, c), "')"));
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+          c == '.')) {
+      return Invalid(
+          "spec.name",
+          absl::StrCat("may contain only letters, digits, '_', '-', '.' (got '",
+                       std::string(1, c), "')"));
     }
   }
-  if (spec.description().size() > 4096) return Invalid("spec.description", "longer than 4096");
-  if (!IsValidUtf8(spec.description())) return Invalid("spec.description", "is not valid UTF-8");
+  if (spec.description().size() > 4096)
+    return Invalid("spec.description", "longer than 4096");
+  if (!IsValidUtf8(spec.description()))
+    return Invalid("spec.description", "is not valid UTF-8");
   const auto& axes = spec.axes();
   const qkov::v1::TaskKind task = spec.training().task();
   if (task == qkov::v1::TASK_THEORY) {
     if (!axes.parameterizations().empty())
-      return Invalid("spec.axes.parameterizations", "the theory task has no parameterization; leave the axis out");
+      return Invalid(
+          "spec.axes.parameterizations",
+          "the theory task has no parameterization; leave the axis out");
   } else if (axes.parameterizations().empty()) {
-    return Invalid("spec.axes.parameterizations", "axis is empty; give at least one of FAFO, FACO, CAFO, CACO");
+    return Invalid(
+        "spec.axes.parameterizations",
+        "axis is empty; give at least one of FAFO, FACO, CAFO, CACO");
   }
   if (task == qkov::v1::TASK_FIXED_ATTENTION) {
-    if (axes.alphas().empty()) return Invalid("spec.axes.alphas", "axis is empty; the fixed-attention task needs alphas");
+    if (axes.alphas().empty())
+      return Invalid("spec.axes.alphas",
+                     "axis is empty; the fixed-attention task needs alphas");
     std::set<double> seen;
     for (int i = 0; i < axes.alphas_size(); ++i) {
       const std::string field = absl::StrCat("spec.axes.alphas[", i, "]");
       if (!(axes.alphas(i) > 0 && axes.alphas(i) <= 1))
-        return Invalid(field, absl::StrCat("must be in (0, 1] (got ", Num(axes.alphas(i)), ")"));
-      if (!seen.insert(axes.alphas(i)).second) return Invalid(field, "duplicate value");
+        return Invalid(field, absl::StrCat("must be in (0, 1] (got ",
+                                           Num(axes.alphas(i)), ")"));
+      if (!seen.insert(axes.alphas(i)).second)
+        return Invalid(field, "duplicate value");
     }
   } else if (!axes.alphas().empty()) {
-    return Invalid("spec.axes.alphas", "only the fixed-attention task takes alphas");
+    return Invalid("spec.axes.alphas",
+                   "only the fixed-attention task takes alphas");
   }
-  if (axes.lr_ratios().empty()) return Invalid("spec.axes.lr_ratios", "axis is empty");
-  if (axes.eta_ovs().empty()) return Invalid("spec.axes.eta_ovs", "axis is empty");
+  if (axes.lr_ratios().empty())
+    return Invalid("spec.axes.lr_ratios", "axis is empty");
+  if (axes.eta_ovs().empty())
+    return Invalid("spec.axes.eta_ovs", "axis is empty");
   if (axes.seeds().empty()) return Invalid("spec.axes.seeds", "axis is empty");
   std::set<int> seen_p;
   for (int i = 0; i < axes.parameterizations_size(); ++i) {
     const int p = axes.parameterizations(i);
-    const std::string field = absl::StrCat("spec.axes.parameterizations[", i, "]");
+    const std::string field =
+        absl::StrCat("spec.axes.parameterizations[", i, "]");
     if (p < qkov::v1::FAFO || p > qkov::v1::CACO)
-      return Invalid(field, absl::StrCat("unknown parameterization ", p,
-                                         " (expected FAFO, FACO, CAFO or CACO)"));
+      return Invalid(field,
+                     absl::StrCat("unknown parameterization ", p,
+                                  " (expected FAFO, FACO, CAFO or CACO)"));
     if (!seen_p.insert(p).second) return Invalid(field, "duplicate value");
   }
-  auto check_axis = [](const std::string& axis, const google::protobuf::RepeatedField<double>& v,
+  auto check_axis = [](const std::string& axis,
+                       const google::protobuf::RepeatedField<double>& v,
                        double hi) -> absl::Status {
     std::set<double> seen;
     for (int i = 0; i < v.size(); ++i) {
       const std::string field = absl::StrCat(axis, "[", i, "]");
       if (!Finite(v[i]) || v[i] <= 0)
-        return Invalid(field, absl::StrCat("must be finite and > 0 (got ", Num(v[i]), ")"));
-      if (v[i] > hi) return Invalid(field, absl::StrCat("must be <= ", Num(hi), " (got ", Num(v[i]), ")"));
+        return Invalid(field, absl::StrCat("must be finite and > 0 (got ",
+                                           Num(v[i]), ")"));
+      if (v[i] > hi)
+        return Invalid(field, absl::StrCat("must be <= ", Num(hi), " (got ",
+                                           Num(v[i]), ")"));
       if (!seen.insert(v[i]).second) return Invalid(field, "duplicate value");
     }
     return absl::OkStatus();
   };
-  if (auto s = check_axis("spec.axes.lr_ratios", axes.lr_ratios(), 1e6); !s.ok()) return s;
-  if (auto s = check_axis("spec.axes.eta_ovs", axes.eta_ovs(), 1e3); !s.ok()) return s;
+  if (auto s = check_axis("spec.axes.lr_ratios", axes.lr_ratios(), 1e6);
+      !s.ok())
+    return s;
+  if (auto s = check_axis("spec.axes.eta_ovs", axes.eta_ovs(), 1e3); !s.ok())
+    return s;
   std::set<uint64_t> seen_seeds;
   for (int i = 0; i < axes.seeds_size(); ++i) {
     if (!seen_seeds.insert(axes.seeds(i)).second)
-      return Invalid(absl::StrCat("spec.axes.seeds[", i, "]"), "duplicate value");
+      return Invalid(absl::StrCat("spec.axes.seeds[", i, "]"),
+                     "duplicate value");
   }
-  const double grid = static_cast<double>(std::max(1, axes.parameterizations_size())) * axes.lr_ratios_size() *
-                      axes.eta_ovs_size() * axes.seeds_size() * std::max(1, axes.alphas_size());
+  const double grid =
+      static_cast<double>(std::max(1, axes.parameterizations_size())) *
+      axes.lr_ratios_size() * axes.eta_ovs_size() * axes.seeds_size() *
+      std::max(1, axes.alphas_size());
   if (grid > static_cast<double>(limits.max_trials)) {
-    return Invalid("spec.axes", absl::StrCat("grid has ", Num(grid), " trials; this server's limit is ",
+    return Invalid("spec.axes", absl::StrCat("grid has ", Num(grid),
+                                             " trials; this server's limit is ",
                                              limits.max_trials));
   }
 
   const Training& t = spec.training();
-  if (t.task() != qkov::v1::TASK_SYNTHETIC && t.task() != qkov::v1::TASK_THEORY &&
+  if (t.task() != qkov::v1::TASK_SYNTHETIC &&
+      t.task() != qkov::v1::TASK_THEORY &&
       t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
-    return Invalid("spec.training.task", absl::StrCat("unknown task ", static_cast<int>(t.task()),
-                                                      " (synthetic, theory or fixed_attention)"));
+    return Invalid("spec.training.task",
+                   absl::StrCat("unknown task ", static_cast<int>(t.task()),
+                                " (synthetic, theory or fixed_attention)"));
   }
   if (t.task() == qkov::v1::TASK_THEORY) {
     const auto& th = t.theory();
-    for (auto [name, value] : {std::pair<const char*, double>{"m", th.m()}, {"n", th.n()}, {"b", th.b()},
-                               {"dtau", th.dtau()}, {"max_tau", th.max_tau()}, {"target_loss", th.target_loss()}}) {
-      if (auto st = CheckRange(absl::StrCat("spec.training.theory.", name), value, 0, 1e15, true); !st.ok()) return st;
+    for (auto [name, value] : {std::pair<const char*, double>{"m", th.m()},
+                               {"n", th.n()},
+                               {"b", th.b()},
+                               {"dtau", th.dtau()},
+                               {"max_tau", th.max_tau()},
+                               {"target_loss", th.target_loss()}}) {
+      if (auto st = CheckRange(absl::StrCat("spec.training.theory.", name),
+                               value, 0, 1e15, true);
+          !st.ok())
+        return st;
     }
-    if (auto st = CheckRange("spec.training.theory.num_classes", th.num_classes(), 1, 1e9, true); !st.ok()) return st;
-    if (auto st = CheckRange("spec.training.theory.relative_step", th.relative_step(), 0, 1); !st.ok()) return st;
-    if (auto st = CheckInt("spec.training.theory.num_thresholds", th.num_thresholds(), 1, 10000); !st.ok()) return st;
-    if (auto st = CheckInt("spec.training.theory.num_samples", th.num_samples(), 2, 100000); !st.ok()) return st;
+    if (auto st = CheckRange("spec.training.theory.num_classes",
+                             th.num_classes(), 1, 1e9, true);
+        !st.ok())
+      return st;
+    if (auto st = CheckRange("spec.training.theory.relative_step",
+                             th.relative_step(), 0, 1);
+        !st.ok())
+      return st;
+    if (auto st = CheckInt("spec.training.theory.num_thresholds",
+                           th.num_thresholds(), 1, 10000);
+        !st.ok())
+      return st;
+    if (auto st = CheckInt("spec.training.theory.num_samples", th.num_samples(),
+                           2, 100000);
+        !st.ok())
+      return st;
     if (th.relative_step() == 0 && th.max_tau() / th.dtau() > 1e9)
-      return Invalid("spec.training.theory.max_tau", "more than 1e9 fixed steps; set relative_step");
+      return Invalid("spec.training.theory.max_tau",
+                     "more than 1e9 fixed steps; set relative_step");
   }
   const auto& s = t.synthetic();
-  if (auto st = CheckInt("spec.training.synthetic.vocab_size", s.vocab_size(), 2, 100000); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.synthetic.num_classes", s.num_classes(), 1, 10000); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.synthetic.distinct_per_class", s.distinct_per_class(), 1, 100000); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.synthetic.seq_len", s.seq_len(), 3, 100000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.synthetic.vocab_size", s.vocab_size(),
+                         2, 100000);
+      !st.ok())
+    return st;
+  if (auto st = CheckInt("spec.training.synthetic.num_classes", s.num_classes(),
+                         1, 10000);
+      !st.ok())
+    return st;
+  if (auto st = CheckInt("spec.training.synthetic.distinct_per_class",
+                         s.distinct_per_class(), 1, 100000);
+      !st.ok())
+    return st;
+  if (auto st =
+          CheckInt("spec.training.synthetic.seq_len", s.seq_len(), 3, 100000);
+      !st.ok())
+    return st;
   if (s.num_common() < 2 * (s.num_classes() + 1))
-    return Invalid("spec.training.synthetic.num_common",
-                   absl::StrCat("must be >= 2 * (num_classes + 1) = ", 2 * (s.num_classes() + 1),
-                                " (labels and query tokens are common tokens)"));
-  if (static_cast<int64_t>(s.num_common()) + static_cast<int64_t>(s.num_classes()) * s.distinct_per_class() >
+    return Invalid(
+        "spec.training.synthetic.num_common",
+        absl::StrCat(
+            "must be >= 2 * (num_classes + 1) = ", 2 * (s.num_classes() + 1),
+            " (labels and query tokens are common tokens)"));
+  if (static_cast<int64_t>(s.num_common()) +
+          static_cast<int64_t>(s.num_classes()) * s.distinct_per_class() >
       s.vocab_size())
     return Invalid("spec.training.synthetic.vocab_size",
                    "must be >= num_common + num_classes * distinct_per_class");
   const auto& o = t.optimizer();
   if (!qkov::v1::OptimizerKind_IsValid(o.kind()) || o.kind() == 0)
-    return Invalid("spec.training.optimizer.kind", absl::StrCat("unknown optimizer ", o.kind(), " (expected SGD or ADAMW)"));
-  if (auto st = CheckRange("spec.training.optimizer.momentum", o.momentum(), 0, 0.999999); !st.ok()) return st;
-  if (auto st = CheckRange("spec.training.optimizer.weight_decay", o.weight_decay(), 0, 1e3); !st.ok()) return st;
-  if (auto st = CheckRange("spec.training.optimizer.adam_beta1", o.adam_beta1(), 0, 0.999999); !st.ok()) return st;
-  if (auto st = CheckRange("spec.training.optimizer.adam_beta2", o.adam_beta2(), 0, 0.999999999); !st.ok()) return st;
-  if (auto st = CheckRange("spec.training.optimizer.adam_eps", o.adam_eps(), 0, 1, true); !st.ok()) return st;
+    return Invalid("spec.training.optimizer.kind",
+                   absl::StrCat("unknown optimizer ", o.kind(),
+                                " (expected SGD or ADAMW)"));
+  if (auto st = CheckRange("spec.training.optimizer.momentum", o.momentum(), 0,
+                           0.999999);
+      !st.ok())
+    return st;
+  if (auto st = CheckRange("spec.training.optimizer.weight_decay",
+                           o.weight_decay(), 0, 1e3);
+      !st.ok())
+    return st;
+  if (auto st = CheckRange("spec.training.optimizer.adam_beta1", o.adam_beta1(),
+                           0, 0.999999);
+      !st.ok())
+    return st;
+  if (auto st = CheckRange("spec.training.optimizer.adam_beta2", o.adam_beta2(),
+                           0, 0.999999999);
+      !st.ok())
+    return st;
+  if (auto st = CheckRange("spec.training.optimizer.adam_eps", o.adam_eps(), 0,
+                           1, true);
+      !st.ok())
+    return st;
   if (!qkov::v1::ScheduleKind_IsValid(o.schedule()) || o.schedule() == 0)
-    return Invalid("spec.training.optimizer.schedule",
-                   absl::StrCat("unknown schedule ", o.schedule(), " (expected CONSTANT, COSINE_WARMUP or QK_RAMP)"));
-  if (auto st = CheckInt("spec.training.optimizer.warmup_steps", o.warmup_steps(), 0, t.max_steps()); !st.ok()) return st;
+    return Invalid(
+        "spec.training.optimizer.schedule",
+        absl::StrCat("unknown schedule ", o.schedule(),
+                     " (expected CONSTANT, COSINE_WARMUP or QK_RAMP)"));
+  if (auto st = CheckInt("spec.training.optimizer.warmup_steps",
+                         o.warmup_steps(), 0, t.max_steps());
+      !st.ok())
+    return st;
   const auto& in = t.init();
-  for (auto [field, kind] : {std::pair<const char*, int>{"spec.training.init.qk", in.qk()},
-                             std::pair<const char*, int>{"spec.training.init.ov", in.ov()}}) {
+  for (auto [field, kind] :
+       {std::pair<const char*, int>{"spec.training.init.qk", in.qk()},
+        std::pair<const char*, int>{"spec.training.init.ov", in.ov()}}) {
     if (!qkov::v1::InitKind_IsValid(kind) || kind == 0)
-      return Invalid(field, absl::StrCat("unknown init ", kind, " (expected INIT_IDENTITY or INIT_DEFAULT_LINEAR)"));
+      return Invalid(
+          field,
+          absl::StrCat("unknown init ", kind,
+                       " (expected INIT_IDENTITY or INIT_DEFAULT_LINEAR)"));
   }
-  if (auto st = CheckRange("spec.training.init.identity_scale", in.identity_scale(), 0, 1e3, true); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.max_steps", t.max_steps(), 1, 1000000000); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.batch_size", t.batch_size(), 1, 65536); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.report_every", t.report_every(), 1, 1000000000); !st.ok()) return st;
-  if (auto st = CheckInt("spec.training.loss_window", t.loss_window(), 1, 1000000); !st.ok()) return st;
+  if (auto st = CheckRange("spec.training.init.identity_scale",
+                           in.identity_scale(), 0, 1e3, true);
+      !st.ok())
+    return st;
+  if (auto st =
+          CheckInt("spec.training.max_steps", t.max_steps(), 1, 1000000000);
+      !st.ok())
+    return st;
+  if (auto st = CheckInt("spec.training.batch_size", t.batch_size(), 1, 65536);
+      !st.ok())
+    return st;
+  if (auto st = CheckInt("spec.training.report_every", t.report_every(), 1,
+                         1000000000);
+      !st.ok())
+    return st;
+  if (auto st =
+          CheckInt("spec.training.loss_window", t.loss_window(), 1, 1000000);
+      !st.ok())
+    return st;
   if (!Finite(t.target_loss()))
-    return Invalid("spec.training.target_loss", absl::StrCat("must be finite (got ", Num(t.target_loss()), ")"));
+    return Invalid(
+        "spec.training.target_loss",
+        absl::StrCat("must be finite (got ", Num(t.target_loss()), ")"));
   const auto& e = t.evaluation();
-  if (auto st = CheckInt("spec.training.evaluation.num_examples", e.num_examples(), 1, 1000000); !st.ok()) return st;
-  if (auto st = CheckRange("spec.training.evaluation.tau_attention", e.tau_attention(), 0, 1); !st.ok()) return st;
-  if (auto st = CheckRange("spec.training.evaluation.tau_probability", e.tau_probability(), 0, 1); !st.ok()) return st;
-  if (auto st = CheckEdges("spec.training.evaluation.dtap_attention_edges", e.dtap_attention_edges()); !st.ok()) return st;
-  if (auto st = CheckEdges("spec.training.evaluation.dtap_probability_edges", e.dtap_probability_edges()); !st.ok()) return st;
-  if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100); !st.ok()) return st;
-  if (auto st = CheckInt("spec.priority", spec.priority(), -1000000, 1000000); !st.ok()) return st;
+  if (auto st = CheckInt("spec.training.evaluation.num_examples",
+                         e.num_examples(), 1, 1000000);
+      !st.ok())
+    return st;
+  if (auto st = CheckRange("spec.training.evaluation.tau_attention",
+                           e.tau_attention(), 0, 1);
+      !st.ok())
+    return st;
+  if (auto st = CheckRange("spec.training.evaluation.tau_probability",
+                           e.tau_probability(), 0, 1);
+      !st.ok())
+    return st;
+  if (auto st = CheckEdges("spec.training.evaluation.dtap_attention_edges",
+                           e.dtap_attention_edges());
+      !st.ok())
+    return st;
+  if (auto st = CheckEdges("spec.training.evaluation.dtap_probability_edges",
+                           e.dtap_probability_edges());
+      !st.ok())
+    return st;
+  if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100);
+      !st.ok())
+    return st;
+  if (auto st = CheckInt("spec.priority", spec.priority(), -1000000, 1000000);
+      !st.ok())
+    return st;
   return absl::OkStatus();
 }
 
@@ -289,14 +431,17 @@ bool IsValidUtf8(const std::string& s) {
 
 std::string Sha256Hex(const std::string& data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+         digest);
   std::string hex;
   hex.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char c : digest) absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
+  for (unsigned char c : digest)
+    absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
   return hex;
 }
 
-std::string TrialIdFor(const std::string& sweep_name, const std::string& config_json) {
+std::string TrialIdFor(const std::string& sweep_name,
+                       const std::string& config_json) {
   return Sha256Hex(absl::StrCat(sweep_name, "\n", config_json)).substr(0, 16);
 }
 
@@ -315,8 +460,10 @@ std::string MemberOf(const qkov::v1::TrialConfig& c, const std::string& key) {
   for (; i < json.size(); ++i) {
     const char ch = json[i];
     if (in_string) {
-      if (ch == '\\') ++i;
-      else if (ch == '"') in_string = false;
+      if (ch == '\\')
+        ++i;
+      else if (ch == '"')
+        in_string = false;
     } else if (ch == '"') {
       in_string = true;
     } else if (ch == '{' || ch == '[') {
@@ -336,13 +483,17 @@ std::string MemberOf(const qkov::v1::TrialConfig& c, const std::string& key) {
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   std::vector<ExpandedTrial> out;
   const auto& axes = spec.axes();
-  std::vector<int> params(axes.parameterizations().begin(), axes.parameterizations().end());
-  if (params.empty()) params.push_back(qkov::v1::PARAMETERIZATION_UNSPECIFIED);  // theory
+  std::vector<int> params(axes.parameterizations().begin(),
+                          axes.parameterizations().end());
+  if (params.empty())
+    params.push_back(qkov::v1::PARAMETERIZATION_UNSPECIFIED);  // theory
   std::vector<double> alphas(axes.alphas().begin(), axes.alphas().end());
-  if (alphas.empty()) alphas.push_back(0);  // unset: not a fixed-attention trial
-  out.reserve(params.size() * axes.lr_ratios_size() * axes.eta_ovs_size() * axes.seeds_size() * alphas.size());
-  // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training, alpha} in
-  // field order, exactly as CanonicalJson(TrialConfig) prints it
+  if (alphas.empty())
+    alphas.push_back(0);  // unset: not a fixed-attention trial
+  out.reserve(params.size() * axes.lr_ratios_size() * axes.eta_ovs_size() *
+              axes.seeds_size() * alphas.size());
+  // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training,
+  // alpha} in field order, exactly as CanonicalJson(TrialConfig) prints it
   // (sweep_spec_test checks the two agree).
   std::vector<std::string> p_json, r_json, e_json, s_json, a_json;
   qkov::v1::TrialConfig c;
@@ -374,12 +525,14 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
         for (int si = 0; si < axes.seeds_size(); ++si) {
           for (size_t ai = 0; ai < alphas.size(); ++ai) {
             ExpandedTrial t;
-            t.config.set_parameterization(static_cast<qkov::v1::Parameterization>(params[pi]));
+            t.config.set_parameterization(
+                static_cast<qkov::v1::Parameterization>(params[pi]));
             t.config.set_lr_ratio(axes.lr_ratios(ri));
             t.config.set_eta_ov(axes.eta_ovs(ei));
             t.config.set_seed(axes.seeds(si));
             t.config.set_alpha(alphas[ai]);
-            t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",", e_json[ei], ",", s_json[si], ",",
+            t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",",
+                                         e_json[ei], ",", s_json[si], ",",
                                          training_json, ",", a_json[ai], "}");
             t.config_hash = Sha256Hex(t.config_json);
             t.trial_id = TrialIdFor(spec.name(), t.config_json);

@@ -32,7 +32,8 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 // OK, or INVALID_ARGUMENT whose message starts with the field path, e.g.
 // "spec.axes.lr_ratios[1]: must be finite and > 0 (got nan)". Expects
 // defaults applied.
-absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec, const SpecLimits& limits);
+absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
+                               const SpecLimits& limits);
 
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's
@@ -49,7 +50,8 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
 std::string CanonicalJson(const google::protobuf::Message& message);
 bool IsValidUtf8(const std::string& s);
 std::string Sha256Hex(const std::string& data);
-std::string TrialIdFor(const std::string& sweep_name, const std::string& config_json);
+std::string TrialIdFor(const std::string& sweep_name,
+                       const std::string& config_json);
 
 }  // namespace qkov::core
 

@@ -30,9 +30,11 @@ class Authenticator {
  public:
   // INVALID_ARGUMENT naming the line for a malformed file, NOT_FOUND if it
   // cannot be read.
-  static absl::StatusOr<std::unique_ptr<Authenticator>> Load(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<Authenticator>> Load(
+      const std::string& path);
   // UNAUTHENTICATED (no or unknown token) or PERMISSION_DENIED (role too weak).
-  grpc::Status Check(const grpc::ServerContext* context, Permission needed, const char* method) const;
+  grpc::Status Check(const grpc::ServerContext* context, Permission needed,
+                     const char* method) const;
 
  private:
   absl::flat_hash_map<std::string, Role> tokens_;

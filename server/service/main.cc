@@ -18,20 +18,31 @@
 #include "common/version.h"
 #include "server/service/server.h"
 
-ABSL_FLAG(std::string, db, "", "SQLite results database (created if missing; keep it on local disk)");
-ABSL_FLAG(std::string, listen, "127.0.0.1:0", "address to listen on; port 0 picks a free port");
-ABSL_FLAG(std::string, port_file, "", "write the bound port here once listening");
-ABSL_FLAG(int, lease_seconds, 30, "lease duration; a worker silent this long loses its trial");
+ABSL_FLAG(
+    std::string, db, "",
+    "SQLite results database (created if missing; keep it on local disk)");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0",
+          "address to listen on; port 0 picks a free port");
+ABSL_FLAG(std::string, port_file, "",
+          "write the bound port here once listening");
+ABSL_FLAG(int, lease_seconds, 30,
+          "lease duration; a worker silent this long loses its trial");
 ABSL_FLAG(int, heartbeat_seconds, 5, "heartbeat interval told to workers");
-ABSL_FLAG(int64_t, max_trials, 200000, "largest grid accepted in one submission");
-ABSL_FLAG(bool, synchronous_full, false, "PRAGMA synchronous=FULL (survive power loss, slower)");
-ABSL_FLAG(std::string, token_file, "", "bearer tokens with roles, one 'ROLE TOKEN' per line (docs/security.md)");
+ABSL_FLAG(int64_t, max_trials, 200000,
+          "largest grid accepted in one submission");
+ABSL_FLAG(bool, synchronous_full, false,
+          "PRAGMA synchronous=FULL (survive power loss, slower)");
+ABSL_FLAG(
+    std::string, token_file, "",
+    "bearer tokens with roles, one 'ROLE TOKEN' per line (docs/security.md)");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM); enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
-ABSL_FLAG(std::string, tls_client_ca, "", "CA (PEM) that client certificates must chain to; requires them");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "CA (PEM) that client certificates must chain to; requires them");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
+  absl::SetProgramUsageMessage(
+      "qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);
 
   qkov::service::ServerConfig config;
@@ -42,13 +53,19 @@ int main(int argc, char** argv) {
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  if (absl::GetFlag(FLAGS_lease_seconds) < 1 || absl::GetFlag(FLAGS_heartbeat_seconds) < 1 ||
-      absl::GetFlag(FLAGS_heartbeat_seconds) >= absl::GetFlag(FLAGS_lease_seconds)) {
-    std::fprintf(stderr, "qkov-server: need 1 <= --heartbeat_seconds < --lease_seconds\n");
+  if (absl::GetFlag(FLAGS_lease_seconds) < 1 ||
+      absl::GetFlag(FLAGS_heartbeat_seconds) < 1 ||
+      absl::GetFlag(FLAGS_heartbeat_seconds) >=
+          absl::GetFlag(FLAGS_lease_seconds)) {
+    std::fprintf(
+        stderr,
+        "qkov-server: need 1 <= --heartbeat_seconds < --lease_seconds\n");
     return 2;
   }
-  config.coordinator.lease_duration = absl::Seconds(absl::GetFlag(FLAGS_lease_seconds));
-  config.coordinator.heartbeat_interval = absl::Seconds(absl::GetFlag(FLAGS_heartbeat_seconds));
+  config.coordinator.lease_duration =
+      absl::Seconds(absl::GetFlag(FLAGS_lease_seconds));
+  config.coordinator.heartbeat_interval =
+      absl::Seconds(absl::GetFlag(FLAGS_heartbeat_seconds));
   config.coordinator.limits.max_trials = absl::GetFlag(FLAGS_max_trials);
   if (config.db_path.empty()) {
     std::fprintf(stderr, "qkov-server: --db is required\n");
@@ -57,7 +74,8 @@ int main(int argc, char** argv) {
 
   auto server = qkov::service::QkovServer::Start(config);
   if (!server.ok()) {
-    std::fprintf(stderr, "qkov-server: %s\n", server.status().ToString().c_str());
+    std::fprintf(stderr, "qkov-server: %s\n",
+                 server.status().ToString().c_str());
     return 1;
   }
   const int port = (*server)->port();
@@ -68,11 +86,16 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port << "\n";
     std::rename(tmp.c_str(), port_file.c_str());
   }
-  std::fprintf(stderr, "qkov-server %s listening on port %d (%s, %s), database %s\n", qkov::CodeVersion(), port,
-               config.tls_cert.empty() ? "plaintext" : "TLS",
-               config.token_file.empty() ? "no authentication" : "bearer tokens", config.db_path.c_str());
-  if (config.token_file.empty() && config.listen.rfind("127.", 0) != 0 && config.listen.rfind("localhost", 0) != 0) {
-    std::fprintf(stderr, "qkov-server: WARNING: listening beyond loopback without --token_file\n");
+  std::fprintf(
+      stderr, "qkov-server %s listening on port %d (%s, %s), database %s\n",
+      qkov::CodeVersion(), port, config.tls_cert.empty() ? "plaintext" : "TLS",
+      config.token_file.empty() ? "no authentication" : "bearer tokens",
+      config.db_path.c_str());
+  if (config.token_file.empty() && config.listen.rfind("127.", 0) != 0 &&
+      config.listen.rfind("localhost", 0) != 0) {
+    std::fprintf(stderr,
+                 "qkov-server: WARNING: listening beyond loopback without "
+                 "--token_file\n");
   }
   absl::Notification stop;
   int stop_signal = 0;

@@ -15,23 +15,28 @@ namespace qkov::service {
 
 namespace {
 
-absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
+absl::StatusOr<std::string> ReadPem(const std::string& flag,
+                                    const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
   std::stringstream buf;
   buf << in.rdbuf();
   if (buf.str().find("-----BEGIN") == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is not a PEM file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", path, " is not a PEM file"));
   }
   return buf.str();
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerConfig& c) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
+    const ServerConfig& c) {
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
   }
   if (c.tls_cert.empty()) {
-    if (!c.tls_client_ca.empty()) return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert");
+    if (!c.tls_client_ca.empty())
+      return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert");
     return grpc::InsecureServerCredentials();
   }
   grpc::SslServerCredentialsOptions opts;
@@ -39,30 +44,39 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   ASSIGN_OR_RETURN(std::string key, ReadPem("--tls_key", c.tls_key));
   opts.pem_key_cert_pairs.push_back({key, cert});
   if (!c.tls_client_ca.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_root_certs, ReadPem("--tls_client_ca", c.tls_client_ca));
-    opts.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    ASSIGN_OR_RETURN(opts.pem_root_certs,
+                     ReadPem("--tls_client_ca", c.tls_client_ca));
+    opts.client_certificate_request =
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(opts);
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(const ServerConfig& config) {
+absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
+    const ServerConfig& config) {
   // Debian's Abseil is built with mutex deadlock detection on; its graph
   // bookkeeping costs every lock on the hot path and our lock order is flat.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  if (config.db_path.empty()) return absl::InvalidArgumentError("--db: a database path is required");
+  if (config.db_path.empty())
+    return absl::InvalidArgumentError("--db: a database path is required");
   std::unique_ptr<QkovServer> s(new QkovServer());
-  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials(config));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   Credentials(config));
   if (!config.token_file.empty()) {
     ASSIGN_OR_RETURN(s->auth_, Authenticator::Load(config.token_file));
   }
   storage::Database::Options db_options;
   db_options.synchronous_full = config.synchronous_full;
-  ASSIGN_OR_RETURN(s->store_, storage::ResultsStore::Open(config.db_path, db_options));
-  s->coordinator_ = std::make_unique<core::Coordinator>(s->store_.get(), Clock::Real(), config.coordinator);
-  s->sweep_service_ = std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
-  s->worker_service_ = std::make_unique<WorkerServiceImpl>(s->coordinator_.get(), s->auth_.get());
+  ASSIGN_OR_RETURN(s->store_,
+                   storage::ResultsStore::Open(config.db_path, db_options));
+  s->coordinator_ = std::make_unique<core::Coordinator>(
+      s->store_.get(), Clock::Real(), config.coordinator);
+  s->sweep_service_ =
+      std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
+  s->worker_service_ = std::make_unique<WorkerServiceImpl>(
+      s->coordinator_.get(), s->auth_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -74,18 +88,23 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(const ServerConfig
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config.listen));
   }
-  const absl::Duration period = std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
+  const absl::Duration period =
+      std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
   QkovServer* self = s.get();
   s->reaper_ = std::thread([self, period]() {
     while (!self->stop_.WaitForNotificationWithTimeout(period)) {
       absl::StatusOr<int64_t> n = self->coordinator_->ReapExpiredLeases();
-      if (!n.ok()) std::fprintf(stderr, "qkov-server: lease reaper: %s\n", n.status().ToString().c_str());
+      if (!n.ok())
+        std::fprintf(stderr, "qkov-server: lease reaper: %s\n",
+                     n.status().ToString().c_str());
     }
   });
   return s;

@@ -37,7 +37,8 @@ class QkovServer {
  public:
   // Opens (and migrates) the database, starts listening. UNAVAILABLE when the
   // address cannot be bound.
-  static absl::StatusOr<std::unique_ptr<QkovServer>> Start(const ServerConfig& config);
+  static absl::StatusOr<std::unique_ptr<QkovServer>> Start(
+      const ServerConfig& config);
   ~QkovServer();
 
   int port() const { return port_; }

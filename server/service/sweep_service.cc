@@ -12,85 +12,124 @@ grpc::Status Reply(absl::StatusOr<T> result, R* response) {
   return grpc::Status::OK;
 }
 
-grpc::Status Authorize(const Authenticator* auth, const grpc::ServerContext* ctx, Permission p,
+grpc::Status Authorize(const Authenticator* auth,
+                       const grpc::ServerContext* ctx, Permission p,
                        const char* method) {
   return auth == nullptr ? grpc::Status::OK : auth->Check(ctx, p, method);
 }
 
 }  // namespace
 
-grpc::Status SweepServiceImpl::SubmitSweep(grpc::ServerContext* ctx, const qkov::v1::SubmitSweepRequest* req,
-                                           qkov::v1::SubmitSweepResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::SubmitSweep(
+    grpc::ServerContext* ctx, const qkov::v1::SubmitSweepRequest* req,
+    qkov::v1::SubmitSweepResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep");
+      !a.ok())
+    return a;
   return Reply(core_->SubmitSweep(*req), resp);
 }
 
-grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx, const qkov::v1::GetSweepRequest* req,
+grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
+                                        const qkov::v1::GetSweepRequest* req,
                                         qkov::v1::Sweep* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep"); !a.ok()) return a;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep");
+      !a.ok())
+    return a;
   return Reply(core_->GetSweep(req->name()), resp);
 }
 
-grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx, const qkov::v1::ListSweepsRequest*,
+grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
+                                          const qkov::v1::ListSweepsRequest*,
                                           qkov::v1::ListSweepsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps"); !a.ok()) return a;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps");
+      !a.ok())
+    return a;
   return Reply(core_->ListSweeps(), resp);
 }
 
-grpc::Status SweepServiceImpl::CancelSweep(grpc::ServerContext* ctx, const qkov::v1::CancelSweepRequest* req,
-                                           qkov::v1::CancelSweepResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "CancelSweep"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::CancelSweep(
+    grpc::ServerContext* ctx, const qkov::v1::CancelSweepRequest* req,
+    qkov::v1::CancelSweepResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "CancelSweep");
+      !a.ok())
+    return a;
   return Reply(core_->CancelSweep(req->name()), resp);
 }
 
-grpc::Status SweepServiceImpl::PauseSweep(grpc::ServerContext* ctx, const qkov::v1::PauseSweepRequest* req,
-                                          qkov::v1::Sweep* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "PauseSweep"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::PauseSweep(
+    grpc::ServerContext* ctx, const qkov::v1::PauseSweepRequest* req,
+    qkov::v1::Sweep* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "PauseSweep");
+      !a.ok())
+    return a;
   return Reply(core_->PauseSweep(*req), resp);
 }
 
-grpc::Status SweepServiceImpl::RetrySweep(grpc::ServerContext* ctx, const qkov::v1::RetrySweepRequest* req,
-                                          qkov::v1::RetrySweepResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "RetrySweep"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::RetrySweep(
+    grpc::ServerContext* ctx, const qkov::v1::RetrySweepRequest* req,
+    qkov::v1::RetrySweepResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "RetrySweep");
+      !a.ok())
+    return a;
   return Reply(core_->RetrySweep(req->name()), resp);
 }
 
-grpc::Status SweepServiceImpl::ListTrials(grpc::ServerContext* ctx, const qkov::v1::ListTrialsRequest* req,
-                                          qkov::v1::ListTrialsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::ListTrials(
+    grpc::ServerContext* ctx, const qkov::v1::ListTrialsRequest* req,
+    qkov::v1::ListTrialsResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials");
+      !a.ok())
+    return a;
   return Reply(core_->ListTrials(*req), resp);
 }
 
-grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx, const qkov::v1::GetTrialRequest* req,
+grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
+                                        const qkov::v1::GetTrialRequest* req,
                                         qkov::v1::Trial* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial"); !a.ok()) return a;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial");
+      !a.ok())
+    return a;
   return Reply(core_->GetTrial(req->trial_id()), resp);
 }
 
-grpc::Status SweepServiceImpl::QueryResults(grpc::ServerContext* ctx, const qkov::v1::QueryResultsRequest* req,
-                                            qkov::v1::QueryResultsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::QueryResults(
+    grpc::ServerContext* ctx, const qkov::v1::QueryResultsRequest* req,
+    qkov::v1::QueryResultsResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults");
+      !a.ok())
+    return a;
   return Reply(core_->QueryResults(*req), resp);
 }
 
-grpc::Status SweepServiceImpl::GetTrialMetrics(grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
-                                               qkov::v1::GetTrialMetricsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::GetTrialMetrics(
+    grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
+    qkov::v1::GetTrialMetricsResponse* resp) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics");
+      !a.ok())
+    return a;
   return Reply(core_->GetTrialMetrics(*req), resp);
 }
 
-grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx, const qkov::v1::QuerySqlRequest* req,
+grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
+                                        const qkov::v1::QuerySqlRequest* req,
                                         qkov::v1::QuerySqlResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql"); !a.ok()) return a;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql");
+      !a.ok())
+    return a;
   return Reply(core_->QuerySql(*req), resp);
 }
 
-grpc::Status SweepServiceImpl::WatchSweep(grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
-                                          grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep"); !a.ok()) return a;
+grpc::Status SweepServiceImpl::WatchSweep(
+    grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
+    grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep");
+      !a.ok())
+    return a;
   absl::Time since = absl::InfinitePast();
   while (!ctx->IsCancelled()) {
-    absl::StatusOr<qkov::v1::SweepProgress> p = core_->Progress(req->name(), &since);
+    absl::StatusOr<qkov::v1::SweepProgress> p =
+        core_->Progress(req->name(), &since);
     if (!p.ok()) return ToGrpcStatus(p.status());
     if (!writer->Write(*p)) return grpc::Status::CANCELLED;
     if (p->finished()) return grpc::Status::OK;

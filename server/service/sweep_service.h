@@ -12,31 +12,44 @@ namespace qkov::service {
 class SweepServiceImpl final : public qkov::v1::SweepService::Service {
  public:
   // `auth` may be null (no authentication: local use only).
-  SweepServiceImpl(core::Coordinator* core, const Authenticator* auth) : core_(core), auth_(auth) {}
+  SweepServiceImpl(core::Coordinator* core, const Authenticator* auth)
+      : core_(core), auth_(auth) {}
 
-  grpc::Status SubmitSweep(grpc::ServerContext*, const qkov::v1::SubmitSweepRequest*,
+  grpc::Status SubmitSweep(grpc::ServerContext*,
+                           const qkov::v1::SubmitSweepRequest*,
                            qkov::v1::SubmitSweepResponse*) override;
-  grpc::Status GetSweep(grpc::ServerContext*, const qkov::v1::GetSweepRequest*, qkov::v1::Sweep*) override;
-  grpc::Status ListSweeps(grpc::ServerContext*, const qkov::v1::ListSweepsRequest*,
+  grpc::Status GetSweep(grpc::ServerContext*, const qkov::v1::GetSweepRequest*,
+                        qkov::v1::Sweep*) override;
+  grpc::Status ListSweeps(grpc::ServerContext*,
+                          const qkov::v1::ListSweepsRequest*,
                           qkov::v1::ListSweepsResponse*) override;
-  grpc::Status CancelSweep(grpc::ServerContext*, const qkov::v1::CancelSweepRequest*,
+  grpc::Status CancelSweep(grpc::ServerContext*,
+                           const qkov::v1::CancelSweepRequest*,
                            qkov::v1::CancelSweepResponse*) override;
-  grpc::Status PauseSweep(grpc::ServerContext*, const qkov::v1::PauseSweepRequest*, qkov::v1::Sweep*) override;
-  grpc::Status RetrySweep(grpc::ServerContext*, const qkov::v1::RetrySweepRequest*,
+  grpc::Status PauseSweep(grpc::ServerContext*,
+                          const qkov::v1::PauseSweepRequest*,
+                          qkov::v1::Sweep*) override;
+  grpc::Status RetrySweep(grpc::ServerContext*,
+                          const qkov::v1::RetrySweepRequest*,
                           qkov::v1::RetrySweepResponse*) override;
-  grpc::Status ListTrials(grpc::ServerContext*, const qkov::v1::ListTrialsRequest*,
+  grpc::Status ListTrials(grpc::ServerContext*,
+                          const qkov::v1::ListTrialsRequest*,
                           qkov::v1::ListTrialsResponse*) override;
-  grpc::Status GetTrial(grpc::ServerContext*, const qkov::v1::GetTrialRequest*, qkov::v1::Trial*) override;
-  grpc::Status QueryResults(grpc::ServerContext*, const qkov::v1::QueryResultsRequest*,
+  grpc::Status GetTrial(grpc::ServerContext*, const qkov::v1::GetTrialRequest*,
+                        qkov::v1::Trial*) override;
+  grpc::Status QueryResults(grpc::ServerContext*,
+                            const qkov::v1::QueryResultsRequest*,
                             qkov::v1::QueryResultsResponse*) override;
-  grpc::Status GetTrialMetrics(grpc::ServerContext*, const qkov::v1::GetTrialMetricsRequest*,
+  grpc::Status GetTrialMetrics(grpc::ServerContext*,
+                               const qkov::v1::GetTrialMetricsRequest*,
                                qkov::v1::GetTrialMetricsResponse*) override;
   grpc::Status QuerySql(grpc::ServerContext*, const qkov::v1::QuerySqlRequest*,
                         qkov::v1::QuerySqlResponse*) override;
   // Streams progress: one message at once, then one per change (at most
   // every 200 ms, at least every 5 s), and a last one with finished = true.
-  grpc::Status WatchSweep(grpc::ServerContext*, const qkov::v1::WatchSweepRequest*,
-                          grpc::ServerWriter<qkov::v1::SweepProgress>*) override;
+  grpc::Status WatchSweep(
+      grpc::ServerContext*, const qkov::v1::WatchSweepRequest*,
+      grpc::ServerWriter<qkov::v1::SweepProgress>*) override;
 
  private:
   core::Coordinator* core_;

@@ -12,46 +12,68 @@ grpc::Status Reply(absl::StatusOr<T> result, R* response) {
   return grpc::Status::OK;
 }
 
-grpc::Status Authorize(const Authenticator* auth, const grpc::ServerContext* ctx, Permission p,
+grpc::Status Authorize(const Authenticator* auth,
+                       const grpc::ServerContext* ctx, Permission p,
                        const char* method) {
   return auth == nullptr ? grpc::Status::OK : auth->Check(ctx, p, method);
 }
 
 }  // namespace
 
-grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* ctx, const qkov::v1::RegisterWorkerRequest* req,
-                                               qkov::v1::RegisterWorkerResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "RegisterWorker"); !a.ok()) return a;
+grpc::Status WorkerServiceImpl::RegisterWorker(
+    grpc::ServerContext* ctx, const qkov::v1::RegisterWorkerRequest* req,
+    qkov::v1::RegisterWorkerResponse* resp) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "RegisterWorker");
+      !a.ok())
+    return a;
   return Reply(core_->RegisterWorker(*req), resp);
 }
 
-grpc::Status WorkerServiceImpl::LeaseTrial(grpc::ServerContext* ctx, const qkov::v1::LeaseTrialRequest* req,
-                                           qkov::v1::LeaseTrialResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "LeaseTrial"); !a.ok()) return a;
+grpc::Status WorkerServiceImpl::LeaseTrial(
+    grpc::ServerContext* ctx, const qkov::v1::LeaseTrialRequest* req,
+    qkov::v1::LeaseTrialResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "LeaseTrial");
+      !a.ok())
+    return a;
   return Reply(core_->LeaseTrial(*req), resp);
 }
 
-grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* ctx, const qkov::v1::HeartbeatRequest* req,
+grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* ctx,
+                                          const qkov::v1::HeartbeatRequest* req,
                                           qkov::v1::HeartbeatResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "Heartbeat"); !a.ok()) return a;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "Heartbeat");
+      !a.ok())
+    return a;
   return Reply(core_->Heartbeat(*req), resp);
 }
 
-grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* ctx, const qkov::v1::ReportMetricsRequest* req,
-                                              qkov::v1::ReportMetricsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "ReportMetrics"); !a.ok()) return a;
+grpc::Status WorkerServiceImpl::ReportMetrics(
+    grpc::ServerContext* ctx, const qkov::v1::ReportMetricsRequest* req,
+    qkov::v1::ReportMetricsResponse* resp) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "ReportMetrics");
+      !a.ok())
+    return a;
   return Reply(core_->ReportMetrics(*req), resp);
 }
 
-grpc::Status WorkerServiceImpl::CompleteTrial(grpc::ServerContext* ctx, const qkov::v1::CompleteTrialRequest* req,
-                                              qkov::v1::CompleteTrialResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "CompleteTrial"); !a.ok()) return a;
+grpc::Status WorkerServiceImpl::CompleteTrial(
+    grpc::ServerContext* ctx, const qkov::v1::CompleteTrialRequest* req,
+    qkov::v1::CompleteTrialResponse* resp) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "CompleteTrial");
+      !a.ok())
+    return a;
   return Reply(core_->CompleteTrial(*req), resp);
 }
 
-grpc::Status WorkerServiceImpl::FailTrial(grpc::ServerContext* ctx, const qkov::v1::FailTrialRequest* req,
+grpc::Status WorkerServiceImpl::FailTrial(grpc::ServerContext* ctx,
+                                          const qkov::v1::FailTrialRequest* req,
                                           qkov::v1::FailTrialResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "FailTrial"); !a.ok()) return a;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "FailTrial");
+      !a.ok())
+    return a;
   return Reply(core_->FailTrial(*req), resp);
 }
 

@@ -11,19 +11,26 @@ namespace qkov::service {
 class WorkerServiceImpl final : public qkov::v1::WorkerService::Service {
  public:
   // `auth` may be null (no authentication: local use only).
-  WorkerServiceImpl(core::Coordinator* core, const Authenticator* auth) : core_(core), auth_(auth) {}
+  WorkerServiceImpl(core::Coordinator* core, const Authenticator* auth)
+      : core_(core), auth_(auth) {}
 
-  grpc::Status RegisterWorker(grpc::ServerContext*, const qkov::v1::RegisterWorkerRequest*,
+  grpc::Status RegisterWorker(grpc::ServerContext*,
+                              const qkov::v1::RegisterWorkerRequest*,
                               qkov::v1::RegisterWorkerResponse*) override;
-  grpc::Status LeaseTrial(grpc::ServerContext*, const qkov::v1::LeaseTrialRequest*,
+  grpc::Status LeaseTrial(grpc::ServerContext*,
+                          const qkov::v1::LeaseTrialRequest*,
                           qkov::v1::LeaseTrialResponse*) override;
-  grpc::Status Heartbeat(grpc::ServerContext*, const qkov::v1::HeartbeatRequest*,
+  grpc::Status Heartbeat(grpc::ServerContext*,
+                         const qkov::v1::HeartbeatRequest*,
                          qkov::v1::HeartbeatResponse*) override;
-  grpc::Status ReportMetrics(grpc::ServerContext*, const qkov::v1::ReportMetricsRequest*,
+  grpc::Status ReportMetrics(grpc::ServerContext*,
+                             const qkov::v1::ReportMetricsRequest*,
                              qkov::v1::ReportMetricsResponse*) override;
-  grpc::Status CompleteTrial(grpc::ServerContext*, const qkov::v1::CompleteTrialRequest*,
+  grpc::Status CompleteTrial(grpc::ServerContext*,
+                             const qkov::v1::CompleteTrialRequest*,
                              qkov::v1::CompleteTrialResponse*) override;
-  grpc::Status FailTrial(grpc::ServerContext*, const qkov::v1::FailTrialRequest*,
+  grpc::Status FailTrial(grpc::ServerContext*,
+                         const qkov::v1::FailTrialRequest*,
                          qkov::v1::FailTrialResponse*) override;
 
  private:

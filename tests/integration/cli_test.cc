@@ -31,7 +31,8 @@ class CliTest : public ::testing::Test {
   }
 
   CommandResult Qkov(std::vector<std::string> args) {
-    args.insert(args.begin(), {QKOV_CLI_BIN, "--server=" + server_->address(), "--deadline=10"});
+    args.insert(args.begin(), {QKOV_CLI_BIN, "--server=" + server_->address(),
+                               "--deadline=10"});
     return RunCommand(args);
   }
   CommandResult SubmitText(const std::string& text) {
@@ -39,7 +40,8 @@ class CliTest : public ::testing::Test {
     WriteFile(path, text);
     return Qkov({"submit", path});
   }
-  static std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  static std::string Replace(std::string s, const std::string& from,
+                             const std::string& to) {
     s.replace(s.find(from), from.size(), to);
     return s;
   }
@@ -55,8 +57,9 @@ TempDir* CliTest::dir_ = nullptr;
 ServerUnderTest* CliTest::server_ = nullptr;
 
 TEST_F(CliTest, HelpForEveryCommand) {
-  for (const char* cmd : {"submit", "status", "watch", "results", "trials", "trial", "cancel", "pause", "resume", "retry",
-                          "presets", "export", "sql", "plot"}) {
+  for (const char* cmd :
+       {"submit", "status", "watch", "results", "trials", "trial", "cancel",
+        "pause", "resume", "retry", "presets", "export", "sql", "plot"}) {
     CommandResult r = RunCommand({QKOV_CLI_BIN, cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << r.out;
@@ -76,29 +79,40 @@ TEST_F(CliTest, UnknownParameterizationIsRefusedWithFieldAndLine) {
   CommandResult r = SubmitText(Replace(kGood, "CACO", "CAXO"));
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneLine(r);
-  EXPECT_NE(r.err.find("s.yaml:3: axes.parameterization[1]: unknown parameterization 'CAXO'"), std::string::npos)
+  EXPECT_NE(r.err.find("s.yaml:3: axes.parameterization[1]: unknown "
+                       "parameterization 'CAXO'"),
+            std::string::npos)
       << r.err;
 }
 
 TEST_F(CliTest, NanRateIsRefusedByServerNamingField) {
-  CommandResult r = SubmitText(Replace(kGood, "eta_ov: [0.1]", "eta_ov: [.nan]"));
+  CommandResult r =
+      SubmitText(Replace(kGood, "eta_ov: [0.1]", "eta_ov: [.nan]"));
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneLine(r);
-  EXPECT_NE(r.err.find("spec.axes.eta_ovs[0]: must be finite and > 0 (got nan)"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("spec.axes.eta_ovs[0]: must be finite and > 0 (got nan)"),
+      std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliTest, NegativeRatioIsRefusedByServerNamingField) {
-  CommandResult r = SubmitText(Replace(kGood, "lr_ratio: [1]", "lr_ratio: [1, -20]"));
+  CommandResult r =
+      SubmitText(Replace(kGood, "lr_ratio: [1]", "lr_ratio: [1, -20]"));
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneLine(r);
-  EXPECT_NE(r.err.find("spec.axes.lr_ratios[1]: must be finite and > 0 (got -20)"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("spec.axes.lr_ratios[1]: must be finite and > 0 (got -20)"),
+      std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliTest, EmptyAxisIsRefusedByServerNamingField) {
   CommandResult r = SubmitText(Replace(kGood, "seed: [1]", "seed: []"));
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneLine(r);
-  EXPECT_NE(r.err.find("spec.axes.seeds: axis is empty"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("spec.axes.seeds: axis is empty"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliTest, BadYamlNamesLine) {
@@ -115,7 +129,8 @@ TEST_F(CliTest, MissingFileAndUnknownSweepAreNotFound) {
   r = Qkov({"status", "no-such-sweep"});
   EXPECT_EQ(r.exit_code, 3);
   ExpectOneLine(r);
-  EXPECT_NE(r.err.find("no sweep named 'no-such-sweep'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no sweep named 'no-such-sweep'"), std::string::npos)
+      << r.err;
   r = Qkov({"trial", "0123456789abcdef"});
   EXPECT_EQ(r.exit_code, 3);
 }
@@ -124,9 +139,12 @@ TEST_F(CliTest, SqlIsReadOnly) {
   CommandResult r = Qkov({"sql", "SELECT COUNT(*) AS n FROM sweeps"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("n\n", 0), 0u) << r.out;
-  for (const char* write : {"DELETE FROM trials", "UPDATE sweeps SET priority = 9", "DROP TABLE metrics",
-                            "INSERT INTO sweeps (name, spec_json, max_attempts, created_ms, updated_ms) "
-                            "VALUES ('x', '{}', 1, 0, 0)"}) {
+  for (const char* write :
+       {"DELETE FROM trials", "UPDATE sweeps SET priority = 9",
+        "DROP TABLE metrics",
+        "INSERT INTO sweeps (name, spec_json, max_attempts, created_ms, "
+        "updated_ms) "
+        "VALUES ('x', '{}', 1, 0, 0)"}) {
     r = Qkov({"sql", write});
     EXPECT_EQ(r.exit_code, 2) << write;
     ExpectOneLine(r);
@@ -144,15 +162,20 @@ TEST_F(CliTest, SqlIsReadOnly) {
 TEST_F(CliTest, PresetsListAndSubmit) {
   CommandResult r = RunCommand({QKOV_CLI_BIN, "presets"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* p : {"paper-four-param", "paper-ratio", "paper-qk-ramp", "paper-theory", "paper-fixed-attention"}) {
+  for (const char* p : {"paper-four-param", "paper-ratio", "paper-qk-ramp",
+                        "paper-theory", "paper-fixed-attention"}) {
     EXPECT_NE(r.out.find(p), std::string::npos) << p;
   }
-  r = Qkov({"submit", "--preset", "paper-ratio", "--quick", "--set", "name=preset-check"});
+  r = Qkov({"submit", "--preset", "paper-ratio", "--quick", "--set",
+            "name=preset-check"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("15 trials"), std::string::npos) << r.out;  // 5 ratios x 3 seeds
+  EXPECT_NE(r.out.find("15 trials"), std::string::npos)
+      << r.out;  // 5 ratios x 3 seeds
   // Every preset is a valid sweep the server accepts.
-  for (const char* p : {"paper-four-param", "paper-qk-ramp", "paper-theory", "paper-fixed-attention"}) {
-    r = Qkov({"submit", "--preset", p, "--quick", "--set", std::string("name=check-") + p});
+  for (const char* p : {"paper-four-param", "paper-qk-ramp", "paper-theory",
+                        "paper-fixed-attention"}) {
+    r = Qkov({"submit", "--preset", p, "--quick", "--set",
+              std::string("name=check-") + p});
     ASSERT_EQ(r.exit_code, 0) << p << ": " << r.err;
     EXPECT_EQ(Qkov({"cancel", std::string("check-") + p}).exit_code, 0);
   }
@@ -164,10 +187,13 @@ TEST_F(CliTest, PresetsListAndSubmit) {
 }
 
 TEST_F(CliTest, UnreachableServerExitsFour) {
-  CommandResult r = RunCommand({QKOV_CLI_BIN, "--server=127.0.0.1:1", "--deadline=2", "status"});
+  CommandResult r = RunCommand(
+      {QKOV_CLI_BIN, "--server=127.0.0.1:1", "--deadline=2", "status"});
   EXPECT_EQ(r.exit_code, 4);
   ExpectOneLine(r);
-  EXPECT_NE(r.err.find("cannot reach qkov-server at 127.0.0.1:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot reach qkov-server at 127.0.0.1:1"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliTest, SubmitStatusCancel) {

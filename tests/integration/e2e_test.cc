@@ -38,55 +38,83 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
   TempDir dir;
   ServerUnderTest server(dir);
   WriteFile(dir.File("sweep.yaml"), kSweep);
-  CommandResult submit = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("sweep.yaml")});
+  CommandResult submit =
+      RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
+                  dir.File("sweep.yaml")});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  EXPECT_NE(submit.out.find("8 trials (8 new, 0 already present, 0 requeued)"), std::string::npos) << submit.out;
+  EXPECT_NE(submit.out.find("8 trials (8 new, 0 already present, 0 requeued)"),
+            std::string::npos)
+      << submit.out;
 
-  Process w1({QKOV_WORKER_BIN, "--server=" + server.address(), "--name=w1", "--exit_when_idle"}, dir.File("w1.log"));
-  Process w2({QKOV_WORKER_BIN, "--server=" + server.address(), "--name=w2", "--exit_when_idle"}, dir.File("w2.log"));
-  CommandResult watch = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "watch", "it-sweep"}, 300);
+  Process w1({QKOV_WORKER_BIN, "--server=" + server.address(), "--name=w1",
+              "--exit_when_idle"},
+             dir.File("w1.log"));
+  Process w2({QKOV_WORKER_BIN, "--server=" + server.address(), "--name=w2",
+              "--exit_when_idle"},
+             dir.File("w2.log"));
+  CommandResult watch = RunCommand(
+      {QKOV_CLI_BIN, "--server=" + server.address(), "watch", "it-sweep"}, 300);
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
-  EXPECT_NE(watch.out.find("8/8 finished: 8 done"), std::string::npos) << watch.out;
+  EXPECT_NE(watch.out.find("8/8 finished: 8 done"), std::string::npos)
+      << watch.out;
   ASSERT_EQ(w1.Wait(120), 0) << ReadFile(dir.File("w1.log"));
   ASSERT_EQ(w2.Wait(120), 0) << ReadFile(dir.File("w2.log"));
 
   // Re-submitting the same sweep schedules nothing new.
-  submit = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("sweep.yaml")});
-  EXPECT_NE(submit.out.find("(0 new, 8 already present, 0 requeued)"), std::string::npos) << submit.out;
+  submit = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
+                       dir.File("sweep.yaml")});
+  EXPECT_NE(submit.out.find("(0 new, 8 already present, 0 requeued)"),
+            std::string::npos)
+      << submit.out;
 
-  CommandResult results = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "results", "it-sweep"});
+  CommandResult results = RunCommand(
+      {QKOV_CLI_BIN, "--server=" + server.address(), "results", "it-sweep"});
   ASSERT_EQ(results.exit_code, 0) << results.err;
-  std::vector<std::string> lines = absl::StrSplit(results.out, '\n', absl::SkipEmpty());
+  std::vector<std::string> lines =
+      absl::StrSplit(results.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 9u) << results.out;  // header + one row per trial
-  for (size_t i = 1; i < lines.size(); ++i) EXPECT_NE(lines[i].find(" done "), std::string::npos) << lines[i];
+  for (size_t i = 1; i < lines.size(); ++i)
+    EXPECT_NE(lines[i].find(" done "), std::string::npos) << lines[i];
 
   // Aggregated table, plots and exports straight from the running server.
-  CommandResult agg = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "results", "it-sweep", "--by",
-                                  "parameterization,lr_ratio", "--metrics", "accuracy"});
+  CommandResult agg = RunCommand(
+      {QKOV_CLI_BIN, "--server=" + server.address(), "results", "it-sweep",
+       "--by", "parameterization,lr_ratio", "--metrics", "accuracy"});
   ASSERT_EQ(agg.exit_code, 0) << agg.err;
-  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(agg.out, '\n', absl::SkipEmpty())).size(), 5u) << agg.out;
-  CommandResult plot = RunCommand(
-      {QKOV_CLI_BIN, "--server=" + server.address(), "plot", "it-sweep", "--out", dir.File("plots")});
+  EXPECT_EQ(
+      std::vector<std::string>(absl::StrSplit(agg.out, '\n', absl::SkipEmpty()))
+          .size(),
+      5u)
+      << agg.out;
+  CommandResult plot =
+      RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "plot",
+                  "it-sweep", "--out", dir.File("plots")});
   ASSERT_EQ(plot.exit_code, 0) << plot.err;
-  CommandResult csv = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "export", "it-sweep", "--per",
-                                  "point", "-o", dir.File("points.csv")});
+  CommandResult csv =
+      RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "export",
+                  "it-sweep", "--per", "point", "-o", dir.File("points.csv")});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  CommandResult json = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "export", "it-sweep", "--format",
-                                   "json", "-o", dir.File("trials.json")});
+  CommandResult json = RunCommand({QKOV_CLI_BIN, "--server=" + server.address(),
+                                   "export", "it-sweep", "--format", "json",
+                                   "-o", dir.File("trials.json")});
   ASSERT_EQ(json.exit_code, 0) << json.err;
 
   server.process().Signal(SIGTERM);
   EXPECT_EQ(server.process().Wait(30), 0);
 
   // The plots decode and show what the database holds.
-  for (const char* name : {"ratio_distinct_attention", "ratio_ac", "ratio_accuracy", "dtap_grid",
-                           "curves_train_loss", "curves_distinct_attention"}) {
-    EXPECT_TRUE(IsValidPng(dir.File(std::string("plots/") + name + ".png"))) << name;
-    const std::string svg = ReadFile(dir.File(std::string("plots/") + name + ".svg"));
+  for (const char* name :
+       {"ratio_distinct_attention", "ratio_ac", "ratio_accuracy", "dtap_grid",
+        "curves_train_loss", "curves_distinct_attention"}) {
+    EXPECT_TRUE(IsValidPng(dir.File(std::string("plots/") + name + ".png")))
+        << name;
+    const std::string svg =
+        ReadFile(dir.File(std::string("plots/") + name + ".svg"));
     EXPECT_NE(svg.find("<svg"), std::string::npos) << name;
     EXPECT_NE(svg.find("</svg>"), std::string::npos) << name;
   }
-  const std::string ratio_svg = ReadFile(dir.File("plots/ratio_distinct_attention.svg"));
+  const std::string ratio_svg =
+      ReadFile(dir.File("plots/ratio_distinct_attention.svg"));
   // One legend entry per parameterization in the sweep, none for the others,
   // and two plot elements per series (confidence band + mean line).
   EXPECT_NE(ratio_svg.find("<text>FAFO</text>"), std::string::npos);
@@ -100,25 +128,33 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
   }
   EXPECT_EQ(elements, 4u);
   // Series means equal the database's means over seeds, point by point.
-  auto db_means = QueryRows(server.db_path(),
-                            "SELECT parameterization, printf('%g', lr_ratio), printf('%.10g', AVG(value)) FROM trial_results "
-                            "WHERE metric = 'distinct_attention' GROUP BY 1, 2 ORDER BY 1, 2");
+  auto db_means = QueryRows(
+      server.db_path(),
+      "SELECT parameterization, printf('%g', lr_ratio), printf('%.10g', "
+      "AVG(value)) FROM trial_results "
+      "WHERE metric = 'distinct_attention' GROUP BY 1, 2 ORDER BY 1, 2");
   ASSERT_EQ(db_means.size(), 4u);
-  const std::string ratio_dat = ReadFile(dir.File("plots/ratio_distinct_attention.dat"));
+  const std::string ratio_dat =
+      ReadFile(dir.File("plots/ratio_distinct_attention.dat"));
   for (const auto& row : db_means) {
     const std::string line_prefix = row[0] + " " + row[1] + " ";
     const size_t at = ratio_dat.find(line_prefix);
     ASSERT_NE(at, std::string::npos) << line_prefix << "\n" << ratio_dat;
     const double plotted = std::stod(ratio_dat.substr(at + line_prefix.size()));
-    EXPECT_NEAR(plotted, std::stod(row[2]), 1e-9 * std::max(1.0, std::fabs(plotted))) << line_prefix;
+    EXPECT_NEAR(plotted, std::stod(row[2]),
+                1e-9 * std::max(1.0, std::fabs(plotted)))
+        << line_prefix;
   }
   // Axis range covers the ratios (log x from 1/1.3 to 20*1.3).
-  EXPECT_NE(ReadFile(dir.File("plots/ratio_distinct_attention.gp")).find("set xrange [0.7692307692:26]"),
+  EXPECT_NE(ReadFile(dir.File("plots/ratio_distinct_attention.gp"))
+                .find("set xrange [0.7692307692:26]"),
             std::string::npos);
   // Heatmap cells: the mean over seeds of each stored cell, for every panel.
   auto cells = QueryRows(server.db_path(),
-                         "SELECT t.parameterization, printf('%g', t.lr_ratio), CAST(j.key AS INTEGER), printf('%.6f', AVG(j.value)) "
-                         "FROM artifacts a JOIN trials t USING (trial_id), json_each(a.content, '$.values') j "
+                         "SELECT t.parameterization, printf('%g', t.lr_ratio), "
+                         "CAST(j.key AS INTEGER), printf('%.6f', AVG(j.value)) "
+                         "FROM artifacts a JOIN trials t USING (trial_id), "
+                         "json_each(a.content, '$.values') j "
                          "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3");
   ASSERT_EQ(cells.size(), 4u * 25u);
   const std::string dtap_dat = ReadFile(dir.File("plots/dtap_grid.dat"));
@@ -127,18 +163,22 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
     const std::string block = "# " + c[0] + " " + c[1] + " ";
     const size_t at = dtap_dat.find(block);
     ASSERT_NE(at, std::string::npos) << block;
-    const std::string line = absl::StrCat(index % 5, " ", index / 5, " ", c[3], "\n");
+    const std::string line =
+        absl::StrCat(index % 5, " ", index / 5, " ", c[3], "\n");
     const size_t line_at = dtap_dat.find(line, at);
     const size_t next_block = dtap_dat.find("# ", at + 2);
-    EXPECT_TRUE(line_at != std::string::npos && (next_block == std::string::npos || line_at < next_block))
+    EXPECT_TRUE(line_at != std::string::npos &&
+                (next_block == std::string::npos || line_at < next_block))
         << block << " cell " << index << " expected " << c[3];
   }
   // Exports: one row per point (+ header) and valid-looking JSON.
-  const int64_t points = QueryInt(server.db_path(), "SELECT COUNT(*) FROM metrics");
+  const int64_t points =
+      QueryInt(server.db_path(), "SELECT COUNT(*) FROM metrics");
   const std::string points_csv = ReadFile(dir.File("points.csv"));
   EXPECT_EQ(std::count(points_csv.begin(), points_csv.end(), '\n'), points + 1);
   const std::string trials_json = ReadFile(dir.File("trials.json"));
-  EXPECT_EQ(std::count(trials_json.begin(), trials_json.end(), '{'), 16);  // 8 trials x (row + results)
+  EXPECT_EQ(std::count(trials_json.begin(), trials_json.end(), '{'),
+            16);  // 8 trials x (row + results)
 
   storage::Database::Options ro;
   ro.read_only = true;
@@ -146,21 +186,42 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
   ASSERT_TRUE(db.ok()) << db.status();
   storage::Database* d = db->get();
   EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM trials"), 8);
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM trials WHERE state = 'done' AND attempts = 1"), 8);
+  EXPECT_EQ(
+      DbInt(
+          d,
+          "SELECT COUNT(*) FROM trials WHERE state = 'done' AND attempts = 1"),
+      8);
   // Exactly once: one attempt per trial, and it is the one that finished.
   EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM attempts"), 8);
   EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM attempts WHERE state = 'done'"), 8);
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(DISTINCT trial_id) FROM results WHERE name = 'accuracy'"), 8);
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM results WHERE name = 'distinct_attention' AND value BETWEEN 0 AND 1"), 8);
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM artifacts WHERE kind = 'heatmap'"), 8);
-  // 800 steps reported every 100: 8 points of each curve per trial.
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM metrics WHERE name = 'train_loss'"), 64);
-  EXPECT_EQ(DbInt(d, "SELECT MAX(c) FROM (SELECT COUNT(*) AS c FROM metrics GROUP BY trial_id, name)"), 8);
-  // Provenance: every attempt names the code and library versions.
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM attempts WHERE json_extract(provenance_json, '$.code_version') != '' "
-                        "AND json_extract(provenance_json, '$.torch_version') LIKE 'torch %'"),
+  EXPECT_EQ(DbInt(d,
+                  "SELECT COUNT(DISTINCT trial_id) FROM results WHERE name = "
+                  "'accuracy'"),
             8);
-  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+  EXPECT_EQ(DbInt(d,
+                  "SELECT COUNT(*) FROM results WHERE name = "
+                  "'distinct_attention' AND value BETWEEN 0 AND 1"),
+            8);
+  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM artifacts WHERE kind = 'heatmap'"),
+            8);
+  // 800 steps reported every 100: 8 points of each curve per trial.
+  EXPECT_EQ(DbInt(d, "SELECT COUNT(*) FROM metrics WHERE name = 'train_loss'"),
+            64);
+  EXPECT_EQ(DbInt(d,
+                  "SELECT MAX(c) FROM (SELECT COUNT(*) AS c FROM metrics GROUP "
+                  "BY trial_id, name)"),
+            8);
+  // Provenance: every attempt names the code and library versions.
+  EXPECT_EQ(DbInt(d,
+                  "SELECT COUNT(*) FROM attempts WHERE "
+                  "json_extract(provenance_json, '$.code_version') != '' "
+                  "AND json_extract(provenance_json, '$.torch_version') LIKE "
+                  "'torch %'"),
+            8);
+  EXPECT_EQ(DbInt(d,
+                  "SELECT COUNT(*) FROM pragma_integrity_check WHERE "
+                  "integrity_check = 'ok'"),
+            1);
 }
 
 }  // namespace
@@ -173,15 +234,28 @@ TEST(DeployTest, OnlineBackupWhileTheServerWrites) {
   TempDir dir;
   ServerUnderTest server(dir);
   WriteFile(dir.File("sweep.yaml"), kSweep);
-  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("sweep.yaml")}).exit_code, 0);
-  Process worker({QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"}, dir.File("w.log"));
-  ASSERT_TRUE(WaitUntil([&] { return QueryInt(server.db_path(), "SELECT COUNT(*) FROM metrics") > 0; }, 60));
-  CommandResult backup = RunCommand(
-      {"/bin/bash", QKOV_SOURCE_DIR "/deploy/systemd/qkov-backup.sh", server.db_path(), dir.File("backups")});
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
+                        dir.File("sweep.yaml")})
+                .exit_code,
+            0);
+  Process worker(
+      {QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"},
+      dir.File("w.log"));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return QueryInt(server.db_path(), "SELECT COUNT(*) FROM metrics") > 0;
+      },
+      60));
+  CommandResult backup =
+      RunCommand({"/bin/bash", QKOV_SOURCE_DIR "/deploy/systemd/qkov-backup.sh",
+                  server.db_path(), dir.File("backups")});
   ASSERT_EQ(backup.exit_code, 0) << backup.err;
   const std::string copy(absl::StripAsciiWhitespace(backup.out));
   EXPECT_EQ(QueryInt(copy, "SELECT COUNT(*) FROM trials"), 8);
-  EXPECT_EQ(QueryInt(copy, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+  EXPECT_EQ(QueryInt(copy,
+                     "SELECT COUNT(*) FROM pragma_integrity_check WHERE "
+                     "integrity_check = 'ok'"),
+            1);
   EXPECT_GT(QueryInt(copy, "SELECT COUNT(*) FROM metrics"), 0);
   ASSERT_EQ(worker.Wait(120), 0);
 }
@@ -202,28 +276,47 @@ TEST(BatchTest, BatchedWorkerStoresTheSameResultsAsSingleTrials) {
     yaml.replace(yaml.find("it-sweep"), 8, name);
     WriteFile(dir.File(std::string(name) + ".yaml"), yaml);
   }
-  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("single.yaml")}).exit_code, 0);
-  Process one({QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"}, dir.File("one.log"));
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
+                        dir.File("single.yaml")})
+                .exit_code,
+            0);
+  Process one(
+      {QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"},
+      dir.File("one.log"));
   ASSERT_EQ(one.Wait(180), 0) << ReadFile(dir.File("one.log"));
-  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit", dir.File("batched.yaml")}).exit_code, 0);
-  Process batch({QKOV_WORKER_BIN, "--server=" + server.address(), "--batch_trials=4", "--exit_when_idle"},
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
+                        dir.File("batched.yaml")})
+                .exit_code,
+            0);
+  Process batch({QKOV_WORKER_BIN, "--server=" + server.address(),
+                 "--batch_trials=4", "--exit_when_idle"},
                 dir.File("batch.log"));
   ASSERT_EQ(batch.Wait(180), 0) << ReadFile(dir.File("batch.log"));
   const std::string db = server.db_path();
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM trials WHERE state = 'done'"), 16);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM trials WHERE state = 'done'"),
+            16);
   // Batches of 4 of one parameterization: 2 parameterizations x 4 trials each.
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM attempts a JOIN trials t USING (trial_id) JOIN sweeps s "
-                         "USING (sweep_id) WHERE s.name = 'batched' AND "
-                         "json_extract(a.provenance_json, '$.device') = 'cpu (batch of 4)'"),
-            8);
+  EXPECT_EQ(
+      QueryInt(
+          db,
+          "SELECT COUNT(*) FROM attempts a JOIN trials t USING (trial_id) JOIN "
+          "sweeps s "
+          "USING (sweep_id) WHERE s.name = 'batched' AND "
+          "json_extract(a.provenance_json, '$.device') = 'cpu (batch of 4)'"),
+      8);
   const std::string per_sweep =
-      "SELECT t.config_hash, r.name, r.value FROM results r JOIN trials t USING (trial_id) "
+      "SELECT t.config_hash, r.name, r.value FROM results r JOIN trials t "
+      "USING (trial_id) "
       "JOIN sweeps s USING (sweep_id) WHERE s.name = ";
-  EXPECT_GT(QueryInt(db, "SELECT COUNT(*) FROM (" + per_sweep + "'single') a JOIN (" + per_sweep +
-                             "'batched') b USING (config_hash, name) WHERE a.value IS b.value"),
+  EXPECT_GT(QueryInt(db, "SELECT COUNT(*) FROM (" + per_sweep +
+                             "'single') a JOIN (" + per_sweep +
+                             "'batched') b USING (config_hash, name) WHERE "
+                             "a.value IS b.value"),
             8 * 15);
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM (" + per_sweep + "'single') a LEFT JOIN (" + per_sweep +
-                             "'batched') b USING (config_hash, name) WHERE a.value IS NOT b.value"),
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM (" + per_sweep +
+                             "'single') a LEFT JOIN (" + per_sweep +
+                             "'batched') b USING (config_hash, name) WHERE "
+                             "a.value IS NOT b.value"),
             0);
 }
 

@@ -1,21 +1,20 @@
 #include "tests/integration/harness.h"
 
-#include <zlib.h>
-
-#include "storage/database.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "storage/database.h"
 
 extern char** environ;
 
@@ -35,11 +34,13 @@ TempDir::~TempDir() {
   }
 }
 
-Process::Process(const std::vector<std::string>& argv, const std::string& log_path,
+Process::Process(const std::vector<std::string>& argv,
+                 const std::string& log_path,
                  const std::vector<std::string>& extra_env) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
@@ -58,7 +59,9 @@ Process::Process(const std::vector<std::string>& argv, const std::string& log_pa
   sigemptyset(&empty);
   posix_spawnattr_setsigmask(&attr, &empty);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  if (posix_spawn(&pid_, args[0], &actions, &attr, args.data(), env.data()) != 0) pid_ = -1;
+  if (posix_spawn(&pid_, args[0], &actions, &attr, args.data(), env.data()) !=
+      0)
+    pid_ = -1;
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (pid_ < 0) throw std::runtime_error("posix_spawn failed: " + argv[0]);
@@ -83,7 +86,8 @@ bool Process::Running() {
 }
 
 int Process::Wait(double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_s);
   while (!reaped_) {
     const pid_t r = waitpid(pid_, &status_, WNOHANG);
     if (r == pid_) {
@@ -105,26 +109,33 @@ std::string ReadFile(const std::string& path) {
   return buf.str();
 }
 
-void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
-CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s) {
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         double timeout_s) {
   TempDir dir;
   const std::string out = dir.File("out"), err = dir.File("err");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) !=
+      0) {
     posix_spawn_file_actions_destroy(&actions);
     return {-1, "", "spawn failed"};
   }
   posix_spawn_file_actions_destroy(&actions);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_s);
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) != pid) {
     if (std::chrono::steady_clock::now() > deadline) {
@@ -134,10 +145,12 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s)
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), ReadFile(out), ReadFile(err)};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+          ReadFile(out), ReadFile(err)};
 }
 
-ServerUnderTest::ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags)
+ServerUnderTest::ServerUnderTest(const TempDir& dir,
+                                 const std::vector<std::string>& extra_flags)
     : dir_(dir), extra_flags_(extra_flags) {
   db_ = dir.File("results.db");
   Start("127.0.0.1:0");
@@ -152,11 +165,13 @@ void ServerUnderTest::Start(const std::string& listen) {
   const TempDir& dir = dir_;
   const std::string port_file = dir.File("server.port");
   std::remove(port_file.c_str());
-  std::vector<std::string> argv = {QKOV_SERVER_BIN, "--db=" + db_, "--listen=" + listen,
+  std::vector<std::string> argv = {QKOV_SERVER_BIN, "--db=" + db_,
+                                   "--listen=" + listen,
                                    "--port_file=" + port_file};
   argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
   process_ = std::make_unique<Process>(argv, dir.File("server.log"));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     const std::string text = ReadFile(port_file);
     if (!text.empty()) {
@@ -166,7 +181,8 @@ void ServerUnderTest::Start(const std::string& listen) {
     if (!process_->Running()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw std::runtime_error("qkov-server did not start: " + ReadFile(dir.File("server.log")));
+  throw std::runtime_error("qkov-server did not start: " +
+                           ReadFile(dir.File("server.log")));
 }
 
 }  // namespace qkov::testing
@@ -174,7 +190,8 @@ void ServerUnderTest::Start(const std::string& listen) {
 namespace qkov::testing {
 
 bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     if (condition()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -182,7 +199,8 @@ bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
   return condition();
 }
 
-std::vector<std::vector<std::string>> QueryRows(const std::string& db_path, const std::string& sql) {
+std::vector<std::vector<std::string>> QueryRows(const std::string& db_path,
+                                                const std::string& sql) {
   storage::Database::Options ro;
   ro.read_only = true;
   auto db = storage::Database::Open(db_path, ro);
@@ -206,7 +224,8 @@ std::vector<std::vector<std::string>> QueryRows(const std::string& db_path, cons
 
 int64_t QueryInt(const std::string& db_path, const std::string& sql) {
   auto rows = QueryRows(db_path, sql);
-  if (rows.empty() || rows[0].empty()) throw std::runtime_error("no row: " + sql);
+  if (rows.empty() || rows[0].empty())
+    throw std::runtime_error("no row: " + sql);
   return std::stoll(rows[0][0]);
 }
 
@@ -222,15 +241,18 @@ bool IsValidPng(const std::string& path) {
   bool seen_ihdr = false;
   auto be32 = [&](size_t at) {
     return (static_cast<uint32_t>(static_cast<unsigned char>(data[at])) << 24) |
-           (static_cast<uint32_t>(static_cast<unsigned char>(data[at + 1])) << 16) |
-           (static_cast<uint32_t>(static_cast<unsigned char>(data[at + 2])) << 8) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(data[at + 1]))
+            << 16) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(data[at + 2]))
+            << 8) |
            static_cast<uint32_t>(static_cast<unsigned char>(data[at + 3]));
   };
   while (pos + 12 <= data.size()) {
     const uint32_t len = be32(pos);
     if (pos + 12 + len > data.size()) return false;
     const std::string type = data.substr(pos + 4, 4);
-    const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(data.data() + pos + 4), len + 4);
+    const uLong crc = crc32(
+        0, reinterpret_cast<const Bytef*>(data.data() + pos + 4), len + 4);
     if (crc != be32(pos + 8 + len)) return false;
     if (type == "IHDR") {
       if (len != 13 || be32(pos + 8) == 0 || be32(pos + 12) == 0) return false;

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-
 #include <string>
 #include <vector>
 
@@ -34,7 +33,8 @@ class Process {
   ~Process();
   pid_t pid() const { return pid_; }
   void Signal(int sig);
-  // Waits for exit; returns the exit code, 128+signal when killed, -1 on timeout.
+  // Waits for exit; returns the exit code, 128+signal when killed, -1 on
+  // timeout.
   int Wait(double timeout_s);
   bool Running();
 
@@ -50,7 +50,8 @@ struct CommandResult {
   std::string err;  // stderr
 };
 // Runs a command to completion (timeout_s), capturing output.
-CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s = 120);
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         double timeout_s = 120);
 
 std::string ReadFile(const std::string& path);
 
@@ -65,14 +66,16 @@ bool WaitUntil(const std::function<bool()>& condition, double timeout_s);
 
 // Read-only queries against a results database that a server may be writing.
 int64_t QueryInt(const std::string& db_path, const std::string& sql);
-std::vector<std::vector<std::string>> QueryRows(const std::string& db_path, const std::string& sql);
+std::vector<std::vector<std::string>> QueryRows(const std::string& db_path,
+                                                const std::string& sql);
 void WriteFile(const std::string& path, const std::string& text);
 
 // Starts qkov-server with its database in `dir`; waits (by polling its port
 // file, up to 30 s) until it listens.
 class ServerUnderTest {
  public:
-  explicit ServerUnderTest(const TempDir& dir, const std::vector<std::string>& extra_flags = {});
+  explicit ServerUnderTest(const TempDir& dir,
+                           const std::vector<std::string>& extra_flags = {});
   // Starts the server again on the same port and database (after a kill).
   void Restart();
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }

@@ -33,7 +33,8 @@ std::string BlasInfo() {
   for (absl::string_view line : absl::StrSplit(at::show_config(), '\n')) {
     for (absl::string_view part : absl::StrSplit(line, ',')) {
       part = absl::StripAsciiWhitespace(part);
-      if (absl::StartsWith(part, "BLAS_INFO=")) return std::string(part.substr(10));
+      if (absl::StartsWith(part, "BLAS_INFO="))
+        return std::string(part.substr(10));
     }
   }
   return "unknown";
@@ -54,7 +55,8 @@ v1::MetricPoint ToProto(const training::MetricPoint& p) {
 
 // The theory task as a trial outcome: the trajectory and the threshold
 // crossings become metric points (docs/metrics.md), the end state results.
-training::TrialOutcome TheoryOutcome(const training::TheoryResult& r, std::vector<v1::MetricPoint>* points) {
+training::TrialOutcome TheoryOutcome(const training::TheoryResult& r,
+                                     std::vector<v1::MetricPoint>* points) {
   auto add = [points](int64_t step, const char* name, double value) {
     v1::MetricPoint p;
     p.set_step(step);
@@ -79,7 +81,8 @@ training::TrialOutcome TheoryOutcome(const training::TheoryResult& r, std::vecto
     add(static_cast<int64_t>(i), "threshold_alpha", t.alpha);
   }
   training::TrialOutcome o;
-  o.end = r.reached_target ? training::TrialEnd::kConverged : training::TrialEnd::kMaxSteps;
+  o.end = r.reached_target ? training::TrialEnd::kConverged
+                           : training::TrialEnd::kMaxSteps;
   o.steps = static_cast<int64_t>(r.trajectory.size());
   o.results["mu_ov"] = r.final_point.mu_ov;
   o.results["mu_qk"] = r.final_point.mu_qk;
@@ -92,7 +95,8 @@ training::TrialOutcome TheoryOutcome(const training::TheoryResult& r, std::vecto
 
 }  // namespace
 
-Agent::Agent(AgentConfig config) : config_(std::move(config)), device_(torch::kCPU) {}
+Agent::Agent(AgentConfig config)
+    : config_(std::move(config)), device_(torch::kCPU) {}
 
 std::unique_ptr<grpc::ClientContext> Agent::Context() {
   auto ctx = std::make_unique<grpc::ClientContext>();
@@ -120,14 +124,17 @@ void Agent::Stop() {
 
 absl::Status Agent::Register() {
   v1::RegisterWorkerRequest req;
-  req.set_name(config_.name.empty() ? absl::StrCat(Hostname(), ":", getpid()) : config_.name);
+  req.set_name(config_.name.empty() ? absl::StrCat(Hostname(), ":", getpid())
+                                    : config_.name);
   req.set_slots(1);
   *req.mutable_provenance() = provenance_;
   v1::RegisterWorkerResponse resp;
-  grpc::Status s = WithRetry([&] { return stub_->RegisterWorker(Context().get(), req, &resp); });
+  grpc::Status s = WithRetry(
+      [&] { return stub_->RegisterWorker(Context().get(), req, &resp); });
   if (!s.ok()) return FromGrpcStatus(s);
   worker_id_ = resp.worker_id();
-  heartbeat_interval_ = absl::Milliseconds(TimeUtil::DurationToMilliseconds(resp.heartbeat_interval()));
+  heartbeat_interval_ = absl::Milliseconds(
+      TimeUtil::DurationToMilliseconds(resp.heartbeat_interval()));
   return absl::OkStatus();
 }
 
@@ -136,16 +143,19 @@ absl::Status Agent::Run() {
   try {
     device_ = torch::Device(config_.device);
   } catch (const c10::Error& e) {
-    return absl::InvalidArgumentError(absl::StrCat("--device: '", config_.device, "' is not cpu or cuda[:N]"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--device: '", config_.device, "' is not cpu or cuda[:N]"));
   }
   if (device_.is_cuda() && !torch::cuda::is_available()) {
-    return absl::FailedPreconditionError(absl::StrCat("--device=", config_.device, ": CUDA is not available"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--device=", config_.device, ": CUDA is not available"));
   }
   torch::set_num_threads(config_.torch_threads);
   provenance_.set_code_version(CodeVersion());
   provenance_.set_torch_version(training::TorchVersion());
   provenance_.set_grpc_version(grpc::Version());
-  provenance_.set_protobuf_version(google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION));
+  provenance_.set_protobuf_version(
+      google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION));
   provenance_.set_compiler(CompilerVersion());
   provenance_.set_device(device_.str());
   provenance_.set_hostname(Hostname());
@@ -156,7 +166,8 @@ absl::Status Agent::Run() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   args.SetMaxReceiveMessageSize(16 << 20);
-  absl::StatusOr<SecureChannel> secure = SecureChannel::Create(config_.server, config_.security, args);
+  absl::StatusOr<SecureChannel> secure =
+      SecureChannel::Create(config_.server, config_.security, args);
   if (!secure.ok()) return secure.status();
   secure_ = *secure;
   channel_ = secure_.channel();
@@ -175,7 +186,8 @@ absl::Status Agent::Run() {
       v1::LeaseTrialRequest req;
       req.set_worker_id(worker_id_);
       req.set_max_trials(config_.batch_trials);
-      grpc::Status s = WithRetry([&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
+      grpc::Status s = WithRetry(
+          [&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
       if (stop_) break;
       if (!s.ok()) {
         result = FromGrpcStatus(s);
@@ -185,12 +197,17 @@ absl::Status Agent::Run() {
     if (resp.outcome() == v1::LeaseTrialResponse::LEASED) {
       std::vector<v1::Lease> leases = {resp.lease()};
       for (const auto& more : resp.more()) leases.push_back(more);
-      RunLeases(leases, &next).IgnoreError();  // each trial's error is logged and reported
+      RunLeases(leases, &next)
+          .IgnoreError();  // each trial's error is logged and reported
       continue;
     }
-    if (resp.outcome() == v1::LeaseTrialResponse::NO_WORK && config_.exit_when_idle) break;
+    if (resp.outcome() == v1::LeaseTrialResponse::NO_WORK &&
+        config_.exit_when_idle)
+      break;
     const absl::Duration wait =
-        std::max(absl::Milliseconds(50), absl::Milliseconds(TimeUtil::DurationToMilliseconds(resp.retry_after())));
+        std::max(absl::Milliseconds(50),
+                 absl::Milliseconds(
+                     TimeUtil::DurationToMilliseconds(resp.retry_after())));
     stopped_.WaitForNotificationWithTimeout(wait);
   }
   const bool asked_to_stop = stop_;
@@ -221,7 +238,8 @@ void Agent::HeartbeatLoop() {
     for (const v1::LeaseStatus& st : resp.leases()) {
       if (st.directive() != v1::LeaseStatus::STOP) continue;
       for (CurrentLease* lease : current_) {
-        if (lease->trial_id == st.trial_id() && lease->attempt == st.attempt()) lease->lost = true;
+        if (lease->trial_id == st.trial_id() && lease->attempt == st.attempt())
+          lease->lost = true;
       }
     }
   }
@@ -233,11 +251,14 @@ namespace {
 // transiently and sends them with the next report.
 class ReportingObserver : public training::TrainingObserver {
  public:
-  ReportingObserver(std::function<grpc::Status(const std::vector<v1::MetricPoint>&)> send,
-                    std::atomic<bool>* stop, std::atomic<bool>* lost, std::atomic<int64_t>* step)
+  ReportingObserver(
+      std::function<grpc::Status(const std::vector<v1::MetricPoint>&)> send,
+      std::atomic<bool>* stop, std::atomic<bool>* lost,
+      std::atomic<int64_t>* step)
       : send_(std::move(send)), stop_(stop), lost_(lost), step_(step) {}
 
-  bool OnReport(int64_t step, const std::vector<training::MetricPoint>& points) override {
+  bool OnReport(int64_t step,
+                const std::vector<training::MetricPoint>& points) override {
     step_->store(step);
     for (const auto& p : points) pending_.push_back(ToProto(p));
     grpc::Status s = send_(pending_);
@@ -268,7 +289,8 @@ class ReportingObserver : public training::TrainingObserver {
 
 }  // namespace
 
-absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTrialResponse* next) {
+absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
+                              v1::LeaseTrialResponse* next) {
   const size_t n = leases.size();
   std::vector<std::unique_ptr<CurrentLease>> current;
   for (const v1::Lease& lease : leases) {
@@ -289,8 +311,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
     }
   } clear{this};
 
-  auto fail = [&](size_t i, const std::string& reason, bool preempted, const std::string& checkpoint,
-                  int64_t checkpoint_step) {
+  auto fail = [&](size_t i, const std::string& reason, bool preempted,
+                  const std::string& checkpoint, int64_t checkpoint_step) {
     v1::FailTrialRequest req;
     req.set_worker_id(worker_id_);
     req.set_trial_id(leases[i].trial_id());
@@ -300,7 +322,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
     req.set_checkpoint(checkpoint);
     if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
     v1::FailTrialResponse resp;
-    return FromGrpcStatus(WithRetry([&] { return stub_->FailTrial(Context().get(), req, &resp); }));
+    return FromGrpcStatus(WithRetry(
+        [&] { return stub_->FailTrial(Context().get(), req, &resp); }));
   };
   auto send_points = [&](size_t i, std::vector<v1::MetricPoint> points) {
     v1::ReportMetricsRequest req;
@@ -315,13 +338,16 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
   std::vector<std::unique_ptr<ReportingObserver>> observers;
   for (size_t i = 0; i < n; ++i) {
     observers.push_back(std::make_unique<ReportingObserver>(
-        [&send_points, i](const std::vector<v1::MetricPoint>& points) { return send_points(i, points); }, &stop_,
-        &current[i]->lost, &current[i]->step));
+        [&send_points, i](const std::vector<v1::MetricPoint>& points) {
+          return send_points(i, points);
+        },
+        &stop_, &current[i]->lost, &current[i]->step));
   }
 
   // Outcomes per lease: theory and fixed-attention trials one by one, the
   // synthetic ones in one batch when they can train together.
-  std::vector<absl::StatusOr<training::TrialOutcome>> outcomes(n, absl::UnknownError("not run"));
+  std::vector<absl::StatusOr<training::TrialOutcome>> outcomes(
+      n, absl::UnknownError("not run"));
   std::vector<std::vector<v1::MetricPoint>> extra(n);
   std::vector<size_t> synthetic;
   std::vector<training::TrialOptions> synthetic_options;
@@ -329,9 +355,12 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
     const v1::TrialConfig& config = leases[i].config();
     const qkov::v1::TaskKind task = config.training().task();
     if (task == qkov::v1::TASK_THEORY) {
-      absl::StatusOr<training::TheoryResult> theory = training::IntegrateTheory(ToTheoryOptions(config));
-      outcomes[i] = theory.ok() ? absl::StatusOr<training::TrialOutcome>(TheoryOutcome(*theory, &extra[i]))
-                                : absl::StatusOr<training::TrialOutcome>(theory.status());
+      absl::StatusOr<training::TheoryResult> theory =
+          training::IntegrateTheory(ToTheoryOptions(config));
+      outcomes[i] =
+          theory.ok() ? absl::StatusOr<training::TrialOutcome>(
+                            TheoryOutcome(*theory, &extra[i]))
+                      : absl::StatusOr<training::TrialOutcome>(theory.status());
       continue;
     }
     absl::StatusOr<training::TrialOptions> options = ToTrialOptions(config);
@@ -367,10 +396,13 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
         obs.push_back(observers[i].get());
         resume.push_back(leases[i].checkpoint());
       }
-      absl::StatusOr<std::vector<training::TrialOutcome>> run = training::RunTrials(opts, obs, device_, resume);
+      absl::StatusOr<std::vector<training::TrialOutcome>> run =
+          training::RunTrials(opts, obs, device_, resume);
       for (size_t k = 0; k < group.size(); ++k) {
-        outcomes[group[k]] = run.ok() ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[k]))
-                                      : absl::StatusOr<training::TrialOutcome>(run.status());
+        outcomes[group[k]] =
+            run.ok()
+                ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[k]))
+                : absl::StatusOr<training::TrialOutcome>(run.status());
       }
     }
   }
@@ -384,14 +416,18 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
       s = fail(i, outcome.status().ToString(), false, "", 0);
     } else if (outcome->end == training::TrialEnd::kStopped) {
       if (current[i]->lost) {
-        s = absl::AbortedError(absl::StrCat("trial ", lease.trial_id(), ": lease lost or sweep cancelled; dropped"));
+        s = absl::AbortedError(
+            absl::StrCat("trial ", lease.trial_id(),
+                         ": lease lost or sweep cancelled; dropped"));
       } else {
         // Stop(): hand the trial back with its checkpoint; any worker resumes
         // it. The metrics not yet sent go first, so the curve has no gap.
         std::vector<v1::MetricPoint> pending = observers[i]->TakePending();
         if (!pending.empty()) send_points(i, std::move(pending));
-        s = fail(i, absl::StrCat("worker stopped by signal at step ", outcome->steps), true, outcome->checkpoint,
-                 outcome->steps);
+        s = fail(
+            i,
+            absl::StrCat("worker stopped by signal at step ", outcome->steps),
+            true, outcome->checkpoint, outcome->steps);
       }
     } else {
       v1::CompleteTrialRequest req;
@@ -400,7 +436,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
       req.set_attempt(lease.attempt());
       req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
       req.set_steps(outcome->steps);
-      for (const auto& [k, v] : outcome->results) (*req.mutable_results())[k] = v;
+      for (const auto& [k, v] : outcome->results)
+        (*req.mutable_results())[k] = v;
       for (const training::Heatmap& h : outcome->heatmaps) {
         v1::Heatmap* ph = req.add_heatmaps();
         ph->set_name(h.name);
@@ -411,15 +448,18 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
         for (double v : h.values) ph->add_values(v);
       }
       *req.mutable_provenance() = provenance_;
-      req.mutable_provenance()->set_device(absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
-                                                        n > 1 ? absl::StrCat(n, ")") : ""));
-      for (auto& p : observers[i]->TakePending()) *req.add_final_points() = std::move(p);
+      req.mutable_provenance()->set_device(
+          absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
+                       n > 1 ? absl::StrCat(n, ")") : ""));
+      for (auto& p : observers[i]->TakePending())
+        *req.add_final_points() = std::move(p);
       for (auto& p : extra[i]) *req.add_final_points() = std::move(p);
       // The last completion brings the next lease (a single trial; a batch
       // worker asks for its next batch itself).
       req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1);
       v1::CompleteTrialResponse resp;
-      grpc::Status g = WithRetry([&] { return stub_->CompleteTrial(Context().get(), req, &resp); });
+      grpc::Status g = WithRetry(
+          [&] { return stub_->CompleteTrial(Context().get(), req, &resp); });
       s = FromGrpcStatus(g);
       if (s.ok()) {
         ++trials_completed_;
@@ -427,7 +467,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases, v1::LeaseTri
       }
     }
     if (!s.ok()) {
-      std::fprintf(stderr, "qkov-worker: trial %s: %s\n", lease.trial_id().c_str(), s.ToString().c_str());
+      std::fprintf(stderr, "qkov-worker: trial %s: %s\n",
+                   lease.trial_id().c_str(), s.ToString().c_str());
       if (result.ok()) result = s;
     }
   }

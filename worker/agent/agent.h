@@ -66,7 +66,8 @@ class Agent {
   // Runs leases to their end: synthetic trials that can train together in one
   // batch, the others one by one. When the coordinator hands out the next
   // lease with a completion, it lands in *next. Returns the first error.
-  absl::Status RunLeases(const std::vector<qkov::v1::Lease>& leases, qkov::v1::LeaseTrialResponse* next);
+  absl::Status RunLeases(const std::vector<qkov::v1::Lease>& leases,
+                         qkov::v1::LeaseTrialResponse* next);
   void HeartbeatLoop();
   // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
   // unreachable_timeout or Stop(); other errors return at once.

@@ -1,6 +1,7 @@
 // qkov-worker: pulls trials from a qkov-server and trains them.
 //
-//   qkov-worker --server=127.0.0.1:PORT [--device=cpu|cuda:0] [--exit_when_idle]
+//   qkov-worker --server=127.0.0.1:PORT [--device=cpu|cuda:0]
+//   [--exit_when_idle]
 //
 // SIGTERM/SIGINT/SIGUSR1: hand the running trials back (with checkpoints) and
 // exit 3. Exit codes: 0 no work left, 1 coordinator unreachable or fatal
@@ -10,14 +11,14 @@
 // (NAME/slotK). --device=auto picks CUDA when LibTorch sees a GPU (the ones
 // in CUDA_VISIBLE_DEVICES), else the CPU; with several GPUs visible, slot K
 // uses GPU K mod count.
+#include <torch/cuda.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
-#include <unistd.h>
 #include <vector>
-
-#include <torch/cuda.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -28,19 +29,31 @@
 ABSL_FLAG(std::string, server, "", "coordinator address host:port");
 ABSL_FLAG(std::string, name, "", "worker name (default host:pid)");
 ABSL_FLAG(std::string, device, "cpu", "cpu, cuda, cuda:N or auto");
-ABSL_FLAG(int, slots, 1, "concurrent lease loops in this process (each its own registered worker)");
-ABSL_FLAG(int, batch_trials, 1, "lease up to this many compatible trials at once and train them as one batch");
+ABSL_FLAG(
+    int, slots, 1,
+    "concurrent lease loops in this process (each its own registered worker)");
+ABSL_FLAG(int, batch_trials, 1,
+          "lease up to this many compatible trials at once and train them as "
+          "one batch");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads per worker");
-ABSL_FLAG(bool, exit_when_idle, false, "exit when no sweep has queued or running trials");
-ABSL_FLAG(int, unreachable_timeout_seconds, 600, "give up after the coordinator is unreachable this long");
-ABSL_FLAG(std::string, token_file, "", "file holding the worker's bearer token (default $QKOV_TOKEN_FILE)");
-ABSL_FLAG(std::string, tls_ca, "", "CA (PEM) to verify the server; enables TLS (default $QKOV_TLS_CA)");
-ABSL_FLAG(std::string, tls_cert, "", "client certificate (PEM) (default $QKOV_TLS_CERT)");
+ABSL_FLAG(bool, exit_when_idle, false,
+          "exit when no sweep has queued or running trials");
+ABSL_FLAG(int, unreachable_timeout_seconds, 600,
+          "give up after the coordinator is unreachable this long");
+ABSL_FLAG(std::string, token_file, "",
+          "file holding the worker's bearer token (default $QKOV_TOKEN_FILE)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "CA (PEM) to verify the server; enables TLS (default $QKOV_TLS_CA)");
+ABSL_FLAG(std::string, tls_cert, "",
+          "client certificate (PEM) (default $QKOV_TLS_CERT)");
 ABSL_FLAG(std::string, tls_key, "", "client key (PEM) (default $QKOV_TLS_KEY)");
-ABSL_FLAG(std::string, tls_server_name, "", "name to expect in the server certificate");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "name to expect in the server certificate");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] [--exit_when_idle]");
+  absl::SetProgramUsageMessage(
+      "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
+      "[--exit_when_idle]");
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_server).empty()) {
     std::fprintf(stderr, "qkov-worker: --server is required\n");
@@ -56,7 +69,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string device = absl::GetFlag(FLAGS_device);
-  const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const int gpus = torch::cuda::is_available()
+                       ? static_cast<int>(torch::cuda::device_count())
+                       : 0;
   if (device == "auto") device = gpus > 0 ? "cuda" : "cpu";
 
   qkov::agent::AgentConfig config;
@@ -64,7 +79,8 @@ int main(int argc, char** argv) {
   config.name = absl::GetFlag(FLAGS_name);
   config.torch_threads = absl::GetFlag(FLAGS_threads);
   config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
-  config.unreachable_timeout = absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
+  config.unreachable_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
   config.batch_trials = absl::GetFlag(FLAGS_batch_trials);
   if (config.batch_trials < 1 || config.batch_trials > 256) {
     std::fprintf(stderr, "qkov-worker: --batch_trials must be in [1, 256]\n");
@@ -86,12 +102,15 @@ int main(int argc, char** argv) {
     qkov::agent::AgentConfig c = config;
     if (slots > 1) c.name += "/slot" + std::to_string(k);
     c.device = device;
-    if (device == "cuda" && gpus > 1) c.device = "cuda:" + std::to_string(k % gpus);
+    if (device == "cuda" && gpus > 1)
+      c.device = "cuda:" + std::to_string(k % gpus);
     agents.push_back(std::make_unique<qkov::agent::Agent>(c));
   }
 
   qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agents](int sig) {
-    std::fprintf(stderr, "qkov-worker: signal %d: handing back the running trials\n", sig);
+    std::fprintf(stderr,
+                 "qkov-worker: signal %d: handing back the running trials\n",
+                 sig);
     for (auto& a : agents) a->Stop();
   });
 
@@ -109,11 +128,15 @@ int main(int argc, char** argv) {
     if (agents[k]->stopped() && results[k].ok()) stopped = true;
     if (!results[k].ok() && first_error.ok()) first_error = results[k];
   }
-  std::fprintf(stderr, "qkov-worker: %d trials completed%s%s\n", completed, first_error.ok() ? "" : "; ",
+  std::fprintf(stderr, "qkov-worker: %d trials completed%s%s\n", completed,
+               first_error.ok() ? "" : "; ",
                first_error.ok() ? "" : first_error.ToString().c_str());
   if (!first_error.ok()) {
     const absl::Status& s = first_error;
-    return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) || absl::IsNotFound(s) ? 2 : 1;
+    return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) ||
+                   absl::IsNotFound(s)
+               ? 2
+               : 1;
   }
   return stopped ? 3 : 0;
 }

@@ -4,20 +4,32 @@
 
 namespace qkov::agent {
 
-absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfig& c) {
+absl::StatusOr<training::TrialOptions> ToTrialOptions(
+    const qkov::v1::TrialConfig& c) {
   training::TrialOptions o;
   switch (c.parameterization()) {
-    case qkov::v1::FAFO: o.parameterization = training::Parameterization::kFafo; break;
-    case qkov::v1::FACO: o.parameterization = training::Parameterization::kFaco; break;
-    case qkov::v1::CAFO: o.parameterization = training::Parameterization::kCafo; break;
-    case qkov::v1::CACO: o.parameterization = training::Parameterization::kCaco; break;
+    case qkov::v1::FAFO:
+      o.parameterization = training::Parameterization::kFafo;
+      break;
+    case qkov::v1::FACO:
+      o.parameterization = training::Parameterization::kFaco;
+      break;
+    case qkov::v1::CAFO:
+      o.parameterization = training::Parameterization::kCafo;
+      break;
+    case qkov::v1::CACO:
+      o.parameterization = training::Parameterization::kCaco;
+      break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat("parameterization: unknown value ", c.parameterization()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameterization: unknown value ", c.parameterization()));
   }
   const qkov::v1::Training& t = c.training();
-  if (t.task() != qkov::v1::TASK_SYNTHETIC && t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
-    return absl::InvalidArgumentError(absl::StrCat("training.task: not a trained-model task (",
-                                                   qkov::v1::TaskKind_Name(t.task()), ")"));
+  if (t.task() != qkov::v1::TASK_SYNTHETIC &&
+      t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.task: not a trained-model task (",
+                     qkov::v1::TaskKind_Name(t.task()), ")"));
   }
   o.lr_ratio = c.lr_ratio();
   o.eta_ov = c.eta_ov();
@@ -29,15 +41,29 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfi
   o.task.seq_len = t.synthetic().seq_len();
   const auto& opt = t.optimizer();
   switch (opt.kind()) {
-    case qkov::v1::SGD: o.optimizer.kind = training::OptimizerKind::kSgd; break;
-    case qkov::v1::ADAMW: o.optimizer.kind = training::OptimizerKind::kAdamW; break;
-    default: return absl::InvalidArgumentError("training.optimizer.kind: unknown value");
+    case qkov::v1::SGD:
+      o.optimizer.kind = training::OptimizerKind::kSgd;
+      break;
+    case qkov::v1::ADAMW:
+      o.optimizer.kind = training::OptimizerKind::kAdamW;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          "training.optimizer.kind: unknown value");
   }
   switch (opt.schedule()) {
-    case qkov::v1::CONSTANT: o.optimizer.schedule = training::ScheduleKind::kConstant; break;
-    case qkov::v1::COSINE_WARMUP: o.optimizer.schedule = training::ScheduleKind::kCosineWarmup; break;
-    case qkov::v1::QK_RAMP: o.optimizer.schedule = training::ScheduleKind::kQkRamp; break;
-    default: return absl::InvalidArgumentError("training.optimizer.schedule: unknown value");
+    case qkov::v1::CONSTANT:
+      o.optimizer.schedule = training::ScheduleKind::kConstant;
+      break;
+    case qkov::v1::COSINE_WARMUP:
+      o.optimizer.schedule = training::ScheduleKind::kCosineWarmup;
+      break;
+    case qkov::v1::QK_RAMP:
+      o.optimizer.schedule = training::ScheduleKind::kQkRamp;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          "training.optimizer.schedule: unknown value");
   }
   o.optimizer.momentum = opt.momentum();
   o.optimizer.weight_decay = opt.weight_decay();
@@ -47,7 +73,8 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfi
   o.optimizer.warmup_steps = opt.warmup_steps();
   auto init = [](qkov::v1::InitKind k) -> absl::StatusOr<training::InitKind> {
     if (k == qkov::v1::INIT_IDENTITY) return training::InitKind::kIdentity;
-    if (k == qkov::v1::INIT_DEFAULT_LINEAR) return training::InitKind::kDefaultLinear;
+    if (k == qkov::v1::INIT_DEFAULT_LINEAR)
+      return training::InitKind::kDefaultLinear;
     return absl::InvalidArgumentError("training.init: unknown init kind");
   };
   auto qk = init(t.init().qk());
@@ -67,8 +94,10 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfi
   o.eval.eval_seed = e.eval_seed();
   o.eval.tau_attention = e.tau_attention();
   o.eval.tau_probability = e.tau_probability();
-  o.eval.dtap_attention_edges.assign(e.dtap_attention_edges().begin(), e.dtap_attention_edges().end());
-  o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(), e.dtap_probability_edges().end());
+  o.eval.dtap_attention_edges.assign(e.dtap_attention_edges().begin(),
+                                     e.dtap_attention_edges().end());
+  o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(),
+                                       e.dtap_probability_edges().end());
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   return o;
 }

@@ -11,9 +11,11 @@ namespace qkov::agent {
 
 // INVALID_ARGUMENT for enum values this worker does not know. For the
 // synthetic and fixed-attention tasks.
-absl::StatusOr<training::TrialOptions> ToTrialOptions(const qkov::v1::TrialConfig& config);
+absl::StatusOr<training::TrialOptions> ToTrialOptions(
+    const qkov::v1::TrialConfig& config);
 
-// For TASK_THEORY: r = lr_ratio, eta_OV = eta_ov, the rest from training.theory.
+// For TASK_THEORY: r = lr_ratio, eta_OV = eta_ov, the rest from
+// training.theory.
 training::TheoryOptions ToTheoryOptions(const qkov::v1::TrialConfig& config);
 
 }  // namespace qkov::agent

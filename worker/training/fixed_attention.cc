@@ -28,7 +28,8 @@ Batch FigThreeBatch(const SyntheticTask& task, int n, std::mt19937_64& rng) {
 // Bag of tokens weighted by the fixed attention: alpha over distinct
 // positions, 1 - alpha over common ones (all mass on the common ones when a
 // sequence has no distinct token).
-torch::Tensor FixedBag(const torch::Tensor& tokens, double alpha, int num_common, int vocab) {
+torch::Tensor FixedBag(const torch::Tensor& tokens, double alpha,
+                       int num_common, int vocab) {
   auto distinct = tokens.ge(num_common).to(torch::kFloat32);
   auto common = 1 - distinct;
   auto nd = distinct.sum(1, true);
@@ -41,11 +42,13 @@ torch::Tensor FixedBag(const torch::Tensor& tokens, double alpha, int num_common
 
 }  // namespace
 
-absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& fo, TrainingObserver* observer) {
+absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& fo,
+                                               TrainingObserver* observer) {
   const TrialOptions& o = fo.trial;
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   if (!(fo.alpha > 0 && fo.alpha <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("alpha must be in (0, 1] (got ", fo.alpha, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("alpha must be in (0, 1] (got ", fo.alpha, ")"));
   }
   try {
     SyntheticTask task(o.task);
@@ -60,20 +63,25 @@ absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& fo, 
       torch::NoGradGuard no_grad;
       std::mt19937_64 init_rng(MixSeed(o.seed, 2));
       const double bound = 1.0 / std::sqrt(static_cast<double>(v));
-      for (torch::Tensor t : {collapsed->weight, collapsed->bias, w_v->weight, w_o->weight}) {
+      for (torch::Tensor t :
+           {collapsed->weight, collapsed->bias, w_v->weight, w_o->weight}) {
         auto values = torch::empty({t.numel()}, torch::kFloat64);
         double* d = values.data_ptr<double>();
-        for (int64_t i = 0; i < t.numel(); ++i) d[i] = (2 * UniformDouble(init_rng) - 1) * bound;
+        for (int64_t i = 0; i < t.numel(); ++i)
+          d[i] = (2 * UniformDouble(init_rng) - 1) * bound;
         t.copy_(values.view(t.sizes()).to(t.dtype()));
       }
     }
-    std::vector<torch::Tensor> params = fo.factorized
-                                            ? std::vector<torch::Tensor>{w_v->weight, w_o->weight}
-                                            : std::vector<torch::Tensor>{collapsed->weight, collapsed->bias};
-    torch::optim::SGD sgd(params, torch::optim::SGDOptions(o.eta_ov).momentum(o.optimizer.momentum));
+    std::vector<torch::Tensor> params =
+        fo.factorized
+            ? std::vector<torch::Tensor>{w_v->weight, w_o->weight}
+            : std::vector<torch::Tensor>{collapsed->weight, collapsed->bias};
+    torch::optim::SGD sgd(params, torch::optim::SGDOptions(o.eta_ov).momentum(
+                                      o.optimizer.momentum));
     auto forward = [&](const torch::Tensor& tokens) {
       auto bag = FixedBag(tokens, fo.alpha, o.task.num_common, v);
-      return fo.factorized ? w_o->forward(w_v->forward(bag)) : collapsed->forward(bag);
+      return fo.factorized ? w_o->forward(w_v->forward(bag))
+                           : collapsed->forward(bag);
     };
     TrialOutcome outcome;
     double sum_loss = 0, sum_acc = 0;
@@ -91,11 +99,17 @@ absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& fo, 
       loss.backward();
       sgd.step();
       sum_loss += loss.item<double>();
-      sum_acc += logits.argmax(1).eq(b.labels).to(torch::kFloat64).mean().item<double>();
+      sum_acc += logits.argmax(1)
+                     .eq(b.labels)
+                     .to(torch::kFloat64)
+                     .mean()
+                     .item<double>();
       ++since;
       if ((step + 1) % o.report_every != 0 && step + 1 != o.max_steps) continue;
       const double mean = sum_loss / since;
-      std::vector<MetricPoint> points = {{step + 1, "train_loss", mean}, {step + 1, "train_accuracy", sum_acc / since}};
+      std::vector<MetricPoint> points = {
+          {step + 1, "train_loss", mean},
+          {step + 1, "train_accuracy", sum_acc / since}};
       sum_loss = sum_acc = 0;
       since = 0;
       if (observer != nullptr && !observer->OnReport(step + 1, points)) {
@@ -115,13 +129,19 @@ absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& fo, 
     std::mt19937_64 eval_rng(MixSeed(o.eval.eval_seed, 3));
     Batch eval = FigThreeBatch(task, o.eval.num_examples, eval_rng);
     auto logits = forward(eval.tokens).to(torch::kFloat64);
-    outcome.results["loss"] = torch::cross_entropy_loss(logits, eval.labels).item<double>();
-    outcome.results["accuracy"] = logits.argmax(1).eq(eval.labels).to(torch::kFloat64).mean().item<double>();
+    outcome.results["loss"] =
+        torch::cross_entropy_loss(logits, eval.labels).item<double>();
+    outcome.results["accuracy"] = logits.argmax(1)
+                                      .eq(eval.labels)
+                                      .to(torch::kFloat64)
+                                      .mean()
+                                      .item<double>();
     outcome.results["alpha"] = fo.alpha;
     outcome.results["steps"] = static_cast<double>(step);
     return outcome;
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("libtorch: ", e.what_without_backtrace()));
+    return absl::InternalError(
+        absl::StrCat("libtorch: ", e.what_without_backtrace()));
   }
 }
 

@@ -14,15 +14,17 @@
 namespace qkov::training {
 
 struct FixedAttentionOptions {
-  TrialOptions trial;   // task, seed, eta_ov (the only rate), steps, batch, reporting
-  double alpha = 0.6;   // attention mass on distinct tokens, in (0, 1]
+  TrialOptions
+      trial;  // task, seed, eta_ov (the only rate), steps, batch, reporting
+  double alpha = 0.6;  // attention mass on distinct tokens, in (0, 1]
   bool factorized = false;
 };
 
 // Reports train_loss and train_accuracy every report_every steps; final
 // results: loss and accuracy on the held-out set, alpha, steps. Divergence
 // ends the trial kDiverged. InvalidArgument for a bad alpha or options.
-absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& options, TrainingObserver* observer);
+absl::StatusOr<TrialOutcome> RunFixedAttention(
+    const FixedAttentionOptions& options, TrainingObserver* observer);
 
 }  // namespace qkov::training
 

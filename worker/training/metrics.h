@@ -28,7 +28,8 @@ struct Heatmap {
 // Attention mass on distinct (class-specific, id >= num_common) tokens, per
 // example. attention [B, T], tokens [B, T] -> [B].
 torch::Tensor DistinctTokenAttention(const torch::Tensor& attention,
-                                     const torch::Tensor& tokens, int num_common);
+                                     const torch::Tensor& tokens,
+                                     int num_common);
 
 // Mean over examples of (max attention on a distinct token - min attention on
 // a common token); examples without a distinct token are left out.
@@ -51,8 +52,8 @@ struct Evaluation {
 // Final evaluation of `model` on `batch` (held-out examples): accuracy, loss,
 // gold-label probability, distinct-token attention, separability, AC, ACMC,
 // comprehensiveness and sufficiency at options.top_k_percent, DTAP heatmap.
-Evaluation Evaluate(AttentionModel& model, const SyntheticTask& task, const Batch& batch,
-                    const EvalOptions& options);
+Evaluation Evaluate(AttentionModel& model, const SyntheticTask& task,
+                    const Batch& batch, const EvalOptions& options);
 
 }  // namespace qkov::training
 

@@ -8,12 +8,13 @@
 namespace qkov::training {
 namespace {
 
-torch::Tensor InitMatrix(InitKind kind, int v, double scale, std::mt19937_64& rng,
-                         torch::Dtype dtype) {
+torch::Tensor InitMatrix(InitKind kind, int v, double scale,
+                         std::mt19937_64& rng, torch::Dtype dtype) {
   if (kind == InitKind::kIdentity) {
     return (torch::eye(v, torch::kFloat64) * scale).to(dtype);
   }
-  // nn.Linear default: kaiming_uniform(a = sqrt(5)) = U(-1/sqrt(in), 1/sqrt(in)).
+  // nn.Linear default: kaiming_uniform(a = sqrt(5)) = U(-1/sqrt(in),
+  // 1/sqrt(in)).
   auto w = torch::empty({v, v}, torch::kFloat64);
   double* d = w.data_ptr<double>();
   const double bound = 1.0 / std::sqrt(static_cast<double>(v));
@@ -29,14 +30,15 @@ double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2) {
   torch::NoGradGuard no_grad;
   auto a = w1.t().matmul(w1);
   auto b = w2.matmul(w2.t());
-  const double denom = std::max(a.norm().item<double>(), b.norm().item<double>());
+  const double denom =
+      std::max(a.norm().item<double>(), b.norm().item<double>());
   if (denom == 0) return 0;
   return (a - b).norm().item<double>() / denom;
 }
 
 AttentionModelImpl::AttentionModelImpl(Parameterization p, int vocab_size,
-                                       const InitOptions& init, uint64_t init_seed,
-                                       torch::Dtype dtype)
+                                       const InitOptions& init,
+                                       uint64_t init_seed, torch::Dtype dtype)
     : p_(p), vocab_size_(vocab_size) {
   std::mt19937_64 rng(init_seed);
   const int v = vocab_size;
@@ -84,16 +86,18 @@ double AttentionModelImpl::OvBalancedness() const {
 ModelOutput AttentionModelImpl::forward(const torch::Tensor& tokens,
                                         const torch::Tensor& key_mask) {
   const int64_t t = tokens.size(1);
-  auto query = tokens.select(1, t - 1);                       // [B]
-  auto rows = QkCircuit().index_select(0, query);             // [B, V]
-  auto scores = rows.gather(1, tokens) / std::sqrt(static_cast<double>(vocab_size_));
+  auto query = tokens.select(1, t - 1);            // [B]
+  auto rows = QkCircuit().index_select(0, query);  // [B, V]
+  auto scores =
+      rows.gather(1, tokens) / std::sqrt(static_cast<double>(vocab_size_));
   if (key_mask.defined()) {
-    scores = scores.masked_fill(key_mask.logical_not(), -std::numeric_limits<double>::infinity());
+    scores = scores.masked_fill(key_mask.logical_not(),
+                                -std::numeric_limits<double>::infinity());
   }
-  auto attention = torch::softmax(scores, 1);                 // [B, T]
+  auto attention = torch::softmax(scores, 1);  // [B, T]
   auto bag = torch::zeros({tokens.size(0), vocab_size_}, attention.options())
-                 .scatter_add(1, tokens, attention);          // [B, V]
-  auto logits = bag.matmul(OvCircuit().t());                  // [B, V]
+                 .scatter_add(1, tokens, attention);  // [B, V]
+  auto logits = bag.matmul(OvCircuit().t());          // [B, V]
   return ModelOutput{logits, attention};
 }
 

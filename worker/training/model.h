@@ -36,8 +36,9 @@ class AttentionModelImpl : public torch::nn::Module {
  public:
   // Weights are drawn from `init_seed` with our own generator, so a seed
   // gives the same initial weights on every build.
-  AttentionModelImpl(Parameterization p, int vocab_size, const InitOptions& init,
-                     uint64_t init_seed, torch::Dtype dtype = torch::kFloat32);
+  AttentionModelImpl(Parameterization p, int vocab_size,
+                     const InitOptions& init, uint64_t init_seed,
+                     torch::Dtype dtype = torch::kFloat32);
 
   // tokens: int64 [B, T], the last column is the query. key_mask (optional,
   // bool [B, T]): false positions are deleted from attention, which for this

@@ -11,7 +11,8 @@ uint64_t MixSeed(uint64_t seed, uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-SyntheticTask::SyntheticTask(const SyntheticTaskOptions& options) : options_(options) {
+SyntheticTask::SyntheticTask(const SyntheticTaskOptions& options)
+    : options_(options) {
   for (int c = 0; c < options_.num_classes; ++c) {
     const std::vector<double> p = ClassDistribution(c);
     AliasTable table;
@@ -26,7 +27,8 @@ SyntheticTask::SyntheticTask(const SyntheticTaskOptions& options) : options_(opt
     table.alias.assign(k, 0);
     table.threshold.assign(k, 0);
     std::vector<size_t> small, large;
-    for (size_t i = 0; i < k; ++i) (scaled[i] < 1.0 ? small : large).push_back(i);
+    for (size_t i = 0; i < k; ++i)
+      (scaled[i] < 1.0 ? small : large).push_back(i);
     std::vector<double> keep(k, 1.0);
     std::vector<int> alias(k);
     for (size_t i = 0; i < k; ++i) alias[i] = static_cast<int>(i);
@@ -43,9 +45,11 @@ SyntheticTask::SyntheticTask(const SyntheticTaskOptions& options) : options_(opt
     }
     for (size_t i = 0; i < k; ++i) {
       const double t = std::min(1.0, keep[i]) * 4294967296.0;
-      table.threshold[i] = t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
+      table.threshold[i] =
+          t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
       table.alias[i] = table.token[alias[i]];
-      if (keep[i] >= 1.0) table.threshold[i] = 0xFFFFFFFFu, table.alias[i] = table.token[i];
+      if (keep[i] >= 1.0)
+        table.threshold[i] = 0xFFFFFFFFu, table.alias[i] = table.token[i];
     }
     alias_.push_back(std::move(table));
   }
@@ -55,7 +59,8 @@ std::vector<double> SyntheticTask::ClassDistribution(int c) const {
   std::vector<double> w(options_.vocab_size, 0.0);
   for (int t = 0; t < options_.num_common; ++t) w[t] = 1.0;
   const int d = options_.distinct_per_class;
-  for (int j = 0; j < d; ++j) w[DistinctBegin(c) + j] = static_cast<double>(j + 1) / d;
+  for (int j = 0; j < d; ++j)
+    w[DistinctBegin(c) + j] = static_cast<double>(j + 1) / d;
   double total = 0;
   for (double x : w) total += x;
   for (double& x : w) x /= total;
@@ -65,7 +70,8 @@ std::vector<double> SyntheticTask::ClassDistribution(int c) const {
 int SyntheticTask::SampleContextToken(int c, std::mt19937_64& rng) const {
   const AliasTable& t = alias_[c];
   const uint64_t r = rng();
-  const size_t column = static_cast<size_t>(((r >> 32) * t.threshold.size()) >> 32);
+  const size_t column =
+      static_cast<size_t>(((r >> 32) * t.threshold.size()) >> 32);
   const uint32_t coin = static_cast<uint32_t>(r);
   return coin < t.threshold[column] ? t.token[column] : t.alias[column];
 }
@@ -75,16 +81,18 @@ Batch SyntheticTask::Sample(int batch_size, std::mt19937_64& rng) const {
   auto tokens = torch::empty({batch_size, len}, torch::kInt64);
   auto labels = torch::empty({batch_size}, torch::kInt64);
   auto classes = torch::empty({batch_size}, torch::kInt64);
-  SampleInto(batch_size, rng, tokens.data_ptr<int64_t>(), labels.data_ptr<int64_t>(), classes.data_ptr<int64_t>());
+  SampleInto(batch_size, rng, tokens.data_ptr<int64_t>(),
+             labels.data_ptr<int64_t>(), classes.data_ptr<int64_t>());
   return Batch{tokens, labels, classes};
 }
 
-void SyntheticTask::SampleInto(int batch_size, std::mt19937_64& rng, int64_t* tok, int64_t* lab,
-                               int64_t* cls) const {
+void SyntheticTask::SampleInto(int batch_size, std::mt19937_64& rng,
+                               int64_t* tok, int64_t* lab, int64_t* cls) const {
   const int len = input_len();
   for (int b = 0; b < batch_size; ++b) {
-    const int c = std::min(static_cast<int>(UniformDouble(rng) * options_.num_classes),
-                           options_.num_classes - 1);
+    const int c =
+        std::min(static_cast<int>(UniformDouble(rng) * options_.num_classes),
+                 options_.num_classes - 1);
     int64_t* row = tok + static_cast<int64_t>(b) * len;
     for (int i = 0; i < len - 1; ++i) row[i] = SampleContextToken(c, rng);
     row[len - 1] = QueryToken(c);

@@ -23,9 +23,10 @@
 namespace qkov::training {
 
 struct Batch {
-  torch::Tensor tokens;  // int64 [B, seq_len - 1]; the last column is the query token
-  torch::Tensor labels;  // int64 [B]
-  torch::Tensor classes; // int64 [B]
+  torch::Tensor
+      tokens;  // int64 [B, seq_len - 1]; the last column is the query token
+  torch::Tensor labels;   // int64 [B]
+  torch::Tensor classes;  // int64 [B]
 };
 
 // Deterministic 64-bit mixing (SplitMix64) to derive independent streams
@@ -60,8 +61,8 @@ class SyntheticTask {
 
   // Sample() into caller-owned buffers: tokens [batch_size * input_len()],
   // labels [batch_size]; the same draws as Sample() from the same rng.
-  void SampleInto(int batch_size, std::mt19937_64& rng, int64_t* tokens, int64_t* labels,
-                  int64_t* classes = nullptr) const;
+  void SampleInto(int batch_size, std::mt19937_64& rng, int64_t* tokens,
+                  int64_t* labels, int64_t* classes = nullptr) const;
 
   // Context-token sampling alone, exposed for the frequency test.
   int SampleContextToken(int c, std::mt19937_64& rng) const;
@@ -69,11 +70,12 @@ class SyntheticTask {
  private:
   SyntheticTaskOptions options_;
   struct AliasTable {
-    std::vector<uint32_t> threshold;  // keep column i when the coin < threshold[i]
-    std::vector<int> token;           // column i's own token
-    std::vector<int> alias;           // the token taken otherwise
+    std::vector<uint32_t>
+        threshold;           // keep column i when the coin < threshold[i]
+    std::vector<int> token;  // column i's own token
+    std::vector<int> alias;  // the token taken otherwise
   };
-  std::vector<AliasTable> alias_;     // per class, over tokens with weight > 0
+  std::vector<AliasTable> alias_;  // per class, over tokens with weight > 0
 };
 
 }  // namespace qkov::training

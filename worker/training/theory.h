@@ -5,7 +5,8 @@
 //   alpha  = m e^{mu_QK} / (m e^{mu_QK} + n)
 //   loss   = log(1 + (M - 1) exp(-alpha mu_OV))
 //   dmu_OV/dt = eta_OV alpha / (b [exp(alpha mu_OV) + M - 1])
-//   dmu_QK/dt = eta_QK (M - 1) alpha (1 - alpha) mu_OV / (M b^2 [exp(alpha mu_OV) + M - 1])
+//   dmu_QK/dt = eta_QK (M - 1) alpha (1 - alpha) mu_OV / (M b^2 [exp(alpha
+//   mu_OV) + M - 1])
 #ifndef QKOV_WORKER_TRAINING_THEORY_H_
 #define QKOV_WORKER_TRAINING_THEORY_H_
 
@@ -16,10 +17,10 @@
 namespace qkov::training {
 
 struct TheoryOptions {
-  double m = 5;    // informative tokens
-  double n = 50;   // common tokens
-  double b = 50;   // normalization constant of the paper
-  double M = 20;   // classes
+  double m = 5;   // informative tokens
+  double n = 50;  // common tokens
+  double b = 50;  // normalization constant of the paper
+  double M = 20;  // classes
   double eta_ov = 1;
   double ratio = 1;  // r = eta_QK / eta_OV
   double dtau = 10;  // the paper's fixed step
@@ -41,9 +42,10 @@ struct TheoryPoint {
 };
 
 struct TheoryResult {
-  std::vector<TheoryPoint> trajectory;     // log-spaced in tau
-  std::vector<double> thresholds;          // loss thresholds
-  std::vector<TheoryPoint> at_thresholds;  // first point below each (reached ones only)
+  std::vector<TheoryPoint> trajectory;  // log-spaced in tau
+  std::vector<double> thresholds;       // loss thresholds
+  std::vector<TheoryPoint>
+      at_thresholds;  // first point below each (reached ones only)
   TheoryPoint final_point;
   bool reached_target = false;
 };

@@ -52,7 +52,8 @@ LearningRates ScheduledLearningRates(const TrialOptions& o, int64_t step) {
     }
     case ScheduleKind::kQkRamp: {
       // eta_QK(step) = eta_OV * (1 + (R - 1) * step / max_steps).
-      const double frac = static_cast<double>(step) / static_cast<double>(o.max_steps);
+      const double frac =
+          static_cast<double>(step) / static_cast<double>(o.max_steps);
       return {eta_ov * (1.0 + (o.lr_ratio - 1.0) * frac), eta_ov};
     }
   }
@@ -60,8 +61,8 @@ LearningRates ScheduledLearningRates(const TrialOptions& o, int64_t step) {
 }
 
 std::string TorchVersion() {
-  return absl::StrCat("torch ", TORCH_VERSION_MAJOR, ".", TORCH_VERSION_MINOR, ".",
-                      TORCH_VERSION_PATCH);
+  return absl::StrCat("torch ", TORCH_VERSION_MAJOR, ".", TORCH_VERSION_MINOR,
+                      ".", TORCH_VERSION_PATCH);
 }
 
 namespace {
@@ -92,7 +93,9 @@ struct Stack {
 };
 
 std::vector<std::string> ParamNames(Parameterization p) {
-  std::vector<std::string> n = QkFactorized(p) ? std::vector<std::string>{"w_q", "w_k"} : std::vector<std::string>{"w_qk"};
+  std::vector<std::string> n = QkFactorized(p)
+                                   ? std::vector<std::string>{"w_q", "w_k"}
+                                   : std::vector<std::string>{"w_qk"};
   if (OvFactorized(p)) n.push_back("w_v");
   n.push_back("w_o");
   return n;
@@ -106,20 +109,25 @@ torch::Tensor Param(const Stack& s, const std::string& name) {
 }
 
 torch::Tensor QkStack(const Stack& s, Parameterization p) {
-  return QkFactorized(p) ? torch::bmm(Param(s, "w_q").transpose(1, 2), Param(s, "w_k")) : Param(s, "w_qk");
+  return QkFactorized(p)
+             ? torch::bmm(Param(s, "w_q").transpose(1, 2), Param(s, "w_k"))
+             : Param(s, "w_qk");
 }
 
 torch::Tensor OvStack(const Stack& s, Parameterization p) {
-  return OvFactorized(p) ? torch::bmm(Param(s, "w_o"), Param(s, "w_v")) : Param(s, "w_o");
+  return OvFactorized(p) ? torch::bmm(Param(s, "w_o"), Param(s, "w_v"))
+                         : Param(s, "w_o");
 }
 
 // An AttentionModel holding trial t's slice (for evaluation and reporting).
-AttentionModel SliceModel(const Stack& s, const TrialOptions& o, int64_t t, const torch::Device& device) {
+AttentionModel SliceModel(const Stack& s, const TrialOptions& o, int64_t t,
+                          const torch::Device& device) {
   AttentionModel m(o.parameterization, o.task.vocab_size, o.init, 0);
   m->to(device);
   torch::NoGradGuard no_grad;
   auto named = m->named_parameters();
-  for (size_t i = 0; i < s.names.size(); ++i) named[s.names[i]].copy_(s.params[i][t]);
+  for (size_t i = 0; i < s.names.size(); ++i)
+    named[s.names[i]].copy_(s.params[i][t]);
   return m;
 }
 
@@ -128,8 +136,10 @@ std::string SaveCheckpoint(const Stack& s, const TrialState& st, int64_t t) {
   archive.write("format", c10::IValue(kCheckpointFormat));
   for (size_t i = 0; i < s.names.size(); ++i) {
     archive.write("param/" + s.names[i], s.params[i][t].detach().cpu());
-    if (s.buf1[i].defined()) archive.write("buf1/" + s.names[i], s.buf1[i][t].cpu());
-    if (s.buf2[i].defined()) archive.write("buf2/" + s.names[i], s.buf2[i][t].cpu());
+    if (s.buf1[i].defined())
+      archive.write("buf1/" + s.names[i], s.buf1[i][t].cpu());
+    if (s.buf2[i].defined())
+      archive.write("buf2/" + s.names[i], s.buf2[i][t].cpu());
   }
   archive.write("step", c10::IValue(st.step));
   archive.write("since_report", c10::IValue(st.since_report));
@@ -144,7 +154,8 @@ std::string SaveCheckpoint(const Stack& s, const TrialState& st, int64_t t) {
   return out.str();
 }
 
-absl::Status LoadCheckpointImpl(const std::string& bytes, Stack& s, TrialState& st, int64_t t,
+absl::Status LoadCheckpointImpl(const std::string& bytes, Stack& s,
+                                TrialState& st, int64_t t,
                                 const torch::Device& device) {
   const TrialOptions& o = *st.o;
   torch::serialize::InputArchive archive;
@@ -153,14 +164,16 @@ absl::Status LoadCheckpointImpl(const std::string& bytes, Stack& s, TrialState& 
   c10::IValue v;
   archive.read("format", v);
   if (v.toInt() != kCheckpointFormat) {
-    return absl::InvalidArgumentError(absl::StrCat("checkpoint format ", v.toInt(), " is not ", kCheckpointFormat));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint format ", v.toInt(), " is not ", kCheckpointFormat));
   }
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < s.names.size(); ++i) {
     torch::Tensor x;
     archive.read("param/" + s.names[i], x);
     if (!x.sizes().equals(s.params[i][t].sizes())) {
-      return absl::InvalidArgumentError("checkpoint does not belong to this trial's options");
+      return absl::InvalidArgumentError(
+          "checkpoint does not belong to this trial's options");
     }
     s.params[i][t].copy_(x);
     if (s.buf1[i].defined()) {
@@ -184,25 +197,29 @@ absl::Status LoadCheckpointImpl(const std::string& bytes, Stack& s, TrialState& 
   torch::Tensor window, sums;
   archive.read("window", window);
   archive.read("sums", sums);
-  if (window.numel() != o.loss_window || sums.numel() != 3 || st.step < 0 || st.step > o.max_steps) {
-    return absl::InvalidArgumentError("checkpoint does not belong to this trial's options");
+  if (window.numel() != o.loss_window || sums.numel() != 3 || st.step < 0 ||
+      st.step > o.max_steps) {
+    return absl::InvalidArgumentError(
+        "checkpoint does not belong to this trial's options");
   }
   s.window[t].copy_(window);
   s.sums[t].copy_(sums);
   return absl::OkStatus();
 }
 
-absl::Status LoadCheckpoint(const std::string& bytes, Stack& s, TrialState& st, int64_t t,
-                            const torch::Device& device) {
+absl::Status LoadCheckpoint(const std::string& bytes, Stack& s, TrialState& st,
+                            int64_t t, const torch::Device& device) {
   try {
     return LoadCheckpointImpl(bytes, s, st, t, device);
   } catch (const c10::Error& e) {
-    return absl::InvalidArgumentError(absl::StrCat("checkpoint does not parse: ", e.what_without_backtrace()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint does not parse: ", e.what_without_backtrace()));
   }
 }
 
 // Ends trial t: final evaluation on the held-out set (not for kStopped).
-void Finish(const Stack& s, TrialState& st, int64_t t, const torch::Device& device) {
+void Finish(const Stack& s, TrialState& st, int64_t t,
+            const torch::Device& device) {
   st.done = true;
   const TrialOptions& o = *st.o;
   TrialOutcome& outcome = st.outcome;
@@ -219,19 +236,24 @@ void Finish(const Stack& s, TrialState& st, int64_t t, const torch::Device& devi
   outcome.results = std::move(ev.scalars);
   outcome.heatmaps = std::move(ev.heatmaps);
   outcome.results["steps"] = static_cast<double>(outcome.steps);
-  outcome.results["converged"] = outcome.end == TrialEnd::kConverged ? 1.0 : 0.0;
-  const int64_t filled = std::min<int64_t>(std::max<int64_t>(outcome.steps, 1), o.loss_window);
-  outcome.results["train_loss"] = s.window[t].narrow(0, 0, filled).mean().item<double>();
+  outcome.results["converged"] =
+      outcome.end == TrialEnd::kConverged ? 1.0 : 0.0;
+  const int64_t filled =
+      std::min<int64_t>(std::max<int64_t>(outcome.steps, 1), o.loss_window);
+  outcome.results["train_loss"] =
+      s.window[t].narrow(0, 0, filled).mean().item<double>();
   outcome.results["qk_norm"] = model->QkCircuit().norm().item<double>();
   outcome.results["ov_norm"] = model->OvCircuit().norm().item<double>();
-  if (QkFactorized(o.parameterization)) outcome.results["qk_balancedness"] = model->QkBalancedness();
-  if (OvFactorized(o.parameterization)) outcome.results["ov_balancedness"] = model->OvBalancedness();
+  if (QkFactorized(o.parameterization))
+    outcome.results["qk_balancedness"] = model->QkBalancedness();
+  if (OvFactorized(o.parameterization))
+    outcome.results["ov_balancedness"] = model->OvBalancedness();
 }
 
-absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialOptions>& options,
-                                                        const std::vector<TrainingObserver*>& observers,
-                                                        const torch::Device& device,
-                                                        const std::vector<std::string>& resume_from) {
+absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from) {
   const int64_t n = static_cast<int64_t>(options.size());
   const TrialOptions& first = options[0];
   const Parameterization p = first.parameterization;
@@ -245,26 +267,35 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
   s.names = ParamNames(p);
   std::vector<TrialState> states(n);
   for (size_t i = 0; i < s.names.size(); ++i) {
-    s.is_qk.push_back(s.names[i] == "w_q" || s.names[i] == "w_k" || s.names[i] == "w_qk");
+    s.is_qk.push_back(s.names[i] == "w_q" || s.names[i] == "w_k" ||
+                      s.names[i] == "w_qk");
     std::vector<torch::Tensor> slices;
     for (int64_t t = 0; t < n; ++t) {
       // The same initial weights as AttentionModel with this trial's seed.
-      AttentionModel init(p, v, options[t].init, MixSeed(options[t].seed, kInitStream));
+      AttentionModel init(p, v, options[t].init,
+                          MixSeed(options[t].seed, kInitStream));
       slices.push_back(init->named_parameters()[s.names[i]].detach());
     }
     s.params.push_back(torch::stack(slices).to(device).set_requires_grad(true));
     const bool momentum = !adam && first.optimizer.momentum > 0;
-    s.buf1.push_back(adam || momentum ? torch::zeros_like(s.params[i]).detach() : torch::Tensor());
-    s.buf2.push_back(adam ? torch::zeros_like(s.params[i]).detach() : torch::Tensor());
+    s.buf1.push_back(adam || momentum ? torch::zeros_like(s.params[i]).detach()
+                                      : torch::Tensor());
+    s.buf2.push_back(adam ? torch::zeros_like(s.params[i]).detach()
+                          : torch::Tensor());
   }
-  s.window = torch::zeros({n, first.loss_window}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+  s.window = torch::zeros(
+      {n, first.loss_window},
+      torch::TensorOptions().dtype(torch::kFloat64).device(device));
   s.sums = torch::zeros({n, 3}, s.window.options());
   for (int64_t t = 0; t < n; ++t) {
     states[t].o = &options[t];
     states[t].observer = observers[t];
     states[t].data_rng.seed(MixSeed(options[t].seed, kDataStream));
     if (!resume_from[t].empty()) {
-      if (absl::Status st = LoadCheckpoint(resume_from[t], s, states[t], t, device); !st.ok()) return st;
+      if (absl::Status st =
+              LoadCheckpoint(resume_from[t], s, states[t], t, device);
+          !st.ok())
+        return st;
     }
     if (states[t].step >= options[t].max_steps) {
       states[t].outcome.end = TrialEnd::kMaxSteps;
@@ -286,7 +317,8 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
         const StopRequest stop = st.observer->PollStop();
         if (stop != StopRequest::kNone) {
           st.outcome.end = TrialEnd::kStopped;
-          if (stop == StopRequest::kHandBack) st.outcome.checkpoint = SaveCheckpoint(s, st, t);
+          if (stop == StopRequest::kHandBack)
+            st.outcome.checkpoint = SaveCheckpoint(s, st, t);
           Finish(s, st, t, device);
         }
       }
@@ -299,46 +331,66 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
       const LearningRates lr = ScheduledLearningRates(*st.o, st.step);
       lr_qk[t] = lr.qk;
       lr_ov[t] = lr.ov;
-      task.SampleInto(static_cast<int>(b), st.data_rng, tokens_host.data_ptr<int64_t>() + t * b * len,
+      task.SampleInto(static_cast<int>(b), st.data_rng,
+                      tokens_host.data_ptr<int64_t>() + t * b * len,
                       labels_host.data_ptr<int64_t>() + t * b);
     }
     if (live == 0) break;
     auto tokens = tokens_host.to(device);
     auto labels = labels_host.to(device);
-    auto active_t = torch::tensor(active, torch::TensorOptions().dtype(torch::kFloat64)).to(device);
+    auto active_t =
+        torch::tensor(active, torch::TensorOptions().dtype(torch::kFloat64))
+            .to(device);
 
     for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
-    auto a = QkStack(s, p);                                                   // [T, V, V]
-    auto bc = OvStack(s, p);                                                  // [T, V, V]
-    auto query = tokens.select(2, len - 1);                                   // [T, B]
-    auto rows = a.reshape({n * v, v}).index_select(0, (query + offsets).view(-1));  // [T*B, V]
+    auto a = QkStack(s, p);                  // [T, V, V]
+    auto bc = OvStack(s, p);                 // [T, V, V]
+    auto query = tokens.select(2, len - 1);  // [T, B]
+    auto rows = a.reshape({n * v, v})
+                    .index_select(0, (query + offsets).view(-1));  // [T*B, V]
     auto flat = tokens.view({n * b, len});
     auto scores = rows.gather(1, flat) / std::sqrt(static_cast<double>(v));
-    auto attention = torch::softmax(scores, 1);                               // [T*B, L]
-    auto bag = torch::zeros({n * b, v}, attention.options()).scatter_add(1, flat, attention);
-    auto logits = torch::bmm(bag.view({n, b, v}), bc.transpose(1, 2));       // [T, B, V]
+    auto attention = torch::softmax(scores, 1);  // [T*B, L]
+    auto bag = torch::zeros({n * b, v}, attention.options())
+                   .scatter_add(1, flat, attention);
+    auto logits =
+        torch::bmm(bag.view({n, b, v}), bc.transpose(1, 2));  // [T, B, V]
     auto per_example = torch::nn::functional::cross_entropy(
         logits.reshape({n * b, v}), labels.view(-1),
-        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
-    auto loss = per_example.view({n, b}).mean(1);                             // [T]
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(
+            torch::kNone));
+    auto loss = per_example.view({n, b}).mean(1);  // [T]
     (loss * active_t.to(loss.dtype())).sum().backward();
 
     {
       torch::NoGradGuard no_grad;
-      auto lq = torch::tensor(lr_qk, torch::kFloat64).to(device).to(s.params[0].dtype()).view({n, 1, 1});
-      auto lo = torch::tensor(lr_ov, torch::kFloat64).to(device).to(s.params[0].dtype()).view({n, 1, 1});
+      auto lq = torch::tensor(lr_qk, torch::kFloat64)
+                    .to(device)
+                    .to(s.params[0].dtype())
+                    .view({n, 1, 1});
+      auto lo = torch::tensor(lr_ov, torch::kFloat64)
+                    .to(device)
+                    .to(s.params[0].dtype())
+                    .view({n, 1, 1});
       const OptimizerOptions& opt = first.optimizer;
       torch::Tensor bc1, bc2;
       if (adam) {
         std::vector<double> c1(n), c2(n);
         for (int64_t t = 0; t < n; ++t) {
           if (!states[t].done) ++states[t].adam_steps;
-          const double k = static_cast<double>(std::max<int64_t>(states[t].adam_steps, 1));
+          const double k =
+              static_cast<double>(std::max<int64_t>(states[t].adam_steps, 1));
           c1[t] = 1 - std::pow(opt.adam_beta1, k);
           c2[t] = 1 - std::pow(opt.adam_beta2, k);
         }
-        bc1 = torch::tensor(c1, torch::kFloat64).to(device).to(s.params[0].dtype()).view({n, 1, 1});
-        bc2 = torch::tensor(c2, torch::kFloat64).to(device).to(s.params[0].dtype()).view({n, 1, 1});
+        bc1 = torch::tensor(c1, torch::kFloat64)
+                  .to(device)
+                  .to(s.params[0].dtype())
+                  .view({n, 1, 1});
+        bc2 = torch::tensor(c2, torch::kFloat64)
+                  .to(device)
+                  .to(s.params[0].dtype())
+                  .view({n, 1, 1});
       }
       for (size_t i = 0; i < s.params.size(); ++i) {
         torch::Tensor& w = s.params[i];
@@ -353,7 +405,8 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
           w.sub_(lr / bc1 * s.buf1[i] / denom);
         } else {
           // torch.optim.SGD, per trial.
-          torch::Tensor d = opt.weight_decay != 0 ? g + opt.weight_decay * w : g;
+          torch::Tensor d =
+              opt.weight_decay != 0 ? g + opt.weight_decay * w : g;
           if (s.buf1[i].defined()) {
             s.buf1[i].mul_(opt.momentum).add_(d);
             d = s.buf1[i];
@@ -366,8 +419,11 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
     torch::NoGradGuard no_grad;
     auto l64 = loss.detach().to(torch::kFloat64);
     auto correct = logits.argmax(2).eq(labels).to(torch::kFloat64).mean(1);
-    auto distinct = DistinctTokenAttention(attention.detach(), flat, first.task.num_common)
-                        .view({n, b}).mean(1).to(torch::kFloat64);
+    auto distinct =
+        DistinctTokenAttention(attention.detach(), flat, first.task.num_common)
+            .view({n, b})
+            .mean(1)
+            .to(torch::kFloat64);
     // Loss windows and report sums of the live trials, in two batched ops.
     {
       std::vector<int64_t> rows_live, cols_live;
@@ -379,7 +435,8 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
       auto r_idx = torch::tensor(rows_live, torch::kInt64).to(device);
       auto c_idx = torch::tensor(cols_live, torch::kInt64).to(device);
       s.window.index_put_({r_idx, c_idx}, l64.index_select(0, r_idx));
-      s.sums.add_(torch::stack({l64, correct, distinct}, 1) * active_t.view({n, 1}));
+      s.sums.add_(torch::stack({l64, correct, distinct}, 1) *
+                  active_t.view({n, 1}));
     }
     for (int64_t t = 0; t < n; ++t) {
       TrialState& st = states[t];
@@ -393,25 +450,36 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrialsImpl(const std::vector<TrialO
       }
       const double mean_loss = s.sums[t][0].item<double>() / st.since_report;
       const int64_t filled = std::min<int64_t>(st.step, o.loss_window);
-      const double window_loss = s.window[t].narrow(0, 0, filled).mean().item<double>();
+      const double window_loss =
+          s.window[t].narrow(0, 0, filled).mean().item<double>();
       auto att_t = attention.view({n, b, len})[t];
       auto a_t = a[t];
       auto bc_t = bc[t];
       std::vector<MetricPoint> points = {
           {st.step, "train_loss", mean_loss},
-          {st.step, "train_accuracy", s.sums[t][1].item<double>() / st.since_report},
-          {st.step, "distinct_attention", s.sums[t][2].item<double>() / st.since_report},
-          {st.step, "separability", Separability(att_t, tokens[t], o.task.num_common)},
+          {st.step, "train_accuracy",
+           s.sums[t][1].item<double>() / st.since_report},
+          {st.step, "distinct_attention",
+           s.sums[t][2].item<double>() / st.since_report},
+          {st.step, "separability",
+           Separability(att_t, tokens[t], o.task.num_common)},
           {st.step, "qk_norm", a_t.norm().item<double>()},
           {st.step, "ov_norm", bc_t.norm().item<double>()},
           {st.step, "lr_qk", lr_qk[t]},
           {st.step, "lr_ov", lr_ov[t]},
       };
-      if (QkFactorized(p)) points.push_back({st.step, "qk_balancedness", Balancedness(Param(s, "w_q")[t].t(), Param(s, "w_k")[t])});
-      if (OvFactorized(p)) points.push_back({st.step, "ov_balancedness", Balancedness(Param(s, "w_o")[t], Param(s, "w_v")[t])});
+      if (QkFactorized(p))
+        points.push_back(
+            {st.step, "qk_balancedness",
+             Balancedness(Param(s, "w_q")[t].t(), Param(s, "w_k")[t])});
+      if (OvFactorized(p))
+        points.push_back(
+            {st.step, "ov_balancedness",
+             Balancedness(Param(s, "w_o")[t], Param(s, "w_v")[t])});
       s.sums[t].zero_();
       st.since_report = 0;
-      const bool keep_going = st.observer == nullptr || st.observer->OnReport(st.step, points);
+      const bool keep_going =
+          st.observer == nullptr || st.observer->OnReport(st.step, points);
       if (!std::isfinite(mean_loss) || !std::isfinite(window_loss)) {
         st.outcome.end = TrialEnd::kDiverged;
       } else if (!keep_going) {
@@ -439,41 +507,52 @@ absl::Status CheckBatchable(const std::vector<TrialOptions>& options) {
   for (const TrialOptions& o : options) {
     if (absl::Status s = o.Validate(); !s.ok()) return s;
     const OptimizerOptions &x = a.optimizer, &y = o.optimizer;
-    const bool same = o.parameterization == a.parameterization && o.task.vocab_size == a.task.vocab_size &&
-                      o.task.num_common == a.task.num_common && o.task.num_classes == a.task.num_classes &&
-                      o.task.distinct_per_class == a.task.distinct_per_class && o.task.seq_len == a.task.seq_len &&
-                      o.batch_size == a.batch_size && x.kind == y.kind && x.momentum == y.momentum &&
-                      x.weight_decay == y.weight_decay && x.adam_beta1 == y.adam_beta1 &&
-                      x.adam_beta2 == y.adam_beta2 && x.adam_eps == y.adam_eps;
+    const bool same =
+        o.parameterization == a.parameterization &&
+        o.task.vocab_size == a.task.vocab_size &&
+        o.task.num_common == a.task.num_common &&
+        o.task.num_classes == a.task.num_classes &&
+        o.task.distinct_per_class == a.task.distinct_per_class &&
+        o.task.seq_len == a.task.seq_len && o.batch_size == a.batch_size &&
+        x.kind == y.kind && x.momentum == y.momentum &&
+        x.weight_decay == y.weight_decay && x.adam_beta1 == y.adam_beta1 &&
+        x.adam_beta2 == y.adam_beta2 && x.adam_eps == y.adam_eps;
     if (!same) {
       return absl::InvalidArgumentError(
-          "trials in one batch need the same parameterization, task sizes, batch size and optimizer settings");
+          "trials in one batch need the same parameterization, task sizes, "
+          "batch size and optimizer settings");
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<TrialOutcome>> RunTrials(const std::vector<TrialOptions>& options,
-                                                    const std::vector<TrainingObserver*>& observers,
-                                                    const torch::Device& device,
-                                                    const std::vector<std::string>& resume_from) {
+absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from) {
   if (absl::Status s = CheckBatchable(options); !s.ok()) return s;
-  if (observers.size() != options.size() || resume_from.size() != options.size()) {
-    return absl::InvalidArgumentError("one observer and one resume checkpoint (or \"\") per trial");
+  if (observers.size() != options.size() ||
+      resume_from.size() != options.size()) {
+    return absl::InvalidArgumentError(
+        "one observer and one resume checkpoint (or \"\") per trial");
   }
   // The one place where LibTorch's exceptions become a Status.
   try {
     return RunTrialsImpl(options, observers, device, resume_from);
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("libtorch: ", e.what_without_backtrace()));
+    return absl::InternalError(
+        absl::StrCat("libtorch: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("training: ", e.what()));
   }
 }
 
-absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options, TrainingObserver* observer,
-                                      const torch::Device& device, const std::string& resume_from) {
-  absl::StatusOr<std::vector<TrialOutcome>> out = RunTrials({options}, {observer}, device, {resume_from});
+absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options,
+                                      TrainingObserver* observer,
+                                      const torch::Device& device,
+                                      const std::string& resume_from) {
+  absl::StatusOr<std::vector<TrialOutcome>> out =
+      RunTrials({options}, {observer}, device, {resume_from});
   if (!out.ok()) return out.status();
   return std::move((*out)[0]);
 }

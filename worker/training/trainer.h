@@ -36,7 +36,8 @@ class TrainingObserver {
   virtual ~TrainingObserver() = default;
   // Called every report_every steps and at the last step with that window's
   // metrics. Return false to stop training now (the trial ends kStopped).
-  virtual bool OnReport(int64_t step, const std::vector<MetricPoint>& points) = 0;
+  virtual bool OnReport(int64_t step,
+                        const std::vector<MetricPoint>& points) = 0;
   // Polled before every step (must be cheap).
   virtual StopRequest PollStop() { return StopRequest::kNone; }
 };
@@ -72,7 +73,8 @@ LearningRates ScheduledLearningRates(const TrialOptions& options, int64_t step);
 // options or a checkpoint that does not parse, Internal for a LibTorch error
 // (message kept); divergence is an outcome, not an error. `observer` may be
 // null.
-absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options, TrainingObserver* observer,
+absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options,
+                                      TrainingObserver* observer,
                                       const torch::Device& device = torch::kCPU,
                                       const std::string& resume_from = "");
 
@@ -85,10 +87,10 @@ absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options, TrainingObser
 // (momentum, weight decay) and AdamW exactly as torch.optim defines them,
 // applied per trial. InvalidArgument when the trials do not share a shape
 // (CheckBatchable).
-absl::StatusOr<std::vector<TrialOutcome>> RunTrials(const std::vector<TrialOptions>& options,
-                                                    const std::vector<TrainingObserver*>& observers,
-                                                    const torch::Device& device,
-                                                    const std::vector<std::string>& resume_from);
+absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from);
 // OK when the trials can train in one batch: same parameterization, task
 // sizes, batch size and optimizer settings (rates, seeds, schedules, steps
 // and stopping may differ).

@@ -52,14 +52,17 @@ TEST(SweepFileTest, UnknownParameterizationNamesLineAndField) {
   auto s = ParseSweepText(text, "demo.yaml");
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.status().message(),
-            "demo.yaml:3: axes.parameterization[2]: unknown parameterization 'FOOO' (expected FAFO, FACO, CAFO or CACO)");
+            "demo.yaml:3: axes.parameterization[2]: unknown parameterization "
+            "'FOOO' (expected FAFO, FACO, CAFO or CACO)");
 }
 
 TEST(SweepFileTest, UnknownKeyNamesLine) {
   std::string text = std::string(kDemo) + "  max_stepz: 3\n";
   auto s = ParseSweepText(text, "demo.yaml");
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.status().message().find("demo.yaml:12: training.max_stepz: unknown key"), std::string::npos)
+  EXPECT_NE(s.status().message().find(
+                "demo.yaml:12: training.max_stepz: unknown key"),
+            std::string::npos)
       << s.status();
 }
 
@@ -67,7 +70,8 @@ TEST(SweepFileTest, BadYamlNamesLine) {
   auto s = ParseSweepText("name: x\naxes: [1, 2\nfoo: bar\n", "bad.yaml");
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.status().message().find("bad.yaml:"), std::string::npos);
-  EXPECT_NE(s.status().message().find("not valid YAML"), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find("not valid YAML"), std::string::npos)
+      << s.status();
 }
 
 TEST(SweepFileTest, NanAndNegativePassThroughForTheServerToRefuse) {
@@ -83,18 +87,21 @@ TEST(SweepFileTest, NotANumberIsRefused) {
   text.replace(text.find("max_steps: 30000"), 16, "max_steps: lots");
   auto s = ParseSweepText(text, "demo.yaml");
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.status().message(), "demo.yaml:8: training.max_steps: 'lots' is not an integer");
+  EXPECT_EQ(s.status().message(),
+            "demo.yaml:8: training.max_steps: 'lots' is not an integer");
 }
 
 TEST(SweepFileTest, SetOverridesApplyBeforeConversion) {
   auto s = ParseSweepText(kDemo, "demo.yaml",
-                          {"training.max_steps=500", "axes.seed=[1,2,3]", "training.synthetic.seq_len=128", "name=x"});
+                          {"training.max_steps=500", "axes.seed=[1,2,3]",
+                           "training.synthetic.seq_len=128", "name=x"});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->training().max_steps(), 500);
   EXPECT_EQ(s->axes().seeds_size(), 3);
   EXPECT_EQ(s->training().synthetic().seq_len(), 128);
   EXPECT_EQ(s->name(), "x");
-  EXPECT_EQ(s->training().optimizer().schedule(), qkov::v1::QK_RAMP);  // untouched siblings kept
+  EXPECT_EQ(s->training().optimizer().schedule(),
+            qkov::v1::QK_RAMP);  // untouched siblings kept
   EXPECT_FALSE(ParseSweepText(kDemo, "demo.yaml", {"novalue"}).ok());
 }
 

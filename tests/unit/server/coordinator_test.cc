@@ -55,7 +55,8 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
   auto lease = core_->LeaseTrial(lr);
   ASSERT_TRUE(lease.ok());
   ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
-  EXPECT_EQ(lease->lease().config().training().batch_size(), 32);  // defaults reached the worker
+  EXPECT_EQ(lease->lease().config().training().batch_size(),
+            32);  // defaults reached the worker
 
   clock_.Advance(absl::Seconds(11));  // w1 is cut off past its lease
   lr.set_worker_id(w2);
@@ -71,13 +72,15 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
   p->set_step(100);
   p->set_name("train_loss");
   p->set_value(0.3);
-  EXPECT_EQ(core_->ReportMetrics(late).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core_->ReportMetrics(late).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   v1::CompleteTrialRequest done;
   done.set_worker_id(w1);
   done.set_trial_id(lease->lease().trial_id());
   done.set_attempt(1);
   (*done.mutable_results())["accuracy"] = 1;
-  EXPECT_EQ(core_->CompleteTrial(done).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(core_->CompleteTrial(done).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(store_->Metrics(lease->lease().trial_id())->empty());
 
   // The heartbeat of the stale attempt says STOP.
@@ -104,7 +107,8 @@ TEST_F(CoordinatorTest, NoWorkOutcomes) {
   EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::NO_WORK);
   SubmitDemo(1);
   EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::LEASED);
-  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::NO_WORK_NOW);
+  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(),
+            v1::LeaseTrialResponse::NO_WORK_NOW);
 }
 
 TEST_F(CoordinatorTest, ResubmitSchedulesOnlyNewPoints) {
@@ -125,14 +129,17 @@ TEST_F(CoordinatorTest, ResubmitSchedulesOnlyNewPoints) {
 
 TEST_F(CoordinatorTest, MalformedWorkerCallsAreInvalidArgument) {
   v1::LeaseTrialRequest lr;
-  EXPECT_EQ(core_->LeaseTrial(lr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core_->LeaseTrial(lr).status().code(),
+            absl::StatusCode::kInvalidArgument);
   v1::ReportMetricsRequest m;
   m.set_worker_id("w");
   m.set_trial_id("x");
   m.set_attempt(0);
-  EXPECT_EQ(core_->ReportMetrics(m).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(core_->ReportMetrics(m).status().code(),
+            absl::StatusCode::kInvalidArgument);
   v1::GetSweepRequest g;
-  EXPECT_EQ(core_->GetSweep("nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(core_->GetSweep("nope").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

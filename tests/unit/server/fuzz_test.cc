@@ -3,9 +3,9 @@
 // values (NaN, inf, huge, negative, empty, overlong, unknown enums). Nothing
 // may crash; every refusal is INVALID_ARGUMENT (or the precise lease code)
 // naming the field; the database stays consistent.
-#include <gtest/gtest.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cmath>
@@ -24,16 +24,27 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 double AbsurdDouble(std::mt19937_64& rng) {
-  const double choices[] = {std::nan(""), HUGE_VAL, -HUGE_VAL, -1, 0, 1e300, -1e-300, 1e-320, 0.5, 7};
+  const double choices[] = {std::nan(""), HUGE_VAL, -HUGE_VAL, -1,  0,
+                            1e300,        -1e-300,  1e-320,    0.5, 7};
   return choices[rng() % 10];
 }
 int64_t AbsurdInt(std::mt19937_64& rng) {
-  const int64_t choices[] = {-1, 0, 1, 2, 7, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(),
-                             1000000, -1000000000, 3};
+  const int64_t choices[] = {-1,
+                             0,
+                             1,
+                             2,
+                             7,
+                             std::numeric_limits<int32_t>::max(),
+                             std::numeric_limits<int32_t>::min(),
+                             1000000,
+                             -1000000000,
+                             3};
   return choices[rng() % 10];
 }
 std::string AbsurdString(std::mt19937_64& rng) {
-  const std::string choices[] = {"", std::string(5000, 'x'), "bad name!", "\xff\xfe", "ok-name", "a/b", "\n"};
+  const std::string choices[] = {
+      "",  std::string(5000, 'x'), "bad name!", "\xff\xfe", "ok-name", "a/b",
+      "\n"};
   return choices[rng() % 7];
 }
 
@@ -41,35 +52,64 @@ std::string AbsurdString(std::mt19937_64& rng) {
 void Mutate(Message* m, std::mt19937_64& rng, int depth = 0) {
   const auto* d = m->GetDescriptor();
   const Reflection* r = m->GetReflection();
-  const FieldDescriptor* f = d->field(static_cast<int>(rng() % d->field_count()));
+  const FieldDescriptor* f =
+      d->field(static_cast<int>(rng() % d->field_count()));
   if (f->is_repeated()) {
     if (rng() % 3 == 0) {
       r->ClearField(m, f);
       return;
     }
     switch (f->cpp_type()) {
-      case FieldDescriptor::CPPTYPE_DOUBLE: r->AddDouble(m, f, AbsurdDouble(rng)); break;
-      case FieldDescriptor::CPPTYPE_UINT64: r->AddUInt64(m, f, rng()); break;
-      case FieldDescriptor::CPPTYPE_INT32: r->AddInt32(m, f, static_cast<int32_t>(AbsurdInt(rng))); break;
-      case FieldDescriptor::CPPTYPE_ENUM: r->AddEnumValue(m, f, static_cast<int>(AbsurdInt(rng) % 9)); break;
-      case FieldDescriptor::CPPTYPE_STRING: r->AddString(m, f, AbsurdString(rng)); break;
-      case FieldDescriptor::CPPTYPE_MESSAGE: Mutate(r->AddMessage(m, f), rng, depth + 1); break;
-      default: break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        r->AddDouble(m, f, AbsurdDouble(rng));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        r->AddUInt64(m, f, rng());
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        r->AddInt32(m, f, static_cast<int32_t>(AbsurdInt(rng)));
+        break;
+      case FieldDescriptor::CPPTYPE_ENUM:
+        r->AddEnumValue(m, f, static_cast<int>(AbsurdInt(rng) % 9));
+        break;
+      case FieldDescriptor::CPPTYPE_STRING:
+        r->AddString(m, f, AbsurdString(rng));
+        break;
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        Mutate(r->AddMessage(m, f), rng, depth + 1);
+        break;
+      default:
+        break;
     }
     return;
   }
   switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_DOUBLE: r->SetDouble(m, f, AbsurdDouble(rng)); break;
-    case FieldDescriptor::CPPTYPE_INT32: r->SetInt32(m, f, static_cast<int32_t>(AbsurdInt(rng))); break;
-    case FieldDescriptor::CPPTYPE_INT64: r->SetInt64(m, f, AbsurdInt(rng)); break;
-    case FieldDescriptor::CPPTYPE_UINT64: r->SetUInt64(m, f, rng()); break;
-    case FieldDescriptor::CPPTYPE_BOOL: r->SetBool(m, f, rng() % 2); break;
-    case FieldDescriptor::CPPTYPE_ENUM: r->SetEnumValue(m, f, static_cast<int>(AbsurdInt(rng) % 9)); break;
-    case FieldDescriptor::CPPTYPE_STRING: r->SetString(m, f, AbsurdString(rng)); break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      r->SetDouble(m, f, AbsurdDouble(rng));
+      break;
+    case FieldDescriptor::CPPTYPE_INT32:
+      r->SetInt32(m, f, static_cast<int32_t>(AbsurdInt(rng)));
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      r->SetInt64(m, f, AbsurdInt(rng));
+      break;
+    case FieldDescriptor::CPPTYPE_UINT64:
+      r->SetUInt64(m, f, rng());
+      break;
+    case FieldDescriptor::CPPTYPE_BOOL:
+      r->SetBool(m, f, rng() % 2);
+      break;
+    case FieldDescriptor::CPPTYPE_ENUM:
+      r->SetEnumValue(m, f, static_cast<int>(AbsurdInt(rng) % 9));
+      break;
+    case FieldDescriptor::CPPTYPE_STRING:
+      r->SetString(m, f, AbsurdString(rng));
+      break;
     case FieldDescriptor::CPPTYPE_MESSAGE:
       if (depth < 4) Mutate(r->MutableMessage(m, f), rng, depth + 1);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -115,10 +155,12 @@ TEST_F(FuzzTest, HostileSweepSpecsAreRefusedPrecisely) {
       ++accepted;
       const auto& a = req.spec().axes();
       EXPECT_EQ(resp->trials_added() + resp->trials_existing(),
-                a.parameterizations_size() * a.lr_ratios_size() * a.eta_ovs_size() * a.seeds_size());
+                a.parameterizations_size() * a.lr_ratios_size() *
+                    a.eta_ovs_size() * a.seeds_size());
     } else {
       ++refused;
-      ASSERT_EQ(resp.status().code(), absl::StatusCode::kInvalidArgument) << resp.status();
+      ASSERT_EQ(resp.status().code(), absl::StatusCode::kInvalidArgument)
+          << resp.status();
       EXPECT_EQ(resp.status().message().rfind("spec.", 0), 0u) << resp.status();
     }
   }
@@ -142,8 +184,9 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
   ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
 
   std::mt19937_64 rng(7);
-  const std::set<absl::StatusCode> allowed = {absl::StatusCode::kOk, absl::StatusCode::kInvalidArgument,
-                                              absl::StatusCode::kNotFound, absl::StatusCode::kFailedPrecondition};
+  const std::set<absl::StatusCode> allowed = {
+      absl::StatusCode::kOk, absl::StatusCode::kInvalidArgument,
+      absl::StatusCode::kNotFound, absl::StatusCode::kFailedPrecondition};
   for (int i = 0; i < 3000; ++i) {
     v1::ReportMetricsRequest report;
     report.set_worker_id(worker);
@@ -169,10 +212,25 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
     ref->set_attempt(lease->lease().attempt());
     absl::Status s;
     switch (rng() % 4) {
-      case 0: Mutate(&report, rng); Mutate(&report, rng); s = core_->ReportMetrics(report).status(); break;
-      case 1: Mutate(&complete, rng); Mutate(&complete, rng); s = core_->CompleteTrial(complete).status(); break;
-      case 2: Mutate(&fail, rng); Mutate(&fail, rng); s = core_->FailTrial(fail).status(); break;
-      default: Mutate(&hb, rng); s = core_->Heartbeat(hb).status(); break;
+      case 0:
+        Mutate(&report, rng);
+        Mutate(&report, rng);
+        s = core_->ReportMetrics(report).status();
+        break;
+      case 1:
+        Mutate(&complete, rng);
+        Mutate(&complete, rng);
+        s = core_->CompleteTrial(complete).status();
+        break;
+      case 2:
+        Mutate(&fail, rng);
+        Mutate(&fail, rng);
+        s = core_->FailTrial(fail).status();
+        break;
+      default:
+        Mutate(&hb, rng);
+        s = core_->Heartbeat(hb).status();
+        break;
     }
     ASSERT_TRUE(allowed.count(s.code())) << s;
     if (!s.ok()) EXPECT_FALSE(s.message().empty());
@@ -183,7 +241,8 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
     }
   }
   EXPECT_TRUE(*store_->IntegrityOk());
-  // The state machine held: no trial is done twice, every done trial has results.
+  // The state machine held: no trial is done twice, every done trial has
+  // results.
   auto rows = store_->TrialsWithResults("fuzz-0", {});
   ASSERT_TRUE(rows.ok());
   for (const auto& t : *rows) {

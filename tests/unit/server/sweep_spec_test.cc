@@ -16,7 +16,8 @@ namespace v1 = ::qkov::v1;
 v1::SweepSpec Demo() {
   v1::SweepSpec s;
   s.set_name("demo");
-  for (auto p : {v1::FAFO, v1::FACO, v1::CAFO, v1::CACO}) s.mutable_axes()->add_parameterizations(p);
+  for (auto p : {v1::FAFO, v1::FACO, v1::CAFO, v1::CACO})
+    s.mutable_axes()->add_parameterizations(p);
   s.mutable_axes()->add_lr_ratios(1);
   s.mutable_axes()->add_lr_ratios(20);
   s.mutable_axes()->add_eta_ovs(0.1);
@@ -69,8 +70,10 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
   v1::SweepSpec b = Demo();
   // Reverse every axis.
   auto* ax = b.mutable_axes();
-  std::reverse(ax->mutable_parameterizations()->begin(), ax->mutable_parameterizations()->end());
-  std::reverse(ax->mutable_lr_ratios()->begin(), ax->mutable_lr_ratios()->end());
+  std::reverse(ax->mutable_parameterizations()->begin(),
+               ax->mutable_parameterizations()->end());
+  std::reverse(ax->mutable_lr_ratios()->begin(),
+               ax->mutable_lr_ratios()->end());
   std::reverse(ax->mutable_seeds()->begin(), ax->mutable_seeds()->end());
   std::map<std::string, std::string> by_config_a, by_config_b;
   for (const auto& t : ExpandSweep(a)) by_config_a[t.config_json] = t.trial_id;
@@ -80,7 +83,8 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
   auto x = ExpandSweep(a), y = ExpandSweep(a);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].trial_id, y[i].trial_id);
   // A known value, so a change in canonical form cannot pass unnoticed.
-  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   // Another sweep name gives other ids for the same configs.
   v1::SweepSpec c = Demo();
   c.set_name("other");
@@ -90,7 +94,8 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
 
 TEST(SweepSpecTest, AssembledJsonEqualsPrintedCanonicalJson) {
   v1::SweepSpec s = Demo();
-  s.mutable_axes()->add_lr_ratios(0.1 + 0.2);  // a value with a long shortest form
+  s.mutable_axes()->add_lr_ratios(0.1 +
+                                  0.2);  // a value with a long shortest form
   s.mutable_axes()->add_seeds(18446744073709551615ull);
   s.mutable_axes()->add_seeds(0);
   s.set_description("quotes \" and , commas");
@@ -109,16 +114,21 @@ TEST(SweepSpecTest, ConfigChangeChangesId) {
 
 TEST(SweepSpecTest, RefusalsNameTheField) {
   v1::SweepSpec s = Demo();
-  s.mutable_axes()->set_parameterizations(2, static_cast<v1::Parameterization>(7));
-  EXPECT_EQ(ErrorOf(s), "spec.axes.parameterizations[2]: unknown parameterization 7 (expected FAFO, FACO, CAFO or CACO)");
+  s.mutable_axes()->set_parameterizations(2,
+                                          static_cast<v1::Parameterization>(7));
+  EXPECT_EQ(ErrorOf(s),
+            "spec.axes.parameterizations[2]: unknown parameterization 7 "
+            "(expected FAFO, FACO, CAFO or CACO)");
 
   s = Demo();
   s.mutable_axes()->set_lr_ratios(1, -3);
-  EXPECT_EQ(ErrorOf(s), "spec.axes.lr_ratios[1]: must be finite and > 0 (got -3)");
+  EXPECT_EQ(ErrorOf(s),
+            "spec.axes.lr_ratios[1]: must be finite and > 0 (got -3)");
 
   s = Demo();
   s.mutable_axes()->set_eta_ovs(0, std::nan(""));
-  EXPECT_EQ(ErrorOf(s), "spec.axes.eta_ovs[0]: must be finite and > 0 (got nan)");
+  EXPECT_EQ(ErrorOf(s),
+            "spec.axes.eta_ovs[0]: must be finite and > 0 (got nan)");
 
   s = Demo();
   s.mutable_axes()->clear_seeds();
@@ -126,7 +136,8 @@ TEST(SweepSpecTest, RefusalsNameTheField) {
 
   s = Demo();
   s.mutable_axes()->clear_parameterizations();
-  EXPECT_NE(ErrorOf(s).find("spec.axes.parameterizations: axis is empty"), std::string::npos);
+  EXPECT_NE(ErrorOf(s).find("spec.axes.parameterizations: axis is empty"),
+            std::string::npos);
 
   s = Demo();
   s.mutable_axes()->add_lr_ratios(20);
@@ -138,27 +149,34 @@ TEST(SweepSpecTest, RefusalsNameTheField) {
 
   s = Demo();
   s.mutable_training()->set_batch_size(-1);
-  EXPECT_EQ(ErrorOf(s), "spec.training.batch_size: must be in [1, 65536] (got -1)");
+  EXPECT_EQ(ErrorOf(s),
+            "spec.training.batch_size: must be in [1, 65536] (got -1)");
 
   s = Demo();
   s.mutable_training()->mutable_optimizer()->set_momentum(std::nan(""));
-  EXPECT_NE(ErrorOf(s).find("spec.training.optimizer.momentum"), std::string::npos);
+  EXPECT_NE(ErrorOf(s).find("spec.training.optimizer.momentum"),
+            std::string::npos);
 
   s = Demo();
   s.mutable_training()->mutable_evaluation()->set_dtap_attention_edges(2, 0.1);
-  EXPECT_EQ(ErrorOf(s), "spec.training.evaluation.dtap_attention_edges[2]: edges must be strictly increasing");
+  EXPECT_EQ(ErrorOf(s),
+            "spec.training.evaluation.dtap_attention_edges[2]: edges must be "
+            "strictly increasing");
 
   s = Demo();
   s.mutable_training()->set_task(v1::TASK_THEORY);
-  EXPECT_NE(ErrorOf(s).find("spec.axes.parameterizations: the theory task"), std::string::npos);
+  EXPECT_NE(ErrorOf(s).find("spec.axes.parameterizations: the theory task"),
+            std::string::npos);
 
   s = Demo();
   s.mutable_training()->set_task(static_cast<v1::TaskKind>(9));
-  EXPECT_NE(ErrorOf(s).find("spec.training.task: unknown task 9"), std::string::npos);
+  EXPECT_NE(ErrorOf(s).find("spec.training.task: unknown task 9"),
+            std::string::npos);
 
   s = Demo();
   s.mutable_axes()->add_alphas(0.5);
-  EXPECT_EQ(ErrorOf(s), "spec.axes.alphas: only the fixed-attention task takes alphas");
+  EXPECT_EQ(ErrorOf(s),
+            "spec.axes.alphas: only the fixed-attention task takes alphas");
 
   s = Demo();
   s.mutable_training()->set_task(v1::TASK_FIXED_ATTENTION);
@@ -171,9 +189,11 @@ TEST(SweepSpecTest, Utf8Check) {
   EXPECT_TRUE(IsValidUtf8("\xce\xb7_QK / \xce\xb7_OV"));  // eta
   EXPECT_TRUE(IsValidUtf8("\xf0\x9f\x98\x80"));
   EXPECT_FALSE(IsValidUtf8("\xff\xfe"));
-  EXPECT_FALSE(IsValidUtf8("\xce"));          // truncated
-  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));      // truncated
-  EXPECT_FALSE(IsValidUtf8("a\x80" "b"));     // stray continuation
+  EXPECT_FALSE(IsValidUtf8("\xce"));      // truncated
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));  // truncated
+  EXPECT_FALSE(
+      IsValidUtf8("a\x80"
+                  "b"));  // stray continuation
 }
 
 TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
@@ -183,12 +203,14 @@ TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
   for (double r : {0.1, 1.0, 10.0}) theory.mutable_axes()->add_lr_ratios(r);
   theory.mutable_axes()->add_eta_ovs(1);
   ApplySpecDefaults(&theory);
-  ASSERT_TRUE(ValidateSweepSpec(theory, SpecLimits{}).ok()) << ValidateSweepSpec(theory, SpecLimits{});
+  ASSERT_TRUE(ValidateSweepSpec(theory, SpecLimits{}).ok())
+      << ValidateSweepSpec(theory, SpecLimits{});
   EXPECT_DOUBLE_EQ(theory.training().theory().m(), 5);
   EXPECT_DOUBLE_EQ(theory.training().theory().num_classes(), 20);
   auto trials = ExpandSweep(theory);
   ASSERT_EQ(trials.size(), 3u);
-  EXPECT_EQ(trials[0].config.parameterization(), v1::PARAMETERIZATION_UNSPECIFIED);
+  EXPECT_EQ(trials[0].config.parameterization(),
+            v1::PARAMETERIZATION_UNSPECIFIED);
 
   v1::SweepSpec fixed;
   fixed.set_name("fixed");
@@ -199,7 +221,8 @@ TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
   fixed.mutable_axes()->add_eta_ovs(0.01);
   fixed.mutable_axes()->add_seeds(1234);
   ApplySpecDefaults(&fixed);
-  ASSERT_TRUE(ValidateSweepSpec(fixed, SpecLimits{}).ok()) << ValidateSweepSpec(fixed, SpecLimits{});
+  ASSERT_TRUE(ValidateSweepSpec(fixed, SpecLimits{}).ok())
+      << ValidateSweepSpec(fixed, SpecLimits{});
   trials = ExpandSweep(fixed);
   ASSERT_EQ(trials.size(), 6u);
   EXPECT_DOUBLE_EQ(trials[1].config.alpha(), 0.6);

@@ -27,7 +27,8 @@ class ResultsStoreTest : public ::testing::Test {
     std::system(("rm -rf " + dir_).c_str());
   }
 
-  SubmitOutcome Submit(const std::string& name, int n, int max_attempts = 3, int priority = 0) {
+  SubmitOutcome Submit(const std::string& name, int n, int max_attempts = 3,
+                       int priority = 0) {
     SweepRecord sweep;
     sweep.name = name;
     sweep.spec_json = "{}";
@@ -35,8 +36,10 @@ class ResultsStoreTest : public ::testing::Test {
     sweep.priority = priority;
     std::vector<NewTrial> trials;
     for (int i = 0; i < n; ++i) {
-      trials.push_back(NewTrial{name + "-t" + std::to_string(i), i, "{\"i\":" + std::to_string(i) + "}",
-                                "hash" + std::to_string(i), "FAFO", 1.0, 0.1, static_cast<uint64_t>(i)});
+      trials.push_back(NewTrial{name + "-t" + std::to_string(i), i,
+                                "{\"i\":" + std::to_string(i) + "}",
+                                "hash" + std::to_string(i), "FAFO", 1.0, 0.1,
+                                static_cast<uint64_t>(i)});
     }
     auto out = store_->SubmitSweep(sweep, trials, 1000);
     EXPECT_TRUE(out.ok()) << out.status();
@@ -67,10 +70,17 @@ TEST_F(ResultsStoreTest, MigratesFromEmptyToLatest) {
   auto db = Database::Open(path_, {});
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*SchemaVersion(db->get()), LatestSchemaVersion());
-  for (const char* table : {"sweeps", "trials", "attempts", "metrics", "results", "artifacts", "workers"}) {
-    EXPECT_EQ(Count(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE name = '") + table + "'"), 1) << table;
+  for (const char* table : {"sweeps", "trials", "attempts", "metrics",
+                            "results", "artifacts", "workers"}) {
+    EXPECT_EQ(
+        Count(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE name = '") +
+              table + "'"),
+        1)
+        << table;
   }
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM pragma_journal_mode WHERE journal_mode "
+                  "= 'wal'"),
+            1);
   // Re-opening is a no-op migration.
   store_.reset();
   ASSERT_TRUE(ResultsStore::Open(path_).ok());
@@ -111,12 +121,20 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
   EXPECT_EQ(l.trial_id, "s-t0");
   EXPECT_EQ(l.attempt, 1);
   EXPECT_EQ(l.sweep_name, "s");
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, {{10, "train_loss", 0.5}, {10, "lr_qk", 0.2}}, 2100).ok());
+  ASSERT_TRUE(store_
+                  ->AddMetrics(l.trial_id, 1,
+                               {{10, "train_loss", 0.5}, {10, "lr_qk", 0.2}},
+                               2100)
+                  .ok());
   // Re-sending the same batch (lost ack) does not duplicate rows.
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100).ok());
-  ASSERT_TRUE(store_->CompleteTrial(l.trial_id, 1, false, {{"accuracy", 1.0}, {"loss", 0.01}},
-                                    {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}}, {{20, "train_loss", 0.1}},
-                                    "{\"code_version\":\"x\"}", 20, 2200)
+  ASSERT_TRUE(
+      store_->AddMetrics(l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100).ok());
+  ASSERT_TRUE(store_
+                  ->CompleteTrial(l.trial_id, 1, false,
+                                  {{"accuracy", 1.0}, {"loss", 0.01}},
+                                  {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}},
+                                  {{20, "train_loss", 0.1}},
+                                  "{\"code_version\":\"x\"}", 20, 2200)
                   .ok());
   auto t = store_->GetTrial(l.trial_id);
   ASSERT_TRUE(t.ok());
@@ -144,7 +162,8 @@ TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   auto s = store_->AddMetrics(l.trial_id, 1, {{5, "train_loss", 1}}, 3003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("superseded"), std::string::npos);
-  s = store_->CompleteTrial(l.trial_id, 1, false, {{"accuracy", 1}}, {}, {{5, "x", 1}}, "{}", 5, 3003);
+  s = store_->CompleteTrial(l.trial_id, 1, false, {{"accuracy", 1}}, {},
+                            {{5, "x", 1}}, "{}", 5, 3003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 0);
@@ -168,16 +187,20 @@ TEST_F(ResultsStoreTest, HeartbeatRenewsLease) {
 TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
   Submit("s", 2, /*max_attempts=*/2);
   LeaseRecord l = Lease();
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "oom", false, "", 0, 2100), "queued");
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "oom", false, "", 0, 2100),
+            "queued");
   l = Lease(2200);
   EXPECT_EQ(l.attempt, 2);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 2, "worker stopped", true, "ckpt-bytes", 30, 2300), "queued");
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 2, "worker stopped", true,
+                               "ckpt-bytes", 30, 2300),
+            "queued");
   // Preempted trial goes first and carries its checkpoint.
   l = Lease(2400);
   EXPECT_EQ(l.trial_id, "s-t0");
   EXPECT_EQ(l.checkpoint, "ckpt-bytes");
   EXPECT_EQ(l.checkpoint_step, 30);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 3, "oom again", false, "", 0, 2500), "failed");
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 3, "oom again", false, "", 0, 2500),
+            "failed");
   auto t = store_->GetTrial("s-t0");
   EXPECT_EQ(t->state, "failed");
   EXPECT_EQ(t->failures, 2);
@@ -188,21 +211,28 @@ TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
 TEST_F(ResultsStoreTest, CurveSpansResumedAttemptsButNotRestarts) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, {{10, "loss", 1.0}, {20, "loss", 0.9}}, 2001).ok());
+  ASSERT_TRUE(store_
+                  ->AddMetrics(l.trial_id, 1,
+                               {{10, "loss", 1.0}, {20, "loss", 0.9}}, 2001)
+                  .ok());
   // Attempt 1 hands back at step 25 (points up to 20 were sent).
-  ASSERT_TRUE(store_->FailTrial(l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002).ok());
+  ASSERT_TRUE(
+      store_->FailTrial(l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002).ok());
   l = Lease(2003);
   EXPECT_EQ(l.checkpoint_step, 25);
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 2, {{30, "loss", 0.8}}, 2004).ok());
+  ASSERT_TRUE(
+      store_->AddMetrics(l.trial_id, 2, {{30, "loss", 0.8}}, 2004).ok());
   auto m = *store_->Metrics(l.trial_id);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].step, 10);
   EXPECT_EQ(m[2].step, 30);
   // Attempt 2 fails without a checkpoint; attempt 3 restarts from step 0.
-  ASSERT_TRUE(store_->FailTrial(l.trial_id, 2, "crash", false, "", 0, 2005).ok());
+  ASSERT_TRUE(
+      store_->FailTrial(l.trial_id, 2, "crash", false, "", 0, 2005).ok());
   l = Lease(2006);
   EXPECT_EQ(l.checkpoint_step, 0);
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 3, {{10, "loss", 1.1}}, 2007).ok());
+  ASSERT_TRUE(
+      store_->AddMetrics(l.trial_id, 3, {{10, "loss", 1.1}}, 2007).ok());
   m = *store_->Metrics(l.trial_id);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].value, 1.1);
@@ -215,8 +245,10 @@ TEST_F(ResultsStoreTest, CancelStopsQueuedAndRunning) {
   int64_t expires;
   EXPECT_FALSE(*store_->Heartbeat(l.trial_id, 1, 1, 2200, 1000, &expires));
   LeaseRecord none;
-  EXPECT_EQ(*store_->LeaseNext("w1", 2300, 1000, &none), LeaseAvailability::kNoWork);
-  EXPECT_EQ(store_->CancelSweep("nope", 1).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store_->LeaseNext("w1", 2300, 1000, &none),
+            LeaseAvailability::kNoWork);
+  EXPECT_EQ(store_->CancelSweep("nope", 1).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(ResultsStoreTest, PriorityThenFairShareAmongEqualPriorities) {
@@ -234,16 +266,20 @@ TEST_F(ResultsStoreTest, PausedSweepGetsNoLeases) {
   Submit("a", 2);
   ASSERT_TRUE(store_->SetPaused("a", true, 1500).ok());
   LeaseRecord l;
-  EXPECT_EQ(*store_->LeaseNext("w", 2000, 1000, &l), LeaseAvailability::kNoWork);
+  EXPECT_EQ(*store_->LeaseNext("w", 2000, 1000, &l),
+            LeaseAvailability::kNoWork);
   ASSERT_TRUE(store_->SetPaused("a", false, 2100).ok());
-  EXPECT_EQ(*store_->LeaseNext("w", 2200, 1000, &l), LeaseAvailability::kLeased);
-  EXPECT_EQ(store_->SetPaused("nope", true, 1).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store_->LeaseNext("w", 2200, 1000, &l),
+            LeaseAvailability::kLeased);
+  EXPECT_EQ(store_->SetPaused("nope", true, 1).code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(ResultsStoreTest, RetryRequeuesFailedAndResubmitRequeuesCancelled) {
   Submit("a", 2, /*max_attempts=*/1);
   LeaseRecord l = Lease(2000);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "boom", false, "", 0, 2100), "failed");
+  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "boom", false, "", 0, 2100),
+            "failed");
   EXPECT_EQ(*store_->RetryFailed("a", 2200), 1);
   EXPECT_EQ(store_->GetTrial(l.trial_id)->state, "queued");
   EXPECT_EQ(store_->GetTrial(l.trial_id)->failures, 0);
@@ -259,7 +295,8 @@ TEST_F(ResultsStoreTest, NoWorkNowWhileOthersRun) {
   Submit("s", 1);
   Lease();
   LeaseRecord l;
-  EXPECT_EQ(*store_->LeaseNext("w2", 2100, 1000, &l), LeaseAvailability::kNoWorkNow);
+  EXPECT_EQ(*store_->LeaseNext("w2", 2100, 1000, &l),
+            LeaseAvailability::kNoWorkNow);
   EXPECT_FALSE(*store_->AllIdle());
 }
 

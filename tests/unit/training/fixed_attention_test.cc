@@ -37,9 +37,11 @@ TEST(FixedAttentionTest, LossFallsWithAlphaAndFactorizedWins) {
 TEST(FixedAttentionTest, RefusesAlphaOutsideUnitInterval) {
   FixedAttentionOptions o;
   o.alpha = 0;
-  EXPECT_EQ(RunFixedAttention(o, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunFixedAttention(o, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
   o.alpha = 1.01;
-  EXPECT_EQ(RunFixedAttention(o, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunFixedAttention(o, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

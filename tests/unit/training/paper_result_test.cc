@@ -11,7 +11,8 @@
 namespace qkov::training {
 namespace {
 
-TrialOutcome Train(Parameterization p, double ratio, InitKind init = InitKind::kIdentity) {
+TrialOutcome Train(Parameterization p, double ratio,
+                   InitKind init = InitKind::kIdentity) {
   TrialOptions o;
   o.parameterization = p;
   o.lr_ratio = ratio;
@@ -32,7 +33,8 @@ TEST(PaperResultTest, FasterQkSharpensAttentionAtEqualAccuracy) {
   EXPECT_GE(slow.results["accuracy"], 0.99);
   EXPECT_GE(fast.results["accuracy"], 0.99);
   // Clearly higher: by at least 0.2 of attention mass and 0.5 of AC.
-  EXPECT_GT(fast.results["distinct_attention"], slow.results["distinct_attention"] + 0.2);
+  EXPECT_GT(fast.results["distinct_attention"],
+            slow.results["distinct_attention"] + 0.2);
   EXPECT_GT(fast.results["ac"], slow.results["ac"] + 0.5);
   EXPECT_GT(fast.results["separability"], slow.results["separability"]);
 }
@@ -40,10 +42,14 @@ TEST(PaperResultTest, FasterQkSharpensAttentionAtEqualAccuracy) {
 TEST(PaperResultTest, CollapsedOvConcentratesMoreThanFafoAtEqualRatio) {
   TrialOutcome fafo = Train(Parameterization::kFafo, 1);
   TrialOutcome faco = Train(Parameterization::kFaco, 1);
-  TrialOutcome caco = Train(Parameterization::kCaco, 1, InitKind::kDefaultLinear);
-  for (const TrialOutcome* r : {&fafo, &faco, &caco}) EXPECT_GE(r->results.at("accuracy"), 0.99);
-  EXPECT_GT(faco.results["distinct_attention"], fafo.results["distinct_attention"] + 0.1);
-  EXPECT_GT(caco.results["distinct_attention"], fafo.results["distinct_attention"] + 0.05);
+  TrialOutcome caco =
+      Train(Parameterization::kCaco, 1, InitKind::kDefaultLinear);
+  for (const TrialOutcome* r : {&fafo, &faco, &caco})
+    EXPECT_GE(r->results.at("accuracy"), 0.99);
+  EXPECT_GT(faco.results["distinct_attention"],
+            fafo.results["distinct_attention"] + 0.1);
+  EXPECT_GT(caco.results["distinct_attention"],
+            fafo.results["distinct_attention"] + 0.05);
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ TEST(SyntheticTaskTest, ClassDistributionMatchesPaperWeights) {
     const double total = 10 * 1.0 + 5.5;  // ten common tokens + 0.1 + ... + 1.0
     for (int t = 0; t < 10; ++t) EXPECT_NEAR(p[t], 1.0 / total, 1e-12) << t;
     for (int j = 0; j < 10; ++j) {
-      EXPECT_NEAR(p[(c + 1) * 10 + j], 0.1 * (j + 1) / total, 1e-12) << c << " " << j;
+      EXPECT_NEAR(p[(c + 1) * 10 + j], 0.1 * (j + 1) / total, 1e-12)
+          << c << " " << j;
     }
     for (int other = 0; other < 4; ++other) {
       if (other == c) continue;
@@ -37,7 +38,8 @@ TEST(SyntheticTaskTest, SampledFrequenciesMatchClassDistribution) {
     for (int t = 0; t < 50; ++t) {
       const double sd = std::sqrt(p[t] * (1 - p[t]) / n);
       // 5 standard deviations: a wrong weight (e.g. 0.1 off) is > 20 sd away.
-      EXPECT_NEAR(counts[t] / n, p[t], 5 * sd + 1e-12) << "class " << c << " token " << t;
+      EXPECT_NEAR(counts[t] / n, p[t], 5 * sd + 1e-12)
+          << "class " << c << " token " << t;
       if (t < 10) common += counts[t] / n;
     }
     EXPECT_NEAR(common, 10 / 15.5, 0.005);

@@ -37,7 +37,8 @@ TheoryPoint At(double ratio, double tau) {
 TEST(TheoryTest, OvGrowsLikeLogT) {
   // mu_OV(t) ~ log(eta_OV t / b) + O(1): increments per decade tend to log 10.
   const double r = 10;
-  const double a = At(r, 1e8).mu_ov, b = At(r, 1e10).mu_ov, c = At(r, 1e12).mu_ov;
+  const double a = At(r, 1e8).mu_ov, b = At(r, 1e10).mu_ov,
+               c = At(r, 1e12).mu_ov;
   EXPECT_NEAR((c - b) / 2, std::log(10.0), 0.1);
   EXPECT_NEAR((b - a) / 2, std::log(10.0), 0.2);
 }
@@ -47,9 +48,11 @@ TEST(TheoryTest, QkOddsGrowLikeLogSquaredT) {
   const double r = 100;
   TheoryOptions o;
   const double t = 1e12;
-  const double predicted = r * (o.M - 1) * o.n / (2 * o.m * o.M * o.b) * std::pow(std::log(t / o.b), 2);
+  const double predicted = r * (o.M - 1) * o.n / (2 * o.m * o.M * o.b) *
+                           std::pow(std::log(t / o.b), 2);
   const double simulated = std::exp(At(r, t).mu_qk);
-  EXPECT_NEAR(simulated / predicted, 1.0, 0.05) << simulated << " vs " << predicted;
+  EXPECT_NEAR(simulated / predicted, 1.0, 0.05)
+      << simulated << " vs " << predicted;
   // And the ratio of odds between two horizons follows log^2.
   const double s8 = std::exp(At(r, 1e8).mu_qk);
   const double want = std::pow(std::log(1e12 / o.b) / std::log(1e8 / o.b), 2);
@@ -77,9 +80,11 @@ TEST(TheoryTest, LargerRatioGivesSharperAttentionAtSameLoss) {
 TEST(TheoryTest, RejectsNonPositiveSettings) {
   TheoryOptions o;
   o.ratio = 0;
-  EXPECT_EQ(IntegrateTheory(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(IntegrateTheory(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
   o.ratio = std::nan("");
-  EXPECT_EQ(IntegrateTheory(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(IntegrateTheory(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

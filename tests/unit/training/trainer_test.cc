@@ -3,11 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include "worker/training/synthetic_task.h"
-
 #include <cmath>
 #include <cstring>
 #include <set>
+
+#include "worker/training/synthetic_task.h"
 
 namespace qkov::training {
 namespace {
@@ -78,13 +78,16 @@ TEST(TrainerTest, CosineWarmupPeaksAfterWarmupAndDecays) {
 double ReferenceLoss(const TrialOptions& o) {
   SyntheticTask task(o.task);
   std::mt19937_64 data_rng(MixSeed(o.seed, 1));
-  AttentionModel m(o.parameterization, o.task.vocab_size, o.init, MixSeed(o.seed, 2));
+  AttentionModel m(o.parameterization, o.task.vocab_size, o.init,
+                   MixSeed(o.seed, 2));
   std::vector<torch::optim::OptimizerParamGroup> groups;
   const LearningRates lr0 = ScheduledLearningRates(o, 0);
-  for (auto [params, rate] : {std::pair{m->QkParameters(), lr0.qk}, std::pair{m->OvParameters(), lr0.ov}}) {
+  for (auto [params, rate] : {std::pair{m->QkParameters(), lr0.qk},
+                              std::pair{m->OvParameters(), lr0.ov}}) {
     if (o.optimizer.kind == OptimizerKind::kSgd) {
       auto opts = std::make_unique<torch::optim::SGDOptions>(rate);
-      opts->momentum(o.optimizer.momentum).weight_decay(o.optimizer.weight_decay);
+      opts->momentum(o.optimizer.momentum)
+          .weight_decay(o.optimizer.weight_decay);
       groups.emplace_back(params, std::move(opts));
     } else {
       auto opts = std::make_unique<torch::optim::AdamWOptions>(rate);
@@ -94,9 +97,11 @@ double ReferenceLoss(const TrialOptions& o) {
   }
   std::unique_ptr<torch::optim::Optimizer> opt;
   if (o.optimizer.kind == OptimizerKind::kSgd) {
-    opt = std::make_unique<torch::optim::SGD>(std::move(groups), torch::optim::SGDOptions(1));
+    opt = std::make_unique<torch::optim::SGD>(std::move(groups),
+                                              torch::optim::SGDOptions(1));
   } else {
-    opt = std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(1));
+    opt = std::make_unique<torch::optim::AdamW>(std::move(groups),
+                                                torch::optim::AdamWOptions(1));
   }
   for (int64_t step = 0; step < o.max_steps; ++step) {
     const LearningRates lr = ScheduledLearningRates(o, step);
@@ -124,7 +129,8 @@ TEST(TrainerTest, PerTrialOptimizersMatchTorchOptim) {
     auto r = RunTrial(o, nullptr);
     ASSERT_TRUE(r.ok());
     const double want = ReferenceLoss(o);
-    EXPECT_NEAR(r->results.at("loss"), want, 1e-4 * std::fabs(want)) << (kind == OptimizerKind::kSgd ? "sgd" : "adamw");
+    EXPECT_NEAR(r->results.at("loss"), want, 1e-4 * std::fabs(want))
+        << (kind == OptimizerKind::kSgd ? "sgd" : "adamw");
   }
 }
 
@@ -133,15 +139,17 @@ TEST(TrainerTest, BatchedTrialsAreBitIdenticalToAlone) {
   for (int i = 0; i < 5; ++i) {
     TrialOptions o = Small(Parameterization::kFafo);
     o.seed = 100 + i;
-    o.lr_ratio = 1 + 5 * i;         // each trial its own rates
-    o.max_steps = 80 + 40 * i;      // and its own length
-    o.target_loss = i == 2 ? 10 : 1e-3;  // trial 2 converges at its first full window
+    o.lr_ratio = 1 + 5 * i;     // each trial its own rates
+    o.max_steps = 80 + 40 * i;  // and its own length
+    o.target_loss =
+        i == 2 ? 10 : 1e-3;  // trial 2 converges at its first full window
     batch.push_back(o);
   }
   std::vector<RecordingObserver> together(batch.size());
   std::vector<TrainingObserver*> observers;
   for (auto& r : together) observers.push_back(&r);
-  auto out = RunTrials(batch, observers, torch::kCPU, std::vector<std::string>(batch.size()));
+  auto out = RunTrials(batch, observers, torch::kCPU,
+                       std::vector<std::string>(batch.size()));
   ASSERT_TRUE(out.ok()) << out.status();
   for (size_t i = 0; i < batch.size(); ++i) {
     RecordingObserver alone;
@@ -151,7 +159,9 @@ TEST(TrainerTest, BatchedTrialsAreBitIdenticalToAlone) {
     EXPECT_EQ((*out)[i].steps, single->steps) << i;
     ASSERT_EQ(together[i].points.size(), alone.points.size()) << i;
     for (size_t k = 0; k < alone.points.size(); ++k) {
-      EXPECT_EQ(std::memcmp(&together[i].points[k].value, &alone.points[k].value, sizeof(double)), 0)
+      EXPECT_EQ(std::memcmp(&together[i].points[k].value,
+                            &alone.points[k].value, sizeof(double)),
+                0)
           << i << " " << alone.points[k].name << " at " << alone.points[k].step;
     }
   }
@@ -161,7 +171,8 @@ TEST(TrainerTest, BatchedTrialsAreBitIdenticalToAlone) {
 }
 
 TEST(TrainerTest, IncompatibleTrialsAreNotBatched) {
-  TrialOptions a = Small(Parameterization::kFafo), b = Small(Parameterization::kCaco);
+  TrialOptions a = Small(Parameterization::kFafo),
+               b = Small(Parameterization::kCaco);
   EXPECT_EQ(CheckBatchable({a, b}).code(), absl::StatusCode::kInvalidArgument);
   b = a;
   b.batch_size = 16;
@@ -173,7 +184,8 @@ TEST(TrainerTest, IncompatibleTrialsAreNotBatched) {
 }
 
 TEST(TrainerTest, SameConfigAndSeedAreBitIdentical) {
-  for (Parameterization p : {Parameterization::kFafo, Parameterization::kCaco}) {
+  for (Parameterization p :
+       {Parameterization::kFafo, Parameterization::kCaco}) {
     for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
       TrialOptions o = Small(p);
       o.optimizer.kind = kind;
@@ -186,7 +198,9 @@ TEST(TrainerTest, SameConfigAndSeedAreBitIdentical) {
       for (size_t i = 0; i < a.points.size(); ++i) {
         EXPECT_EQ(a.points[i].name, b.points[i].name);
         // Bit-identical, not merely close.
-        EXPECT_EQ(std::memcmp(&a.points[i].value, &b.points[i].value, sizeof(double)), 0)
+        EXPECT_EQ(
+            std::memcmp(&a.points[i].value, &b.points[i].value, sizeof(double)),
+            0)
             << a.points[i].name << " at " << a.points[i].step;
       }
       EXPECT_EQ(ra->results, rb->results);
@@ -209,13 +223,14 @@ TEST(TrainerTest, ReportsEveryNStepsWithAllCurves) {
     names.insert(p.name);
     EXPECT_EQ(p.step % 40, 0);
   }
-  for (const char* n : {"train_loss", "train_accuracy", "distinct_attention", "separability",
-                        "qk_norm", "ov_norm", "lr_qk", "lr_ov", "qk_balancedness",
-                        "ov_balancedness"}) {
+  for (const char* n : {"train_loss", "train_accuracy", "distinct_attention",
+                        "separability", "qk_norm", "ov_norm", "lr_qk", "lr_ov",
+                        "qk_balancedness", "ov_balancedness"}) {
     EXPECT_TRUE(names.count(n)) << n;
   }
-  for (const char* n : {"accuracy", "loss", "gold_probability", "distinct_attention", "ac", "acmc",
-                        "separability", "comprehensiveness", "sufficiency", "steps"}) {
+  for (const char* n :
+       {"accuracy", "loss", "gold_probability", "distinct_attention", "ac",
+        "acmc", "separability", "comprehensiveness", "sufficiency", "steps"}) {
     EXPECT_TRUE(r->results.count(n)) << n;
   }
   ASSERT_EQ(r->heatmaps.size(), 1u);
@@ -249,7 +264,8 @@ TEST(TrainerTest, ObserverCanStopTraining) {
 
 TEST(TrainerTest, StopsWhenWindowedLossBelowTarget) {
   TrialOptions o = Small(Parameterization::kCaco);
-  o.target_loss = 10.0;  // any finite loss is below: stops at the first full window
+  o.target_loss =
+      10.0;  // any finite loss is below: stops at the first full window
   o.max_steps = 1000;
   auto r = RunTrial(o, nullptr);
   ASSERT_TRUE(r.ok());
@@ -261,7 +277,9 @@ TEST(TrainerTest, StopsWhenWindowedLossBelowTarget) {
 class HandBackObserver : public RecordingObserver {
  public:
   explicit HandBackObserver(int64_t at) : at_(at) {}
-  StopRequest PollStop() override { return polls_++ == at_ ? StopRequest::kHandBack : StopRequest::kNone; }
+  StopRequest PollStop() override {
+    return polls_++ == at_ ? StopRequest::kHandBack : StopRequest::kNone;
+  }
 
  private:
   int64_t at_;
@@ -295,7 +313,9 @@ TEST(TrainerTest, ResumeFromCheckpointIsBitIdentical) {
     ASSERT_EQ(joined.size(), whole.points.size());
     for (size_t i = 0; i < joined.size(); ++i) {
       EXPECT_EQ(joined[i].step, whole.points[i].step);
-      EXPECT_EQ(std::memcmp(&joined[i].value, &whole.points[i].value, sizeof(double)), 0)
+      EXPECT_EQ(
+          std::memcmp(&joined[i].value, &whole.points[i].value, sizeof(double)),
+          0)
           << joined[i].name << " at " << joined[i].step;
     }
   }
@@ -304,18 +324,21 @@ TEST(TrainerTest, ResumeFromCheckpointIsBitIdentical) {
 TEST(TrainerTest, GarbageCheckpointIsInvalidArgument) {
   TrialOptions o = Small(Parameterization::kCaco);
   auto r = RunTrial(o, nullptr, torch::kCPU, "not a checkpoint");
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+      << r.status();
   HandBackObserver stop(5);
   auto part = RunTrial(o, &stop);
   o.loss_window = 7;  // another trial's options
   r = RunTrial(o, nullptr, torch::kCPU, part->checkpoint);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+      << r.status();
 }
 
 TEST(TrainerTest, InvalidOptionsAreRefused) {
   TrialOptions o = Small(Parameterization::kCaco);
   o.eta_ov = std::nan("");
-  EXPECT_EQ(RunTrial(o, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunTrial(o, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
