@@ -6,11 +6,21 @@
 #include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace qkov {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// For service handlers: the error as a grpc::Status, or the value moved into
+// *response and OK.
+template <typename T, typename R>
+grpc::Status Reply(absl::StatusOr<T> result, R* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
 
 }  // namespace qkov
 

@@ -142,9 +142,6 @@ constexpr char kResultsOfTrialSql[] =
 constexpr char kArtifactsOfTrialSql[] =
     "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY "
     "name";
-constexpr char kMetricsOfTrialSql[] =
-    "SELECT step, name, value FROM metrics WHERE trial_id = ? AND attempt = "
-    "(SELECT MAX(attempt) FROM metrics WHERE trial_id = ?) ORDER BY name, step";
 
 TrialRecord ReadTrial(const Statement& s) {
   TrialRecord t;

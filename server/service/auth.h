@@ -40,6 +40,13 @@ class Authenticator {
   absl::flat_hash_map<std::string, Role> tokens_;
 };
 
+// Check() when `auth` is set; OK when the server runs without tokens.
+inline grpc::Status Authorize(const Authenticator* auth,
+                              const grpc::ServerContext* ctx, Permission needed,
+                              const char* method) {
+  return auth == nullptr ? grpc::Status::OK : auth->Check(ctx, needed, method);
+}
+
 }  // namespace qkov::service
 
 #endif  // QKOV_SERVER_SERVICE_AUTH_H_

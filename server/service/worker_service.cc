@@ -3,23 +3,6 @@
 #include "common/grpc_status.h"
 
 namespace qkov::service {
-namespace {
-
-template <typename T, typename R>
-grpc::Status Reply(absl::StatusOr<T> result, R* response) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
-}
-
-grpc::Status Authorize(const Authenticator* auth,
-                       const grpc::ServerContext* ctx, Permission p,
-                       const char* method) {
-  return auth == nullptr ? grpc::Status::OK : auth->Check(ctx, p, method);
-}
-
-}  // namespace
-
 grpc::Status WorkerServiceImpl::RegisterWorker(
     grpc::ServerContext* ctx, const qkov::v1::RegisterWorkerRequest* req,
     qkov::v1::RegisterWorkerResponse* resp) {
