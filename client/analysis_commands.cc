@@ -1,4 +1,5 @@
 // qkov export, sql and plot: results out of the coordinator into files.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -221,7 +222,10 @@ int Plot(Connection& conn, const PlotArgs& args) {
         absl::StrCat("cannot create ", args.out_dir)));
   absl::StatusOr<std::vector<v1::ResultRow>> rows = FetchRows(conn, args.sweep);
   if (!rows.ok()) return ReportError(rows.status(), conn.address());
-  const bool all = args.kind == "all";
+  bool theory = false;
+  for (const auto& r : *rows)
+    theory |= r.config().training().task() == v1::TASK_THEORY;
+  const bool all = args.kind == "all" && !theory;
   std::vector<std::string> written;
   auto check = [&](const absl::Status& s, const std::string& base) {
     if (!s.ok()) return ReportError(s);
@@ -277,6 +281,45 @@ int Plot(Connection& conn, const PlotArgs& args) {
       if (int rc = check(PlotCurves(curves, m, base), base); rc != kExitOk)
         return rc;
     }
+  }
+  if (args.kind == "theory" || (args.kind == "all" && theory)) {
+    std::vector<TheoryCurve> curves;
+    for (const auto& r : *rows) {
+      if (r.state() != v1::DONE ||
+          r.config().training().task() != v1::TASK_THEORY)
+        continue;
+      absl::StatusOr<v1::GetTrialMetricsResponse> m = FetchCurves(
+          conn, r.trial_id(), {"threshold_loss", "threshold_alpha"});
+      if (!m.ok()) return ReportError(m.status(), conn.address());
+      TheoryCurve c;
+      c.r = r.config().lr_ratio();
+      for (const auto& series : m->series()) {
+        auto& target = series.name() == "threshold_loss" ? c.loss : c.alpha;
+        target.assign(series.values().begin(), series.values().end());
+      }
+      curves.push_back(std::move(c));
+    }
+    std::sort(
+        curves.begin(), curves.end(),
+        [](const TheoryCurve& a, const TheoryCurve& b) { return a.r < b.r; });
+    std::vector<TrainedPoint> points;
+    if (!args.overlay.empty()) {
+      absl::StatusOr<std::vector<v1::ResultRow>> trained =
+          FetchRows(conn, args.overlay);
+      if (!trained.ok()) return ReportError(trained.status(), conn.address());
+      absl::StatusOr<std::vector<Group>> groups =
+          Aggregate(*trained, {"parameterization", "lr_ratio"},
+                    {"loss", "distinct_attention"}, {"state=done"});
+      if (!groups.ok()) return ReportError(groups.status());
+      for (const Group& g : *groups) {
+        points.push_back({absl::StrCat(g.keys[0], " r=", g.keys[1]),
+                          g.metrics.at("loss").mean,
+                          g.metrics.at("distinct_attention").mean});
+      }
+    }
+    const std::string base = args.out_dir + "/theory_alpha";
+    if (int rc = check(PlotTheory(curves, points, base), base); rc != kExitOk)
+      return rc;
   }
   for (const auto& w : written)
     std::printf("%s.png %s.svg %s.dat\n", w.c_str(), w.c_str(), w.c_str());

@@ -50,6 +50,22 @@ std::string Duration(double seconds) {
   return absl::StrFormat("%d:%02d:%02d", s / 3600, (s / 60) % 60, s % 60);
 }
 
+// Trials ended per hour over the last 10 minutes (or since the sweep's first
+// start, when that is more recent), and the time left at that rate.
+std::pair<std::string, std::string> Throughput(const v1::Sweep& s) {
+  if (!s.has_first_started_at()) return {"-", "-"};
+  const absl::Time first =
+      absl::FromUnixSeconds(s.first_started_at().seconds());
+  const double window_s = std::min(
+      600.0, std::max(1.0, absl::ToDoubleSeconds(absl::Now() - first)));
+  const double per_hour = s.ended_last_10min() * 3600.0 / window_s;
+  const int64_t left =
+      Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED) + Count(s, v1::RUNNING);
+  if (left == 0) return {FormatNumber(per_hour), "done"};
+  if (per_hour <= 0) return {"0", "?"};
+  return {FormatNumber(per_hour), Duration(left * 3600.0 / per_hour)};
+}
+
 }  // namespace
 
 int ListPresets() {
@@ -111,7 +127,7 @@ int Status(Connection& conn, const std::string& sweep) {
     sweeps.push_back(resp);
   }
   Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed",
-           "cancelled", "priority", "flags"});
+           "cancelled", "per hour", "eta", "priority", "flags"});
   for (const auto& s : sweeps) {
     t.AddRow({s.name(), absl::StrCat(s.total_trials()),
               absl::StrCat(Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED)),
@@ -119,7 +135,8 @@ int Status(Connection& conn, const std::string& sweep) {
               absl::StrCat(Count(s, v1::DONE)),
               absl::StrCat(Count(s, v1::DIVERGED)),
               absl::StrCat(Count(s, v1::FAILED)),
-              absl::StrCat(Count(s, v1::CANCELLED)), absl::StrCat(s.priority()),
+              absl::StrCat(Count(s, v1::CANCELLED)), Throughput(s).first,
+              Throughput(s).second, absl::StrCat(s.priority()),
               s.cancelled() ? "cancelled" : (s.paused() ? "paused" : "")});
   }
   t.Print(std::cout);
@@ -139,7 +156,7 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   v1::SweepProgress p;
   const absl::Time start = absl::Now();
   int64_t first_finished = -1;
-  std::string last_line;
+  std::string last_line, latest;
   while (reader->Read(&p)) {
     const v1::Sweep& s = p.sweep();
     const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) +
@@ -158,11 +175,27 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
             ? static_cast<int>(width * finished / s.total_trials())
             : 0;
     const std::string line = CountsLine(s);
+    // The latest metrics of the most recently reporting trial.
+    for (const v1::Trial& t : p.updated()) {
+      if (t.latest().empty()) continue;
+      std::string m =
+          absl::StrFormat("%s r=%s step %d:",
+                          ParameterizationLabel(t.config().parameterization()),
+                          FormatNumber(t.config().lr_ratio()), t.last_step());
+      for (const char* name :
+           {"train_loss", "train_accuracy", "distinct_attention"}) {
+        auto it = t.latest().find(name);
+        if (it != t.latest().end())
+          absl::StrAppend(&m, " ", name, "=", FormatNumber(it->second));
+      }
+      latest = m;
+    }
     if (tty) {
-      std::printf("\r\033[K[%s%s] %s  elapsed %s  eta %s",
+      std::printf("\r\033[K[%s%s] %s  elapsed %s  eta %s%s%s",
                   std::string(filled, '#').c_str(),
                   std::string(width - filled, '.').c_str(), line.c_str(),
-                  Duration(elapsed).c_str(), eta.c_str());
+                  Duration(elapsed).c_str(), eta.c_str(),
+                  latest.empty() ? "" : "  | ", latest.c_str());
       std::fflush(stdout);
     } else if (line != last_line) {
       std::printf("%s\n", line.c_str());

@@ -44,8 +44,9 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format);
 struct PlotArgs {
   std::string sweep;
   std::string out_dir = ".";
-  std::string kind = "all";          // all | ratio | dtap | curves
+  std::string kind = "all";          // all | ratio | dtap | curves | theory
   std::vector<std::string> metrics;  // default per kind
+  std::string overlay;  // theory: a trained sweep to overlay as points
 };
 int Plot(Connection& conn, const PlotArgs& args);
 

@@ -99,8 +99,12 @@ int main(int argc, char** argv) {
       "plot", "write PNG and SVG figures of a sweep (docs/cli.md)");
   plot_cmd->add_option("sweep", plot.sweep, "sweep name")->required();
   plot_cmd->add_option("--out", plot.out_dir, "output folder (default .)");
-  plot_cmd->add_option("--kind", plot.kind, "all, ratio, dtap or curves")
-      ->check(CLI::IsMember({"all", "ratio", "dtap", "curves"}));
+  plot_cmd
+      ->add_option("--kind", plot.kind, "all, ratio, dtap, curves or theory")
+      ->check(CLI::IsMember({"all", "ratio", "dtap", "curves", "theory"}));
+  plot_cmd->add_option(
+      "--overlay", plot.overlay,
+      "theory: a trained sweep whose models to overlay as points");
   plot_cmd
       ->add_option("--metrics", plot.metrics, "metrics to plot (ratio, curves)")
       ->delimiter(',');

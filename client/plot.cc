@@ -240,4 +240,57 @@ absl::Status PlotCurves(const std::vector<Curve>& curves,
   return RunGnuplot(out_base, body);
 }
 
+absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
+                        const std::vector<TrainedPoint>& points,
+                        const std::string& out_base) {
+  if (curves.empty())
+    return absl::FailedPreconditionError("no theory curves to plot");
+  std::ofstream dat(out_base + ".dat");
+  dat << "# blocks: one per r (loss alpha), then the trained models (loss "
+         "attention label)\n";
+  double lmin = 1;
+  for (size_t i = 0; i < curves.size(); ++i) {
+    if (i > 0) dat << "\n\n";
+    dat << absl::StrFormat("# r = %.6g\n", curves[i].r);
+    for (size_t k = 0; k < curves[i].loss.size() && k < curves[i].alpha.size();
+         ++k) {
+      dat << absl::StrFormat("%.10g %.10g\n", curves[i].loss[k],
+                             curves[i].alpha[k]);
+      if (curves[i].loss[k] > 0) lmin = std::min(lmin, curves[i].loss[k]);
+    }
+  }
+  if (!points.empty()) {
+    dat << "\n\n# trained\n";
+    for (const auto& p : points) {
+      dat << absl::StrFormat("%.10g %.10g \"%s\"\n", p.loss, p.attention,
+                             p.label);
+      if (p.loss > 0) lmin = std::min(lmin, p.loss);
+    }
+  }
+  dat.close();
+  std::string body = absl::StrCat(
+      "set logscale x\nset xlabel 'loss (decreasing ->)'\nset ylabel "
+      "'attention on informative tokens (alpha)'\n",
+      absl::StrFormat("set xrange [1.5:%.10g] reverse\nset yrange [0:1.05]\n",
+                      lmin / 1.5),
+      "set key outside right top\nset grid\nset title 'theory: alpha at the "
+      "loss reached, by r = eta_QK/eta_OV",
+      points.empty() ? "" : "; points: trained models", "'\nplot ");
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < curves.size(); ++i) {
+    parts.push_back(absl::StrFormat(
+        "'%s.dat' index %d using 1:2 with lines lw 2 title 'r = %.4g'",
+        out_base, i, curves[i].r));
+  }
+  if (!points.empty()) {
+    parts.push_back(absl::StrFormat(
+        "'%s.dat' index %d using 1:2 with points pt 7 ps 1.3 lc rgb 'black' "
+        "title 'trained models', "
+        "'' index %d using 1:2:3 with labels offset 1,0.6 font ',8' notitle",
+        out_base, curves.size(), curves.size()));
+  }
+  body += absl::StrJoin(parts, ", ");
+  return RunGnuplot(out_base, body);
+}
+
 }  // namespace qkov::client

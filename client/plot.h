@@ -35,6 +35,24 @@ struct Curve {
 absl::Status PlotCurves(const std::vector<Curve>& curves,
                         const std::string& metric, const std::string& out_base);
 
+// Theory curves (NOTES.md §4): attention alpha against the loss at which the
+// reduced gradient flow first reaches it, one curve per r; with the trained
+// models' (final loss, distinct-token attention) overlaid as labelled points,
+// mean over seeds per (parameterization, ratio).
+struct TheoryCurve {
+  double r;
+  std::vector<double> loss;
+  std::vector<double> alpha;
+};
+struct TrainedPoint {
+  std::string label;
+  double loss;
+  double attention;
+};
+absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
+                        const std::vector<TrainedPoint>& points,
+                        const std::string& out_base);
+
 }  // namespace qkov::client
 
 #endif  // QKOV_CLIENT_PLOT_H_

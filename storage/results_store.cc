@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "storage/migrations.h"
 
@@ -181,6 +182,28 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
   return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db), path));
 }
 
+absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
+    const std::string& trial_id) {
+  absl::MutexLock lock(&mu_);
+  constexpr char kLatestSql[] =
+      "SELECT m.name, m.value FROM metrics m WHERE m.trial_id = ? AND "
+      "m.attempt = "
+      "(SELECT MAX(attempt) FROM metrics WHERE trial_id = ?) AND m.step = "
+      "(SELECT MAX(step) FROM metrics WHERE trial_id = ? AND attempt = "
+      "m.attempt)";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLatestSql));
+  s->BindText(1, trial_id);
+  s->BindText(2, trial_id);
+  s->BindText(3, trial_id);
+  std::map<std::string, double> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out[s->ColumnText(0)] = s->ColumnDouble(1);
+  }
+  return out;
+}
+
 absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCountsSql));
   s->BindInt64(1, sweep->sweep_id);
@@ -191,6 +214,21 @@ absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
     if (!row) break;
     sweep->counts[s->ColumnText(0)] = s->ColumnInt64(1);
     sweep->total_trials += s->ColumnInt64(1);
+  }
+  constexpr char kThroughputSql[] =
+      "SELECT COALESCE(SUM(a.state IN ('done', 'diverged', 'failed') AND "
+      "a.ended_ms >= ?), 0), "
+      "COALESCE(MIN(a.started_ms), 0) FROM attempts a JOIN trials t USING "
+      "(trial_id) "
+      "WHERE t.sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * th, db_->Cached(kThroughputSql));
+  // Display only (status throughput), so the real clock is fine here.
+  th->BindInt64(1, absl::ToUnixMillis(absl::Now()) - 10 * 60 * 1000);
+  th->BindInt64(2, sweep->sweep_id);
+  ASSIGN_OR_RETURN(bool row, th->Step());
+  if (row) {
+    sweep->ended_last_10min = th->ColumnInt64(0);
+    sweep->first_started_ms = th->ColumnInt64(1);
   }
   return absl::OkStatus();
 }

@@ -47,6 +47,8 @@ struct SweepRecord {
   int64_t created_ms = 0;
   int64_t total_trials = 0;
   std::map<std::string, int64_t> counts;  // state -> trials
+  int64_t ended_last_10min = 0;           // attempts ended done/diverged/failed
+  int64_t first_started_ms = 0;           // 0: nothing started yet
 };
 
 struct NewTrial {
@@ -224,6 +226,10 @@ class ResultsStore {
   // INVALID_ARGUMENT for a statement that would write, several statements, or
   // SQL that does not compile (SQLite's message kept).
   absl::StatusOr<SqlResult> QueryReadOnly(const std::string& sql, int max_rows);
+
+  // The latest point of each curve of a trial (its newest attempt).
+  absl::StatusOr<std::map<std::string, double>> LatestMetrics(
+      const std::string& trial_id);
 
   // True when no trial anywhere is queued, preempted or running.
   absl::StatusOr<bool> AllIdle();

@@ -139,6 +139,9 @@ absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {
   s.set_total_trials(r.total_trials);
   s.set_cancelled(r.cancelled);
   s.set_paused(r.paused);
+  s.set_ended_last_10min(r.ended_last_10min);
+  if (r.first_started_ms > 0)
+    *s.mutable_first_started_at() = ToTimestamp(r.first_started_ms);
   s.set_priority(r.priority);
   for (const auto& [state, count] : r.counts) {
     v1::StateCount* c = s.add_counts();
@@ -382,7 +385,12 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
   }
   p.set_finished(active == 0);
   for (const auto& t : changed) {
-    ASSIGN_OR_RETURN(*p.add_updated(), ToTrial(t));
+    v1::Trial* out = p.add_updated();
+    ASSIGN_OR_RETURN(*out, ToTrial(t));
+    if (t.state == storage::kRunning || t.state == storage::kDone) {
+      ASSIGN_OR_RETURN(auto latest, store_->LatestMetrics(t.trial_id));
+      for (const auto& [k, v] : latest) (*out->mutable_latest())[k] = v;
+    }
   }
   return p;
 }

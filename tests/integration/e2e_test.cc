@@ -322,3 +322,68 @@ TEST(BatchTest, BatchedWorkerStoresTheSameResultsAsSingleTrials) {
 
 }  // namespace
 }  // namespace qkov::testing
+
+namespace qkov::testing {
+namespace {
+
+// The theory preset through a real worker, plotted with a trained sweep
+// overlaid; status shows throughput and ETA, watch the latest metrics.
+TEST(PlotTest, TheoryCurvesWithTrainedModelsOverlaid) {
+  TempDir dir;
+  ServerUnderTest server(dir);
+  const std::string at = "--server=" + server.address();
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, at, "submit", "--preset", "paper-theory"})
+                .exit_code,
+            0);
+  WriteFile(dir.File("sweep.yaml"), kSweep);
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, at, "submit", dir.File("sweep.yaml")})
+                .exit_code,
+            0);
+  Process worker({QKOV_WORKER_BIN, at, "--batch_trials=4", "--exit_when_idle"},
+                 dir.File("w.log"));
+  ASSERT_EQ(worker.Wait(180), 0) << ReadFile(dir.File("w.log"));
+
+  CommandResult plot =
+      RunCommand({QKOV_CLI_BIN, at, "plot", "paper-theory", "--out",
+                  dir.File("plots"), "--overlay", "it-sweep"});
+  ASSERT_EQ(plot.exit_code, 0) << plot.err;
+  EXPECT_TRUE(IsValidPng(dir.File("plots/theory_alpha.png")));
+  const std::string svg = ReadFile(dir.File("plots/theory_alpha.svg"));
+  for (const char* r : {"r = 0.01", "r = 0.1", "r = 1", "r = 10", "r = 100",
+                        "trained models"}) {
+    EXPECT_NE(svg.find(std::string("<text>") + r + "</text>"),
+              std::string::npos)
+        << r;
+  }
+  // Each theory curve has exactly the threshold crossings stored for its r.
+  const std::string dat = ReadFile(dir.File("plots/theory_alpha.dat"));
+  auto counts = QueryRows(server.db_path(),
+                          "SELECT printf('%.6g', t.lr_ratio), COUNT(*) FROM "
+                          "metrics m JOIN trials t USING (trial_id) "
+                          "WHERE m.name = 'threshold_alpha' GROUP BY 1");
+  ASSERT_EQ(counts.size(), 5u);
+  for (const auto& c : counts) {
+    const size_t block = dat.find("# r = " + c[0] + "\n");
+    ASSERT_NE(block, std::string::npos) << c[0];
+    const size_t end = dat.find("\n\n", block);
+    const std::string body = dat.substr(
+        block, end == std::string::npos ? std::string::npos : end - block);
+    EXPECT_EQ(std::count(body.begin(), body.end(), '\n'), std::stoi(c[1]))
+        << c[0];
+  }
+  // Four trained groups (2 parameterizations x 2 ratios) overlaid.
+  EXPECT_EQ(std::count(dat.begin(), dat.end(), '"'), 8);
+
+  CommandResult status = RunCommand({QKOV_CLI_BIN, at, "status", "it-sweep"});
+  ASSERT_EQ(status.exit_code, 0);
+  EXPECT_NE(status.out.find("per hour"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find(" done "), std::string::npos)
+      << status.out;  // the ETA column
+  CommandResult watch =
+      RunCommand({QKOV_CLI_BIN, at, "watch", "it-sweep", "--tty"});
+  ASSERT_EQ(watch.exit_code, 0);
+  EXPECT_NE(watch.out.find("train_loss="), std::string::npos) << watch.out;
+}
+
+}  // namespace
+}  // namespace qkov::testing

@@ -233,7 +233,9 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
         break;
     }
     ASSERT_TRUE(allowed.count(s.code())) << s;
-    if (!s.ok()) EXPECT_FALSE(s.message().empty());
+    if (!s.ok()) {
+      EXPECT_FALSE(s.message().empty());
+    }
     // Keep a live lease around so that valid-looking calls reach the store.
     if (rng() % 50 == 0) {
       auto l = core_->LeaseTrial(lr);
@@ -246,7 +248,9 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
   auto rows = store_->TrialsWithResults("fuzz-0", {});
   ASSERT_TRUE(rows.ok());
   for (const auto& t : *rows) {
-    if (t.state == "done") EXPECT_FALSE(t.results.empty()) << t.trial_id;
+    if (t.state == "done") {
+      EXPECT_FALSE(t.results.empty()) << t.trial_id;
+    }
   }
 }
 
