@@ -170,6 +170,49 @@ TEST(TrainerTest, BatchedTrialsAreBitIdenticalToAlone) {
   EXPECT_EQ((*out)[4].steps, 240);
 }
 
+// Asks for a hand-back before step `at`.
+class HandBackObserver : public RecordingObserver {
+ public:
+  explicit HandBackObserver(int64_t at) : at_(at) {}
+  StopRequest PollStop() override {
+    return polls_++ == at_ ? StopRequest::kHandBack : StopRequest::kNone;
+  }
+
+ private:
+  int64_t at_;
+  int64_t polls_ = 0;
+};
+
+TEST(TrainerTest, BatchHandBackResumesEachTrialBitIdentically) {
+  std::vector<TrialOptions> batch;
+  for (int i = 0; i < 3; ++i) {
+    TrialOptions o = Small(Parameterization::kCafo);
+    o.seed = 7 + i;
+    o.lr_ratio = 2 + i;
+    o.optimizer.momentum = 0.9;
+    o.eta_ov = 0.05;
+    batch.push_back(o);
+  }
+  const std::vector<std::string> fresh(batch.size());
+  auto whole =
+      RunTrials(batch, {nullptr, nullptr, nullptr}, torch::kCPU, fresh);
+  ASSERT_TRUE(whole.ok());
+  // Trials handed back at different steps, then resumed together.
+  HandBackObserver a(30), b(57), c(91);
+  auto part = RunTrials(batch, {&a, &b, &c}, torch::kCPU, fresh);
+  ASSERT_TRUE(part.ok());
+  std::vector<std::string> checkpoints;
+  for (const auto& o : *part) {
+    ASSERT_EQ(o.end, TrialEnd::kStopped);
+    checkpoints.push_back(o.checkpoint);
+  }
+  auto rest =
+      RunTrials(batch, {nullptr, nullptr, nullptr}, torch::kCPU, checkpoints);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  for (size_t i = 0; i < batch.size(); ++i)
+    EXPECT_EQ((*rest)[i].results, (*whole)[i].results) << i;
+}
+
 TEST(TrainerTest, IncompatibleTrialsAreNotBatched) {
   TrialOptions a = Small(Parameterization::kFafo),
                b = Small(Parameterization::kCaco);
@@ -272,19 +315,6 @@ TEST(TrainerTest, StopsWhenWindowedLossBelowTarget) {
   EXPECT_EQ(r->end, TrialEnd::kConverged);
   EXPECT_EQ(r->steps, 40);
 }
-
-// Asks for a hand-back before step `at`.
-class HandBackObserver : public RecordingObserver {
- public:
-  explicit HandBackObserver(int64_t at) : at_(at) {}
-  StopRequest PollStop() override {
-    return polls_++ == at_ ? StopRequest::kHandBack : StopRequest::kNone;
-  }
-
- private:
-  int64_t at_;
-  int64_t polls_ = 0;
-};
 
 TEST(TrainerTest, ResumeFromCheckpointIsBitIdentical) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
