@@ -7,19 +7,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/files.h"
 
 namespace qkov {
 namespace {
-
-absl::StatusOr<std::string> Slurp(const std::string& flag,
-                                  const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
 
 void FromEnv(std::string* field, const char* name) {
   if (!field->empty()) return;
@@ -41,7 +32,7 @@ absl::StatusOr<SecureChannel> SecureChannel::Create(
     grpc::ChannelArguments args) {
   SecureChannel out;
   if (!security.token_file.empty()) {
-    auto text = Slurp("--token_file", security.token_file);
+    auto text = ReadFlagFile("--token_file", security.token_file);
     if (!text.ok()) return text.status();
     for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       line = absl::StripAsciiWhitespace(line);
@@ -63,16 +54,16 @@ absl::StatusOr<SecureChannel> SecureChannel::Create(
     creds = grpc::InsecureChannelCredentials();
   } else {
     grpc::SslCredentialsOptions opts;
-    auto ca = Slurp("--tls_ca", security.tls_ca);
+    auto ca = ReadFlagFile("--tls_ca", security.tls_ca);
     if (!ca.ok()) return ca.status();
     opts.pem_root_certs = *ca;
     if (security.tls_cert.empty() != security.tls_key.empty()) {
       return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
     }
     if (!security.tls_cert.empty()) {
-      auto cert = Slurp("--tls_cert", security.tls_cert);
+      auto cert = ReadFlagFile("--tls_cert", security.tls_cert);
       if (!cert.ok()) return cert.status();
-      auto key = Slurp("--tls_key", security.tls_key);
+      auto key = ReadFlagFile("--tls_key", security.tls_key);
       if (!key.ok()) return key.status();
       opts.pem_cert_chain = *cert;
       opts.pem_private_key = *key;

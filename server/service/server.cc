@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 
 namespace qkov::service {
@@ -17,16 +18,12 @@ namespace {
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag,
                                     const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  if (buf.str().find("-----BEGIN") == std::string::npos) {
+  ASSIGN_OR_RETURN(std::string pem, ReadFlagFile(flag, path));
+  if (pem.find("-----BEGIN") == std::string::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat(flag, ": ", path, " is not a PEM file"));
   }
-  return buf.str();
+  return pem;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
