@@ -160,38 +160,43 @@ int main(int argc, char** argv) {
                 static_cast<long long>(resp.trials_added()), dt);
   }
 
-  // 1b. The same cycle without gRPC: the coordinator and SQLite alone.
-  {
-    qkov::service::ServerConfig direct_config = config;
-    auto store = qkov::storage::ResultsStore::Open(dir + "/direct.db");
-    qkov::core::Coordinator core(store->get(), qkov::Clock::Real(),
-                                 config.coordinator);
+  // 1b. The same cycle without gRPC: the coordinator and SQLite alone, on
+  // one thread and on --workers threads (what the store's one writer allows).
+  for (int threads : {1, absl::GetFlag(FLAGS_workers)}) {
+    auto store = qkov::storage::ResultsStore::Open(absl::StrCat(dir, "/direct", threads, ".db"));
+    qkov::core::Coordinator core(store->get(), qkov::Clock::Real(), config.coordinator);
     v1::SubmitSweepRequest req;
-    *req.mutable_spec() = Spec("direct", 20000);
+    *req.mutable_spec() = Spec("direct", 40000);
     if (!core.SubmitSweep(req).ok()) std::abort();
-    v1::RegisterWorkerRequest reg;
-    reg.set_name("direct");
-    Worker w;
-    w.id = core.RegisterWorker(reg)->worker_id();
-    v1::LeaseTrialRequest lr;
-    lr.set_worker_id(w.id);
-    auto lease = core.LeaseTrial(lr);
-    int64_t cycles = 0;
+    std::atomic<int64_t> cycles{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> pool;
     const auto t0 = Clock::now();
-    while (Since(t0) < std::min(3.0, absl::GetFlag(FLAGS_seconds)) &&
-           lease->outcome() == v1::LeaseTrialResponse::LEASED) {
-      v1::CompleteTrialRequest c = Completion(w, lease->lease());
-      c.set_lease_next(true);
-      auto resp = core.CompleteTrial(c);
-      if (!resp.ok()) std::abort();
-      *lease = resp->next();
-      ++cycles;
+    for (int k = 0; k < threads; ++k) {
+      pool.emplace_back([&, k] {
+        v1::RegisterWorkerRequest reg;
+        reg.set_name(absl::StrCat("direct-", k));
+        Worker w;
+        w.id = core.RegisterWorker(reg)->worker_id();
+        v1::LeaseTrialRequest lr;
+        lr.set_worker_id(w.id);
+        auto lease = core.LeaseTrial(lr);
+        while (!stop && lease.ok() && lease->outcome() == v1::LeaseTrialResponse::LEASED) {
+          v1::CompleteTrialRequest c = Completion(w, lease->lease());
+          c.set_lease_next(true);
+          auto resp = core.CompleteTrial(c);
+          if (!resp.ok()) std::abort();
+          *lease = resp->next();
+          ++cycles;
+        }
+      });
     }
-    std::printf(
-        "direct      %.0f lease+complete cycles/s on one thread, no gRPC\n",
-        cycles / Since(t0));
-    if (getenv("QKOV_BENCH_DIRECT_ONLY")) return 0;
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(3.0, absl::GetFlag(FLAGS_seconds))));
+    stop = true;
+    for (auto& t : pool) t.join();
+    std::printf("direct      %.0f lease+complete cycles/s on %d thread(s), no gRPC\n", cycles / Since(t0), threads);
   }
+  if (getenv("QKOV_BENCH_DIRECT_ONLY")) return 0;
 
   std::vector<Worker> workers;
   for (int i = 0; i < n_workers; ++i) workers.push_back(Connect(address, i));
