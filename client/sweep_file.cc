@@ -443,7 +443,6 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
                   {"parameterization", "lr_ratio", "eta_ov", "seed", "alpha"}));
   auto* a = spec.mutable_axes();
   if (const YAML::Node n = axes["parameterization"]) {
-    const YAML::Node list = n.IsSequence() ? n : YAML::Node();
     if (!n.IsSequence() && !n.IsScalar())
       return p.Error(n, "axes.parameterization",
                      "must be a list of FAFO, FACO, CAFO, CACO");
@@ -463,7 +462,6 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
       }
       a->add_parameterizations(v);
     }
-    (void)list;
   }
   std::vector<double> values;
   if (axes["lr_ratio"]) {

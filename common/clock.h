@@ -36,8 +36,6 @@ class FakeClock : public Clock {
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 
-inline int64_t ToUnixMillisUtc(absl::Time t) { return absl::ToUnixMillis(t); }
-
 }  // namespace qkov
 
 #endif  // QKOV_COMMON_CLOCK_H_

@@ -587,8 +587,6 @@ absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
   RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, points));
   int64_t max_step = 0;
   for (const MetricRecord& p : points) max_step = std::max(max_step, p.step);
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
-  (void)s;
   constexpr char kStepSql[] =
       "UPDATE trials SET last_step = MAX(last_step, ?), updated_ms = ? WHERE "
       "trial_id = ?";

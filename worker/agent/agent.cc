@@ -119,7 +119,12 @@ grpc::Status Agent::WithRetry(Call call) {
 
 void Agent::Stop() {
   stop_ = true;
-  if (!stopped_.HasBeenNotified()) stopped_.Notify();
+  NotifyStopped();
+}
+
+void Agent::NotifyStopped() {
+  // Stop() may come from the signal thread while Run() ends: notify once.
+  std::call_once(stopped_once_, [this] { stopped_.Notify(); });
 }
 
 absl::Status Agent::Register() {
@@ -210,9 +215,8 @@ absl::Status Agent::Run() {
                      TimeUtil::DurationToMilliseconds(resp.retry_after())));
     stopped_.WaitForNotificationWithTimeout(wait);
   }
-  const bool asked_to_stop = stop_;
-  Stop();
-  stop_ = asked_to_stop;  // stopped() reports a Stop() from outside only
+  NotifyStopped();  // ends the heartbeat loop; stopped() still reports Stop()
+                    // only
   heartbeat.join();
   return result;
 }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -84,8 +85,11 @@ class Agent {
   std::string worker_id_;
   absl::Duration heartbeat_interval_ = absl::Seconds(5);
 
+  void NotifyStopped();
+
   std::atomic<bool> stop_{false};
-  absl::Notification stopped_;
+  absl::Notification stopped_;  // wakes waits and the heartbeat loop
+  std::once_flag stopped_once_;
   absl::Mutex mu_;
   std::vector<CurrentLease*> current_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> trials_completed_{0};
