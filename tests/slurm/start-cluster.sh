@@ -86,7 +86,8 @@ mkdir -p /run/munge && chown munge:munge /run/munge && chmod 0755 /run/munge
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
   runuser -u munge -- /usr/sbin/munged
   for _ in $(seq 1 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
-  pgrep -u munge munged > "$state/munged.pid" || true
+  # munged writes its own pid file once it has daemonized.
+  if [ -s /run/munge/munged.pid ]; then cp /run/munge/munged.pid "$state/munged.pid"; else pgrep -o -u munge munged > "$state/munged.pid" || true; fi
 fi
 
 running /run/slurm/slurmctld.pid || /usr/sbin/slurmctld -i

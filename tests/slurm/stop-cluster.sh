@@ -7,8 +7,10 @@ keep=0
 for a in "$@"; do [ "$a" = "--keep-jobs" ] && keep=1; done
 if [ "$keep" = 0 ] && command -v scancel >/dev/null; then scancel --user=root 2>/dev/null; scancel -u "$(logname 2>/dev/null || echo root)" 2>/dev/null; fi
 for f in /run/slurm/slurmd.pid /run/slurm/slurmctld.pid /run/local-slurm/munged.pid; do
-  [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+  # shellcheck disable=SC2046
+  [ -f "$f" ] && kill $(cat "$f") 2>/dev/null
 done
+rm -f /run/local-slurm/munged.pid
 for _ in $(seq 1 100); do
   alive=0
   for f in /run/slurm/slurmd.pid /run/slurm/slurmctld.pid; do
