@@ -116,6 +116,32 @@ bool Lease(Worker& w, v1::Lease* lease) {
   return true;
 }
 
+// The qkov-worker cycle: lease once, then complete each trial (after
+// `trial_ms` of fake work) with the next lease riding on the completion, until
+// no lease comes back or `stop` is set. Returns the trials completed.
+int64_t WorkLoop(Worker& w, int trial_ms, const std::atomic<bool>& stop) {
+  int64_t done = 0;
+  v1::Lease lease;
+  bool have = Lease(w, &lease);
+  while (have && !stop) {
+    if (trial_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(trial_ms));
+    grpc::ClientContext ctx;
+    v1::CompleteTrialRequest req = Completion(w, lease);
+    req.set_lease_next(true);
+    v1::CompleteTrialResponse resp;
+    grpc::Status st = w.stub->CompleteTrial(&ctx, req, &resp);
+    if (!st.ok()) {
+      std::fprintf(stderr, "complete: %s\n", st.error_message().c_str());
+      std::abort();
+    }
+    ++done;
+    have = resp.next().outcome() == v1::LeaseTrialResponse::LEASED;
+    if (have) lease = resp.next().lease();
+  }
+  return done;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,8 +189,10 @@ int main(int argc, char** argv) {
   // 1b. The same cycle without gRPC: the coordinator and SQLite alone, on
   // one thread and on --workers threads (what the store's one writer allows).
   for (int threads : {1, absl::GetFlag(FLAGS_workers)}) {
-    auto store = qkov::storage::ResultsStore::Open(absl::StrCat(dir, "/direct", threads, ".db"));
-    qkov::core::Coordinator core(store->get(), qkov::Clock::Real(), config.coordinator);
+    auto store = qkov::storage::ResultsStore::Open(
+        absl::StrCat(dir, "/direct", threads, ".db"));
+    qkov::core::Coordinator core(store->get(), qkov::Clock::Real(),
+                                 config.coordinator);
     v1::SubmitSweepRequest req;
     *req.mutable_spec() = Spec("direct", 40000);
     if (!core.SubmitSweep(req).ok()) std::abort();
@@ -181,7 +209,8 @@ int main(int argc, char** argv) {
         v1::LeaseTrialRequest lr;
         lr.set_worker_id(w.id);
         auto lease = core.LeaseTrial(lr);
-        while (!stop && lease.ok() && lease->outcome() == v1::LeaseTrialResponse::LEASED) {
+        while (!stop && lease.ok() &&
+               lease->outcome() == v1::LeaseTrialResponse::LEASED) {
           v1::CompleteTrialRequest c = Completion(w, lease->lease());
           c.set_lease_next(true);
           auto resp = core.CompleteTrial(c);
@@ -191,10 +220,13 @@ int main(int argc, char** argv) {
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(3.0, absl::GetFlag(FLAGS_seconds))));
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+        std::min(3.0, absl::GetFlag(FLAGS_seconds))));
     stop = true;
     for (auto& t : pool) t.join();
-    std::printf("direct      %.0f lease+complete cycles/s on %d thread(s), no gRPC\n", cycles / Since(t0), threads);
+    std::printf(
+        "direct      %.0f lease+complete cycles/s on %d thread(s), no gRPC\n",
+        cycles / Since(t0), threads);
   }
   if (getenv("QKOV_BENCH_DIRECT_ONLY")) return 0;
 
@@ -209,25 +241,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> threads;
     const auto t0 = Clock::now();
     for (auto& w : workers) {
-      threads.emplace_back([&]() {
-        // As qkov-worker does: the completion asks for the next lease.
-        v1::Lease lease;
-        bool have = Lease(w, &lease);
-        while (!stop && have) {
-          grpc::ClientContext ctx;
-          v1::CompleteTrialRequest req = Completion(w, lease);
-          req.set_lease_next(true);
-          v1::CompleteTrialResponse resp;
-          grpc::Status st = w.stub->CompleteTrial(&ctx, req, &resp);
-          if (!st.ok()) {
-            std::fprintf(stderr, "complete: %s\n", st.error_message().c_str());
-            std::abort();
-          }
-          ++cycles;
-          have = resp.next().outcome() == v1::LeaseTrialResponse::LEASED;
-          if (have) lease = resp.next().lease();
-        }
-      });
+      threads.emplace_back([&]() { cycles += WorkLoop(w, 0, stop); });
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     stop = true;
@@ -249,7 +263,12 @@ int main(int argc, char** argv) {
     for (auto& w : workers) {
       threads.emplace_back([&]() {
         v1::Lease lease;
-        if (!Lease(w, &lease)) std::abort();
+        if (!Lease(w, &lease)) {
+          std::fprintf(stderr,
+                       "ingest: no trial left to lease; raise --trials or "
+                       "lower --seconds\n");
+          std::exit(2);
+        }
         int64_t step = 0;
         const char* names[] = {
             "train_loss",   "train_accuracy", "distinct_attention",
@@ -300,23 +319,11 @@ int main(int argc, char** argv) {
     *req.mutable_spec() = Spec("overhead", n);
     v1::SubmitSweepResponse resp;
     if (!client->SubmitSweep(&ctx, req, &resp).ok()) std::abort();
+    const std::atomic<bool> never{false};
     std::vector<std::thread> threads;
     const auto t0 = Clock::now();
     for (auto& w : workers) {
-      threads.emplace_back([&]() {
-        v1::Lease lease;
-        bool have = Lease(w, &lease);
-        while (have) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(trial_ms));
-          grpc::ClientContext c;
-          v1::CompleteTrialRequest req = Completion(w, lease);
-          req.set_lease_next(true);
-          v1::CompleteTrialResponse r;
-          if (!w.stub->CompleteTrial(&c, req, &r).ok()) std::abort();
-          have = r.next().outcome() == v1::LeaseTrialResponse::LEASED;
-          if (have) lease = r.next().lease();
-        }
-      });
+      threads.emplace_back([&]() { WorkLoop(w, trial_ms, never); });
     }
     for (auto& t : threads) t.join();
     const double makespan = Since(t0);

@@ -385,27 +385,29 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
   }
   if (!synthetic.empty()) {
     // Trials that cannot share a batch (another sweep spec) run one by one.
+    // Groups hold positions in `synthetic`.
     std::vector<std::vector<size_t>> groups;
     if (training::CheckBatchable(synthetic_options).ok()) {
-      groups.push_back(synthetic);
+      groups.emplace_back();
+      for (size_t k = 0; k < synthetic.size(); ++k) groups.back().push_back(k);
     } else {
-      for (size_t i : synthetic) groups.push_back({i});
+      for (size_t k = 0; k < synthetic.size(); ++k) groups.push_back({k});
     }
     for (const auto& group : groups) {
       std::vector<training::TrialOptions> opts;
       std::vector<training::TrainingObserver*> obs;
       std::vector<std::string> resume;
-      for (size_t i : group) {
-        opts.push_back(*ToTrialOptions(leases[i].config()));
-        obs.push_back(observers[i].get());
-        resume.push_back(leases[i].checkpoint());
+      for (size_t k : group) {
+        opts.push_back(synthetic_options[k]);
+        obs.push_back(observers[synthetic[k]].get());
+        resume.push_back(leases[synthetic[k]].checkpoint());
       }
       absl::StatusOr<std::vector<training::TrialOutcome>> run =
           training::RunTrials(opts, obs, device_, resume);
-      for (size_t k = 0; k < group.size(); ++k) {
-        outcomes[group[k]] =
+      for (size_t j = 0; j < group.size(); ++j) {
+        outcomes[synthetic[group[j]]] =
             run.ok()
-                ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[k]))
+                ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[j]))
                 : absl::StatusOr<training::TrialOutcome>(run.status());
       }
     }
