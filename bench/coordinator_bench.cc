@@ -253,7 +253,27 @@ int main(int argc, char** argv) {
         cycles / dt, static_cast<long long>(cycles.load()), dt);
   }
 
-  // 3. Metric ingest.
+  // 3. Metric ingest: every worker needs one queued trial to report on.
+  {
+    grpc::ClientContext ctx;
+    v1::GetSweepRequest get;
+    get.set_name("big");
+    v1::Sweep big;
+    int64_t queued = 0;
+    if (client->GetSweep(&ctx, get, &big).ok()) {
+      for (const auto& c : big.counts()) {
+        if (c.state() == v1::QUEUED) queued = c.count();
+      }
+    }
+    if (queued < n_workers) {
+      std::fprintf(stderr,
+                   "ingest: %lld trials left for %d workers; raise --trials or "
+                   "lower --seconds\n",
+                   static_cast<long long>(queued), n_workers);
+      (*server)->Shutdown();
+      return 2;
+    }
+  }
   {
     const int batch = absl::GetFlag(FLAGS_batch);
     std::atomic<int64_t> points{0};
@@ -263,12 +283,7 @@ int main(int argc, char** argv) {
     for (auto& w : workers) {
       threads.emplace_back([&]() {
         v1::Lease lease;
-        if (!Lease(w, &lease)) {
-          std::fprintf(stderr,
-                       "ingest: no trial left to lease; raise --trials or "
-                       "lower --seconds\n");
-          std::exit(2);
-        }
+        if (!Lease(w, &lease)) return;  // checked above: one per worker
         int64_t step = 0;
         const char* names[] = {
             "train_loss",   "train_accuracy", "distinct_attention",
