@@ -3,9 +3,12 @@
 //
 //   coordinator_bench [--workers=16] [--trials=100000] [--seconds=10]
 //                     [--batch=1000] [--overhead_trials=10000] [--trial_ms=20]
+//                     [--runs=submit,direct,cycles,ingest,overhead]
 //
 // Runs, on one fresh database in a temporary directory:
 //   submit     SubmitSweep of a --trials grid (4 x 25 x 1 x trials/100)
+//   direct     the cycle below in-process, without gRPC (1 and --workers
+//              threads)
 //   cycles     lease + complete cycles/s, --workers threads, --seconds
 //   ingest     metric points/s, --workers threads sending --batch points
 //   overhead   --overhead_trials fake trials of --trial_ms on --workers
@@ -23,6 +26,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/clock.h"
 #include "qkov/v1/sweep.grpc.pb.h"
 #include "qkov/v1/worker.grpc.pb.h"
@@ -37,6 +41,8 @@ ABSL_FLAG(double, seconds, 10, "duration of the cycles and ingest runs");
 ABSL_FLAG(int, batch, 1000, "metric points per ReportMetrics");
 ABSL_FLAG(int, overhead_trials, 10000, "fake trials in the overhead run");
 ABSL_FLAG(int, trial_ms, 20, "duration of one fake trial");
+ABSL_FLAG(std::string, runs, "submit,direct,cycles,ingest,overhead",
+          "which runs to make (submit always runs: the others need its grid)");
 
 namespace v1 = ::qkov::v1;
 using Clock = std::chrono::steady_clock;
@@ -188,7 +194,14 @@ int main(int argc, char** argv) {
 
   // 1b. The same cycle without gRPC: the coordinator and SQLite alone, on
   // one thread and on --workers threads (what the store's one writer allows).
+  const std::string runs = absl::GetFlag(FLAGS_runs);
+  auto wanted = [&runs](const char* run) {
+    for (absl::string_view r : absl::StrSplit(runs, ','))
+      if (r == run) return true;
+    return false;
+  };
   for (int threads : {1, absl::GetFlag(FLAGS_workers)}) {
+    if (!wanted("direct")) break;
     auto store = qkov::storage::ResultsStore::Open(
         absl::StrCat(dir, "/direct", threads, ".db"));
     qkov::core::Coordinator core(store->get(), qkov::Clock::Real(),
@@ -224,21 +237,25 @@ int main(int argc, char** argv) {
         std::min(3.0, absl::GetFlag(FLAGS_seconds))));
     stop = true;
     for (auto& t : pool) t.join();
+    const auto stats = (*store)->GetWriteStats();
     std::printf(
-        "direct      %.0f lease+complete cycles/s on %d thread(s), no gRPC\n",
-        cycles / Since(t0), threads);
+        "direct      %.0f lease+complete cycles/s on %d thread(s), no gRPC "
+        "(%.1f writes per commit)\n",
+        cycles / Since(t0), threads,
+        static_cast<double>(stats.writes) /
+            std::max<int64_t>(1, stats.commits));
   }
-  if (getenv("QKOV_BENCH_DIRECT_ONLY")) return 0;
 
   std::vector<Worker> workers;
   for (int i = 0; i < n_workers; ++i) workers.push_back(Connect(address, i));
   const double seconds = absl::GetFlag(FLAGS_seconds);
 
   // 2. Lease + complete cycles.
-  {
+  if (wanted("cycles")) {
     std::atomic<int64_t> cycles{0};
     std::atomic<bool> stop{false};
     std::vector<std::thread> threads;
+    const auto stats0 = (*server)->store()->GetWriteStats();
     const auto t0 = Clock::now();
     for (auto& w : workers) {
       threads.emplace_back([&]() { cycles += WorkLoop(w, 0, stop); });
@@ -247,14 +264,17 @@ int main(int argc, char** argv) {
     stop = true;
     for (auto& t : threads) t.join();
     const double dt = Since(t0);
+    const auto stats1 = (*server)->store()->GetWriteStats();
     std::printf(
         "cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease "
-        "rides on the completion)\n",
-        cycles / dt, static_cast<long long>(cycles.load()), dt);
+        "rides on the completion; %.1f writes per commit)\n",
+        cycles / dt, static_cast<long long>(cycles.load()), dt,
+        static_cast<double>(stats1.writes - stats0.writes) /
+            std::max<int64_t>(1, stats1.commits - stats0.commits));
   }
 
   // 3. Metric ingest: every worker needs one queued trial to report on.
-  {
+  if (wanted("ingest")) {
     grpc::ClientContext ctx;
     v1::GetSweepRequest get;
     get.set_name("big");
@@ -274,7 +294,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  {
+  if (wanted("ingest")) {
     const int batch = absl::GetFlag(FLAGS_batch);
     std::atomic<int64_t> points{0};
     std::atomic<bool> stop{false};
@@ -319,7 +339,7 @@ int main(int argc, char** argv) {
   }
 
   // 4. Scheduling overhead on fake trials.
-  {
+  if (wanted("overhead")) {
     const int n = absl::GetFlag(FLAGS_overhead_trials);
     const int trial_ms = absl::GetFlag(FLAGS_trial_ms);
     {

@@ -100,8 +100,15 @@ CREATE VIEW trial_results AS
   FROM results r JOIN trials t USING (trial_id) JOIN sweeps s USING (sweep_id);
 )sql";
 
+// Migration 2: each trial's config also as a serialized qkov.v1.TrialConfig,
+// so that a lease does not parse JSON. NULL for trials stored by schema 1;
+// config_json stays the record researchers query.
+constexpr char kMigration2[] = R"sql(
+ALTER TABLE trials ADD COLUMN config_pb BLOB;
+)sql";
+
 const std::vector<const char*>& Migrations() {
-  static const auto* m = new std::vector<const char*>{kMigration1};
+  static const auto* m = new std::vector<const char*>{kMigration1, kMigration2};
   return *m;
 }
 
@@ -117,14 +124,22 @@ absl::StatusOr<int> SchemaVersion(Database* db) {
 }
 
 absl::Status Migrate(Database* db) {
+  return MigrateTo(db, LatestSchemaVersion());
+}
+
+absl::Status MigrateTo(Database* db, int target) {
   ASSIGN_OR_RETURN(int version, SchemaVersion(db));
   const int latest = LatestSchemaVersion();
+  if (target < 0 || target > latest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no schema version ", target, " (latest ", latest, ")"));
+  }
   if (version > latest) {
     return absl::FailedPreconditionError(absl::StrCat(
         "database schema version ", version, " is newer than this binary's ",
         latest, "; upgrade qkov-sweep before opening it"));
   }
-  for (int v = version + 1; v <= latest; ++v) {
+  for (int v = version + 1; v <= target; ++v) {
     Transaction txn(db);
     RETURN_IF_ERROR(txn.Begin());
     RETURN_IF_ERROR(db->Execute(Migrations()[v - 1]));

@@ -19,6 +19,10 @@ absl::StatusOr<int> SchemaVersion(Database* db);
 // the file's version is newer than LatestSchemaVersion().
 absl::Status Migrate(Database* db);
 
+// Migrate, stopping at `target` (<= LatestSchemaVersion()): how tests build
+// a database as an older binary left it.
+absl::Status MigrateTo(Database* db, int target);
+
 }  // namespace qkov::storage
 
 #endif  // QKOV_STORAGE_MIGRATIONS_H_

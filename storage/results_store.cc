@@ -32,8 +32,9 @@ constexpr char kUpdateSweepSpecSql[] =
 constexpr char kInsertTrialSql[] =
     "INSERT INTO trials (trial_id, sweep_id, ordinal, config_json, "
     "config_hash, "
-    "parameterization, lr_ratio, eta_ov, seed, state, created_ms, updated_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?) "
+    "parameterization, lr_ratio, eta_ov, seed, state, created_ms, updated_ms, "
+    "config_pb) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?) "
     "ON CONFLICT (sweep_id, config_hash) DO NOTHING";
 constexpr char kMaxOrdinalSql[] =
     "SELECT COALESCE(MAX(ordinal), -1) FROM trials WHERE sweep_id = ?";
@@ -69,7 +70,7 @@ constexpr char kNextSweepSql[] =
 // Its next trial: handed-back trials (queue_rank -1) first, then grid order.
 constexpr char kNextQueuedSql[] =
     "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, "
-    "parameterization FROM trials "
+    "parameterization, config_pb FROM trials "
     "WHERE sweep_id = ? AND state = 'queued' ORDER BY queue_rank, ordinal "
     "LIMIT 1";
 constexpr char kAnyRunningSql[] =
@@ -182,6 +183,127 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
   return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db), path));
 }
 
+struct ResultsStore::PendingWrite {
+  explicit PendingWrite(absl::FunctionRef<absl::Status()> f) : op(f) {}
+  absl::FunctionRef<absl::Status()> op;
+  absl::Status status;
+  bool done = false;  // guarded by queue_mu_
+  absl::CondVar cv;
+};
+
+absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op) {
+  // A group holds at most this many writes, so that a burst cannot keep one
+  // transaction (and its waiting callers) open without bound.
+  constexpr size_t kMaxGroup = 256;
+  PendingWrite w(op);
+  queue_mu_.Lock();
+  writers_.push_back(&w);
+  while (!w.done && &w != writers_.front()) w.cv.Wait(&queue_mu_);
+  if (w.done) {
+    queue_mu_.Unlock();
+    return w.status;
+  }
+  if (before_group_hook_) {
+    std::function<void()> hook = before_group_hook_;
+    queue_mu_.Unlock();
+    hook();
+    queue_mu_.Lock();
+  }
+  // This caller leads: it commits every write queued so far. Writes that
+  // arrive meanwhile queue behind the group and form the next one.
+  std::vector<PendingWrite*> group(
+      writers_.begin(),
+      writers_.begin() + std::min(writers_.size(), kMaxGroup));
+  queue_mu_.Unlock();
+  {
+    absl::MutexLock lock(&mu_);
+    CommitGroup(group);
+  }
+  queue_mu_.Lock();
+  for (PendingWrite* p : group) {
+    writers_.pop_front();
+    p->done = true;
+    if (p != &w) p->cv.Signal();
+  }
+  if (!writers_.empty()) writers_.front()->cv.Signal();
+  queue_mu_.Unlock();
+  return w.status;
+}
+
+void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
+  auto run = [this](const char* sql) -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql));
+    return s->Run();
+  };
+  auto fail_all = [&](const absl::Status& s) {
+    for (PendingWrite* p : group) p->status = s;
+  };
+  absl::Status begin = run("BEGIN IMMEDIATE");
+  if (!begin.ok()) return fail_all(begin);
+  for (PendingWrite* p : group) {
+    absl::Status s = run("SAVEPOINT write");
+    if (s.ok()) {
+      p->status = p->op();
+      if (!p->status.ok()) s = run("ROLLBACK TO write");
+      if (s.ok()) s = run("RELEASE write");
+    }
+    // SQLite ends the whole transaction on some errors (disk full, I/O):
+    // then no write of this group is stored, and each caller hears so.
+    if (!s.ok() || sqlite3_get_autocommit(db_->raw())) {
+      absl::Status cause = !s.ok() ? s : p->status;
+      if (cause.ok()) cause = absl::InternalError("transaction ended early");
+      run("ROLLBACK").IgnoreError();
+      return fail_all(
+          absl::Status(cause.code(),
+                       absl::StrCat("nothing stored, transaction rolled back: ",
+                                    cause.message())));
+    }
+  }
+  absl::Status commit = run("COMMIT");
+  if (!commit.ok()) {
+    run("ROLLBACK").IgnoreError();
+    return fail_all(commit);
+  }
+  stats_.writes += static_cast<int64_t>(group.size());
+  ++stats_.commits;
+}
+
+ResultsStore::WriteStats ResultsStore::GetWriteStats() {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void ResultsStore::SetBeforeGroupHookForTesting(std::function<void()> hook) {
+  absl::MutexLock lock(&queue_mu_);
+  before_group_hook_ = std::move(hook);
+}
+
+size_t ResultsStore::QueuedWritesForTesting() {
+  absl::MutexLock lock(&queue_mu_);
+  return writers_.size();
+}
+
+absl::Status ResultsStore::WriteForTesting(
+    std::function<absl::Status(Database*)> op) {
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    return op(db_.get());
+  });
+}
+
+absl::StatusOr<int64_t> ResultsStore::SweepIdLocked(const std::string& name) {
+  constexpr char kSweepIdSql[] = "SELECT sweep_id FROM sweeps WHERE name = ?";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepIdSql));
+  s->BindText(1, name);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  const int64_t id = s->ColumnInt64(0);
+  s->Reset();
+  return id;
+}
+
 absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
     const std::string& trial_id) {
   absl::MutexLock lock(&mu_);
@@ -249,9 +371,19 @@ absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
 absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
     const SweepRecord& sweep, const std::vector<NewTrial>& trials,
     int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
+  SubmitOutcome out;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    out = SubmitOutcome();
+    return SubmitSweepLocked(sweep, trials, now_ms, &out);
+  }));
+  return out;
+}
+
+absl::Status ResultsStore::SubmitSweepLocked(
+    const SweepRecord& sweep, const std::vector<NewTrial>& trials,
+    int64_t now_ms, SubmitOutcome* result) {
+  SubmitOutcome& out = *result;
   int64_t sweep_id;
   absl::StatusOr<SweepRecord> existing = GetSweepLocked(sweep.name);
   if (existing.ok()) {
@@ -277,7 +409,6 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (row) base_ordinal = s->ColumnInt64(0) + 1;
   }
-  SubmitOutcome out;
   ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
   for (const NewTrial& t : trials) {
     ins->Reset();
@@ -292,6 +423,11 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
     ins->BindInt64(9, static_cast<int64_t>(t.seed));
     ins->BindInt64(10, now_ms);
     ins->BindInt64(11, now_ms);
+    if (t.config_pb.empty()) {
+      ins->BindNull(12);
+    } else {
+      ins->BindBlob(12, t.config_pb);
+    }
     RETURN_IF_ERROR(ins->Run());
     if (db_->Changes() > 0) {
       ++out.added;
@@ -318,8 +454,7 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
     RETURN_IF_ERROR(s->Run());
   }
   ASSIGN_OR_RETURN(out.sweep, GetSweepLocked(sweep.name));
-  RETURN_IF_ERROR(txn.Commit());
-  return out;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {
@@ -344,58 +479,66 @@ absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
 
 absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name,
                                                   int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
-  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(name));
+  int64_t cancelled = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(int64_t id, SweepIdLocked(name));
+    return CancelSweepLocked(id, now_ms, &cancelled);
+  }));
+  return cancelled;
+}
+
+absl::Status ResultsStore::CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
+                                             int64_t* cancelled) {
   ASSIGN_OR_RETURN(Statement * a, db_->Cached(kCancelAttemptsSql));
   a->BindInt64(1, now_ms);
-  a->BindInt64(2, sweep.sweep_id);
+  a->BindInt64(2, sweep_id);
   RETURN_IF_ERROR(a->Run());
   ASSIGN_OR_RETURN(Statement * t, db_->Cached(kCancelTrialsSql));
   t->BindInt64(1, now_ms);
-  t->BindInt64(2, sweep.sweep_id);
+  t->BindInt64(2, sweep_id);
   RETURN_IF_ERROR(t->Run());
-  const int64_t cancelled = db_->Changes();
+  *cancelled = db_->Changes();
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCancelSweepSql));
   s->BindInt64(1, now_ms);
-  s->BindInt64(2, sweep.sweep_id);
-  RETURN_IF_ERROR(s->Run());
-  RETURN_IF_ERROR(txn.Commit());
-  return cancelled;
+  s->BindInt64(2, sweep_id);
+  return s->Run();
 }
 
 absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,
                                      int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  constexpr char kPauseSql[] =
-      "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE name = ?";
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
-  s->BindInt64(1, paused ? 1 : 0);
-  s->BindInt64(2, now_ms);
-  s->BindText(3, name);
-  RETURN_IF_ERROR(s->Run());
-  if (db_->Changes() == 0)
-    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
-  return absl::OkStatus();
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    constexpr char kPauseSql[] =
+        "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE name = ?";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
+    s->BindInt64(1, paused ? 1 : 0);
+    s->BindInt64(2, now_ms);
+    s->BindText(3, name);
+    RETURN_IF_ERROR(s->Run());
+    if (db_->Changes() == 0)
+      return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name,
                                                   int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
-  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(name));
-  constexpr char kRetrySql[] =
-      "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, "
-      "updated_ms = ? "
-      "WHERE sweep_id = ? AND state = 'failed'";
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRetrySql));
-  s->BindInt64(1, now_ms);
-  s->BindInt64(2, sweep.sweep_id);
-  RETURN_IF_ERROR(s->Run());
-  const int64_t n = db_->Changes();
-  RETURN_IF_ERROR(txn.Commit());
+  int64_t n = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(int64_t sweep_id, SweepIdLocked(name));
+    constexpr char kRetrySql[] =
+        "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, "
+        "updated_ms = ? "
+        "WHERE sweep_id = ? AND state = 'failed'";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRetrySql));
+    s->BindInt64(1, now_ms);
+    s->BindInt64(2, sweep_id);
+    RETURN_IF_ERROR(s->Run());
+    n = db_->Changes();
+    return absl::OkStatus();
+  }));
   return n;
 }
 
@@ -403,15 +546,17 @@ absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
                                           const std::string& name, int slots,
                                           const std::string& provenance_json,
                                           int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertWorkerSql));
-  s->BindText(1, worker_id);
-  s->BindText(2, name);
-  s->BindInt64(3, slots);
-  s->BindText(4, provenance_json);
-  s->BindInt64(5, now_ms);
-  s->BindInt64(6, now_ms);
-  return s->Run();
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertWorkerSql));
+    s->BindText(1, worker_id);
+    s->BindText(2, name);
+    s->BindInt64(3, slots);
+    s->BindText(4, provenance_json);
+    s->BindInt64(5, now_ms);
+    s->BindInt64(6, now_ms);
+    return s->Run();
+  });
 }
 
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
@@ -427,9 +572,19 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
     int max_trials, std::vector<LeaseRecord>* leases) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
+  LeaseAvailability a = LeaseAvailability::kNoWork;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(
+        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
+    return absl::OkStatus();
+  }));
+  return a;
+}
+
+absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
+    const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
+    int max_trials, std::vector<LeaseRecord>* leases) {
   leases->clear();
   // Expired leases are requeued by the server's reaper; when nothing is
   // queued we also reap here, so a lost trial never waits for the reaper.
@@ -456,19 +611,19 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
     l.checkpoint = next->ColumnBlob(3);
     l.checkpoint_step = l.checkpoint.empty() ? 0 : next->ColumnInt64(4);
     parameterization = next->ColumnText(5);
+    l.config_pb = next->ColumnBlob(6);
     leases->push_back(std::move(l));
   }
   if (leases->empty()) {
     ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
     ASSIGN_OR_RETURN(bool r, any->Step());
     const bool running = r && any->ColumnInt64(0) != 0;
-    RETURN_IF_ERROR(txn.Commit());  // keep what the reaping pass did
     return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
   }
   if (max_trials > 1) {
     constexpr char kCompanionsSql[] =
-        "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step "
-        "FROM trials "
+        "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, "
+        "config_pb FROM trials "
         "WHERE sweep_id = ? AND state = 'queued' AND parameterization = ? AND "
         "trial_id != ? "
         "ORDER BY queue_rank, ordinal LIMIT ?";
@@ -486,6 +641,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
       l.config_json = more->ColumnText(2);
       l.checkpoint = more->ColumnBlob(3);
       l.checkpoint_step = l.checkpoint.empty() ? 0 : more->ColumnInt64(4);
+      l.config_pb = more->ColumnBlob(5);
       leases->push_back(std::move(l));
     }
   }
@@ -506,7 +662,6 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
     att->BindInt64(5, l.checkpoint_step);
     RETURN_IF_ERROR(att->Run());
   }
-  RETURN_IF_ERROR(txn.Commit());
   return LeaseAvailability::kLeased;
 }
 
@@ -543,22 +698,24 @@ absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id,
                                              int attempt, int64_t step,
                                              int64_t now_ms, int64_t lease_ms,
                                              int64_t* expires_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
-  absl::Status lease = CheckLease(trial_id, attempt, now_ms);
-  if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease))
-    return false;
-  RETURN_IF_ERROR(lease);
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRenewSql));
-  *expires_ms = now_ms + lease_ms;
-  s->BindInt64(1, *expires_ms);
-  s->BindInt64(2, step);
-  s->BindInt64(3, now_ms);
-  s->BindText(4, trial_id);
-  RETURN_IF_ERROR(s->Run());
-  RETURN_IF_ERROR(txn.Commit());
-  return true;
+  bool renewed = false;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    absl::Status lease = CheckLease(trial_id, attempt, now_ms);
+    if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease))
+      return absl::OkStatus();
+    RETURN_IF_ERROR(lease);
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRenewSql));
+    *expires_ms = now_ms + lease_ms;
+    s->BindInt64(1, *expires_ms);
+    s->BindInt64(2, step);
+    s->BindInt64(3, now_ms);
+    s->BindText(4, trial_id);
+    RETURN_IF_ERROR(s->Run());
+    renewed = true;
+    return absl::OkStatus();
+  }));
+  return renewed;
 }
 
 absl::Status ResultsStore::InsertMetrics(
@@ -580,9 +737,15 @@ absl::Status ResultsStore::InsertMetrics(
 absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
                                       const std::vector<MetricRecord>& points,
                                       int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    return AddMetricsLocked(trial_id, attempt, points, now_ms);
+  });
+}
+
+absl::Status ResultsStore::AddMetricsLocked(
+    const std::string& trial_id, int attempt,
+    const std::vector<MetricRecord>& points, int64_t now_ms) {
   RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
   RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, points));
   int64_t max_step = 0;
@@ -594,60 +757,72 @@ absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
   u->BindInt64(1, max_step);
   u->BindInt64(2, now_ms);
   u->BindText(3, trial_id);
-  RETURN_IF_ERROR(u->Run());
-  return txn.Commit();
+  return u->Run();
 }
 
-absl::Status ResultsStore::CompleteTrial(
-    const std::string& trial_id, int attempt, bool diverged,
-    const std::map<std::string, double>& results,
-    const std::vector<ArtifactRecord>& artifacts,
-    const std::vector<MetricRecord>& final_points,
-    const std::string& provenance_json, int64_t steps, int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
-  RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
-  RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, final_points));
+absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    return CompleteTrialLocked(c, now_ms);
+  });
+}
+
+absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
+    const Completion& c, const std::string& worker_id, int64_t now_ms,
+    int64_t lease_ms, int max_trials, std::vector<LeaseRecord>* leases) {
+  LeaseAvailability a = LeaseAvailability::kNoWork;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+    ASSIGN_OR_RETURN(
+        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
+    return absl::OkStatus();
+  }));
+  return a;
+}
+
+absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
+                                               int64_t now_ms) {
+  RETURN_IF_ERROR(CheckLease(c.trial_id, c.attempt, now_ms));
+  RETURN_IF_ERROR(InsertMetrics(c.trial_id, c.attempt, c.final_points));
   {
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertResultSql));
-    for (const auto& [name, value] : results) {
+    for (const auto& [name, value] : c.results) {
       s->Reset();
-      s->BindText(1, trial_id);
+      s->BindText(1, c.trial_id);
       s->BindText(2, name);
       s->BindDouble(3, value);
-      s->BindInt64(4, attempt);
+      s->BindInt64(4, c.attempt);
       RETURN_IF_ERROR(s->Run());
     }
   }
   {
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertArtifactSql));
-    for (const ArtifactRecord& a : artifacts) {
+    for (const ArtifactRecord& a : c.artifacts) {
       s->Reset();
-      s->BindText(1, trial_id);
+      s->BindText(1, c.trial_id);
       s->BindText(2, a.name);
       s->BindText(3, a.kind);
       s->BindText(4, a.content);
-      s->BindInt64(5, attempt);
+      s->BindInt64(5, c.attempt);
       RETURN_IF_ERROR(s->Run());
     }
   }
-  const char* state = diverged ? kDiverged : kDone;
+  const char* state = c.diverged ? kDiverged : kDone;
   ASSIGN_OR_RETURN(Statement * t, db_->Cached(kEndTrialSql));
   t->BindText(1, state);
-  t->BindInt64(2, steps);
+  t->BindInt64(2, c.steps);
   t->BindInt64(3, now_ms);
-  t->BindText(4, trial_id);
+  t->BindText(4, c.trial_id);
   RETURN_IF_ERROR(t->Run());
   ASSIGN_OR_RETURN(Statement * a, db_->Cached(kEndAttemptSql));
   a->BindText(1, state);
   a->BindInt64(2, now_ms);
   a->BindText(3, "");
-  a->BindText(4, provenance_json);
-  a->BindText(5, trial_id);
-  a->BindInt64(6, attempt);
-  RETURN_IF_ERROR(a->Run());
-  return txn.Commit();
+  a->BindText(4, c.provenance_json);
+  a->BindText(5, c.trial_id);
+  a->BindInt64(6, c.attempt);
+  return a->Run();
 }
 
 namespace {
@@ -705,25 +880,27 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
     const std::string& trial_id, int attempt, const std::string& reason,
     bool preempted, const std::string& checkpoint, int64_t checkpoint_step,
     int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
-  RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
-  ASSIGN_OR_RETURN(
-      std::string state,
-      EndAttemptAndRequeue(db_.get(), trial_id, attempt,
-                           preempted ? kPreempted : kFailed, reason, preempted,
-                           checkpoint, checkpoint_step, now_ms));
-  RETURN_IF_ERROR(txn.Commit());
+  std::string state;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
+    ASSIGN_OR_RETURN(
+        state,
+        EndAttemptAndRequeue(db_.get(), trial_id, attempt,
+                             preempted ? kPreempted : kFailed, reason,
+                             preempted, checkpoint, checkpoint_step, now_ms));
+    return absl::OkStatus();
+  }));
   return state;
 }
 
 absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  Transaction txn(db_.get());
-  RETURN_IF_ERROR(txn.Begin());
-  ASSIGN_OR_RETURN(int64_t n, ExpireLeasesLocked(now_ms));
-  RETURN_IF_ERROR(txn.Commit());
+  int64_t n = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(n, ExpireLeasesLocked(now_ms));
+    return absl::OkStatus();
+  }));
   return n;
 }
 

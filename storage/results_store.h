@@ -1,17 +1,27 @@
 // ResultsStore: every read and write the coordinator makes, as typed calls
-// over one SQLite file. Each call is one transaction, so a crash leaves
-// either all of a report or none of it.
+// over one SQLite file. Each write call is atomic, so a crash leaves either
+// all of a report or none of it.
+//
+// Group commit (after LevelDB's DBImpl::Write): writes that arrive while
+// another commit is in progress queue up, and the first of them commits the
+// whole queue in one SQLite transaction, each write inside its own savepoint.
+// A write that fails rolls back to its savepoint and leaves the others
+// alone; a write returns only after the transaction holding it committed, so
+// whatever a caller acknowledges is on disk (docs/architecture.md).
 //
 // Fencing: calls about a running trial carry (trial_id, attempt). They
 // succeed only while that attempt holds the trial's lease and the lease has
 // not expired at `now_ms`; otherwise FAILED_PRECONDITION and nothing is
 // written (docs/protocol.md).
 //
-// Thread safety: all methods are thread-safe (one internal mutex).
+// Thread safety: all methods are thread-safe. Reads take the connection's
+// mutex; writes go through the group-commit queue.
 #ifndef QKOV_STORAGE_RESULTS_STORE_H_
 #define QKOV_STORAGE_RESULTS_STORE_H_
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +30,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/database.h"
@@ -60,6 +71,9 @@ struct NewTrial {
   double lr_ratio = 0;
   double eta_ov = 0;
   uint64_t seed = 0;
+  // The same config as a serialized TrialConfig, read back by leases (no
+  // JSON parsing on the hot path). Empty: leases parse config_json.
+  std::string config_pb;
 };
 
 struct AttemptRecord {
@@ -100,6 +114,8 @@ struct LeaseRecord {
   std::string sweep_name;
   int attempt = 0;
   std::string config_json;
+  std::string config_pb;  // binary TrialConfig; empty for trials stored
+                          // before schema 2 (parse config_json instead)
   int64_t expires_ms = 0;
   std::string checkpoint;
   int64_t checkpoint_step = 0;  // step the checkpoint resumes at (0: fresh)
@@ -109,6 +125,18 @@ struct MetricRecord {
   int64_t step = 0;
   std::string name;
   double value = 0;
+};
+
+// What a worker reports when a trial ends (CompleteTrial).
+struct Completion {
+  std::string trial_id;
+  int attempt = 0;
+  bool diverged = false;
+  std::map<std::string, double> results;
+  std::vector<ArtifactRecord> artifacts;
+  std::vector<MetricRecord> final_points;
+  std::string provenance_json;
+  int64_t steps = 0;
 };
 
 struct SubmitOutcome {
@@ -173,13 +201,12 @@ class ResultsStore {
                           int64_t now_ms);
 
   // Stores final results and ends the trial done (or diverged).
-  absl::Status CompleteTrial(const std::string& trial_id, int attempt,
-                             bool diverged,
-                             const std::map<std::string, double>& results,
-                             const std::vector<ArtifactRecord>& artifacts,
-                             const std::vector<MetricRecord>& final_points,
-                             const std::string& provenance_json, int64_t steps,
-                             int64_t now_ms);
+  absl::Status CompleteTrial(const Completion& c, int64_t now_ms);
+  // CompleteTrial, then LeaseBatch for `worker_id`, as one write: the result
+  // and the next lease commit together or not at all.
+  absl::StatusOr<LeaseAvailability> CompleteAndLease(
+      const Completion& c, const std::string& worker_id, int64_t now_ms,
+      int64_t lease_ms, int max_trials, std::vector<LeaseRecord>* leases);
 
   // Ends an attempt. preempted: back to the front of the queue with
   // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
@@ -237,9 +264,55 @@ class ResultsStore {
   // PRAGMA integrity_check == "ok".
   absl::StatusOr<bool> IntegrityOk();
 
+  // Writes, and the transactions that committed them, since Open: their
+  // ratio is the mean group size (the coordinator benchmark prints it).
+  struct WriteStats {
+    int64_t writes = 0;
+    int64_t commits = 0;
+  };
+  WriteStats GetWriteStats();
+
+  // Testing hooks for the group commit. `hook` runs on each group's leader
+  // before it takes the queue, with no lock held.
+  void SetBeforeGroupHookForTesting(std::function<void()> hook);
+  // Writes queued, the leader's included.
+  size_t QueuedWritesForTesting();
+  // Runs `op` on the writer connection as one write of a group.
+  absl::Status WriteForTesting(std::function<absl::Status(Database*)> op);
+
  private:
   ResultsStore(std::unique_ptr<Database> db, std::string path)
       : db_(std::move(db)), path_(std::move(path)) {}
+
+  struct PendingWrite;
+  // Runs `op` inside a group-committed transaction (see the top of this
+  // file) and returns its status, or the commit's error. `op` runs on
+  // whichever caller leads the group, with mu_ held.
+  absl::Status Write(absl::FunctionRef<absl::Status()> op)
+      ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
+  // Runs the group in one transaction; sets each write's status.
+  void CommitGroup(const std::vector<PendingWrite*>& group)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::StatusOr<LeaseAvailability> LeaseBatchLocked(
+      const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
+      int max_trials, std::vector<LeaseRecord>* leases)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CompleteTrialLocked(const Completion& c, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status SubmitSweepLocked(const SweepRecord& sweep,
+                                 const std::vector<NewTrial>& trials,
+                                 int64_t now_ms, SubmitOutcome* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
+                                 int64_t* cancelled)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AddMetricsLocked(const std::string& trial_id, int attempt,
+                                const std::vector<MetricRecord>& points,
+                                int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> SweepIdLocked(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // OK when `attempt` holds a live lease on the trial at now_ms.
   absl::Status CheckLease(const std::string& trial_id, int attempt,
@@ -255,8 +328,13 @@ class ResultsStore {
   absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Lock order: queue_mu_ is never held while taking mu_.
+  absl::Mutex queue_mu_;
+  std::deque<PendingWrite*> writers_ ABSL_GUARDED_BY(queue_mu_);
+  std::function<void()> before_group_hook_ ABSL_GUARDED_BY(queue_mu_);
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
+  WriteStats stats_ ABSL_GUARDED_BY(mu_);
   const std::string path_;
   absl::Mutex read_mu_;
   std::unique_ptr<Database> reader_

@@ -192,7 +192,7 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
     trials.push_back(storage::NewTrial{
         e.trial_id, static_cast<int64_t>(i), e.config_json, e.config_hash,
         v1::Parameterization_Name(e.config.parameterization()),
-        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed()});
+        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(), e.config_pb});
   }
   storage::SweepRecord record;
   record.name = spec.name();
@@ -437,8 +437,14 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
       store_->LeaseBatch(r.worker_id(), NowMs(),
                          absl::ToInt64Milliseconds(options_.lease_duration),
                          std::max(1, r.max_trials()), &leases));
+  return ToLeaseResponse(a, leases);
+}
+
+absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
+    storage::LeaseAvailability availability,
+    const std::vector<storage::LeaseRecord>& leases) {
   v1::LeaseTrialResponse resp;
-  switch (a) {
+  switch (availability) {
     case storage::LeaseAvailability::kLeased: {
       resp.set_outcome(v1::LeaseTrialResponse::LEASED);
       for (size_t i = 0; i < leases.size(); ++i) {
@@ -447,7 +453,12 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
         l->set_trial_id(lease.trial_id);
         l->set_sweep_name(lease.sweep_name);
         l->set_attempt(lease.attempt);
-        RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
+        if (lease.config_pb.empty()) {  // stored before schema 2
+          RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
+        } else if (!l->mutable_config()->ParseFromString(lease.config_pb)) {
+          return absl::DataLossError(absl::StrCat(
+              "trial ", lease.trial_id, ": stored config_pb does not parse"));
+        }
         *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
         l->set_checkpoint(lease.checkpoint);
         l->set_checkpoint_step(lease.checkpoint_step);
@@ -517,14 +528,18 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
   if (r.results().empty())
     return absl::InvalidArgumentError(
         "results: a completed trial needs its final results");
-  std::map<std::string, double> results;
+  storage::Completion c;
+  c.trial_id = r.trial_id();
+  c.attempt = r.attempt();
+  c.diverged = r.diverged();
+  c.steps = r.steps();
+  c.final_points = std::move(points);
   for (const auto& [k, v] : r.results()) {
     if (k.empty() || k.size() > 128 || !IsValidUtf8(k))
       return absl::InvalidArgumentError(
           "results: names must be 1..128 characters of UTF-8");
-    results[k] = v;
+    c.results[k] = v;
   }
-  std::vector<storage::ArtifactRecord> artifacts;
   for (int i = 0; i < r.heatmaps_size(); ++i) {
     const v1::Heatmap& h = r.heatmaps(i);
     const size_t cells =
@@ -537,18 +552,25 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
           "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ",
           cells, " values (got ", h.values_size(), ")"));
     }
-    artifacts.push_back({h.name(), "heatmap", CanonicalJson(h)});
+    c.artifacts.push_back({h.name(), "heatmap", CanonicalJson(h)});
   }
-  RETURN_IF_ERROR(store_->CompleteTrial(
-      r.trial_id(), r.attempt(), r.diverged(), results, artifacts, points,
-      CanonicalJson(r.provenance()), r.steps(), NowMs()));
-  NotifyChange();
+  c.provenance_json = CanonicalJson(r.provenance());
   v1::CompleteTrialResponse resp;
-  if (r.lease_next()) {
-    v1::LeaseTrialRequest next;
-    next.set_worker_id(r.worker_id());
-    ASSIGN_OR_RETURN(*resp.mutable_next(), LeaseTrial(next));
+  if (!r.lease_next()) {
+    RETURN_IF_ERROR(store_->CompleteTrial(c, NowMs()));
+    NotifyChange();
+    return resp;
   }
+  // The next lease commits with the result, so the worker's one RPC costs
+  // one write (docs/protocol.md).
+  std::vector<storage::LeaseRecord> leases;
+  ASSIGN_OR_RETURN(
+      storage::LeaseAvailability a,
+      store_->CompleteAndLease(
+          c, r.worker_id(), NowMs(),
+          absl::ToInt64Milliseconds(options_.lease_duration), 1, &leases));
+  NotifyChange();
+  ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
   return resp;
 }
 

@@ -86,6 +86,10 @@ class Coordinator {
   void NotifyChange();
   absl::StatusOr<qkov::v1::Sweep> ToSweep(const storage::SweepRecord& r);
   absl::StatusOr<qkov::v1::Trial> ToTrial(const storage::TrialRecord& r);
+  // The LeaseTrial reply for what the store leased.
+  absl::StatusOr<qkov::v1::LeaseTrialResponse> ToLeaseResponse(
+      storage::LeaseAvailability availability,
+      const std::vector<storage::LeaseRecord>& leases);
 
   storage::ResultsStore* store_;
   Clock* clock_;

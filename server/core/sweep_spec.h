@@ -37,7 +37,8 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
 
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's
-  std::string config_json;
+  std::string config_json;       // the full config, canonical JSON
+  std::string config_pb;         // the full config, serialized binary
   std::string config_hash;
   std::string trial_id;
 };

@@ -42,6 +42,8 @@ class QkovServer {
   ~QkovServer();
 
   int port() const { return port_; }
+  // The server's store (for benchmarks that read its write statistics).
+  storage::ResultsStore* store() { return store_.get(); }
   // Stops accepting calls, finishes running ones (up to `grace`), stops the
   // reaper. Idempotent.
   void Shutdown(absl::Duration grace = absl::Seconds(5));

@@ -92,7 +92,7 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
   EXPECT_EQ(ExpandSweep(c)[0].config_hash, x[0].config_hash);
 }
 
-TEST(SweepSpecTest, AssembledJsonEqualsPrintedCanonicalJson) {
+TEST(SweepSpecTest, AssembledJsonAndBinaryEqualPrintedCanonicalJson) {
   v1::SweepSpec s = Demo();
   s.mutable_axes()->add_lr_ratios(0.1 +
                                   0.2);  // a value with a long shortest form
@@ -103,6 +103,9 @@ TEST(SweepSpecTest, AssembledJsonEqualsPrintedCanonicalJson) {
     v1::TrialConfig full = t.config;
     *full.mutable_training() = s.training();
     EXPECT_EQ(t.config_json, CanonicalJson(full));
+    v1::TrialConfig from_pb;
+    ASSERT_TRUE(from_pb.ParseFromString(t.config_pb));
+    EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
   }
 }
 
@@ -230,6 +233,9 @@ TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
     v1::TrialConfig full = t.config;
     *full.mutable_training() = fixed.training();
     EXPECT_EQ(t.config_json, CanonicalJson(full));
+    v1::TrialConfig from_pb;
+    ASSERT_TRUE(from_pb.ParseFromString(t.config_pb));
+    EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
   }
 }
 

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "storage/migrations.h"
 
@@ -39,7 +42,7 @@ class ResultsStoreTest : public ::testing::Test {
       trials.push_back(NewTrial{name + "-t" + std::to_string(i), i,
                                 "{\"i\":" + std::to_string(i) + "}",
                                 "hash" + std::to_string(i), "FAFO", 1.0, 0.1,
-                                static_cast<uint64_t>(i)});
+                                static_cast<uint64_t>(i), ""});
     }
     auto out = store_->SubmitSweep(sweep, trials, 1000);
     EXPECT_TRUE(out.ok()) << out.status();
@@ -52,6 +55,16 @@ class ResultsStoreTest : public ::testing::Test {
     EXPECT_TRUE(a.ok()) << a.status();
     EXPECT_EQ(*a, LeaseAvailability::kLeased);
     return l;
+  }
+
+  static Completion Done(const LeaseRecord& l,
+                         std::map<std::string, double> results) {
+    Completion c;
+    c.trial_id = l.trial_id;
+    c.attempt = l.attempt;
+    c.results = std::move(results);
+    c.provenance_json = "{}";
+    return c;
   }
 
   int64_t Count(const std::string& sql) {
@@ -129,13 +142,12 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
   // Re-sending the same batch (lost ack) does not duplicate rows.
   ASSERT_TRUE(
       store_->AddMetrics(l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100).ok());
-  ASSERT_TRUE(store_
-                  ->CompleteTrial(l.trial_id, 1, false,
-                                  {{"accuracy", 1.0}, {"loss", 0.01}},
-                                  {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}},
-                                  {{20, "train_loss", 0.1}},
-                                  "{\"code_version\":\"x\"}", 20, 2200)
-                  .ok());
+  Completion c = Done(l, {{"accuracy", 1.0}, {"loss", 0.01}});
+  c.artifacts = {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}};
+  c.final_points = {{20, "train_loss", 0.1}};
+  c.provenance_json = "{\"code_version\":\"x\"}";
+  c.steps = 20;
+  ASSERT_TRUE(store_->CompleteTrial(c, 2200).ok());
   auto t = store_->GetTrial(l.trial_id);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->state, "done");
@@ -162,8 +174,9 @@ TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   auto s = store_->AddMetrics(l.trial_id, 1, {{5, "train_loss", 1}}, 3003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("superseded"), std::string::npos);
-  s = store_->CompleteTrial(l.trial_id, 1, false, {{"accuracy", 1}}, {},
-                            {{5, "x", 1}}, "{}", 5, 3003);
+  Completion c = Done(l, {{"accuracy", 1}});
+  c.final_points = {{5, "x", 1}};
+  s = store_->CompleteTrial(c, 3003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 0);
@@ -298,6 +311,151 @@ TEST_F(ResultsStoreTest, NoWorkNowWhileOthersRun) {
   EXPECT_EQ(*store_->LeaseNext("w2", 2100, 1000, &l),
             LeaseAvailability::kNoWorkNow);
   EXPECT_FALSE(*store_->AllIdle());
+}
+
+TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
+  store_.reset();
+  std::system(("rm -f " + path_ + "*").c_str());
+  {
+    auto db = Database::Open(path_, {});
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(db->get(), 1).ok());
+    ASSERT_TRUE((*db)
+                    ->Execute("INSERT INTO sweeps (name, spec_json, "
+                              "max_attempts, created_ms, updated_ms) VALUES "
+                              "('old', '{}', 3, 1, 1);"
+                              "INSERT INTO trials (trial_id, sweep_id, "
+                              "ordinal, config_json, config_hash, "
+                              "parameterization, lr_ratio, eta_ov, seed, "
+                              "state, created_ms, updated_ms) VALUES ('t0', 1, "
+                              "0, '{\"seed\":7}', 'h', 'FAFO', 1, 0.1, 7, "
+                              "'queued', 1, 1)")
+                    .ok());
+  }
+  auto s = ResultsStore::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  store_ = std::move(*s);
+  EXPECT_EQ(Count("PRAGMA user_version"), LatestSchemaVersion());
+  // The old trial has no binary config: its lease carries the JSON only.
+  LeaseRecord l = Lease();
+  EXPECT_EQ(l.trial_id, "t0");
+  EXPECT_EQ(l.config_json, "{\"seed\":7}");
+  EXPECT_TRUE(l.config_pb.empty());
+}
+
+TEST_F(ResultsStoreTest, LeaseCarriesTheBinaryConfigSubmitted) {
+  SweepRecord sweep;
+  sweep.name = "pb";
+  sweep.spec_json = "{}";
+  NewTrial t{"pb-t0", 0, "{}", "h0", "FAFO", 1.0, 0.1, 0, ""};
+  t.config_pb = std::string("\x08\x01\x00\xff", 4);  // bytes kept exactly
+  ASSERT_TRUE(store_->SubmitSweep(sweep, {t}, 1000).ok());
+  EXPECT_EQ(Lease().config_pb, t.config_pb);
+}
+
+TEST_F(ResultsStoreTest, CompleteAndLeaseCommitsBothOrNeither) {
+  Submit("s", 3);
+  LeaseRecord first = Lease(2000);
+  std::vector<LeaseRecord> next;
+  auto a = store_->CompleteAndLease(Done(first, {{"accuracy", 1}}), "w1", 2100,
+                                    1000, 1, &next);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, LeaseAvailability::kLeased);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_NE(next[0].trial_id, first.trial_id);
+  EXPECT_EQ(store_->GetTrial(first.trial_id)->state, "done");
+  // A refused completion (lease expired at 3100) leases nothing either.
+  a = store_->CompleteAndLease(Done(next[0], {{"accuracy", 1}}), "w1", 3200,
+                               1000, 1, &next);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts"), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'queued'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 1);
+}
+
+// Holds the first group's leader until `n` writes are queued, so that they
+// commit as one group.
+void GroupNextWrites(ResultsStore* store, size_t n) {
+  auto armed = std::make_shared<std::atomic<bool>>(true);
+  store->SetBeforeGroupHookForTesting([store, n, armed] {
+    if (!armed->exchange(false)) return;
+    while (store->QueuedWritesForTesting() < n) std::this_thread::yield();
+  });
+}
+
+TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
+  Submit("s", 4);
+  std::vector<LeaseRecord> leases;
+  ASSERT_EQ(*store_->LeaseBatch("w1", 2000, 1000, 4, &leases),
+            LeaseAvailability::kLeased);
+  ASSERT_EQ(leases.size(), 4u);
+  const ResultsStore::WriteStats before = store_->GetWriteStats();
+  GroupNextWrites(store_.get(), 6);
+  std::vector<absl::Status> status(6);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      status[i] = store_->AddMetrics(leases[i].trial_id, leases[i].attempt,
+                                     {{1, "train_loss", 0.5 + i}}, 2100);
+    });
+  }
+  // A superseded attempt: refused before it writes.
+  threads.emplace_back([&] {
+    status[4] =
+        store_->AddMetrics(leases[0].trial_id, 7, {{1, "train_loss", 9}}, 2100);
+  });
+  // A write that fails after writing: rolled back to its savepoint.
+  threads.emplace_back([&] {
+    status[5] = store_->WriteForTesting([](Database* db) {
+      absl::Status s = db->Execute(
+          "INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1)");
+      return s.ok() ? absl::InternalError("fails after writing") : s;
+    });
+  });
+  for (auto& t : threads) t.join();
+  const ResultsStore::WriteStats after = store_->GetWriteStats();
+  EXPECT_EQ(after.writes - before.writes, 6);
+  EXPECT_EQ(after.commits - before.commits, 1);  // one transaction for all
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(status[i].ok()) << status[i];
+  EXPECT_EQ(status[4].code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status[5].message(), "fails after writing");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 4);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics WHERE value = 9"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 0);
+  EXPECT_TRUE(*store_->IntegrityOk());
+}
+
+TEST_F(ResultsStoreTest, GroupCommitLostTransactionFailsEveryWriteOfIt) {
+  Submit("s", 2);
+  std::vector<LeaseRecord> leases;
+  ASSERT_EQ(*store_->LeaseBatch("w1", 2000, 1000, 2, &leases),
+            LeaseAvailability::kLeased);
+  GroupNextWrites(store_.get(), 3);
+  std::vector<absl::Status> status(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      status[i] = store_->AddMetrics(leases[i].trial_id, leases[i].attempt,
+                                     {{1, "train_loss", 0.5}}, 2100);
+    });
+  }
+  // Ends the group's transaction, as SQLite does on a full disk.
+  threads.emplace_back([&] {
+    status[2] = store_->WriteForTesting(
+        [](Database* db) { return db->Execute("ROLLBACK"); });
+  });
+  for (auto& t : threads) t.join();
+  for (const absl::Status& s : status) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("nothing stored"), std::string::npos) << s;
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
+  // The store goes on working after the lost group.
+  EXPECT_TRUE(store_
+                  ->AddMetrics(leases[0].trial_id, leases[0].attempt,
+                               {{2, "train_loss", 0.5}}, 2200)
+                  .ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 1);
 }
 
 }  // namespace
