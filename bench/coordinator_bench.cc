@@ -3,13 +3,14 @@
 //
 //   coordinator_bench [--workers=16] [--trials=100000] [--seconds=10]
 //                     [--batch=1000] [--overhead_trials=10000] [--trial_ms=20]
-//                     [--runs=submit,direct,cycles,ingest,overhead]
+//                     [--runs=submit,direct,cycles,batched,ingest,overhead]
 //
 // Runs, on one fresh database in a temporary directory:
 //   submit     SubmitSweep of a --trials grid (4 x 25 x 1 x trials/100)
 //   direct     the cycle below in-process, without gRPC (1 and --workers
 //              threads)
 //   cycles     lease + complete cycles/s, --workers threads, --seconds
+//   batched    the same, leasing and completing batches of 8 trials
 //   ingest     metric points/s, --workers threads sending --batch points
 //   overhead   --overhead_trials fake trials of --trial_ms on --workers
 //              workers: makespan against the ideal, and that overhead
@@ -41,7 +42,7 @@ ABSL_FLAG(double, seconds, 10, "duration of the cycles and ingest runs");
 ABSL_FLAG(int, batch, 1000, "metric points per ReportMetrics");
 ABSL_FLAG(int, overhead_trials, 10000, "fake trials in the overhead run");
 ABSL_FLAG(int, trial_ms, 20, "duration of one fake trial");
-ABSL_FLAG(std::string, runs, "submit,direct,cycles,ingest,overhead",
+ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,ingest,overhead",
           "which runs to make (submit always runs: the others need its grid)");
 
 namespace v1 = ::qkov::v1;
@@ -144,6 +145,38 @@ int64_t WorkLoop(Worker& w, int trial_ms, const std::atomic<bool>& stop) {
     ++done;
     have = resp.next().outcome() == v1::LeaseTrialResponse::LEASED;
     if (have) lease = resp.next().lease();
+  }
+  return done;
+}
+
+// The --batch_trials qkov-worker cycle: lease a batch of `batch` trials,
+// then complete the whole batch in one CompleteTrials that brings the next
+// batch. Returns the trials completed.
+int64_t BatchLoop(Worker& w, int batch, const std::atomic<bool>& stop) {
+  int64_t done = 0;
+  v1::LeaseTrialResponse next;
+  {
+    grpc::ClientContext ctx;
+    v1::LeaseTrialRequest req;
+    req.set_worker_id(w.id);
+    req.set_max_trials(batch);
+    if (!w.stub->LeaseTrial(&ctx, req, &next).ok()) return 0;
+  }
+  while (next.outcome() == v1::LeaseTrialResponse::LEASED && !stop) {
+    v1::CompleteTrialsRequest req;
+    req.set_worker_id(w.id);
+    req.set_lease_next(batch);
+    *req.add_trials() = Completion(w, next.lease());
+    for (const v1::Lease& l : next.more()) *req.add_trials() = Completion(w, l);
+    grpc::ClientContext ctx;
+    v1::CompleteTrialsResponse resp;
+    grpc::Status st = w.stub->CompleteTrials(&ctx, req, &resp);
+    if (!st.ok()) {
+      std::fprintf(stderr, "complete batch: %s\n", st.error_message().c_str());
+      std::abort();
+    }
+    done += req.trials_size();
+    next = resp.next();
   }
   return done;
 }
@@ -267,10 +300,36 @@ int main(int argc, char** argv) {
     const auto stats1 = (*server)->store()->GetWriteStats();
     std::printf(
         "cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease "
-        "rides on the completion; %.1f writes per commit)\n",
+        "rides on the completion; %.1f writes per commit, writer busy "
+        "%.0f%% of the time)\n",
         cycles / dt, static_cast<long long>(cycles.load()), dt,
         static_cast<double>(stats1.writes - stats0.writes) /
-            std::max<int64_t>(1, stats1.commits - stats0.commits));
+            std::max<int64_t>(1, stats1.commits - stats0.commits),
+        100.0 * (stats1.busy_ns - stats0.busy_ns) / (dt * 1e9));
+  }
+
+  // 2b. The same with batches of 8 (what qkov-worker --batch_trials=8 does).
+  if (wanted("batched")) {
+    constexpr int kBatch = 8;
+    std::atomic<int64_t> trials{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    const auto stats0 = (*server)->store()->GetWriteStats();
+    const auto t0 = Clock::now();
+    for (auto& w : workers) {
+      threads.emplace_back([&]() { trials += BatchLoop(w, kBatch, stop); });
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& t : threads) t.join();
+    const double dt = Since(t0);
+    const auto stats1 = (*server)->store()->GetWriteStats();
+    std::printf(
+        "batched     %.0f lease+complete cycles/s in batches of %d (%lld "
+        "trials in %.1f s; one CompleteTrials per batch brings the next; "
+        "writer busy %.0f%% of the time)\n",
+        trials / dt, kBatch, static_cast<long long>(trials.load()), dt,
+        100.0 * (stats1.busy_ns - stats0.busy_ns) / (dt * 1e9));
   }
 
   // 3. Metric ingest: every worker needs one queued trial to report on.

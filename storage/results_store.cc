@@ -217,7 +217,9 @@ absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op) {
   queue_mu_.Unlock();
   {
     absl::MutexLock lock(&mu_);
+    const absl::Time start = absl::Now();
     CommitGroup(group);
+    stats_.busy_ns += absl::ToInt64Nanoseconds(absl::Now() - start);
   }
   queue_mu_.Lock();
   for (PendingWrite* p : group) {
@@ -768,12 +770,16 @@ absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
 }
 
 absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
-    const Completion& c, const std::string& worker_id, int64_t now_ms,
-    int64_t lease_ms, int max_trials, std::vector<LeaseRecord>* leases) {
+    absl::Span<const Completion> completions, const std::string& worker_id,
+    int64_t now_ms, int64_t lease_ms, int max_trials,
+    std::vector<LeaseRecord>* leases) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
+  leases->clear();
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+    for (const Completion& c : completions)
+      RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+    if (max_trials <= 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(
         a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
     return absl::OkStatus();

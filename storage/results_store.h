@@ -33,6 +33,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "storage/database.h"
 
 namespace qkov::storage {
@@ -202,11 +203,14 @@ class ResultsStore {
 
   // Stores final results and ends the trial done (or diverged).
   absl::Status CompleteTrial(const Completion& c, int64_t now_ms);
-  // CompleteTrial, then LeaseBatch for `worker_id`, as one write: the result
-  // and the next lease commit together or not at all.
+  // CompleteTrial for each completion, then LeaseBatch for `worker_id`
+  // (none when max_trials is 0: kNoWork, `leases` empty), as one write: the
+  // results and the next lease commit together or not at all. The first
+  // refused completion's status is returned.
   absl::StatusOr<LeaseAvailability> CompleteAndLease(
-      const Completion& c, const std::string& worker_id, int64_t now_ms,
-      int64_t lease_ms, int max_trials, std::vector<LeaseRecord>* leases);
+      absl::Span<const Completion> completions, const std::string& worker_id,
+      int64_t now_ms, int64_t lease_ms, int max_trials,
+      std::vector<LeaseRecord>* leases);
 
   // Ends an attempt. preempted: back to the front of the queue with
   // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
@@ -269,6 +273,7 @@ class ResultsStore {
   struct WriteStats {
     int64_t writes = 0;
     int64_t commits = 0;
+    int64_t busy_ns = 0;  // time spent running groups (the writer's load)
   };
   WriteStats GetWriteStats();
 

@@ -517,27 +517,31 @@ absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
   return resp;
 }
 
-absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
-    const v1::CompleteTrialRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
-  RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
-  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
-                   ToPoints(r.final_points(), options_.max_points_per_report));
+absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
+    const v1::CompleteTrialRequest& r, const std::string& path) {
+  auto field = [&path](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(path, s.message()));
+  };
+  if (absl::Status s = CheckTrialRef(r.trial_id(), r.attempt()); !s.ok())
+    return field(s);
+  absl::StatusOr<std::vector<storage::MetricRecord>> points =
+      ToPoints(r.final_points(), options_.max_points_per_report);
+  if (!points.ok()) return field(points.status());
   if (r.results_size() > 10000)
-    return absl::InvalidArgumentError("results: more than 10000 values");
+    return field(absl::InvalidArgumentError("results: more than 10000 values"));
   if (r.results().empty())
-    return absl::InvalidArgumentError(
-        "results: a completed trial needs its final results");
+    return field(absl::InvalidArgumentError(
+        "results: a completed trial needs its final results"));
   storage::Completion c;
   c.trial_id = r.trial_id();
   c.attempt = r.attempt();
   c.diverged = r.diverged();
   c.steps = r.steps();
-  c.final_points = std::move(points);
+  c.final_points = *std::move(points);
   for (const auto& [k, v] : r.results()) {
     if (k.empty() || k.size() > 128 || !IsValidUtf8(k))
-      return absl::InvalidArgumentError(
-          "results: names must be 1..128 characters of UTF-8");
+      return field(absl::InvalidArgumentError(
+          "results: names must be 1..128 characters of UTF-8"));
     c.results[k] = v;
   }
   for (int i = 0; i < r.heatmaps_size(); ++i) {
@@ -548,13 +552,20 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
     if (h.name().empty() || h.name().size() > 128 || !IsValidUtf8(h.name()) ||
         !IsValidUtf8(h.x_label()) || !IsValidUtf8(h.y_label()) || cells == 0 ||
         static_cast<size_t>(h.values_size()) != cells) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return field(absl::InvalidArgumentError(absl::StrCat(
           "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ",
-          cells, " values (got ", h.values_size(), ")"));
+          cells, " values (got ", h.values_size(), ")")));
     }
     c.artifacts.push_back({h.name(), "heatmap", CanonicalJson(h)});
   }
   c.provenance_json = CanonicalJson(r.provenance());
+  return c;
+}
+
+absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
+    const v1::CompleteTrialRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  ASSIGN_OR_RETURN(storage::Completion c, ToCompletion(r, ""));
   v1::CompleteTrialResponse resp;
   if (!r.lease_next()) {
     RETURN_IF_ERROR(store_->CompleteTrial(c, NowMs()));
@@ -567,10 +578,49 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
   ASSIGN_OR_RETURN(
       storage::LeaseAvailability a,
       store_->CompleteAndLease(
-          c, r.worker_id(), NowMs(),
+          {c}, r.worker_id(), NowMs(),
           absl::ToInt64Milliseconds(options_.lease_duration), 1, &leases));
   NotifyChange();
   ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
+  return resp;
+}
+
+absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
+    const v1::CompleteTrialsRequest& r) {
+  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+  if (r.trials().empty() || r.trials_size() > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trials: must hold 1..256 completions (got ", r.trials_size(), ")"));
+  }
+  if (r.lease_next() < 0 || r.lease_next() > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "lease_next: must be in [0, 256] (got ", r.lease_next(), ")"));
+  }
+  std::vector<storage::Completion> completions;
+  completions.reserve(r.trials_size());
+  for (int i = 0; i < r.trials_size(); ++i) {
+    ASSIGN_OR_RETURN(
+        storage::Completion c,
+        ToCompletion(r.trials(i), absl::StrCat("trials[", i, "].")));
+    for (const storage::Completion& earlier : completions) {
+      if (earlier.trial_id == c.trial_id) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "trials[", i, "].trial_id: ", c.trial_id, " appears twice"));
+      }
+    }
+    completions.push_back(std::move(c));
+  }
+  std::vector<storage::LeaseRecord> leases;
+  ASSIGN_OR_RETURN(storage::LeaseAvailability a,
+                   store_->CompleteAndLease(
+                       completions, r.worker_id(), NowMs(),
+                       absl::ToInt64Milliseconds(options_.lease_duration),
+                       r.lease_next(), &leases));
+  NotifyChange();
+  v1::CompleteTrialsResponse resp;
+  if (r.lease_next() > 0) {
+    ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
+  }
   return resp;
 }
 

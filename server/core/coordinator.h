@@ -74,6 +74,8 @@ class Coordinator {
       const qkov::v1::ReportMetricsRequest& r);
   absl::StatusOr<qkov::v1::CompleteTrialResponse> CompleteTrial(
       const qkov::v1::CompleteTrialRequest& r);
+  absl::StatusOr<qkov::v1::CompleteTrialsResponse> CompleteTrials(
+      const qkov::v1::CompleteTrialsRequest& r);
   absl::StatusOr<qkov::v1::FailTrialResponse> FailTrial(
       const qkov::v1::FailTrialRequest& r);
 
@@ -86,6 +88,9 @@ class Coordinator {
   void NotifyChange();
   absl::StatusOr<qkov::v1::Sweep> ToSweep(const storage::SweepRecord& r);
   absl::StatusOr<qkov::v1::Trial> ToTrial(const storage::TrialRecord& r);
+  // Validates one completion; errors name the field (after `path`).
+  absl::StatusOr<storage::Completion> ToCompletion(
+      const qkov::v1::CompleteTrialRequest& r, const std::string& path);
   // The LeaseTrial reply for what the store leased.
   absl::StatusOr<qkov::v1::LeaseTrialResponse> ToLeaseResponse(
       storage::LeaseAvailability availability,

@@ -51,6 +51,16 @@ grpc::Status WorkerServiceImpl::CompleteTrial(
   return Reply(core_->CompleteTrial(*req), resp);
 }
 
+grpc::Status WorkerServiceImpl::CompleteTrials(
+    grpc::ServerContext* ctx, const qkov::v1::CompleteTrialsRequest* req,
+    qkov::v1::CompleteTrialsResponse* resp) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "CompleteTrials");
+      !a.ok())
+    return a;
+  return Reply(core_->CompleteTrials(*req), resp);
+}
+
 grpc::Status WorkerServiceImpl::FailTrial(grpc::ServerContext* ctx,
                                           const qkov::v1::FailTrialRequest* req,
                                           qkov::v1::FailTrialResponse* resp) {

@@ -29,6 +29,9 @@ class WorkerServiceImpl final : public qkov::v1::WorkerService::Service {
   grpc::Status CompleteTrial(grpc::ServerContext*,
                              const qkov::v1::CompleteTrialRequest*,
                              qkov::v1::CompleteTrialResponse*) override;
+  grpc::Status CompleteTrials(grpc::ServerContext*,
+                              const qkov::v1::CompleteTrialsRequest*,
+                              qkov::v1::CompleteTrialsResponse*) override;
   grpc::Status FailTrial(grpc::ServerContext*,
                          const qkov::v1::FailTrialRequest*,
                          qkov::v1::FailTrialResponse*) override;

@@ -304,6 +304,21 @@ TEST(BatchTest, BatchedWorkerStoresTheSameResultsAsSingleTrials) {
           "USING (sweep_id) WHERE s.name = 'batched' AND "
           "json_extract(a.provenance_json, '$.device') = 'cpu (batch of 4)'"),
       8);
+  const std::string batched_attempts =
+      "(SELECT a.* FROM attempts a JOIN trials t USING (trial_id) JOIN sweeps "
+      "s USING (sweep_id) WHERE s.name = 'batched')";
+  // Each batch reported in one CompleteTrials call: one transaction, so its
+  // 4 trials share their end time and the batch after it was leased with
+  // them (2 batches, so 2 distinct end times).
+  EXPECT_EQ(ReadFile(dir.File("batch.log")).find("batch completion refused"),
+            std::string::npos);
+  EXPECT_EQ(
+      QueryInt(db, "SELECT COUNT(DISTINCT ended_ms) FROM " + batched_attempts),
+      2);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM " + batched_attempts +
+                             " WHERE started_ms = (SELECT MIN(ended_ms) FROM " +
+                             batched_attempts + ")"),
+            4);
   const std::string per_sweep =
       "SELECT t.config_hash, r.name, r.value FROM results r JOIN trials t "
       "USING (trial_id) "

@@ -4,7 +4,9 @@
 #include <google/protobuf/util/time_util.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -413,6 +415,63 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     }
   }
 
+  // The completions, built once: building one takes the observer's pending
+  // points.
+  std::vector<std::optional<v1::CompleteTrialRequest>> completions(n);
+  for (size_t i = 0; i < n; ++i) {
+    const absl::StatusOr<training::TrialOutcome>& outcome = outcomes[i];
+    if (!outcome.ok() || outcome->end == training::TrialEnd::kStopped) continue;
+    v1::CompleteTrialRequest& req = completions[i].emplace();
+    req.set_worker_id(worker_id_);
+    req.set_trial_id(leases[i].trial_id());
+    req.set_attempt(leases[i].attempt());
+    req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
+    req.set_steps(outcome->steps);
+    for (const auto& [k, v] : outcome->results) (*req.mutable_results())[k] = v;
+    for (const training::Heatmap& h : outcome->heatmaps) {
+      v1::Heatmap* ph = req.add_heatmaps();
+      ph->set_name(h.name);
+      ph->set_x_label(h.x_label);
+      ph->set_y_label(h.y_label);
+      for (double e : h.x_edges) ph->add_x_edges(e);
+      for (double e : h.y_edges) ph->add_y_edges(e);
+      for (double v : h.values) ph->add_values(v);
+    }
+    *req.mutable_provenance() = provenance_;
+    req.mutable_provenance()->set_device(
+        absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
+                     n > 1 ? absl::StrCat(n, ")") : ""));
+    for (auto& p : observers[i]->TakePending())
+      *req.add_final_points() = std::move(p);
+    for (auto& p : extra[i]) *req.add_final_points() = std::move(p);
+  }
+
+  // A batch that ended well reports in one RPC (one transaction), which also
+  // brings the next batch. If the coordinator refuses it as a whole (a lease
+  // lost meanwhile, or a server without CompleteTrials), each trial reports
+  // alone below and gets its own verdict.
+  const bool all_completed =
+      n > 1 && std::all_of(completions.begin(), completions.end(),
+                           [](const auto& c) { return c.has_value(); });
+  if (all_completed) {
+    v1::CompleteTrialsRequest req;
+    req.set_worker_id(worker_id_);
+    for (const auto& c : completions) *req.add_trials() = *c;
+    if (!stop_) req.set_lease_next(config_.batch_trials);
+    v1::CompleteTrialsResponse resp;
+    grpc::Status g = WithRetry(
+        [&] { return stub_->CompleteTrials(Context().get(), req, &resp); });
+    if (g.ok()) {
+      trials_completed_ += static_cast<int>(n);
+      if (resp.has_next()) *next = std::move(*resp.mutable_next());
+      return absl::OkStatus();
+    }
+    std::fprintf(stderr,
+                 "qkov-worker: batch completion refused (%s); completing "
+                 "trials one by one\n",
+                 FromGrpcStatus(g).ToString().c_str());
+  }
+
   absl::Status result = absl::OkStatus();
   for (size_t i = 0; i < n; ++i) {
     const v1::Lease& lease = leases[i];
@@ -436,30 +495,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
             true, outcome->checkpoint, outcome->steps);
       }
     } else {
-      v1::CompleteTrialRequest req;
-      req.set_worker_id(worker_id_);
-      req.set_trial_id(lease.trial_id());
-      req.set_attempt(lease.attempt());
-      req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
-      req.set_steps(outcome->steps);
-      for (const auto& [k, v] : outcome->results)
-        (*req.mutable_results())[k] = v;
-      for (const training::Heatmap& h : outcome->heatmaps) {
-        v1::Heatmap* ph = req.add_heatmaps();
-        ph->set_name(h.name);
-        ph->set_x_label(h.x_label);
-        ph->set_y_label(h.y_label);
-        for (double e : h.x_edges) ph->add_x_edges(e);
-        for (double e : h.y_edges) ph->add_y_edges(e);
-        for (double v : h.values) ph->add_values(v);
-      }
-      *req.mutable_provenance() = provenance_;
-      req.mutable_provenance()->set_device(
-          absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
-                       n > 1 ? absl::StrCat(n, ")") : ""));
-      for (auto& p : observers[i]->TakePending())
-        *req.add_final_points() = std::move(p);
-      for (auto& p : extra[i]) *req.add_final_points() = std::move(p);
+      v1::CompleteTrialRequest& req = *completions[i];
       // The last completion brings the next lease (a single trial; a batch
       // worker asks for its next batch itself).
       req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1);

@@ -142,5 +142,65 @@ TEST_F(CoordinatorTest, MalformedWorkerCallsAreInvalidArgument) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(CoordinatorTest,
+       BatchCompletionValidatesEachTrialAndLeasesTheNextBatch) {
+  SubmitDemo(6);
+  const std::string w = Register();
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(w);
+  lr.set_max_trials(3);
+  auto batch = core_->LeaseTrial(lr);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->more_size(), 2);
+  std::vector<v1::Lease> leases = {batch->lease(), batch->more(0),
+                                   batch->more(1)};
+  v1::CompleteTrialsRequest r;
+  r.set_worker_id(w);
+  r.set_lease_next(3);
+  for (const v1::Lease& l : leases) {
+    v1::CompleteTrialRequest* c = r.add_trials();
+    c->set_trial_id(l.trial_id());
+    c->set_attempt(l.attempt());
+    (*c->mutable_results())["accuracy"] = 1;
+  }
+  // A bad member is refused with its path; nothing is stored.
+  v1::CompleteTrialsRequest bad = r;
+  bad.mutable_trials(1)->clear_results();
+  auto refused = core_->CompleteTrials(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message().rfind("trials[1].results:", 0), 0u)
+      << refused.status();
+  bad = r;
+  *bad.add_trials() = r.trials(0);
+  refused = core_->CompleteTrials(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("appears twice"),
+            std::string::npos);
+  bad = r;
+  bad.set_lease_next(-1);
+  EXPECT_EQ(core_->CompleteTrials(bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  bad = r;
+  bad.clear_trials();
+  EXPECT_EQ(core_->CompleteTrials(bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  for (const v1::Lease& l : leases) {
+    EXPECT_EQ(core_->GetTrial(l.trial_id())->state(), v1::RUNNING);
+  }
+
+  auto done = core_->CompleteTrials(r);
+  ASSERT_TRUE(done.ok()) << done.status();
+  for (const v1::Lease& l : leases) {
+    EXPECT_EQ(core_->GetTrial(l.trial_id())->state(), v1::DONE);
+  }
+  ASSERT_EQ(done->next().outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(done->next().more_size(), 2);
+  // The leases carry the full config (read from the stored binary).
+  EXPECT_EQ(done->next().lease().config().training().batch_size(), 32);
+  // The same batch again: those attempts hold no lease any more.
+  EXPECT_EQ(core_->CompleteTrials(r).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace qkov::core

@@ -210,8 +210,12 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
     auto* ref = hb.add_leases();
     ref->set_trial_id(lease->lease().trial_id());
     ref->set_attempt(lease->lease().attempt());
+    v1::CompleteTrialsRequest batch;
+    batch.set_worker_id(worker);
+    *batch.add_trials() = complete;
+    batch.set_lease_next(1);
     absl::Status s;
-    switch (rng() % 4) {
+    switch (rng() % 5) {
       case 0:
         Mutate(&report, rng);
         Mutate(&report, rng);
@@ -221,6 +225,11 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
         Mutate(&complete, rng);
         Mutate(&complete, rng);
         s = core_->CompleteTrial(complete).status();
+        break;
+      case 4:
+        Mutate(&batch, rng);
+        Mutate(&batch, rng);
+        s = core_->CompleteTrials(batch).status();
         break;
       case 2:
         Mutate(&fail, rng);

@@ -357,20 +357,58 @@ TEST_F(ResultsStoreTest, CompleteAndLeaseCommitsBothOrNeither) {
   Submit("s", 3);
   LeaseRecord first = Lease(2000);
   std::vector<LeaseRecord> next;
-  auto a = store_->CompleteAndLease(Done(first, {{"accuracy", 1}}), "w1", 2100,
-                                    1000, 1, &next);
+  auto a = store_->CompleteAndLease({Done(first, {{"accuracy", 1}})}, "w1",
+                                    2100, 1000, 1, &next);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(*a, LeaseAvailability::kLeased);
   ASSERT_EQ(next.size(), 1u);
   EXPECT_NE(next[0].trial_id, first.trial_id);
   EXPECT_EQ(store_->GetTrial(first.trial_id)->state, "done");
   // A refused completion (lease expired at 3100) leases nothing either.
-  a = store_->CompleteAndLease(Done(next[0], {{"accuracy", 1}}), "w1", 3200,
+  a = store_->CompleteAndLease({Done(next[0], {{"accuracy", 1}})}, "w1", 3200,
                                1000, 1, &next);
   EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts"), 2);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'queued'"), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 1);
+}
+
+TEST_F(ResultsStoreTest, BatchCompletionIsAllOrNone) {
+  Submit("s", 6);
+  std::vector<LeaseRecord> batch;
+  ASSERT_EQ(*store_->LeaseBatch("w1", 2000, 1000, 3, &batch),
+            LeaseAvailability::kLeased);
+  ASSERT_EQ(batch.size(), 3u);
+  // One completion of the batch carries a superseded attempt: nothing of the
+  // batch is stored and nothing is leased.
+  LeaseRecord stale = batch[2];
+  stale.attempt = 5;
+  std::vector<LeaseRecord> next;
+  auto a = store_->CompleteAndLease(
+      {Done(batch[0], {{"accuracy", 1}}), Done(batch[1], {{"accuracy", 1}}),
+       Done(stale, {{"accuracy", 1}})},
+      "w1", 2100, 1000, 3, &next);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(a.status().message().find(batch[2].trial_id), std::string::npos);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'running'"), 3);
+  // The whole batch, then the next batch of 3, in one write.
+  a = store_->CompleteAndLease(
+      {Done(batch[0], {{"accuracy", 1}}), Done(batch[1], {{"accuracy", 1}}),
+       Done(batch[2], {{"accuracy", 1}})},
+      "w1", 2100, 1000, 3, &next);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, LeaseAvailability::kLeased);
+  EXPECT_EQ(next.size(), 3u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'done'"), 3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'running'"), 3);
+  // max_trials 0: completes without leasing.
+  std::vector<Completion> last;
+  for (const LeaseRecord& l : next) last.push_back(Done(l, {{"accuracy", 1}}));
+  a = store_->CompleteAndLease(last, "w1", 2200, 1000, 0, &next);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(next.empty());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'done'"), 6);
 }
 
 // Holds the first group's leader until `n` writes are queued, so that they
