@@ -17,6 +17,7 @@
 //              carried to 1-second trials
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
@@ -233,10 +234,12 @@ int main(int argc, char** argv) {
       if (r == run) return true;
     return false;
   };
-  for (int threads : {1, absl::GetFlag(FLAGS_workers)}) {
+  const std::pair<int, int> direct_runs[] = {
+      {1, 1}, {absl::GetFlag(FLAGS_workers), 1}, {1, 8}};
+  for (const auto& [threads, batch] : direct_runs) {
     if (!wanted("direct")) break;
     auto store = qkov::storage::ResultsStore::Open(
-        absl::StrCat(dir, "/direct", threads, ".db"));
+        absl::StrCat(dir, "/direct", threads, "x", batch, ".db"));
     qkov::core::Coordinator core(store->get(), qkov::Clock::Real(),
                                  config.coordinator);
     v1::SubmitSweepRequest req;
@@ -254,15 +257,29 @@ int main(int argc, char** argv) {
         w.id = core.RegisterWorker(reg)->worker_id();
         v1::LeaseTrialRequest lr;
         lr.set_worker_id(w.id);
+        lr.set_max_trials(batch);
         auto lease = core.LeaseTrial(lr);
         while (!stop && lease.ok() &&
                lease->outcome() == v1::LeaseTrialResponse::LEASED) {
-          v1::CompleteTrialRequest c = Completion(w, lease->lease());
-          c.set_lease_next(true);
-          auto resp = core.CompleteTrial(c);
+          if (batch == 1) {
+            v1::CompleteTrialRequest c = Completion(w, lease->lease());
+            c.set_lease_next(true);
+            auto resp = core.CompleteTrial(c);
+            if (!resp.ok()) std::abort();
+            *lease = resp->next();
+            ++cycles;
+            continue;
+          }
+          v1::CompleteTrialsRequest c;
+          c.set_worker_id(w.id);
+          c.set_lease_next(batch);
+          *c.add_trials() = Completion(w, lease->lease());
+          for (const v1::Lease& l : lease->more())
+            *c.add_trials() = Completion(w, l);
+          auto resp = core.CompleteTrials(c);
           if (!resp.ok()) std::abort();
           *lease = resp->next();
-          ++cycles;
+          cycles += c.trials_size();
         }
       });
     }
@@ -272,9 +289,9 @@ int main(int argc, char** argv) {
     for (auto& t : pool) t.join();
     const auto stats = (*store)->GetWriteStats();
     std::printf(
-        "direct      %.0f lease+complete cycles/s on %d thread(s), no gRPC "
-        "(%.1f writes per commit)\n",
-        cycles / Since(t0), threads,
+        "direct      %.0f lease+complete cycles/s on %d thread(s), batches of "
+        "%d, no gRPC (%.1f writes per commit)\n",
+        cycles / Since(t0), threads, batch,
         static_cast<double>(stats.writes) /
             std::max<int64_t>(1, stats.commits));
   }
@@ -438,6 +455,19 @@ int main(int argc, char** argv) {
         "Ray Tune's published figure for this shape: 715 s (+14.4%%)\n",
         ideal_1s + per_trial_overhead * rounds, ideal_1s,
         100 * per_trial_overhead);
+  }
+  {
+    struct stat db, wal;
+    const std::string path = config.db_path;
+    if (stat(path.c_str(), &db) == 0 &&
+        stat((path + "-wal").c_str(), &wal) == 0) {
+      std::printf(
+          "files       database %.0f MB, WAL %.0f MB, %lld background "
+          "checkpoints\n",
+          db.st_size / 1e6, wal.st_size / 1e6,
+          static_cast<long long>(
+              (*server)->store()->GetWriteStats().checkpoints));
+    }
   }
   (*server)->Shutdown();
   std::system(("rm -rf " + dir).c_str());

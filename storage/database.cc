@@ -98,6 +98,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
       absl::StrCat("PRAGMA busy_timeout = ", options.busy_timeout_ms)));
   if (!options.read_only) {
     RETURN_IF_ERROR(db->Execute("PRAGMA journal_mode = WAL"));
+    RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA journal_size_limit = ",
+                                             options.wal_size_limit_bytes)));
     RETURN_IF_ERROR(db->Execute(options.synchronous_full
                                     ? "PRAGMA synchronous = FULL"
                                     : "PRAGMA synchronous = NORMAL"));
@@ -131,6 +133,13 @@ absl::StatusOr<Statement*> Database::Cached(absl::string_view sql) {
   Statement* ptr = stmt.get();
   cache_.emplace(std::string(sql), std::move(stmt));
   return ptr;
+}
+
+void Database::ResetBusyStatements() {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db_, nullptr); s != nullptr;
+       s = sqlite3_next_stmt(db_, s)) {
+    if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Statement>> Database::Prepare(

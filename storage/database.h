@@ -75,6 +75,13 @@ class Database {
     // lose the last commits on power loss but never on a process crash.
     bool synchronous_full = false;
     int busy_timeout_ms = 5000;
+    // The WAL: the checkpoint thread starts copying it into the database file
+    // past checkpoint_pages; past rewind_pages the writer completes the copy
+    // so that the WAL is reused from its start (ResultsStore). After a
+    // rewind the file is cut back to wal_size_limit_bytes.
+    int checkpoint_pages = 1000;
+    int rewind_pages = 16000;
+    int64_t wal_size_limit_bytes = int64_t{64} << 20;
     bool read_only = false;
   };
 
@@ -93,6 +100,12 @@ class Database {
 
   // A fresh statement owned by the caller (for dynamic SQL).
   absl::StatusOr<std::unique_ptr<Statement>> Prepare(absl::string_view sql);
+
+  // Resets every statement of this connection that is mid-way (stepped to a
+  // row and not reset). Such a statement keeps a read transaction open, and
+  // while one is open the connection's automatic WAL checkpoint does nothing:
+  // the WAL would grow without bound. Call it before COMMIT.
+  void ResetBusyStatements();
 
   int64_t Changes() const { return sqlite3_changes64(db_); }
   sqlite3* raw() { return db_; }

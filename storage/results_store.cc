@@ -1,5 +1,7 @@
 #include "storage/results_store.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -97,10 +99,29 @@ constexpr char kUpsertMetricSql[] =
     "?, ?, ?) "
     "ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = "
     "excluded.value";
-constexpr char kUpsertResultSql[] =
-    "INSERT INTO results (trial_id, name, value, attempt) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value, "
-    "attempt = excluded.attempt";
+// Results go in rows of kResultRowsPerInsert per statement: one statement
+// per trial instead of one per metric (a third less writer time for the 17
+// results of a synthetic trial). ?1 is the trial, ?2 the attempt, then
+// name and value per row.
+constexpr int kResultRowsPerInsert = 32;
+const std::string& UpsertResultsSql(int rows) {
+  static const auto* sqls = [] {
+    auto* v = new std::vector<std::string>(kResultRowsPerInsert + 1);
+    for (int k = 1; k <= kResultRowsPerInsert; ++k) {
+      std::string& sql = (*v)[k];
+      sql = "INSERT INTO results (trial_id, name, value, attempt) VALUES ";
+      for (int i = 0; i < k; ++i) {
+        absl::StrAppend(&sql, i ? ", " : "", "(?1, ?", 2 * i + 3, ", ?",
+                        2 * i + 4, ", ?2)");
+      }
+      absl::StrAppend(&sql,
+                      " ON CONFLICT (trial_id, name) DO UPDATE SET value = "
+                      "excluded.value, attempt = excluded.attempt");
+    }
+    return v;
+  }();
+  return (*sqls)[rows];
+}
 constexpr char kUpsertArtifactSql[] =
     "INSERT INTO artifacts (trial_id, name, kind, content, attempt) VALUES (?, "
     "?, ?, ?, ?) "
@@ -180,7 +201,58 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
     const std::string& path, const Database::Options& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
   RETURN_IF_ERROR(Migrate(db.get()));
-  return std::unique_ptr<ResultsStore>(new ResultsStore(std::move(db), path));
+  std::unique_ptr<ResultsStore> store(
+      new ResultsStore(std::move(db), path, options));
+  if (!options.read_only) {
+    // Replaces SQLite's automatic checkpoint, which would run inside the
+    // writer's commit.
+    sqlite3_wal_hook(store->db_->raw(), &ResultsStore::OnWalCommit,
+                     store.get());
+    store->checkpointer_ =
+        std::thread([s = store.get(), options] { s->CheckpointLoop(options); });
+  }
+  return store;
+}
+
+ResultsStore::~ResultsStore() {
+  {
+    absl::MutexLock lock(&checkpoint_mu_);
+    stopping_ = true;
+  }
+  if (checkpointer_.joinable()) checkpointer_.join();
+}
+
+int ResultsStore::OnWalCommit(void* store, sqlite3*, const char*, int pages) {
+  auto* self = static_cast<ResultsStore*>(store);
+  self->wal_pages_.store(pages, std::memory_order_relaxed);
+  if (pages >= self->options_.checkpoint_pages) {
+    absl::MutexLock lock(&self->checkpoint_mu_);
+    self->checkpoint_wanted_ = true;
+  }
+  return SQLITE_OK;
+}
+
+void ResultsStore::CheckpointLoop(Database::Options options) {
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path_, options);
+  while (true) {
+    {
+      absl::MutexLock lock(&checkpoint_mu_);
+      checkpoint_mu_.Await(absl::Condition(
+          +[](ResultsStore* s)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->checkpoint_mu_) {
+                 return s->checkpoint_wanted_ || s->stopping_;
+               },
+          this));
+      if (stopping_) return;
+      checkpoint_wanted_ = false;
+    }
+    // A failed checkpoint (the file busy, say) is retried at the next commit
+    // past the threshold; the WAL only grows meanwhile, nothing is lost.
+    if (db.ok() && (*db)->Execute("PRAGMA wal_checkpoint(PASSIVE)").ok()) {
+      absl::MutexLock lock(&checkpoint_mu_);
+      ++checkpoints_;
+    }
+  }
 }
 
 struct ResultsStore::PendingWrite {
@@ -241,6 +313,7 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   auto fail_all = [&](const absl::Status& s) {
     for (PendingWrite* p : group) p->status = s;
   };
+  db_->ResetBusyStatements();  // left by reads between groups
   absl::Status begin = run("BEGIN IMMEDIATE");
   if (!begin.ok()) return fail_all(begin);
   for (PendingWrite* p : group) {
@@ -262,18 +335,35 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
                                     cause.message())));
     }
   }
+  // A half-read statement would hold a read transaction past the commit and
+  // keep the WAL from being reused.
+  db_->ResetBusyStatements();
   absl::Status commit = run("COMMIT");
   if (!commit.ok()) {
     run("ROLLBACK").IgnoreError();
     return fail_all(commit);
+  }
+  if (wal_pages_.load(std::memory_order_relaxed) >= options_.rewind_pages) {
+    // SQLite reuses the WAL from its start only when a write transaction
+    // begins with every frame already copied back, which a background
+    // checkpoint behind a busy writer never achieves: the writer finishes the
+    // copy (the checkpointer has done most of it). Busy (the checkpointer is
+    // mid-copy) is fine: the next commit tries again.
+    db_->Execute("PRAGMA wal_checkpoint(PASSIVE)").IgnoreError();
   }
   stats_.writes += static_cast<int64_t>(group.size());
   ++stats_.commits;
 }
 
 ResultsStore::WriteStats ResultsStore::GetWriteStats() {
-  absl::MutexLock lock(&mu_);
-  return stats_;
+  WriteStats out;
+  {
+    absl::MutexLock lock(&mu_);
+    out = stats_;
+  }
+  absl::MutexLock lock(&checkpoint_mu_);
+  out.checkpoints = checkpoints_;
+  return out;
 }
 
 void ResultsStore::SetBeforeGroupHookForTesting(std::function<void()> hook) {
@@ -791,16 +881,17 @@ absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
                                                int64_t now_ms) {
   RETURN_IF_ERROR(CheckLease(c.trial_id, c.attempt, now_ms));
   RETURN_IF_ERROR(InsertMetrics(c.trial_id, c.attempt, c.final_points));
-  {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertResultSql));
-    for (const auto& [name, value] : c.results) {
-      s->Reset();
-      s->BindText(1, c.trial_id);
-      s->BindText(2, name);
-      s->BindDouble(3, value);
-      s->BindInt64(4, c.attempt);
-      RETURN_IF_ERROR(s->Run());
+  for (auto it = c.results.begin(); it != c.results.end();) {
+    const int rows = static_cast<int>(std::min<size_t>(
+        kResultRowsPerInsert, std::distance(it, c.results.end())));
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertResultsSql(rows)));
+    s->BindText(1, c.trial_id);
+    s->BindInt64(2, c.attempt);
+    for (int i = 0; i < rows; ++i, ++it) {
+      s->BindText(2 * i + 3, it->first);
+      s->BindDouble(2 * i + 4, it->second);
     }
+    RETURN_IF_ERROR(s->Run());
   }
   {
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertArtifactSql));

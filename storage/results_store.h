@@ -19,6 +19,7 @@
 #ifndef QKOV_STORAGE_RESULTS_STORE_H_
 #define QKOV_STORAGE_RESULTS_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -26,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -154,6 +156,8 @@ class ResultsStore {
   // Opens or creates the database at `path` and migrates it.
   static absl::StatusOr<std::unique_ptr<ResultsStore>> Open(
       const std::string& path, const Database::Options& options = {});
+  // Stops the checkpoint thread; SQLite checkpoints the rest on close.
+  ~ResultsStore();
 
   // Creates the sweep, or extends an existing sweep of the same name with the
   // grid points (by config_hash) it does not have yet. The stored spec is
@@ -273,7 +277,8 @@ class ResultsStore {
   struct WriteStats {
     int64_t writes = 0;
     int64_t commits = 0;
-    int64_t busy_ns = 0;  // time spent running groups (the writer's load)
+    int64_t busy_ns = 0;      // time spent running groups (the writer's load)
+    int64_t checkpoints = 0;  // WAL checkpoints run by the background thread
   };
   WriteStats GetWriteStats();
 
@@ -286,8 +291,18 @@ class ResultsStore {
   absl::Status WriteForTesting(std::function<absl::Status(Database*)> op);
 
  private:
-  ResultsStore(std::unique_ptr<Database> db, std::string path)
-      : db_(std::move(db)), path_(std::move(path)) {}
+  ResultsStore(std::unique_ptr<Database> db, std::string path,
+               const Database::Options& options)
+      : db_(std::move(db)), path_(std::move(path)), options_(options) {}
+
+  // WAL checkpoints run on their own thread and connection, not in the
+  // writer's commit: the writer's commit hook only counts the WAL's pages and
+  // wakes the checkpointer past options_.checkpoint_pages. A PASSIVE checkpoint
+  // copies committed pages into the database file (and fsyncs) beside the
+  // writer, never blocking it; SQLite restarts the WAL once all of it is
+  // copied.
+  static int OnWalCommit(void* store, sqlite3* db, const char* name, int pages);
+  void CheckpointLoop(Database::Options options);
 
   struct PendingWrite;
   // Runs `op` inside a group-committed transaction (see the top of this
@@ -341,9 +356,17 @@ class ResultsStore {
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
   WriteStats stats_ ABSL_GUARDED_BY(mu_);
   const std::string path_;
+  const Database::Options options_;
   absl::Mutex read_mu_;
   std::unique_ptr<Database> reader_
       ABSL_GUARDED_BY(read_mu_);  // for QueryReadOnly
+
+  absl::Mutex checkpoint_mu_;
+  bool checkpoint_wanted_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
+  int64_t checkpoints_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
+  std::thread checkpointer_;
+  std::atomic<int> wal_pages_{0};  // frames in the WAL at the last commit
 };
 
 }  // namespace qkov::storage

@@ -3,13 +3,16 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "storage/migrations.h"
 
 namespace qkov::storage {
@@ -162,6 +165,90 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
   EXPECT_EQ(m->size(), 3u);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 3);
   EXPECT_TRUE(*store_->IntegrityOk());
+}
+
+// The WAL is checkpointed into the database file as the store writes (on the
+// store's checkpoint thread). A store whose writer kept a half-read statement
+// open, or that never checkpointed, would grow its WAL without bound (found at
+// 2 GB after 20 s of benchmark).
+TEST_F(ResultsStoreTest, WalIsCheckpointedIntoTheDatabaseFile) {
+  SweepRecord sweep;
+  sweep.name = "big";
+  sweep.spec_json = "{}";
+  std::vector<NewTrial> trials;
+  for (int i = 0; i < 3000; ++i) {  // ~6 MB: past the 1000-page checkpoint
+    trials.push_back(NewTrial{
+        absl::StrCat("t", i), i, std::string(2000, 'c') + std::to_string(i),
+        absl::StrCat("h", i), "FAFO", 1.0, 0.1, static_cast<uint64_t>(i), ""});
+  }
+  ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
+  // Reads leave statements behind too; the next write must still checkpoint.
+  ASSERT_TRUE(store_->GetSweep("big").ok());
+  LeaseRecord l = Lease();
+  ASSERT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 1}}), 2100).ok());
+  // The checkpoint runs on the store's own thread: wait for it (up to a
+  // generous deadline), then look for its effect, the pages in the file.
+  auto db_file_size = [this] {
+    struct stat st;
+    return stat(path_.c_str(), &st) == 0 ? st.st_size : 0;
+  };
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (store_->GetWriteStats().checkpoints == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(store_->GetWriteStats().checkpoints, 1);
+  EXPECT_GT(db_file_size(), 3000 * 2000) << "the WAL was never checkpointed";
+}
+
+// A writer that never pauses still gets its WAL rewound: without it the WAL
+// holds every page ever written (here 32 MB).
+TEST_F(ResultsStoreTest, BusyWriterStillRewindsTheWal) {
+  store_.reset();
+  Database::Options o;
+  o.checkpoint_pages = 100;
+  o.rewind_pages = 400;  // 1.6 MB
+  o.wal_size_limit_bytes = 1 << 20;
+  auto opened = ResultsStore::Open(path_, o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  store_ = std::move(*opened);
+  for (int k = 0; k < 20; ++k) {  // 20 x 800 trials x 2 KB = 32 MB
+    SweepRecord sweep;
+    sweep.name = absl::StrCat("s", k);
+    sweep.spec_json = "{}";
+    std::vector<NewTrial> trials;
+    for (int i = 0; i < 800; ++i) {
+      trials.push_back(NewTrial{absl::StrCat(k, "-", i), i,
+                                std::string(2000, 'c'), absl::StrCat("h", i),
+                                "FAFO", 1.0, 0.1, static_cast<uint64_t>(i),
+                                ""});
+    }
+    ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
+  }
+  struct stat wal;
+  ASSERT_EQ(stat((path_ + "-wal").c_str(), &wal), 0);
+  EXPECT_LT(wal.st_size, 12 << 20);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials"), 20 * 800);
+  EXPECT_TRUE(*store_->IntegrityOk());
+}
+
+TEST_F(ResultsStoreTest, ManyResultsSpanSeveralInsertStatements) {
+  Submit("s", 1);
+  LeaseRecord l = Lease();
+  std::map<std::string, double> results;
+  for (int i = 0; i < 70; ++i) {  // 32 + 32 + 6 rows per statement
+    results[absl::StrCat("m", i)] = 1.0 / (i + 3);
+  }
+  ASSERT_TRUE(store_->CompleteTrial(Done(l, results), 2100).ok());
+  auto t = store_->GetTrial(l.trial_id);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->results, results);  // every value to the last bit
+  // A second completion of the same attempt is refused and changes nothing.
+  results["m0"] = 5;
+  EXPECT_EQ(store_->CompleteTrial(Done(l, results), 2200).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->GetTrial(l.trial_id)->results.at("m0"), 1.0 / 3);
 }
 
 TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
