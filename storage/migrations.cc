@@ -100,11 +100,17 @@ CREATE VIEW trial_results AS
   FROM results r JOIN trials t USING (trial_id) JOIN sweeps s USING (sweep_id);
 )sql";
 
-// Migration 2: each trial's config also as a serialized qkov.v1.TrialConfig,
-// so that a lease does not parse JSON. NULL for trials stored by schema 1;
-// config_json stays the record researchers query.
+// Migration 2: each trial's config also in binary, so that a lease does not
+// parse JSON: the axes per trial (a few dozen bytes), the training part once
+// per distinct value. NULL for trials stored by schema 1; config_json stays
+// the record researchers query.
 constexpr char kMigration2[] = R"sql(
-ALTER TABLE trials ADD COLUMN config_pb BLOB;
+CREATE TABLE trainings (
+  training_id INTEGER PRIMARY KEY,
+  training_pb BLOB NOT NULL UNIQUE
+);
+ALTER TABLE trials ADD COLUMN axes_pb BLOB;
+ALTER TABLE trials ADD COLUMN training_id INTEGER REFERENCES trainings(training_id);
 )sql";
 
 const std::vector<const char*>& Migrations() {

@@ -35,8 +35,8 @@ constexpr char kInsertTrialSql[] =
     "INSERT INTO trials (trial_id, sweep_id, ordinal, config_json, "
     "config_hash, "
     "parameterization, lr_ratio, eta_ov, seed, state, created_ms, updated_ms, "
-    "config_pb) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?) "
+    "axes_pb, training_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?) "
     "ON CONFLICT (sweep_id, config_hash) DO NOTHING";
 constexpr char kMaxOrdinalSql[] =
     "SELECT COALESCE(MAX(ordinal), -1) FROM trials WHERE sweep_id = ?";
@@ -71,10 +71,11 @@ constexpr char kNextSweepSql[] =
     "LIMIT 1";
 // Its next trial: handed-back trials (queue_rank -1) first, then grid order.
 constexpr char kNextQueuedSql[] =
-    "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, "
-    "parameterization, config_pb FROM trials "
-    "WHERE sweep_id = ? AND state = 'queued' ORDER BY queue_rank, ordinal "
-    "LIMIT 1";
+    "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "
+    "t.checkpoint_step, t.parameterization, t.axes_pb, g.training_pb "
+    "FROM trials t LEFT JOIN trainings g ON g.training_id = t.training_id "
+    "WHERE t.sweep_id = ? AND t.state = 'queued' "
+    "ORDER BY t.queue_rank, t.ordinal LIMIT 1";
 constexpr char kAnyRunningSql[] =
     "SELECT EXISTS (SELECT 1 FROM trials WHERE state = 'running')";
 constexpr char kAnyActiveSql[] =
@@ -166,6 +167,13 @@ constexpr char kArtifactsOfTrialSql[] =
     "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY "
     "name";
 
+// The lease's binary config from columns (axes_pb, training_pb) at `col`:
+// their concatenation, or "" when either is NULL (stored before schema 2).
+std::string BinaryConfig(const Statement& s, int col) {
+  if (s.ColumnIsNull(col) || s.ColumnIsNull(col + 1)) return "";
+  return s.ColumnBlob(col) + s.ColumnBlob(col + 1);
+}
+
 TrialRecord ReadTrial(const Statement& s) {
   TrialRecord t;
   t.trial_id = s.ColumnText(0);
@@ -256,18 +264,20 @@ void ResultsStore::CheckpointLoop(Database::Options options) {
 }
 
 struct ResultsStore::PendingWrite {
-  explicit PendingWrite(absl::FunctionRef<absl::Status()> f) : op(f) {}
+  PendingWrite(absl::FunctionRef<absl::Status()> f, bool a) : op(f), alone(a) {}
   absl::FunctionRef<absl::Status()> op;
+  const bool alone;
   absl::Status status;
   bool done = false;  // guarded by queue_mu_
   absl::CondVar cv;
 };
 
-absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op) {
+absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op,
+                                 bool alone) {
   // A group holds at most this many writes, so that a burst cannot keep one
   // transaction (and its waiting callers) open without bound.
   constexpr size_t kMaxGroup = 256;
-  PendingWrite w(op);
+  PendingWrite w(op, alone);
   queue_mu_.Lock();
   writers_.push_back(&w);
   while (!w.done && &w != writers_.front()) w.cv.Wait(&queue_mu_);
@@ -281,11 +291,17 @@ absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op) {
     hook();
     queue_mu_.Lock();
   }
-  // This caller leads: it commits every write queued so far. Writes that
-  // arrive meanwhile queue behind the group and form the next one.
-  std::vector<PendingWrite*> group(
-      writers_.begin(),
-      writers_.begin() + std::min(writers_.size(), kMaxGroup));
+  // This caller leads: it commits the writes queued so far, up to the next
+  // one that must run alone. Writes that arrive meanwhile queue behind the
+  // group and form the next one.
+  std::vector<PendingWrite*> group = {&w};
+  if (!w.alone) {
+    for (auto it = writers_.begin() + 1;
+         it != writers_.end() && !(*it)->alone && group.size() < kMaxGroup;
+         ++it) {
+      group.push_back(*it);
+    }
+  }
   queue_mu_.Unlock();
   {
     absl::MutexLock lock(&mu_);
@@ -316,12 +332,16 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   db_->ResetBusyStatements();  // left by reads between groups
   absl::Status begin = run("BEGIN IMMEDIATE");
   if (!begin.ok()) return fail_all(begin);
+  // Savepoints only where there is another write to protect: inside one,
+  // SQLite copies each page it changes to a sub-journal (for a 100,000-trial
+  // submit, 150 MB to a temporary file).
+  const bool savepoints = group.size() > 1;
   for (PendingWrite* p : group) {
-    absl::Status s = run("SAVEPOINT write");
+    absl::Status s = savepoints ? run("SAVEPOINT write") : absl::OkStatus();
     if (s.ok()) {
       p->status = p->op();
-      if (!p->status.ok()) s = run("ROLLBACK TO write");
-      if (s.ok()) s = run("RELEASE write");
+      if (savepoints && !p->status.ok()) s = run("ROLLBACK TO write");
+      if (savepoints && s.ok()) s = run("RELEASE write");
     }
     // SQLite ends the whole transaction on some errors (disk full, I/O):
     // then no write of this group is stored, and each caller hears so.
@@ -338,6 +358,10 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   // A half-read statement would hold a read transaction past the commit and
   // keep the WAL from being reused.
   db_->ResetBusyStatements();
+  if (!savepoints && !group[0]->status.ok()) {  // a lone write that failed
+    run("ROLLBACK").IgnoreError();
+    return;
+  }
   absl::Status commit = run("COMMIT");
   if (!commit.ok()) {
     run("ROLLBACK").IgnoreError();
@@ -464,11 +488,13 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
     const SweepRecord& sweep, const std::vector<NewTrial>& trials,
     int64_t now_ms) {
   SubmitOutcome out;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
-    out = SubmitOutcome();
-    return SubmitSweepLocked(sweep, trials, now_ms, &out);
-  }));
+  RETURN_IF_ERROR(Write(
+      [&]() -> absl::Status {
+        mu_.AssertHeld();
+        out = SubmitOutcome();
+        return SubmitSweepLocked(sweep, trials, now_ms, &out);
+      },
+      /*alone=*/true));
   return out;
 }
 
@@ -501,6 +527,24 @@ absl::Status ResultsStore::SubmitSweepLocked(
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (row) base_ordinal = s->ColumnInt64(0) + 1;
   }
+  // The submission's training part, stored once (0: none given).
+  int64_t training_id = 0;
+  if (!sweep.training_pb.empty()) {
+    constexpr char kInsertTrainingSql[] =
+        "INSERT INTO trainings (training_pb) VALUES (?) "
+        "ON CONFLICT (training_pb) DO NOTHING";
+    constexpr char kTrainingIdSql[] =
+        "SELECT training_id FROM trainings WHERE training_pb = ?";
+    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kInsertTrainingSql));
+    t->BindBlob(1, sweep.training_pb);
+    RETURN_IF_ERROR(t->Run());
+    ASSIGN_OR_RETURN(Statement * id, db_->Cached(kTrainingIdSql));
+    id->BindBlob(1, sweep.training_pb);
+    ASSIGN_OR_RETURN(bool row, id->Step());
+    if (!row) return absl::InternalError("training row missing after insert");
+    training_id = id->ColumnInt64(0);
+    id->Reset();
+  }
   ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
   for (const NewTrial& t : trials) {
     ins->Reset();
@@ -515,10 +559,12 @@ absl::Status ResultsStore::SubmitSweepLocked(
     ins->BindInt64(9, static_cast<int64_t>(t.seed));
     ins->BindInt64(10, now_ms);
     ins->BindInt64(11, now_ms);
-    if (t.config_pb.empty()) {
+    if (t.axes_pb.empty() || training_id == 0) {
       ins->BindNull(12);
+      ins->BindNull(13);
     } else {
-      ins->BindBlob(12, t.config_pb);
+      ins->BindBlob(12, t.axes_pb);
+      ins->BindInt64(13, training_id);
     }
     RETURN_IF_ERROR(ins->Run());
     if (db_->Changes() > 0) {
@@ -703,7 +749,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     l.checkpoint = next->ColumnBlob(3);
     l.checkpoint_step = l.checkpoint.empty() ? 0 : next->ColumnInt64(4);
     parameterization = next->ColumnText(5);
-    l.config_pb = next->ColumnBlob(6);
+    l.config_pb = BinaryConfig(*next, 6);
     leases->push_back(std::move(l));
   }
   if (leases->empty()) {
@@ -714,11 +760,12 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
   }
   if (max_trials > 1) {
     constexpr char kCompanionsSql[] =
-        "SELECT trial_id, attempts, config_json, checkpoint, checkpoint_step, "
-        "config_pb FROM trials "
-        "WHERE sweep_id = ? AND state = 'queued' AND parameterization = ? AND "
-        "trial_id != ? "
-        "ORDER BY queue_rank, ordinal LIMIT ?";
+        "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "
+        "t.checkpoint_step, t.axes_pb, g.training_pb "
+        "FROM trials t LEFT JOIN trainings g ON g.training_id = t.training_id "
+        "WHERE t.sweep_id = ? AND t.state = 'queued' AND "
+        "t.parameterization = ? AND t.trial_id != ? "
+        "ORDER BY t.queue_rank, t.ordinal LIMIT ?";
     ASSIGN_OR_RETURN(Statement * more, db_->Cached(kCompanionsSql));
     more->BindInt64(1, sweep_id);
     more->BindText(2, parameterization);
@@ -733,7 +780,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
       l.config_json = more->ColumnText(2);
       l.checkpoint = more->ColumnBlob(3);
       l.checkpoint_step = l.checkpoint.empty() ? 0 : more->ColumnInt64(4);
-      l.config_pb = more->ColumnBlob(5);
+      l.config_pb = BinaryConfig(*more, 5);
       leases->push_back(std::move(l));
     }
   }

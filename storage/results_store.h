@@ -54,6 +54,9 @@ struct SweepRecord {
   std::string name;
   std::string description;
   std::string spec_json;
+  // Submit only: the submission's training part as a serialized TrialConfig
+  // (stored once in `trainings`; see NewTrial::axes_pb).
+  std::string training_pb;
   int priority = 0;
   int max_attempts = 3;
   bool cancelled = false;
@@ -74,9 +77,10 @@ struct NewTrial {
   double lr_ratio = 0;
   double eta_ov = 0;
   uint64_t seed = 0;
-  // The same config as a serialized TrialConfig, read back by leases (no
-  // JSON parsing on the hot path). Empty: leases parse config_json.
-  std::string config_pb;
+  // The axes of the config as a serialized TrialConfig; with the sweep
+  // record's training_pb appended it parses as the full config, what leases
+  // send (no JSON parsing on the hot path). Empty: leases parse config_json.
+  std::string axes_pb;
 };
 
 struct AttemptRecord {
@@ -117,8 +121,9 @@ struct LeaseRecord {
   std::string sweep_name;
   int attempt = 0;
   std::string config_json;
-  std::string config_pb;  // binary TrialConfig; empty for trials stored
-                          // before schema 2 (parse config_json instead)
+  std::string config_pb;  // binary TrialConfig (axes_pb + training_pb);
+                          // empty for trials stored before schema 2 (parse
+                          // config_json instead)
   int64_t expires_ms = 0;
   std::string checkpoint;
   int64_t checkpoint_step = 0;  // step the checkpoint resumes at (0: fresh)
@@ -307,8 +312,10 @@ class ResultsStore {
   struct PendingWrite;
   // Runs `op` inside a group-committed transaction (see the top of this
   // file) and returns its status, or the commit's error. `op` runs on
-  // whichever caller leads the group, with mu_ held.
-  absl::Status Write(absl::FunctionRef<absl::Status()> op)
+  // whichever caller leads the group, with mu_ held. `alone`: in a
+  // transaction of its own (large writes: a grid submission), which needs no
+  // savepoint.
+  absl::Status Write(absl::FunctionRef<absl::Status()> op, bool alone = false)
       ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
   // Runs the group in one transaction; sets each write's status.
   void CommitGroup(const std::vector<PendingWrite*>& group)

@@ -192,7 +192,7 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
     trials.push_back(storage::NewTrial{
         e.trial_id, static_cast<int64_t>(i), e.config_json, e.config_hash,
         v1::Parameterization_Name(e.config.parameterization()),
-        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(), e.config_pb});
+        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(), e.axes_pb});
   }
   storage::SweepRecord record;
   record.name = spec.name();
@@ -200,6 +200,7 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
   record.spec_json = CanonicalJson(spec);
   record.priority = spec.priority();
   record.max_attempts = spec.max_attempts();
+  record.training_pb = TrainingPb(spec);
   ASSIGN_OR_RETURN(storage::SubmitOutcome out,
                    store_->SubmitSweep(record, trials, NowMs()));
   NotifyChange();
@@ -456,8 +457,9 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
         if (lease.config_pb.empty()) {  // stored before schema 2
           RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
         } else if (!l->mutable_config()->ParseFromString(lease.config_pb)) {
-          return absl::DataLossError(absl::StrCat(
-              "trial ", lease.trial_id, ": stored config_pb does not parse"));
+          return absl::DataLossError(
+              absl::StrCat("trial ", lease.trial_id,
+                           ": stored binary config does not parse"));
         }
         *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
         l->set_checkpoint(lease.checkpoint);

@@ -480,6 +480,12 @@ std::string MemberOf(const qkov::v1::TrialConfig& c, const std::string& key) {
 
 }  // namespace
 
+std::string TrainingPb(const qkov::v1::SweepSpec& spec) {
+  qkov::v1::TrialConfig training_only;
+  *training_only.mutable_training() = spec.training();
+  return training_only.SerializeAsString();
+}
+
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   std::vector<ExpandedTrial> out;
   const auto& axes = spec.axes();
@@ -519,11 +525,6 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   }
   *c.mutable_training() = spec.training();
   const std::string training_json = MemberOf(c, "training");
-  // Binary: serialized messages concatenate as a merge, so axes + training
-  // parse as the full config.
-  qkov::v1::TrialConfig training_only;
-  *training_only.mutable_training() = spec.training();
-  const std::string training_pb = training_only.SerializeAsString();
   for (size_t pi = 0; pi < params.size(); ++pi) {
     for (int ri = 0; ri < axes.lr_ratios_size(); ++ri) {
       for (int ei = 0; ei < axes.eta_ovs_size(); ++ei) {
@@ -539,7 +540,7 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
             t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",",
                                          e_json[ei], ",", s_json[si], ",",
                                          training_json, ",", a_json[ai], "}");
-            t.config_pb = t.config.SerializeAsString() + training_pb;
+            t.axes_pb = t.config.SerializeAsString();
             t.config_hash = Sha256Hex(t.config_json);
             t.trial_id = TrialIdFor(spec.name(), t.config_json);
             out.push_back(std::move(t));

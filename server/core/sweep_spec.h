@@ -38,7 +38,7 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's
   std::string config_json;       // the full config, canonical JSON
-  std::string config_pb;         // the full config, serialized binary
+  std::string axes_pb;           // `config`, serialized binary (no training)
   std::string config_hash;
   std::string trial_id;
 };
@@ -47,6 +47,11 @@ struct ExpandedTrial {
 // seeds x alphas (an empty parameterization or alpha axis counts as one
 // unset value). Expects a valid spec with defaults applied.
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
+
+// A TrialConfig holding only the spec's training part, serialized. Serialized
+// protobuf messages concatenate as a merge, so a trial's axes_pb followed by
+// this parses as its full config (what a lease sends).
+std::string TrainingPb(const qkov::v1::SweepSpec& spec);
 
 std::string CanonicalJson(const google::protobuf::Message& message);
 bool IsValidUtf8(const std::string& s);

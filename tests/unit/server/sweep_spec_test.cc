@@ -104,7 +104,7 @@ TEST(SweepSpecTest, AssembledJsonAndBinaryEqualPrintedCanonicalJson) {
     *full.mutable_training() = s.training();
     EXPECT_EQ(t.config_json, CanonicalJson(full));
     v1::TrialConfig from_pb;
-    ASSERT_TRUE(from_pb.ParseFromString(t.config_pb));
+    ASSERT_TRUE(from_pb.ParseFromString(t.axes_pb + TrainingPb(s)));
     EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
   }
 }
@@ -234,7 +234,7 @@ TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
     *full.mutable_training() = fixed.training();
     EXPECT_EQ(t.config_json, CanonicalJson(full));
     v1::TrialConfig from_pb;
-    ASSERT_TRUE(from_pb.ParseFromString(t.config_pb));
+    ASSERT_TRUE(from_pb.ParseFromString(t.axes_pb + TrainingPb(fixed)));
     EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
   }
 }

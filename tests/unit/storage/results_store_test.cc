@@ -434,10 +434,16 @@ TEST_F(ResultsStoreTest, LeaseCarriesTheBinaryConfigSubmitted) {
   SweepRecord sweep;
   sweep.name = "pb";
   sweep.spec_json = "{}";
+  sweep.training_pb = std::string("\x2a\x02\x00\xff", 4);
   NewTrial t{"pb-t0", 0, "{}", "h0", "FAFO", 1.0, 0.1, 0, ""};
-  t.config_pb = std::string("\x08\x01\x00\xff", 4);  // bytes kept exactly
-  ASSERT_TRUE(store_->SubmitSweep(sweep, {t}, 1000).ok());
-  EXPECT_EQ(Lease().config_pb, t.config_pb);
+  t.axes_pb = std::string("\x08\x01", 2);
+  NewTrial u{"pb-t1", 1, "{}", "h1", "FAFO", 1.0, 0.1, 1, ""};
+  u.axes_pb = std::string("\x08\x02", 2);
+  ASSERT_TRUE(store_->SubmitSweep(sweep, {t, u}, 1000).ok());
+  // Bytes kept exactly; the training part stored once for both.
+  EXPECT_EQ(Lease().config_pb, t.axes_pb + sweep.training_pb);
+  EXPECT_EQ(Lease().config_pb, u.axes_pb + sweep.training_pb);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trainings"), 1);
 }
 
 TEST_F(ResultsStoreTest, CompleteAndLeaseCommitsBothOrNeither) {
