@@ -104,8 +104,6 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
                                     ? "PRAGMA synchronous = FULL"
                                     : "PRAGMA synchronous = NORMAL"));
   }
-  RETURN_IF_ERROR(
-      db->Execute(absl::StrCat("PRAGMA cache_size = ", -options.cache_kib)));
   RETURN_IF_ERROR(db->Execute("PRAGMA foreign_keys = ON"));
   // A quick look at the file catches "not a database" before any write.
   RETURN_IF_ERROR(db->Execute("SELECT count(*) FROM sqlite_schema"));

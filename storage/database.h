@@ -75,10 +75,6 @@ class Database {
     // lose the last commits on power loss but never on a process crash.
     bool synchronous_full = false;
     int busy_timeout_ms = 5000;
-    // Page cache of the connection. SQLite's default (2 MiB) is smaller than
-    // one large grid submission, whose pages then spill to the WAL and are
-    // read back before the commit.
-    int cache_kib = 64 * 1024;
     // The WAL: the checkpoint thread starts copying it into the database file
     // past checkpoint_pages; past rewind_pages the writer completes the copy
     // so that the WAL is reused from its start (ResultsStore). After a
