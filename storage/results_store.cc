@@ -492,7 +492,20 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
       [&]() -> absl::Status {
         mu_.AssertHeld();
         out = SubmitOutcome();
-        return SubmitSweepLocked(sweep, trials, now_ms, &out);
+        // A large grid's rows and index entries (two of them keyed by
+        // hashes, so inserted at random places) outgrow SQLite's 2 MiB page
+        // cache: pages would spill to the WAL and be read back before the
+        // commit. The cache grows for this transaction only.
+        // 4 KiB a trial, at most 256 MiB; back to SQLite's default after.
+        const bool big = trials.size() > 10000;
+        if (big) {
+          const size_t kib = std::min<size_t>(4 * trials.size(), 256 << 10);
+          RETURN_IF_ERROR(
+              db_->Execute(absl::StrCat("PRAGMA cache_size = -", kib)));
+        }
+        absl::Status s = SubmitSweepLocked(sweep, trials, now_ms, &out);
+        if (big) db_->Execute("PRAGMA cache_size = -2000").IgnoreError();
+        return s;
       },
       /*alone=*/true));
   return out;

@@ -131,6 +131,17 @@ TEST_F(ResultsStoreTest, SubmitThenExtendAddsOnlyNewPoints) {
   EXPECT_EQ(b.sweep.counts["queued"], 6);
 }
 
+TEST_F(ResultsStoreTest, LargeGridSubmitsAndExtends) {
+  // Past 10,000 trials the submit runs with a larger page cache.
+  EXPECT_EQ(Submit("big", 12000).added, 12000);
+  SubmitOutcome again = Submit("big", 12001);
+  EXPECT_EQ(again.added, 1);
+  EXPECT_EQ(again.existing, 12000);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials"), 12001);
+  EXPECT_EQ(Lease().trial_id, "big-t0");
+  EXPECT_TRUE(*store_->IntegrityOk());
+}
+
 TEST_F(ResultsStoreTest, FullRoundTrip) {
   Submit("s", 2);
   LeaseRecord l = Lease();
