@@ -182,6 +182,37 @@ int64_t BatchLoop(Worker& w, int batch, const std::atomic<bool>& stop) {
   return done;
 }
 
+struct Timed {
+  double seconds = 0;
+  int64_t done = 0;                                // trials completed
+  qkov::storage::ResultsStore::WriteStats writes;  // during the run
+};
+
+// Runs `loop` on every worker, each on its own thread, for `seconds`.
+template <typename Loop>
+Timed RunWorkers(std::vector<Worker>& workers, double seconds,
+                 qkov::storage::ResultsStore* store, Loop loop) {
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  const auto before = store->GetWriteStats();
+  const auto t0 = Clock::now();
+  for (auto& w : workers) {
+    threads.emplace_back([&]() { done += loop(w, stop); });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  Timed r;
+  r.seconds = Since(t0);
+  r.done = done;
+  const auto after = store->GetWriteStats();
+  r.writes.writes = after.writes - before.writes;
+  r.writes.commits = after.commits - before.commits;
+  r.writes.busy_ns = after.busy_ns - before.busy_ns;
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -300,53 +331,34 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n_workers; ++i) workers.push_back(Connect(address, i));
   const double seconds = absl::GetFlag(FLAGS_seconds);
 
-  // 2. Lease + complete cycles.
+  // 2. Lease + complete cycles, one trial per RPC, then (2b) batches of 8
+  // (what qkov-worker --batch_trials=8 does).
   if (wanted("cycles")) {
-    std::atomic<int64_t> cycles{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> threads;
-    const auto stats0 = (*server)->store()->GetWriteStats();
-    const auto t0 = Clock::now();
-    for (auto& w : workers) {
-      threads.emplace_back([&]() { cycles += WorkLoop(w, 0, stop); });
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    stop = true;
-    for (auto& t : threads) t.join();
-    const double dt = Since(t0);
-    const auto stats1 = (*server)->store()->GetWriteStats();
+    const Timed r = RunWorkers(workers, seconds, (*server)->store(),
+                               [](Worker& w, const std::atomic<bool>& stop) {
+                                 return WorkLoop(w, 0, stop);
+                               });
     std::printf(
         "cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease "
         "rides on the completion; %.1f writes per commit, writer busy "
         "%.0f%% of the time)\n",
-        cycles / dt, static_cast<long long>(cycles.load()), dt,
-        static_cast<double>(stats1.writes - stats0.writes) /
-            std::max<int64_t>(1, stats1.commits - stats0.commits),
-        100.0 * (stats1.busy_ns - stats0.busy_ns) / (dt * 1e9));
+        r.done / r.seconds, static_cast<long long>(r.done), r.seconds,
+        static_cast<double>(r.writes.writes) /
+            std::max<int64_t>(1, r.writes.commits),
+        100.0 * r.writes.busy_ns / (r.seconds * 1e9));
   }
-
-  // 2b. The same with batches of 8 (what qkov-worker --batch_trials=8 does).
   if (wanted("batched")) {
     constexpr int kBatch = 8;
-    std::atomic<int64_t> trials{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> threads;
-    const auto stats0 = (*server)->store()->GetWriteStats();
-    const auto t0 = Clock::now();
-    for (auto& w : workers) {
-      threads.emplace_back([&]() { trials += BatchLoop(w, kBatch, stop); });
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    stop = true;
-    for (auto& t : threads) t.join();
-    const double dt = Since(t0);
-    const auto stats1 = (*server)->store()->GetWriteStats();
+    const Timed r = RunWorkers(workers, seconds, (*server)->store(),
+                               [](Worker& w, const std::atomic<bool>& stop) {
+                                 return BatchLoop(w, kBatch, stop);
+                               });
     std::printf(
         "batched     %.0f lease+complete cycles/s in batches of %d (%lld "
         "trials in %.1f s; one CompleteTrials per batch brings the next; "
         "writer busy %.0f%% of the time)\n",
-        trials / dt, kBatch, static_cast<long long>(trials.load()), dt,
-        100.0 * (stats1.busy_ns - stats0.busy_ns) / (dt * 1e9));
+        r.done / r.seconds, kBatch, static_cast<long long>(r.done), r.seconds,
+        100.0 * r.writes.busy_ns / (r.seconds * 1e9));
   }
 
   // 3. Metric ingest: every worker needs one queued trial to report on.
