@@ -60,6 +60,15 @@ class ResultsStoreTest : public ::testing::Test {
     return l;
   }
 
+  // Leases n trials at once (w1, at 2000 ms, expiring at 3000 ms).
+  std::vector<LeaseRecord> LeaseN(int n) {
+    std::vector<LeaseRecord> leases;
+    auto a = store_->LeaseBatch("w1", 2000, 1000, n, &leases);
+    EXPECT_TRUE(a.ok() && *a == LeaseAvailability::kLeased) << a.status();
+    EXPECT_EQ(leases.size(), static_cast<size_t>(n));
+    return leases;
+  }
+
   static Completion Done(const LeaseRecord& l,
                          std::map<std::string, double> results) {
     Completion c;
@@ -479,9 +488,7 @@ TEST_F(ResultsStoreTest, CompleteAndLeaseCommitsBothOrNeither) {
 
 TEST_F(ResultsStoreTest, BatchCompletionIsAllOrNone) {
   Submit("s", 6);
-  std::vector<LeaseRecord> batch;
-  ASSERT_EQ(*store_->LeaseBatch("w1", 2000, 1000, 3, &batch),
-            LeaseAvailability::kLeased);
+  std::vector<LeaseRecord> batch = LeaseN(3);
   ASSERT_EQ(batch.size(), 3u);
   // One completion of the batch carries a superseded attempt: nothing of the
   // batch is stored and nothing is leased.
@@ -527,9 +534,7 @@ void GroupNextWrites(ResultsStore* store, size_t n) {
 
 TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   Submit("s", 4);
-  std::vector<LeaseRecord> leases;
-  ASSERT_EQ(*store_->LeaseBatch("w1", 2000, 1000, 4, &leases),
-            LeaseAvailability::kLeased);
+  std::vector<LeaseRecord> leases = LeaseN(4);
   ASSERT_EQ(leases.size(), 4u);
   const ResultsStore::WriteStats before = store_->GetWriteStats();
   GroupNextWrites(store_.get(), 6);
@@ -569,9 +574,8 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
 
 TEST_F(ResultsStoreTest, GroupCommitLostTransactionFailsEveryWriteOfIt) {
   Submit("s", 2);
-  std::vector<LeaseRecord> leases;
-  ASSERT_EQ(*store_->LeaseBatch("w1", 2000, 1000, 2, &leases),
-            LeaseAvailability::kLeased);
+  std::vector<LeaseRecord> leases = LeaseN(2);
+  ASSERT_EQ(leases.size(), 2u);
   GroupNextWrites(store_.get(), 3);
   std::vector<absl::Status> status(3);
   std::vector<std::thread> threads;
