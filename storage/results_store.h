@@ -368,6 +368,9 @@ class ResultsStore {
   std::unique_ptr<Database> reader_
       ABSL_GUARDED_BY(read_mu_);  // for QueryReadOnly
 
+  // Held by whoever runs a checkpoint, the checkpoint thread or the writer
+  // (lock order: mu_, then this).
+  absl::Mutex checkpoint_run_mu_ ABSL_ACQUIRED_AFTER(mu_);
   absl::Mutex checkpoint_mu_;
   bool checkpoint_wanted_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
