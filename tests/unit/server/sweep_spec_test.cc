@@ -92,6 +92,20 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
   EXPECT_EQ(ExpandSweep(c)[0].config_hash, x[0].config_hash);
 }
 
+// Each trial's assembled JSON, and its binary (axes + the spec's training),
+// equal the canonical JSON printed from the full config.
+void ExpectConfigsAsPrinted(const v1::SweepSpec& spec,
+                            const std::vector<ExpandedTrial>& trials) {
+  for (const auto& t : trials) {
+    v1::TrialConfig full = t.config;
+    *full.mutable_training() = spec.training();
+    EXPECT_EQ(t.config_json, CanonicalJson(full));
+    v1::TrialConfig from_pb;
+    ASSERT_TRUE(from_pb.ParseFromString(t.axes_pb + TrainingPb(spec)));
+    EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
+  }
+}
+
 TEST(SweepSpecTest, AssembledJsonAndBinaryEqualPrintedCanonicalJson) {
   v1::SweepSpec s = Demo();
   s.mutable_axes()->add_lr_ratios(0.1 +
@@ -99,14 +113,7 @@ TEST(SweepSpecTest, AssembledJsonAndBinaryEqualPrintedCanonicalJson) {
   s.mutable_axes()->add_seeds(18446744073709551615ull);
   s.mutable_axes()->add_seeds(0);
   s.set_description("quotes \" and , commas");
-  for (const auto& t : ExpandSweep(s)) {
-    v1::TrialConfig full = t.config;
-    *full.mutable_training() = s.training();
-    EXPECT_EQ(t.config_json, CanonicalJson(full));
-    v1::TrialConfig from_pb;
-    ASSERT_TRUE(from_pb.ParseFromString(t.axes_pb + TrainingPb(s)));
-    EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
-  }
+  ExpectConfigsAsPrinted(s, ExpandSweep(s));
 }
 
 TEST(SweepSpecTest, ConfigChangeChangesId) {
@@ -229,14 +236,7 @@ TEST(SweepSpecTest, TheoryAndFixedAttentionGrids) {
   trials = ExpandSweep(fixed);
   ASSERT_EQ(trials.size(), 6u);
   EXPECT_DOUBLE_EQ(trials[1].config.alpha(), 0.6);
-  for (const auto& t : trials) {
-    v1::TrialConfig full = t.config;
-    *full.mutable_training() = fixed.training();
-    EXPECT_EQ(t.config_json, CanonicalJson(full));
-    v1::TrialConfig from_pb;
-    ASSERT_TRUE(from_pb.ParseFromString(t.axes_pb + TrainingPb(fixed)));
-    EXPECT_EQ(CanonicalJson(from_pb), t.config_json);
-  }
+  ExpectConfigsAsPrinted(fixed, trials);
 }
 
 TEST(SweepSpecTest, GridLimitIsEnforced) {
