@@ -17,6 +17,7 @@
 //              carried to 1-second trials
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -182,8 +183,17 @@ int64_t BatchLoop(Worker& w, int batch, const std::atomic<bool>& stop) {
   return done;
 }
 
+// CPU time of the whole process (server, gRPC and simulated workers).
+double ProcessCpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 struct Timed {
   double seconds = 0;
+  double cpu_seconds = 0;                          // process CPU during the run
   int64_t done = 0;                                // trials completed
   qkov::storage::ResultsStore::WriteStats writes;  // during the run
 };
@@ -196,6 +206,7 @@ Timed RunWorkers(std::vector<Worker>& workers, double seconds,
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   const auto before = store->GetWriteStats();
+  const double cpu0 = ProcessCpuSeconds();
   const auto t0 = Clock::now();
   for (auto& w : workers) {
     threads.emplace_back([&]() { done += loop(w, stop); });
@@ -205,6 +216,7 @@ Timed RunWorkers(std::vector<Worker>& workers, double seconds,
   for (auto& t : threads) t.join();
   Timed r;
   r.seconds = Since(t0);
+  r.cpu_seconds = ProcessCpuSeconds() - cpu0;
   r.done = done;
   const auto after = store->GetWriteStats();
   r.writes.writes = after.writes - before.writes;
@@ -341,11 +353,12 @@ int main(int argc, char** argv) {
     std::printf(
         "cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease "
         "rides on the completion; %.1f writes per commit, writer busy "
-        "%.0f%% of the time)\n",
+        "%.0f%% of the time, process CPU %.0f us per cycle)\n",
         r.done / r.seconds, static_cast<long long>(r.done), r.seconds,
         static_cast<double>(r.writes.writes) /
             std::max<int64_t>(1, r.writes.commits),
-        100.0 * r.writes.busy_ns / (r.seconds * 1e9));
+        100.0 * r.writes.busy_ns / (r.seconds * 1e9),
+        1e6 * r.cpu_seconds / std::max<int64_t>(1, r.done));
   }
   if (wanted("batched")) {
     constexpr int kBatch = 8;
@@ -356,9 +369,10 @@ int main(int argc, char** argv) {
     std::printf(
         "batched     %.0f lease+complete cycles/s in batches of %d (%lld "
         "trials in %.1f s; one CompleteTrials per batch brings the next; "
-        "writer busy %.0f%% of the time)\n",
+        "writer busy %.0f%% of the time, process CPU %.0f us per trial)\n",
         r.done / r.seconds, kBatch, static_cast<long long>(r.done), r.seconds,
-        100.0 * r.writes.busy_ns / (r.seconds * 1e9));
+        100.0 * r.writes.busy_ns / (r.seconds * 1e9),
+        1e6 * r.cpu_seconds / std::max<int64_t>(1, r.done));
   }
 
   // 3. Metric ingest: every worker needs one queued trial to report on.

@@ -103,8 +103,9 @@ class Database {
 
   // Resets every statement of this connection that is mid-way (stepped to a
   // row and not reset). Such a statement keeps a read transaction open, and
-  // while one is open the connection's automatic WAL checkpoint does nothing:
-  // the WAL would grow without bound. Call it before COMMIT.
+  // while one is open no checkpoint on this connection runs and the WAL is
+  // never reused from its start: it would grow without bound. ResultsStore
+  // calls it around each commit.
   void ResetBusyStatements();
 
   int64_t Changes() const { return sqlite3_changes64(db_); }

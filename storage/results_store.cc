@@ -101,9 +101,8 @@ constexpr char kUpsertMetricSql[] =
     "ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = "
     "excluded.value";
 // Results go in rows of kResultRowsPerInsert per statement: one statement
-// per trial instead of one per metric (a third less writer time for the 17
-// results of a synthetic trial). ?1 is the trial, ?2 the attempt, then
-// name and value per row.
+// per trial instead of one per metric (fewer statement runs on the writer).
+// ?1 is the trial, ?2 the attempt, then name and value per row.
 constexpr int kResultRowsPerInsert = 32;
 const std::string& UpsertResultsSql(int rows) {
   static const auto* sqls = [] {

@@ -22,7 +22,9 @@ class CoordinatorTest : public ::testing::Test {
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
-  void SubmitDemo(int seeds) {
+  // Submits (or extends) sweep "demo": FAFO, ratio 1, eta_ov 0.1, seeds
+  // 0..seeds-1.
+  v1::SubmitSweepResponse SubmitDemo(int seeds) {
     v1::SubmitSweepRequest r;
     auto* s = r.mutable_spec();
     s->set_name("demo");
@@ -31,7 +33,8 @@ class CoordinatorTest : public ::testing::Test {
     s->mutable_axes()->add_eta_ovs(0.1);
     for (int i = 0; i < seeds; ++i) s->mutable_axes()->add_seeds(i);
     auto resp = core_->SubmitSweep(r);
-    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.ok() ? *resp : v1::SubmitSweepResponse();
   }
 
   std::string Register() {
@@ -113,18 +116,10 @@ TEST_F(CoordinatorTest, NoWorkOutcomes) {
 
 TEST_F(CoordinatorTest, ResubmitSchedulesOnlyNewPoints) {
   SubmitDemo(2);
-  v1::SubmitSweepRequest r;
-  auto* s = r.mutable_spec();
-  s->set_name("demo");
-  s->mutable_axes()->add_parameterizations(v1::FAFO);
-  s->mutable_axes()->add_lr_ratios(1);
-  s->mutable_axes()->add_eta_ovs(0.1);
-  for (int i = 0; i < 5; ++i) s->mutable_axes()->add_seeds(i);
-  auto resp = core_->SubmitSweep(r);
-  ASSERT_TRUE(resp.ok());
-  EXPECT_EQ(resp->trials_added(), 3);
-  EXPECT_EQ(resp->trials_existing(), 2);
-  EXPECT_EQ(resp->sweep().total_trials(), 5);
+  const v1::SubmitSweepResponse resp = SubmitDemo(5);
+  EXPECT_EQ(resp.trials_added(), 3);
+  EXPECT_EQ(resp.trials_existing(), 2);
+  EXPECT_EQ(resp.sweep().total_trials(), 5);
 }
 
 TEST_F(CoordinatorTest, MalformedWorkerCallsAreInvalidArgument) {
