@@ -204,6 +204,10 @@ SweepRecord ReadSweep(const Statement& s) {
 
 }  // namespace
 
+std::string TrialIdOf(int64_t sweep_id, int64_t ordinal) {
+  return absl::StrCat(sweep_id, "-", absl::Dec(ordinal, absl::kZeroPad8));
+}
+
 absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
     const std::string& path, const Database::Options& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, options));
@@ -573,10 +577,11 @@ absl::Status ResultsStore::SubmitSweepLocked(
   }
   ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
   for (const NewTrial& t : trials) {
+    const int64_t ordinal = base_ordinal + out.added;
     ins->Reset();
-    ins->BindText(1, t.trial_id);
+    ins->BindText(1, TrialIdOf(sweep_id, ordinal));
     ins->BindInt64(2, sweep_id);
-    ins->BindInt64(3, base_ordinal + out.added);
+    ins->BindInt64(3, ordinal);
     ins->BindText(4, t.config_json);
     ins->BindText(5, t.config_hash);
     ins->BindText(6, t.parameterization);

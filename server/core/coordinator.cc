@@ -187,10 +187,9 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
   std::vector<ExpandedTrial> expanded = ExpandSweep(spec);
   std::vector<storage::NewTrial> trials;
   trials.reserve(expanded.size());
-  for (size_t i = 0; i < expanded.size(); ++i) {
-    const ExpandedTrial& e = expanded[i];
+  for (const ExpandedTrial& e : expanded) {
     trials.push_back(storage::NewTrial{
-        e.trial_id, static_cast<int64_t>(i), e.config_json, e.config_hash,
+        e.config_json, e.config_hash,
         v1::Parameterization_Name(e.config.parameterization()),
         e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(), e.axes_pb});
   }

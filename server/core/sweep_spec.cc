@@ -440,11 +440,6 @@ std::string Sha256Hex(const std::string& data) {
   return hex;
 }
 
-std::string TrialIdFor(const std::string& sweep_name,
-                       const std::string& config_json) {
-  return Sha256Hex(absl::StrCat(sweep_name, "\n", config_json)).substr(0, 16);
-}
-
 namespace {
 
 // The JSON member `"key":value` that CanonicalJson(c) contains, so that a
@@ -542,7 +537,6 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
                                          training_json, ",", a_json[ai], "}");
             t.axes_pb = t.config.SerializeAsString();
             t.config_hash = Sha256Hex(t.config_json);
-            t.trial_id = TrialIdFor(spec.name(), t.config_json);
             out.push_back(std::move(t));
           }
         }

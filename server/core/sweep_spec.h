@@ -1,11 +1,11 @@
 // Sweep specs: the paper's defaults, field-by-field validation, expansion
-// into trials, and the canonical config + stable id of each trial.
+// into trials, and the canonical config + hash of each trial.
 //
 // A trial's canonical config is its fully defaulted qkov.v1.TrialConfig as
 // JSON (protobuf's JSON printer, proto field names, every field printed);
-// config_hash = sha256(canonical config); trial_id = first 16 hex digits of
-// sha256(sweep name + "\n" + canonical config). Neither depends on where the
-// point sits in the grid, so ids survive reordering and re-submission.
+// config_hash = sha256(canonical config). It does not depend on where the
+// point sits in the grid, so re-submitting a sweep (in any axis order)
+// matches its points by hash. Trial ids are the store's (storage::TrialIdOf).
 #ifndef QKOV_SERVER_CORE_SWEEP_SPEC_H_
 #define QKOV_SERVER_CORE_SWEEP_SPEC_H_
 
@@ -40,7 +40,6 @@ struct ExpandedTrial {
   std::string config_json;       // the full config, canonical JSON
   std::string axes_pb;           // `config`, serialized binary (no training)
   std::string config_hash;
-  std::string trial_id;
 };
 
 // Cartesian product in the order parameterizations x lr_ratios x eta_ovs x
@@ -56,8 +55,6 @@ std::string TrainingPb(const qkov::v1::SweepSpec& spec);
 std::string CanonicalJson(const google::protobuf::Message& message);
 bool IsValidUtf8(const std::string& s);
 std::string Sha256Hex(const std::string& data);
-std::string TrialIdFor(const std::string& sweep_name,
-                       const std::string& config_json);
 
 }  // namespace qkov::core
 

@@ -55,17 +55,18 @@ TEST(SweepSpecTest, ExpandsCartesianProductInAxisOrder) {
   EXPECT_EQ(trials[1].config.seed(), 1235u);
   EXPECT_DOUBLE_EQ(trials[2].config.lr_ratio(), 20);
   EXPECT_EQ(trials[15].config.parameterization(), v1::CACO);
-  std::set<std::string> ids;
+  std::set<std::string> hashes;
   for (const auto& t : trials) {
-    ids.insert(t.trial_id);
-    EXPECT_EQ(t.trial_id.size(), 16u);
+    hashes.insert(t.config_hash);
     EXPECT_EQ(t.config_hash, Sha256Hex(t.config_json));
     EXPECT_NE(t.config_json.find("\"training\""), std::string::npos);
   }
-  EXPECT_EQ(ids.size(), 16u);
+  EXPECT_EQ(hashes.size(), 16u);
 }
 
-TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
+// Re-submission matches points by config_hash, so the hash of a point must
+// not depend on the axis order, the run, or the sweep's name.
+TEST(SweepSpecTest, HashesAreStableAcrossRunsOrderingsAndNames) {
   v1::SweepSpec a = Demo();
   v1::SweepSpec b = Demo();
   // Reverse every axis.
@@ -76,19 +77,21 @@ TEST(SweepSpecTest, IdsAreStableAcrossRunsAndOrderings) {
                ax->mutable_lr_ratios()->end());
   std::reverse(ax->mutable_seeds()->begin(), ax->mutable_seeds()->end());
   std::map<std::string, std::string> by_config_a, by_config_b;
-  for (const auto& t : ExpandSweep(a)) by_config_a[t.config_json] = t.trial_id;
-  for (const auto& t : ExpandSweep(b)) by_config_b[t.config_json] = t.trial_id;
+  for (const auto& t : ExpandSweep(a))
+    by_config_a[t.config_json] = t.config_hash;
+  for (const auto& t : ExpandSweep(b))
+    by_config_b[t.config_json] = t.config_hash;
   EXPECT_EQ(by_config_a, by_config_b);
-  // Same run twice: same ids, in the same order.
+  // Same run twice: same hashes, in the same order.
   auto x = ExpandSweep(a), y = ExpandSweep(a);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].trial_id, y[i].trial_id);
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(x[i].config_hash, y[i].config_hash);
   // A known value, so a change in canonical form cannot pass unnoticed.
   EXPECT_EQ(Sha256Hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // Another sweep name gives other ids for the same configs.
+  // Another sweep name, same configs: same hashes.
   v1::SweepSpec c = Demo();
   c.set_name("other");
-  EXPECT_NE(ExpandSweep(c)[0].trial_id, x[0].trial_id);
   EXPECT_EQ(ExpandSweep(c)[0].config_hash, x[0].config_hash);
 }
 
@@ -116,10 +119,10 @@ TEST(SweepSpecTest, AssembledJsonAndBinaryEqualPrintedCanonicalJson) {
   ExpectConfigsAsPrinted(s, ExpandSweep(s));
 }
 
-TEST(SweepSpecTest, ConfigChangeChangesId) {
+TEST(SweepSpecTest, ConfigChangeChangesHash) {
   v1::SweepSpec a = Demo(), b = Demo();
   b.mutable_training()->set_max_steps(a.training().max_steps() + 1);
-  EXPECT_NE(ExpandSweep(a)[0].trial_id, ExpandSweep(b)[0].trial_id);
+  EXPECT_NE(ExpandSweep(a)[0].config_hash, ExpandSweep(b)[0].config_hash);
 }
 
 TEST(SweepSpecTest, RefusalsNameTheField) {

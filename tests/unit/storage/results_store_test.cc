@@ -42,8 +42,7 @@ class ResultsStoreTest : public ::testing::Test {
     sweep.priority = priority;
     std::vector<NewTrial> trials;
     for (int i = 0; i < n; ++i) {
-      trials.push_back(NewTrial{name + "-t" + std::to_string(i), i,
-                                "{\"i\":" + std::to_string(i) + "}",
+      trials.push_back(NewTrial{"{\"i\":" + std::to_string(i) + "}",
                                 "hash" + std::to_string(i), "FAFO", 1.0, 0.1,
                                 static_cast<uint64_t>(i), ""});
     }
@@ -138,6 +137,30 @@ TEST_F(ResultsStoreTest, SubmitThenExtendAddsOnlyNewPoints) {
   EXPECT_EQ(b.existing, 4);
   EXPECT_EQ(b.sweep.total_trials, 6);
   EXPECT_EQ(b.sweep.counts["queued"], 6);
+  // Added points are numbered after the sweep's existing ones.
+  auto added = store_->GetTrial(TrialIdOf(1, 4));
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->ordinal, 4);
+  EXPECT_EQ(added->config_json, "{\"i\":4}");
+}
+
+// Ids are "<sweep_id>-<ordinal, 8 digits>": unique across sweeps, and in
+// grid order within a sweep when sorted as text (what keeps each trial's
+// rows beside its neighbours' in the trial_id-keyed tables).
+TEST_F(ResultsStoreTest, TrialIdsSortInGridOrderWithinEachSweep) {
+  Submit("a", 12);
+  Submit("b", 3);
+  EXPECT_EQ(TrialIdOf(1, 0), "1-00000000");
+  EXPECT_EQ(TrialIdOf(2, 11), "2-00000011");
+  EXPECT_EQ(TrialIdOf(3, 123456789), "3-123456789");  // past 8 digits: unique
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE trial_id = "
+                  "printf('%d-%08d', sweep_id, ordinal)"),
+            15);
+  // Pairs of one sweep whose text order is not their grid order: none.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials a JOIN trials b USING "
+                  "(sweep_id) WHERE a.trial_id < b.trial_id AND "
+                  "a.ordinal > b.ordinal"),
+            0);
 }
 
 TEST_F(ResultsStoreTest, LargeGridSubmitsAndExtends) {
@@ -147,14 +170,15 @@ TEST_F(ResultsStoreTest, LargeGridSubmitsAndExtends) {
   EXPECT_EQ(again.added, 1);
   EXPECT_EQ(again.existing, 12000);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM trials"), 12001);
-  EXPECT_EQ(Lease().trial_id, "big-t0");
+  EXPECT_EQ(Lease().trial_id, "1-00000000");
+  EXPECT_EQ(store_->GetTrial("1-00012000")->config_json, "{\"i\":12000}");
   EXPECT_TRUE(*store_->IntegrityOk());
 }
 
 TEST_F(ResultsStoreTest, FullRoundTrip) {
   Submit("s", 2);
   LeaseRecord l = Lease();
-  EXPECT_EQ(l.trial_id, "s-t0");
+  EXPECT_EQ(l.trial_id, "1-00000000");
   EXPECT_EQ(l.attempt, 1);
   EXPECT_EQ(l.sweep_name, "s");
   ASSERT_TRUE(store_
@@ -197,9 +221,9 @@ TEST_F(ResultsStoreTest, WalIsCheckpointedIntoTheDatabaseFile) {
   sweep.spec_json = "{}";
   std::vector<NewTrial> trials;
   for (int i = 0; i < 3000; ++i) {  // ~6 MB: past the 1000-page checkpoint
-    trials.push_back(NewTrial{
-        absl::StrCat("t", i), i, std::string(2000, 'c') + std::to_string(i),
-        absl::StrCat("h", i), "FAFO", 1.0, 0.1, static_cast<uint64_t>(i), ""});
+    trials.push_back(NewTrial{std::string(2000, 'c') + std::to_string(i),
+                              absl::StrCat("h", i), "FAFO", 1.0, 0.1,
+                              static_cast<uint64_t>(i), ""});
   }
   ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
   // Reads leave statements behind too; the next write must still checkpoint.
@@ -239,8 +263,7 @@ TEST_F(ResultsStoreTest, BusyWriterStillRewindsTheWal) {
     sweep.spec_json = "{}";
     std::vector<NewTrial> trials;
     for (int i = 0; i < 800; ++i) {
-      trials.push_back(NewTrial{absl::StrCat(k, "-", i), i,
-                                std::string(2000, 'c'), absl::StrCat("h", i),
+      trials.push_back(NewTrial{std::string(2000, 'c'), absl::StrCat("h", i),
                                 "FAFO", 1.0, 0.1, static_cast<uint64_t>(i),
                                 ""});
     }
@@ -316,12 +339,12 @@ TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
             "queued");
   // Preempted trial goes first and carries its checkpoint.
   l = Lease(2400);
-  EXPECT_EQ(l.trial_id, "s-t0");
+  EXPECT_EQ(l.trial_id, "1-00000000");
   EXPECT_EQ(l.checkpoint, "ckpt-bytes");
   EXPECT_EQ(l.checkpoint_step, 30);
   EXPECT_EQ(*store_->FailTrial(l.trial_id, 3, "oom again", false, "", 0, 2500),
             "failed");
-  auto t = store_->GetTrial("s-t0");
+  auto t = store_->GetTrial("1-00000000");
   EXPECT_EQ(t->state, "failed");
   EXPECT_EQ(t->failures, 2);
   EXPECT_EQ(t->attempt_history[0].error, "oom");
@@ -448,6 +471,18 @@ TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
   EXPECT_EQ(l.trial_id, "t0");
   EXPECT_EQ(l.config_json, "{\"seed\":7}");
   EXPECT_TRUE(l.config_pb.empty());
+  // Extending the old sweep: new points get ids of today's form beside the
+  // old hash-style one.
+  SweepRecord old;
+  old.name = "old";
+  old.spec_json = "{}";
+  ASSERT_TRUE(
+      store_
+          ->SubmitSweep(old,
+                        {NewTrial{"{\"seed\":8}", "h8", "FAFO", 1, 0.1, 8, ""}},
+                        3000)
+          .ok());
+  EXPECT_EQ(Lease(3000).trial_id, "1-00000001");
 }
 
 TEST_F(ResultsStoreTest, LeaseCarriesTheBinaryConfigSubmitted) {
@@ -455,9 +490,9 @@ TEST_F(ResultsStoreTest, LeaseCarriesTheBinaryConfigSubmitted) {
   sweep.name = "pb";
   sweep.spec_json = "{}";
   sweep.training_pb = std::string("\x2a\x02\x00\xff", 4);
-  NewTrial t{"pb-t0", 0, "{}", "h0", "FAFO", 1.0, 0.1, 0, ""};
+  NewTrial t{"{}", "h0", "FAFO", 1.0, 0.1, 0, ""};
   t.axes_pb = std::string("\x08\x01", 2);
-  NewTrial u{"pb-t1", 1, "{}", "h1", "FAFO", 1.0, 0.1, 1, ""};
+  NewTrial u{"{}", "h1", "FAFO", 1.0, 0.1, 1, ""};
   u.axes_pb = std::string("\x08\x02", 2);
   ASSERT_TRUE(store_->SubmitSweep(sweep, {t, u}, 1000).ok());
   // Bytes kept exactly; the training part stored once for both.
