@@ -6,7 +6,9 @@
 //                     [--runs=submit,direct,cycles,batched,ingest,overhead]
 //
 // Runs, on one fresh database in a temporary directory:
-//   submit     SubmitSweep of a --trials grid (4 x 25 x 1 x trials/100)
+//   submit     SubmitSweep of a --trials grid (4 x 25 x 1 x trials/100);
+//              then, untimed, the same sweep extended to 3 x --trials, so
+//              that the runs below do not run out of queued trials
 //   direct     the cycle below in-process, without gRPC (1 and --workers
 //              threads)
 //   cycles     lease + complete cycles/s, --workers threads, --seconds
@@ -90,7 +92,9 @@ Worker Connect(const std::string& address, int i) {
   return w;
 }
 
-// A realistic completion: the scalars and heatmap a synthetic trial sends.
+// A realistic completion: what qkov-worker sends for a synthetic trial (its
+// 17 results, the DTAP heatmap, provenance, and the last evaluation's points
+// not yet reported).
 v1::CompleteTrialRequest Completion(const Worker& w, const v1::Lease& lease) {
   v1::CompleteTrialRequest c;
   c.set_worker_id(w.id);
@@ -104,8 +108,27 @@ v1::CompleteTrialRequest Completion(const Worker& w, const v1::Lease& lease) {
         "qk_balancedness", "ov_balancedness"}) {
     (*c.mutable_results())[n] = 0.5;
   }
+  for (const char* n : {"train_loss", "accuracy", "loss", "gold_probability",
+                        "distinct_attention", "qk_norm", "ov_norm", "lr"}) {
+    v1::MetricPoint* p = c.add_final_points();
+    p->set_step(1000);
+    p->set_name(n);
+    p->set_value(0.25);
+  }
+  v1::Provenance* prov = c.mutable_provenance();
+  prov->set_code_version("0.1.0 (git 5226a28)");
+  prov->set_torch_version("1.13.0");
+  prov->set_grpc_version("1.51.1");
+  prov->set_protobuf_version("3.21.12");
+  prov->set_compiler("GCC 12.2.0");
+  prov->set_device("cpu (batch of 8)");
+  prov->set_hostname("node-017");
+  prov->set_blas("OpenBLAS 0.3.21 (PRESCOTT)");
+  prov->set_torch_threads(1);
   auto* h = c.add_heatmaps();
   h->set_name("dtap");
+  h->set_x_label("attention to the task-relevant tokens (%)");
+  h->set_y_label("gold-token probability (%)");
   for (int i = 0; i <= 5; ++i) {
     h->add_x_edges(i * 0.2);
     h->add_y_edges(i * 0.2);
@@ -193,8 +216,9 @@ double ProcessCpuSeconds() {
 
 struct Timed {
   double seconds = 0;
-  double cpu_seconds = 0;                          // process CPU during the run
-  int64_t done = 0;                                // trials completed
+  double cpu_seconds = 0;  // process CPU during the run
+  int64_t done = 0;        // trials completed
+  int dry = 0;             // workers that ran out of trials before the end
   qkov::storage::ResultsStore::WriteStats writes;  // during the run
 };
 
@@ -203,13 +227,17 @@ template <typename Loop>
 Timed RunWorkers(std::vector<Worker>& workers, double seconds,
                  qkov::storage::ResultsStore* store, Loop loop) {
   std::atomic<int64_t> done{0};
+  std::atomic<int> dry{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   const auto before = store->GetWriteStats();
   const double cpu0 = ProcessCpuSeconds();
   const auto t0 = Clock::now();
   for (auto& w : workers) {
-    threads.emplace_back([&]() { done += loop(w, stop); });
+    threads.emplace_back([&]() {
+      done += loop(w, stop);
+      if (!stop) ++dry;
+    });
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
@@ -218,11 +246,21 @@ Timed RunWorkers(std::vector<Worker>& workers, double seconds,
   r.seconds = Since(t0);
   r.cpu_seconds = ProcessCpuSeconds() - cpu0;
   r.done = done;
+  r.dry = dry;
   const auto after = store->GetWriteStats();
   r.writes.writes = after.writes - before.writes;
   r.writes.commits = after.commits - before.commits;
   r.writes.busy_ns = after.busy_ns - before.busy_ns;
   return r;
+}
+
+// A run whose workers ran out of queued trials measured idle time too: say
+// so instead of printing a rate that is too low.
+void ReportDry(const char* run, const Timed& r) {
+  std::fprintf(stderr,
+               "%s: %d workers ran out of queued trials before the end (%lld "
+               "done); raise --trials or lower --seconds\n",
+               run, r.dry, static_cast<long long>(r.done));
 }
 
 }  // namespace
@@ -245,6 +283,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
     return 1;
   }
+  // For a run that cannot give a true number: no number, exit status 2.
+  auto stop_early = [&server, &dir]() {
+    (*server)->Shutdown();
+    std::system(("rm -rf " + dir).c_str());
+    return 2;
+  };
   const std::string address = absl::StrCat("127.0.0.1:", (*server)->port());
   auto client = v1::SweepService::NewStub(
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
@@ -267,6 +311,13 @@ int main(int argc, char** argv) {
     }
     std::printf("submit      %lld trials in %.3f s\n",
                 static_cast<long long>(resp.trials_added()), dt);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::SubmitSweepRequest req;
+    *req.mutable_spec() = Spec("big", 3 * absl::GetFlag(FLAGS_trials));
+    v1::SubmitSweepResponse resp;
+    if (!client->SubmitSweep(&ctx, req, &resp).ok()) std::abort();
   }
 
   // 1b. The same cycle without gRPC: the coordinator and SQLite alone, on
@@ -350,6 +401,10 @@ int main(int argc, char** argv) {
                                [](Worker& w, const std::atomic<bool>& stop) {
                                  return WorkLoop(w, 0, stop);
                                });
+    if (r.dry > 0) {
+      ReportDry("cycles", r);
+      return stop_early();
+    }
     std::printf(
         "cycles      %.0f lease+complete cycles/s (%lld in %.1f s; the lease "
         "rides on the completion; %.1f writes per commit, writer busy "
@@ -366,6 +421,10 @@ int main(int argc, char** argv) {
                                [](Worker& w, const std::atomic<bool>& stop) {
                                  return BatchLoop(w, kBatch, stop);
                                });
+    if (r.dry > 0) {
+      ReportDry("batched", r);
+      return stop_early();
+    }
     std::printf(
         "batched     %.0f lease+complete cycles/s in batches of %d (%lld "
         "trials in %.1f s; one CompleteTrials per batch brings the next; "
@@ -392,8 +451,7 @@ int main(int argc, char** argv) {
                    "ingest: %lld trials left for %d workers; raise --trials or "
                    "lower --seconds\n",
                    static_cast<long long>(queued), n_workers);
-      (*server)->Shutdown();
-      return 2;
+      return stop_early();
     }
   }
   if (wanted("ingest")) {

@@ -95,31 +95,42 @@ constexpr char kRenewSql[] =
     "UPDATE trials SET lease_expires_ms = ?, last_step = MAX(last_step, ?), "
     "updated_ms = ? "
     "WHERE trial_id = ?";
-constexpr char kUpsertMetricSql[] =
-    "INSERT INTO metrics (trial_id, attempt, name, step, value) VALUES (?, ?, "
-    "?, ?, ?) "
-    "ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = "
-    "excluded.value";
-// Results go in rows of kResultRowsPerInsert per statement: one statement
-// per trial instead of one per metric (fewer statement runs on the writer).
-// ?1 is the trial, ?2 the attempt, then name and value per row.
-constexpr int kResultRowsPerInsert = 32;
-const std::string& UpsertResultsSql(int rows) {
-  static const auto* sqls = [] {
-    auto* v = new std::vector<std::string>(kResultRowsPerInsert + 1);
-    for (int k = 1; k <= kResultRowsPerInsert; ++k) {
-      std::string& sql = (*v)[k];
-      sql = "INSERT INTO results (trial_id, name, value, attempt) VALUES ";
-      for (int i = 0; i < k; ++i) {
-        absl::StrAppend(&sql, i ? ", " : "", "(?1, ?", 2 * i + 3, ", ?",
-                        2 * i + 4, ", ?2)");
-      }
-      absl::StrAppend(&sql,
-                      " ON CONFLICT (trial_id, name) DO UPDATE SET value = "
-                      "excluded.value, attempt = excluded.attempt");
+// Results and metric points go in up to kRowsPerInsert rows per statement:
+// one statement per report instead of one per value (fewer statement runs on
+// the writer). Every row starts with ?1 (the trial) and ?2 (the attempt),
+// followed by `per_row` parameters of its own.
+constexpr int kRowsPerInsert = 32;
+std::vector<std::string> MultiRowSqls(const char* head, int per_row,
+                                      const char* tail) {
+  std::vector<std::string> sqls(kRowsPerInsert + 1);
+  for (int rows = 1; rows <= kRowsPerInsert; ++rows) {
+    std::string& sql = sqls[rows];
+    sql = head;
+    for (int i = 0; i < rows; ++i) {
+      absl::StrAppend(&sql, i ? ", " : "", "(?1, ?2");
+      for (int j = 0; j < per_row; ++j)
+        absl::StrAppend(&sql, ", ?", 3 + i * per_row + j);
+      sql += ")";
     }
-    return v;
-  }();
+    sql += tail;
+  }
+  return sqls;
+}
+// Rows: (name, value).
+const std::string& UpsertResultsSql(int rows) {
+  static const auto* sqls = new std::vector<std::string>(MultiRowSqls(
+      "INSERT INTO results (trial_id, attempt, name, value) VALUES ", 2,
+      " ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value, "
+      "attempt = excluded.attempt"));
+  return (*sqls)[rows];
+}
+// Rows: (name, step, value). A point repeated (also within one statement)
+// keeps its last value.
+const std::string& UpsertMetricsSql(int rows) {
+  static const auto* sqls = new std::vector<std::string>(MultiRowSqls(
+      "INSERT INTO metrics (trial_id, attempt, name, step, value) VALUES ", 3,
+      " ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = "
+      "excluded.value"));
   return (*sqls)[rows];
 }
 constexpr char kUpsertArtifactSql[] =
@@ -891,14 +902,18 @@ absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id,
 absl::Status ResultsStore::InsertMetrics(
     const std::string& trial_id, int attempt,
     const std::vector<MetricRecord>& points) {
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertMetricSql));
-  for (const MetricRecord& p : points) {
-    s->Reset();
+  for (size_t begin = 0; begin < points.size(); begin += kRowsPerInsert) {
+    const int rows = static_cast<int>(
+        std::min<size_t>(kRowsPerInsert, points.size() - begin));
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertMetricsSql(rows)));
     s->BindText(1, trial_id);
     s->BindInt64(2, attempt);
-    s->BindText(3, p.name);
-    s->BindInt64(4, p.step);
-    s->BindDouble(5, p.value);
+    for (int i = 0; i < rows; ++i) {
+      const MetricRecord& p = points[begin + i];
+      s->BindText(3 * i + 3, p.name);
+      s->BindInt64(3 * i + 4, p.step);
+      s->BindDouble(3 * i + 5, p.value);
+    }
     RETURN_IF_ERROR(s->Run());
   }
   return absl::OkStatus();
@@ -960,8 +975,8 @@ absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
   RETURN_IF_ERROR(CheckLease(c.trial_id, c.attempt, now_ms));
   RETURN_IF_ERROR(InsertMetrics(c.trial_id, c.attempt, c.final_points));
   for (auto it = c.results.begin(); it != c.results.end();) {
-    const int rows = static_cast<int>(std::min<size_t>(
-        kResultRowsPerInsert, std::distance(it, c.results.end())));
+    const int rows = static_cast<int>(
+        std::min<size_t>(kRowsPerInsert, std::distance(it, c.results.end())));
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertResultsSql(rows)));
     s->BindText(1, c.trial_id);
     s->BindInt64(2, c.attempt);

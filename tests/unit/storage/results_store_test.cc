@@ -294,6 +294,28 @@ TEST_F(ResultsStoreTest, ManyResultsSpanSeveralInsertStatements) {
   EXPECT_EQ(store_->GetTrial(l.trial_id)->results.at("m0"), 1.0 / 3);
 }
 
+// Points go in statements of up to 32 rows; a point sent twice in one report
+// keeps its last value, as when it is sent in two reports.
+TEST_F(ResultsStoreTest, ManyMetricPointsSpanSeveralInsertStatements) {
+  Submit("s", 1);
+  LeaseRecord l = Lease();
+  std::vector<MetricRecord> points;
+  for (int i = 0; i < 69; ++i)
+    points.push_back({i, "train_loss", 1.0 / (i + 3)});
+  points.push_back({5, "train_loss", 42});  // 70 rows: 32 + 32 + 6
+  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, points, 2100).ok());
+  auto curve = store_->Metrics(l.trial_id);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  ASSERT_EQ(curve->size(), 69u);
+  for (int i = 0; i < 69; ++i) {
+    EXPECT_EQ((*curve)[i].step, i);
+    EXPECT_EQ((*curve)[i].value, i == 5 ? 42 : 1.0 / (i + 3));
+  }
+  // The same points again, as a retried report: no duplicate rows.
+  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, points, 2200).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 69);
+}
+
 TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);  // expires at 3000
