@@ -3,7 +3,7 @@
 //
 //   coordinator_bench [--workers=16] [--trials=100000] [--seconds=10]
 //                     [--batch=1000] [--overhead_trials=10000] [--trial_ms=20]
-//                     [--runs=submit,direct,cycles,batched,ingest,overhead]
+//                     [--runs=submit,direct,cycles,batched,rpc,ingest,overhead]
 //
 // Runs, on one fresh database in a temporary directory:
 //   submit     SubmitSweep of a --trials grid (4 x 25 x 1 x trials/100);
@@ -13,11 +13,14 @@
 //              threads)
 //   cycles     lease + complete cycles/s, --workers threads, --seconds
 //   batched    the same, leasing and completing batches of 8 trials
+//   rpc        empty RPCs/s from the same workers (gRPC's health check):
+//              the floor under one RPC per trial
 //   ingest     metric points/s, --workers threads sending --batch points
 //   overhead   --overhead_trials fake trials of --trial_ms on --workers
 //              workers: makespan against the ideal, and that overhead
 //              carried to 1-second trials
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -46,7 +49,8 @@ ABSL_FLAG(double, seconds, 10, "duration of the cycles and ingest runs");
 ABSL_FLAG(int, batch, 1000, "metric points per ReportMetrics");
 ABSL_FLAG(int, overhead_trials, 10000, "fake trials in the overhead run");
 ABSL_FLAG(int, trial_ms, 20, "duration of one fake trial");
-ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,ingest,overhead",
+ABSL_FLAG(std::string, runs,
+          "submit,direct,cycles,batched,rpc,ingest,overhead",
           "which runs to make (submit always runs: the others need its grid)");
 
 namespace v1 = ::qkov::v1;
@@ -72,6 +76,7 @@ v1::SweepSpec Spec(const std::string& name, int trials) {
 }
 
 struct Worker {
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::WorkerService::Stub> stub;
   std::string id;
 };
@@ -81,8 +86,9 @@ Worker Connect(const std::string& address, int i) {
   args.SetInt("qkov.bench.channel",
               i);  // distinct channels, not one shared connection
   Worker w;
-  w.stub = v1::WorkerService::NewStub(grpc::CreateCustomChannel(
-      address, grpc::InsecureChannelCredentials(), args));
+  w.channel = grpc::CreateCustomChannel(
+      address, grpc::InsecureChannelCredentials(), args);
+  w.stub = v1::WorkerService::NewStub(w.channel);
   grpc::ClientContext ctx;
   v1::RegisterWorkerRequest req;
   req.set_name(absl::StrCat("bench-", i));
@@ -204,6 +210,27 @@ int64_t BatchLoop(Worker& w, int batch, const std::atomic<bool>& stop) {
     next = resp.next();
   }
   return done;
+}
+
+// Empty unary RPCs (the server's gRPC health check: no store, no protobuf
+// beyond an empty message) until `stop`: the floor under any design that
+// sends one RPC per trial. Returns the calls made.
+int64_t EmptyRpcLoop(Worker& w, const std::atomic<bool>& stop) {
+  const grpc::internal::RpcMethod method("/grpc.health.v1.Health/Check",
+                                         grpc::internal::RpcMethod::NORMAL_RPC);
+  grpc::Slice empty("");  // an empty HealthCheckRequest (service "")
+  const grpc::ByteBuffer request(&empty, 1);
+  int64_t calls = 0;
+  while (!stop) {
+    grpc::ClientContext ctx;
+    grpc::ByteBuffer response;
+    if (!grpc::internal::BlockingUnaryCall(w.channel.get(), method, &ctx,
+                                           request, &response)
+             .ok())
+      std::abort();
+    ++calls;
+  }
+  return calls;
 }
 
 // CPU time of the whole process (server, gRPC and simulated workers).
@@ -431,6 +458,19 @@ int main(int argc, char** argv) {
         "writer busy %.0f%% of the time, process CPU %.0f us per trial)\n",
         r.done / r.seconds, kBatch, static_cast<long long>(r.done), r.seconds,
         100.0 * r.writes.busy_ns / (r.seconds * 1e9),
+        1e6 * r.cpu_seconds / std::max<int64_t>(1, r.done));
+  }
+
+  // 2c. The same workers sending empty RPCs: what gRPC alone allows.
+  if (wanted("rpc")) {
+    const Timed r = RunWorkers(workers, seconds, (*server)->store(),
+                               [](Worker& w, const std::atomic<bool>& stop) {
+                                 return EmptyRpcLoop(w, stop);
+                               });
+    std::printf(
+        "rpc         %.0f empty RPCs/s (gRPC health check: no store, %lld in "
+        "%.1f s; process CPU %.0f us per RPC)\n",
+        r.done / r.seconds, static_cast<long long>(r.done), r.seconds,
         1e6 * r.cpu_seconds / std::max<int64_t>(1, r.done));
   }
 
