@@ -49,8 +49,9 @@ ABSL_FLAG(double, seconds, 10, "duration of the cycles and ingest runs");
 ABSL_FLAG(int, batch, 1000, "metric points per ReportMetrics");
 ABSL_FLAG(int, overhead_trials, 10000, "fake trials in the overhead run");
 ABSL_FLAG(int, trial_ms, 20, "duration of one fake trial");
-ABSL_FLAG(std::string, runs,
-          "submit,direct,cycles,batched,rpc,ingest,overhead",
+ABSL_FLAG(bool, profile_sql, false,
+          "print the store's SQL statements by time spent (SQLite's timing)");
+ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,rpc,ingest,overhead",
           "which runs to make (submit always runs: the others need its grid)");
 
 namespace v1 = ::qkov::v1;
@@ -305,6 +306,7 @@ int main(int argc, char** argv) {
   config.db_path = dir + "/bench.db";
   config.coordinator.lease_duration = absl::Seconds(600);
   config.coordinator.limits.max_trials = 1000000;
+  config.profile_sql = absl::GetFlag(FLAGS_profile_sql);
   auto server = qkov::service::QkovServer::Start(config);
   if (!server.ok()) {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
@@ -591,6 +593,17 @@ int main(int argc, char** argv) {
           db.st_size / 1e6, wal.st_size / 1e6,
           static_cast<long long>(
               (*server)->store()->GetWriteStats().checkpoints));
+    }
+  }
+  if (config.profile_sql) {
+    // Whole run, submit included; per run: --runs=<one run>.
+    std::printf("sql         statements on the writer, by time spent:\n");
+    const auto profile = (*server)->store()->WriterStatementProfile();
+    for (size_t i = 0; i < profile.size() && i < 16; ++i) {
+      const auto& t = profile[i];
+      std::printf("  %7.3f s %9lld runs %8.1f us each  %.70s\n", t.nanos / 1e9,
+                  static_cast<long long>(t.runs),
+                  t.nanos / 1e3 / std::max<int64_t>(1, t.runs), t.sql.c_str());
     }
   }
   (*server)->Shutdown();

@@ -1,5 +1,6 @@
 #include "storage/database.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -94,6 +95,9 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
   }
   std::unique_ptr<Database> db(new Database(raw));
   sqlite3_extended_result_codes(raw, 1);
+  if (options.profile_statements) {
+    sqlite3_trace_v2(raw, SQLITE_TRACE_PROFILE, &Database::OnProfile, db.get());
+  }
   RETURN_IF_ERROR(db->Execute(
       absl::StrCat("PRAGMA busy_timeout = ", options.busy_timeout_ms)));
   if (!options.read_only) {
@@ -108,6 +112,31 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
   // A quick look at the file catches "not a database" before any write.
   RETURN_IF_ERROR(db->Execute("SELECT count(*) FROM sqlite_schema"));
   return db;
+}
+
+int Database::OnProfile(unsigned type, void* self, void* stmt, void* nanos) {
+  if (type != SQLITE_TRACE_PROFILE) return 0;
+  auto* db = static_cast<Database*>(self);
+  const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(stmt));
+  absl::MutexLock lock(&db->profile_mu_);
+  StatementTime& t = db->profile_[sql != nullptr ? sql : ""];
+  if (t.sql.empty() && sql != nullptr) t.sql = sql;
+  ++t.runs;
+  t.nanos += *static_cast<const int64_t*>(nanos);
+  return 0;
+}
+
+std::vector<Database::StatementTime> Database::StatementProfile() const {
+  std::vector<StatementTime> out;
+  {
+    absl::MutexLock lock(&profile_mu_);
+    for (const auto& [sql, t] : profile_) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const StatementTime& a, const StatementTime& b) {
+              return a.nanos > b.nanos;
+            });
+  return out;
 }
 
 Database::~Database() {

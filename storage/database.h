@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace qkov::storage {
 
@@ -83,6 +85,10 @@ class Database {
     int rewind_pages = 16000;
     int64_t wal_size_limit_bytes = int64_t{64} << 20;
     bool read_only = false;
+    // Record how often each statement ran and for how long
+    // (StatementProfile). For diagnosis, e.g. coordinator_bench
+    // --profile_sql; off by default.
+    bool profile_statements = false;
   };
 
   // Opens (creating if needed) the file at `path` and sets the pragmas: WAL,
@@ -111,10 +117,28 @@ class Database {
   int64_t Changes() const { return sqlite3_changes64(db_); }
   sqlite3* raw() { return db_; }
 
+  struct StatementTime {
+    std::string sql;
+    int64_t runs = 0;
+    int64_t nanos = 0;
+  };
+  // With Options::profile_statements: each SQL text run on this connection,
+  // most time first. Times are SQLite's own (sqlite3_trace_v2,
+  // SQLITE_TRACE_PROFILE): from a statement's first step to its last row, or
+  // to its reset when it was left mid-way. SQLite's clock for them ticks in
+  // milliseconds, so one fast run reads 0 or 1 ms: only sums over many runs
+  // are meaningful. Empty when profiling is off.
+  std::vector<StatementTime> StatementProfile() const;
+
  private:
   explicit Database(sqlite3* db) : db_(db) {}
+  static int OnProfile(unsigned type, void* self, void* stmt, void* nanos);
+
   sqlite3* db_;
   absl::flat_hash_map<std::string, std::unique_ptr<Statement>> cache_;
+  mutable absl::Mutex profile_mu_;
+  absl::flat_hash_map<std::string, StatementTime> profile_
+      ABSL_GUARDED_BY(profile_mu_);
 };
 
 // BEGIN IMMEDIATE on construction via Begin(); rolls back in the destructor

@@ -407,6 +407,11 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   ++stats_.commits;
 }
 
+std::vector<Database::StatementTime> ResultsStore::WriterStatementProfile() {
+  absl::MutexLock lock(&mu_);
+  return db_->StatementProfile();
+}
+
 ResultsStore::WriteStats ResultsStore::GetWriteStats() {
   WriteStats out;
   {
@@ -496,6 +501,7 @@ absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
     sweep->ended_last_10min = th->ColumnInt64(0);
     sweep->first_started_ms = th->ColumnInt64(1);
   }
+  th->Reset();
   return absl::OkStatus();
 }
 
@@ -567,6 +573,7 @@ absl::Status ResultsStore::SubmitSweepLocked(
     s->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (row) base_ordinal = s->ColumnInt64(0) + 1;
+    s->Reset();
   }
   // The submission's training part, stored once (0: none given).
   int64_t training_id = 0;
@@ -780,6 +787,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     if (!have_sweep) continue;
     sweep_id = pick->ColumnInt64(0);
     sweep_name = pick->ColumnText(1);
+    pick->Reset();  // done with it: no read cursor left open
     ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
     next->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool found, next->Step());
@@ -792,6 +800,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     l.checkpoint_step = l.checkpoint.empty() ? 0 : next->ColumnInt64(4);
     parameterization = next->ColumnText(5);
     l.config_pb = BinaryConfig(*next, 6);
+    next->Reset();
     leases->push_back(std::move(l));
   }
   if (leases->empty()) {

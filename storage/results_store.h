@@ -297,6 +297,10 @@ class ResultsStore {
   };
   WriteStats GetWriteStats();
 
+  // The writer connection's statement profile (Database::StatementProfile);
+  // empty unless opened with Options::profile_statements.
+  std::vector<Database::StatementTime> WriterStatementProfile();
+
   // Testing hooks for the group commit. `hook` runs on each group's leader
   // before it takes the queue, with no lock held.
   void SetBeforeGroupHookForTesting(std::function<void()> hook);

@@ -66,6 +66,7 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   }
   storage::Database::Options db_options;
   db_options.synchronous_full = config.synchronous_full;
+  db_options.profile_statements = config.profile_sql;
   ASSIGN_OR_RETURN(s->store_,
                    storage::ResultsStore::Open(config.db_path, db_options));
   s->coordinator_ = std::make_unique<core::Coordinator>(

@@ -22,6 +22,9 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
   std::string db_path;
   bool synchronous_full = false;
+  // Profile the store's SQL statements (Database::Options::
+  // profile_statements); for diagnosis.
+  bool profile_sql = false;
   core::CoordinatorOptions coordinator;
   int max_message_bytes = 16 << 20;
   // Authentication (docs/security.md). Empty token_file: no authentication.

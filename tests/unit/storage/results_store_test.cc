@@ -316,6 +316,43 @@ TEST_F(ResultsStoreTest, ManyMetricPointsSpanSeveralInsertStatements) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 69);
 }
 
+// With profiling on, the writer counts each statement's runs and time; off
+// (the default), it records nothing. SQLite's clock for these times ticks in
+// milliseconds, so a fast statement reads 0 and only sums over many runs
+// mean something; a statement of ~100 ms must read as such.
+TEST_F(ResultsStoreTest, StatementProfileCountsRunsPerStatement) {
+  Submit("s", 3);
+  EXPECT_TRUE(store_->WriterStatementProfile().empty());
+  store_.reset();
+  Database::Options o;
+  o.profile_statements = true;
+  auto opened = ResultsStore::Open(path_, o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  store_ = std::move(*opened);
+  for (int i = 0; i < 2; ++i) {
+    LeaseRecord l = Lease();
+    ASSERT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 1}}), 2100).ok());
+  }
+  std::map<std::string, int64_t> runs;
+  for (const Database::StatementTime& t : store_->WriterStatementProfile())
+    runs[t.sql.substr(0, 30)] += t.runs;
+  EXPECT_EQ(runs["INSERT INTO results (trial_id,"], 2);
+  EXPECT_EQ(runs["INSERT INTO attempts (trial_id"], 2);
+  EXPECT_EQ(runs["COMMIT"], 4);  // two leases, two completions
+
+  auto db = Database::Open(path_, o);
+  ASSERT_TRUE(db.ok()) << db.status();
+  const std::string slow =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE "
+      "x < 500000) SELECT count(*) FROM c";
+  ASSERT_TRUE((*db)->Execute(slow).ok());
+  const auto profile = (*db)->StatementProfile();
+  ASSERT_FALSE(profile.empty());
+  EXPECT_EQ(profile[0].sql, slow);  // most time first
+  EXPECT_EQ(profile[0].runs, 1);
+  EXPECT_GE(profile[0].nanos, 10'000'000);
+}
+
 TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);  // expires at 3000
