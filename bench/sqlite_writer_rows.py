@@ -18,7 +18,13 @@ database with synchronous=NORMAL, the server's settings. Two parts:
                 int      an integer that follows grid order
                 rowid    the hash key in rowid tables with a UNIQUE index
 
-Usage: bench/sqlite_writer_rows.py [statements] [locality]   (default: both)
+  constraints the 17-result INSERT of one trial (one statement, ids in grid
+              order, commits of 64 trials, 20,000 trials), with and
+              without the foreign key to trials and the ON CONFLICT clause:
+              microseconds per trial, best of 2
+
+Usage: bench/sqlite_writer_rows.py [statements] [locality] [constraints]
+       (default: all three)
 """
 import os
 import random
@@ -181,7 +187,37 @@ def locality(layout):
     shutil.rmtree(tmp)
 
 
-parts = sys.argv[1:] or ["statements", "locality"]
+def constraints(fk, upsert, n=20000):
+    tmp, c = connect()
+    c.execute(f"PRAGMA foreign_keys = {'ON' if fk else 'OFF'}")
+    c.execute("CREATE TABLE trials (trial_id TEXT PRIMARY KEY, x TEXT)")
+    c.execute("CREATE TABLE results (trial_id TEXT NOT NULL REFERENCES "
+              "trials(trial_id), name TEXT NOT NULL, value REAL, attempt "
+              "INTEGER NOT NULL, PRIMARY KEY (trial_id, name)) WITHOUT ROWID")
+    ids = ["1-%08d" % i for i in range(n)]
+    c.execute("BEGIN")
+    c.executemany("INSERT INTO trials VALUES (?, ?)",
+                  [(t, "x" * 700) for t in ids])
+    c.execute("COMMIT")
+    sql = ("INSERT INTO results (trial_id, attempt, name, value) VALUES " +
+           ", ".join("(?1, ?2, ?%d, ?%d)" % (2 * i + 3, 2 * i + 4)
+                     for i in range(17)))
+    if upsert:
+        sql += (" ON CONFLICT (trial_id, name) DO UPDATE SET value = "
+                "excluded.value, attempt = excluded.attempt")
+    t0 = time.perf_counter()
+    for b in range(0, n, 64):
+        c.execute("BEGIN IMMEDIATE")
+        for t in ids[b:b + 64]:
+            c.execute(sql, [t, 1] + [v for nm in NAMES for v in (nm, 0.5)])
+        c.execute("COMMIT")
+    us = (time.perf_counter() - t0) / n * 1e6
+    c.close()
+    shutil.rmtree(tmp)
+    return us
+
+
+parts = sys.argv[1:] or ["statements", "locality", "constraints"]
 if "statements" in parts:
     print("statements (per trial, 100,000-trial table):")
     statements()
@@ -189,3 +225,10 @@ if "locality" in parts:
     print("locality (attempt + 17 results + artifact, batches of 8):")
     for layout in ["hash", "seqtext", "int", "rowid"]:
         locality(layout)
+if "constraints" in parts:
+    print("constraints (17 results of one trial, one INSERT):")
+    for fk in (True, False):
+        for upsert in (True, False):
+            best = min(constraints(fk, upsert) for _ in range(2))
+            print(f"  foreign key {'on ' if fk else 'off'}  ON CONFLICT "
+                  f"{'yes' if upsert else 'no '}  {best:5.1f} us per trial")
