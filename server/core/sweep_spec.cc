@@ -1,5 +1,8 @@
 #include "server/core/sweep_spec.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
+#include <google/protobuf/stubs/strutil.h>
 #include <google/protobuf/util/json_util.h>
 #include <openssl/sha.h>
 
@@ -394,11 +397,89 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
   return absl::OkStatus();
 }
 
+namespace {
+
+// A string protobuf's JSON printer writes unescaped: printable ASCII other
+// than '"', '\\', '<' and '>' (which it writes as \u003c / \u003e).
+bool PlainJsonString(const std::string& s) {
+  for (const char ch : s) {
+    if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' || ch == '<' ||
+        ch == '>')
+      return false;
+  }
+  return true;
+}
+
+// CanonicalJson of a flat message (string, bool, int32, uint32 and double
+// fields, repeated doubles) whose strings are plain and doubles finite,
+// written directly: what protobuf's printer gives (SimpleDtoa for doubles,
+// fields in declaration order, defaults printed), without its generic path
+// (a type resolver and a tree of default values per message). False: not
+// such a message; the library prints it. sweep_spec_test checks the two
+// agree byte for byte on random messages.
+bool FlatJson(const google::protobuf::Message& m, std::string* out) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* d = m.GetDescriptor();
+  const google::protobuf::Reflection* r = m.GetReflection();
+  if (d->oneof_decl_count() > 0) return false;
+  std::string json = "{";
+  auto number = [&json](double x) {
+    if (!std::isfinite(x)) return false;
+    json += google::protobuf::SimpleDtoa(x);
+    return true;
+  };
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->has_presence() && !f->is_repeated()) return false;
+    absl::StrAppend(&json, i ? "," : "", "\"", f->name(), "\":");
+    if (f->is_repeated()) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE) return false;
+      const auto values = r->GetRepeatedFieldRef<double>(m, f);
+      json += "[";
+      for (int k = 0; k < values.size(); ++k) {
+        if (k) json += ",";
+        if (!number(values.Get(k))) return false;
+      }
+      json += "]";
+      continue;
+    }
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING: {
+        if (f->type() != FieldDescriptor::TYPE_STRING) return false;
+        const std::string s = r->GetString(m, f);
+        if (!PlainJsonString(s)) return false;
+        absl::StrAppend(&json, "\"", s, "\"");
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        if (!number(r->GetDouble(m, f))) return false;
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        absl::StrAppend(&json, r->GetInt32(m, f));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        absl::StrAppend(&json, r->GetUInt32(m, f));
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        json += r->GetBool(m, f) ? "true" : "false";
+        break;
+      default:
+        return false;
+    }
+  }
+  json += "}";
+  *out = std::move(json);
+  return true;
+}
+
+}  // namespace
+
 std::string CanonicalJson(const google::protobuf::Message& message) {
+  std::string out;
+  if (FlatJson(message, &out)) return out;
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
-  std::string out;
   // Printing a valid in-memory message cannot fail.
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;

@@ -2,11 +2,16 @@
 // and trial ids that do not depend on grid order.
 #include "server/core/sweep_spec.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <set>
+
+#include "qkov/v1/worker.pb.h"
 
 namespace qkov::core {
 namespace {
@@ -249,6 +254,72 @@ TEST(SweepSpecTest, GridLimitIsEnforced) {
   absl::Status st = ValidateSweepSpec(s, limits);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("grid has 16 trials"), std::string::npos);
+}
+
+// What protobuf's own JSON printer gives with CanonicalJson's options.
+std::string LibraryJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  EXPECT_TRUE(
+      google::protobuf::util::MessageToJsonString(m, &out, options).ok());
+  return out;
+}
+
+// CanonicalJson writes flat messages (heatmaps, provenance) itself, for
+// speed; it must give the library's bytes for every message, including the
+// ones it hands back to the library (escapes, non-ASCII, NaN, infinities).
+TEST(SweepSpecTest, CanonicalJsonEqualsLibraryJsonOnRandomMessages) {
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> strings = {
+      "",      "dtap",      "x label (%)", "quote \" in", "back\\slash",
+      "<tag>", "tab\there", "new\nline",   "caf\xc3\xa9", "\xe2\x80\xa8",
+      "\x7f",  "ctrl\x01",  "node-017",    "GCC 12.2.0",  "{\"json\":1}"};
+  const std::vector<double> doubles = {
+      0,
+      -0.0,
+      4,
+      0.1,
+      0.2,
+      1.0 / 3,
+      1e-300,
+      5e-324,
+      1e300,
+      -2.5,
+      123456789.0,
+      0.1 + 0.2,
+      std::numeric_limits<double>::quiet_NaN(),
+      std::numeric_limits<double>::infinity(),
+      -std::numeric_limits<double>::infinity()};
+  auto pick_string = [&]() { return strings[rng() % strings.size()]; };
+  auto pick_double = [&]() {
+    return rng() % 3 == 0 ? doubles[rng() % doubles.size()]
+                          : std::ldexp(static_cast<double>(rng() >> 11) - 4e15,
+                                       static_cast<int>(rng() % 80) - 60);
+  };
+  for (int i = 0; i < 3000; ++i) {
+    v1::Heatmap h;
+    h.set_name(pick_string());
+    h.set_x_label(pick_string());
+    if (rng() % 4) h.set_y_label(pick_string());
+    for (int k = static_cast<int>(rng() % 8); k > 0; --k)
+      h.add_x_edges(pick_double());
+    for (int k = static_cast<int>(rng() % 8); k > 0; --k)
+      h.add_y_edges(pick_double());
+    for (int k = static_cast<int>(rng() % 30); k > 0; --k)
+      h.add_values(pick_double());
+    ASSERT_EQ(CanonicalJson(h), LibraryJson(h)) << h.DebugString();
+    v1::Provenance p;
+    p.set_code_version(pick_string());
+    p.set_hostname(pick_string());
+    if (rng() % 2) p.set_blas(pick_string());
+    p.set_torch_threads(static_cast<int32_t>(rng()));
+    ASSERT_EQ(CanonicalJson(p), LibraryJson(p)) << p.DebugString();
+  }
+  // Messages it leaves to the library (nested, enums, int64) also agree.
+  v1::SweepSpec spec = Demo();
+  EXPECT_EQ(CanonicalJson(spec), LibraryJson(spec));
 }
 
 }  // namespace
