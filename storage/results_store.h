@@ -73,9 +73,10 @@ struct SweepRecord {
 // Ids sort in grid order within a sweep, so the rows of trials leased one
 // after another (attempts, results, artifacts, metrics, all keyed by
 // trial_id) sit on the same B-tree pages: with hashed ids each completed
-// trial dirtied pages of its own, which cost the writer 3-4x the time
-// (docs/PERFORMANCE.md). Trials stored before this kept their 16-hex-digit
-// ids; both forms live side by side.
+// trial dirtied pages of its own (4x the time for those rows in plain
+// SQLite; about half the benchmark's batched rate, docs/PERFORMANCE.md).
+// Trials stored before this kept their 16-hex-digit ids; both forms live
+// side by side.
 std::string TrialIdOf(int64_t sweep_id, int64_t ordinal);
 
 // A grid point to store. Its ordinal is its position among the points the
