@@ -410,8 +410,8 @@ bool PlainJsonString(const std::string& s) {
   return true;
 }
 
-// CanonicalJson of a flat message (string, bool, int32, uint32 and double
-// fields, repeated doubles) whose strings are plain and doubles finite,
+// CanonicalJson of a flat message, only string, int32 and repeated double
+// fields (heatmaps, provenance), whose strings are plain and doubles finite,
 // written directly: what protobuf's printer gives (SimpleDtoa for doubles,
 // fields in declaration order, defaults printed), without its generic path
 // (a type resolver and a tree of default values per message). False: not
@@ -423,11 +423,6 @@ bool FlatJson(const google::protobuf::Message& m, std::string* out) {
   const google::protobuf::Reflection* r = m.GetReflection();
   if (d->oneof_decl_count() > 0) return false;
   std::string json = "{";
-  auto number = [&json](double x) {
-    if (!std::isfinite(x)) return false;
-    json += google::protobuf::SimpleDtoa(x);
-    return true;
-  };
   for (int i = 0; i < d->field_count(); ++i) {
     const FieldDescriptor* f = d->field(i);
     if (f->has_presence() && !f->is_repeated()) return false;
@@ -437,8 +432,9 @@ bool FlatJson(const google::protobuf::Message& m, std::string* out) {
       const auto values = r->GetRepeatedFieldRef<double>(m, f);
       json += "[";
       for (int k = 0; k < values.size(); ++k) {
-        if (k) json += ",";
-        if (!number(values.Get(k))) return false;
+        if (!std::isfinite(values.Get(k))) return false;
+        absl::StrAppend(&json, k ? "," : "",
+                        google::protobuf::SimpleDtoa(values.Get(k)));
       }
       json += "]";
       continue;
@@ -451,17 +447,8 @@ bool FlatJson(const google::protobuf::Message& m, std::string* out) {
         absl::StrAppend(&json, "\"", s, "\"");
         break;
       }
-      case FieldDescriptor::CPPTYPE_DOUBLE:
-        if (!number(r->GetDouble(m, f))) return false;
-        break;
       case FieldDescriptor::CPPTYPE_INT32:
         absl::StrAppend(&json, r->GetInt32(m, f));
-        break;
-      case FieldDescriptor::CPPTYPE_UINT32:
-        absl::StrAppend(&json, r->GetUInt32(m, f));
-        break;
-      case FieldDescriptor::CPPTYPE_BOOL:
-        json += r->GetBool(m, f) ? "true" : "false";
         break;
       default:
         return false;
