@@ -4,10 +4,11 @@
 //
 // Group commit (after LevelDB's DBImpl::Write): writes that arrive while
 // another commit is in progress queue up, and the first of them commits the
-// whole queue in one SQLite transaction, each write inside its own savepoint.
-// A write that fails rolls back to its savepoint and leaves the others
-// alone; a write returns only after the transaction holding it committed, so
-// whatever a caller acknowledges is on disk (docs/architecture.md).
+// whole queue in one SQLite transaction. A write that fails leaves the others
+// alone: if it had changed rows, the group runs again with each write inside
+// a savepoint of its own (CommitGroup). A write returns only after the
+// transaction holding it committed, so whatever a caller acknowledges is on
+// disk (docs/architecture.md).
 //
 // Fencing: calls about a running trial carry (trial_id, attempt). They
 // succeed only while that attempt holds the trial's lease and the lease has
@@ -295,6 +296,9 @@ class ResultsStore {
     int64_t commits = 0;
     int64_t busy_ns = 0;      // time spent running groups (the writer's load)
     int64_t checkpoints = 0;  // WAL checkpoints run by the background thread
+    // Groups run a second time, a savepoint per write, because a write
+    // failed after changing rows (CommitGroup).
+    int64_t replays = 0;
   };
   WriteStats GetWriteStats();
 
@@ -327,9 +331,11 @@ class ResultsStore {
   struct PendingWrite;
   // Runs `op` inside a group-committed transaction (see the top of this
   // file) and returns its status, or the commit's error. `op` runs on
-  // whichever caller leads the group, with mu_ held. `alone`: in a
-  // transaction of its own (large writes: a grid submission), which needs no
-  // savepoint.
+  // whichever caller leads the group, with mu_ held, and may run twice (the
+  // first run rolled back): it must change the database only through
+  // INSERT, UPDATE and DELETE, depend only on the database and its
+  // arguments, and set its outputs afresh on each run. `alone`: in a
+  // transaction of its own (large writes: a grid submission).
   absl::Status Write(absl::FunctionRef<absl::Status()> op, bool alone = false)
       ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
   // Runs the group in one transaction; sets each write's status.

@@ -657,11 +657,97 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   const ResultsStore::WriteStats after = store_->GetWriteStats();
   EXPECT_EQ(after.writes - before.writes, 6);
   EXPECT_EQ(after.commits - before.commits, 1);  // one transaction for all
+  // The write that failed after writing made the group run again, a
+  // savepoint per write.
+  EXPECT_EQ(after.replays - before.replays, 1);
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(status[i].ok()) << status[i];
   EXPECT_EQ(status[4].code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(status[5].message(), "fails after writing");
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 4);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics WHERE value = 9"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 0);
+  EXPECT_TRUE(*store_->IntegrityOk());
+}
+
+TEST_F(ResultsStoreTest, GroupCommitRefusalBeforeWritingNeedsNoReplay) {
+  Submit("s", 2);
+  std::vector<LeaseRecord> leases = LeaseN(2);
+  ASSERT_EQ(leases.size(), 2u);
+  const ResultsStore::WriteStats before = store_->GetWriteStats();
+  GroupNextWrites(store_.get(), 3);
+  std::vector<absl::Status> status(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      status[i] = store_->AddMetrics(leases[i].trial_id, leases[i].attempt,
+                                     {{1, "train_loss", 0.5 + i}}, 2100);
+    });
+  }
+  threads.emplace_back([&] {  // a superseded attempt
+    status[2] =
+        store_->AddMetrics(leases[1].trial_id, 9, {{2, "train_loss", 9}}, 2100);
+  });
+  for (auto& t : threads) t.join();
+  const ResultsStore::WriteStats after = store_->GetWriteStats();
+  EXPECT_TRUE(status[0].ok()) << status[0];
+  EXPECT_TRUE(status[1].ok()) << status[1];
+  EXPECT_EQ(status[2].code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(after.commits - before.commits, 1);
+  EXPECT_EQ(after.replays - before.replays, 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics WHERE value = 9"), 0);
+}
+
+// The replay runs the group's other writes again on the rolled-back
+// database: each must be stored once, with the outputs its caller saw.
+TEST_F(ResultsStoreTest, GroupCommitReplayStoresEveryOtherWriteOnce) {
+  Submit("s", 4);
+  std::vector<LeaseRecord> leases = LeaseN(2);
+  ASSERT_EQ(leases.size(), 2u);
+  const ResultsStore::WriteStats before = store_->GetWriteStats();
+  GroupNextWrites(store_.get(), 3);
+  std::vector<absl::Status> status(3);
+  absl::StatusOr<LeaseAvailability> next_availability;
+  std::vector<LeaseRecord> next;
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    next_availability = store_->CompleteAndLease(
+        {Done(leases[0], {{"accuracy", 0.75}})}, "w1", 2100, 1000, 1, &next);
+    status[0] = next_availability.status();
+  });
+  threads.emplace_back([&] {
+    status[1] = store_->AddMetrics(leases[1].trial_id, leases[1].attempt,
+                                   {{1, "train_loss", 0.25}}, 2100);
+  });
+  threads.emplace_back([&] {
+    status[2] = store_->WriteForTesting([](Database* db) {
+      absl::Status s = db->Execute(
+          "INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1)");
+      return s.ok() ? absl::InternalError("fails after writing") : s;
+    });
+  });
+  for (auto& t : threads) t.join();
+  const ResultsStore::WriteStats after = store_->GetWriteStats();
+  ASSERT_TRUE(status[0].ok()) << status[0];
+  ASSERT_TRUE(status[1].ok()) << status[1];
+  EXPECT_EQ(status[2].message(), "fails after writing");
+  EXPECT_EQ(after.replays - before.replays, 1);
+  EXPECT_EQ(after.commits - before.commits, 1);
+  ASSERT_EQ(*next_availability, LeaseAvailability::kLeased);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].attempt, 1);
+  // The lease the caller got is the one stored, once.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'running'"), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'running' AND "
+                  "attempts = 1 AND trial_id = '" +
+                  next[0].trial_id + "'"),
+            1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts WHERE trial_id = '" +
+                  next[0].trial_id + "'"),
+            1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts"), 3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE value = 0.75"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics WHERE value = 0.25"), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 0);
   EXPECT_TRUE(*store_->IntegrityOk());
 }
