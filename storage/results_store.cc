@@ -233,10 +233,17 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
     store->checkpointer_ =
         std::thread([s = store.get(), options] { s->CheckpointLoop(options); });
   }
+  store->writer_ = std::thread([s = store.get()] { s->WriterLoop(); });
   return store;
 }
 
 ResultsStore::~ResultsStore() {
+  {
+    absl::MutexLock lock(&queue_mu_);
+    writer_stopping_ = true;
+    writer_cv_.Signal();
+  }
+  if (writer_.joinable()) writer_.join();
   {
     absl::MutexLock lock(&checkpoint_mu_);
     stopping_ = true;
@@ -293,50 +300,57 @@ struct ResultsStore::PendingWrite {
 
 absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op,
                                  bool alone) {
+  PendingWrite w(op, alone);
+  absl::MutexLock lock(&queue_mu_);
+  writers_.push_back(&w);
+  if (writer_idle_) writer_cv_.Signal();
+  while (!w.done) w.cv.Wait(&queue_mu_);
+  return w.status;
+}
+
+void ResultsStore::WriterLoop() {
   // A group holds at most this many writes, so that a burst cannot keep one
   // transaction (and its waiting callers) open without bound.
   constexpr size_t kMaxGroup = 256;
-  PendingWrite w(op, alone);
-  queue_mu_.Lock();
-  writers_.push_back(&w);
-  while (!w.done && &w != writers_.front()) w.cv.Wait(&queue_mu_);
-  if (w.done) {
-    queue_mu_.Unlock();
-    return w.status;
-  }
-  if (before_group_hook_) {
-    std::function<void()> hook = before_group_hook_;
-    queue_mu_.Unlock();
-    hook();
-    queue_mu_.Lock();
-  }
-  // This caller leads: it commits the writes queued so far, up to the next
-  // one that must run alone. Writes that arrive meanwhile queue behind the
-  // group and form the next one.
-  std::vector<PendingWrite*> group = {&w};
-  if (!w.alone) {
-    for (auto it = writers_.begin() + 1;
-         it != writers_.end() && !(*it)->alone && group.size() < kMaxGroup;
-         ++it) {
-      group.push_back(*it);
+  while (true) {
+    std::function<void()> hook;
+    {
+      absl::MutexLock lock(&queue_mu_);
+      writer_idle_ = true;
+      while (writers_.empty() && !writer_stopping_) writer_cv_.Wait(&queue_mu_);
+      writer_idle_ = false;
+      if (writers_.empty()) return;  // stopping, and nothing left to write
+      hook = before_group_hook_;
+    }
+    if (hook) hook();
+    // The writes queued so far form the group, up to the next one that must
+    // run alone. Writes that arrive meanwhile queue behind it and form the
+    // next one.
+    std::vector<PendingWrite*> group;
+    {
+      absl::MutexLock lock(&queue_mu_);
+      group.push_back(writers_.front());
+      if (!group[0]->alone) {
+        for (auto it = writers_.begin() + 1;
+             it != writers_.end() && !(*it)->alone && group.size() < kMaxGroup;
+             ++it) {
+          group.push_back(*it);
+        }
+      }
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      const absl::Time start = absl::Now();
+      CommitGroup(group);
+      stats_.busy_ns += absl::ToInt64Nanoseconds(absl::Now() - start);
+    }
+    absl::MutexLock lock(&queue_mu_);
+    for (PendingWrite* p : group) {
+      writers_.pop_front();
+      p->done = true;
+      p->cv.Signal();
     }
   }
-  queue_mu_.Unlock();
-  {
-    absl::MutexLock lock(&mu_);
-    const absl::Time start = absl::Now();
-    CommitGroup(group);
-    stats_.busy_ns += absl::ToInt64Nanoseconds(absl::Now() - start);
-  }
-  queue_mu_.Lock();
-  for (PendingWrite* p : group) {
-    writers_.pop_front();
-    p->done = true;
-    if (p != &w) p->cv.Signal();
-  }
-  if (!writers_.empty()) writers_.front()->cv.Signal();
-  queue_mu_.Unlock();
-  return w.status;
 }
 
 void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {

@@ -2,9 +2,10 @@
 // over one SQLite file. Each write call is atomic, so a crash leaves either
 // all of a report or none of it.
 //
-// Group commit (after LevelDB's DBImpl::Write): writes that arrive while
-// another commit is in progress queue up, and the first of them commits the
-// whole queue in one SQLite transaction. A write that fails leaves the others
+// Group commit (after LevelDB's DBImpl::Write, with a writer thread of its
+// own): callers queue their writes and wait; the store's writer thread takes
+// every write queued so far and commits them in one SQLite transaction, while
+// the next ones queue up. A write that fails leaves the others
 // alone: if it had changed rows, the group runs again with each write inside
 // a savepoint of its own (CommitGroup). A write returns only after the
 // transaction holding it committed, so whatever a caller acknowledges is on
@@ -306,10 +307,10 @@ class ResultsStore {
   // empty unless opened with Options::profile_statements.
   std::vector<Database::StatementTime> WriterStatementProfile();
 
-  // Testing hooks for the group commit. `hook` runs on each group's leader
-  // before it takes the queue, with no lock held.
+  // Testing hooks for the group commit. `hook` runs on the writer thread
+  // before it takes each group from the queue, with no lock held.
   void SetBeforeGroupHookForTesting(std::function<void()> hook);
-  // Writes queued, the leader's included.
+  // Writes queued and not yet committed.
   size_t QueuedWritesForTesting();
   // Runs `op` on the writer connection as one write of a group.
   absl::Status WriteForTesting(std::function<absl::Status(Database*)> op);
@@ -330,14 +331,16 @@ class ResultsStore {
 
   struct PendingWrite;
   // Runs `op` inside a group-committed transaction (see the top of this
-  // file) and returns its status, or the commit's error. `op` runs on
-  // whichever caller leads the group, with mu_ held, and may run twice (the
-  // first run rolled back): it must change the database only through
+  // file) and returns its status, or the commit's error. `op` runs on the
+  // writer thread, with mu_ held, while the caller waits, and may run twice
+  // (the first run rolled back): it must change the database only through
   // INSERT, UPDATE and DELETE, depend only on the database and its
   // arguments, and set its outputs afresh on each run. `alone`: in a
   // transaction of its own (large writes: a grid submission).
   absl::Status Write(absl::FunctionRef<absl::Status()> op, bool alone = false)
       ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
+  // The writer thread: takes the queued writes as groups and commits them.
+  void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
   // Runs the group in one transaction; sets each write's status.
   void CommitGroup(const std::vector<PendingWrite*>& group)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -380,6 +383,10 @@ class ResultsStore {
   absl::Mutex queue_mu_;
   std::deque<PendingWrite*> writers_ ABSL_GUARDED_BY(queue_mu_);
   std::function<void()> before_group_hook_ ABSL_GUARDED_BY(queue_mu_);
+  absl::CondVar writer_cv_;  // signalled when a write arrives or at shutdown
+  bool writer_idle_ ABSL_GUARDED_BY(queue_mu_) = false;
+  bool writer_stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
+  std::thread writer_;  // runs WriterLoop
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
   WriteStats stats_ ABSL_GUARDED_BY(mu_);

@@ -616,8 +616,8 @@ TEST_F(ResultsStoreTest, BatchCompletionIsAllOrNone) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM trials WHERE state = 'done'"), 6);
 }
 
-// Holds the first group's leader until `n` writes are queued, so that they
-// commit as one group.
+// Holds the writer thread before its next group until `n` writes are
+// queued, so that they commit as one group.
 void GroupNextWrites(ResultsStore* store, size_t n) {
   auto armed = std::make_shared<std::atomic<bool>>(true);
   store->SetBeforeGroupHookForTesting([store, n, armed] {
