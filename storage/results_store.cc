@@ -1,5 +1,7 @@
 #include "storage/results_store.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -262,6 +264,7 @@ int ResultsStore::OnWalCommit(void* store, sqlite3*, const char*, int pages) {
 }
 
 void ResultsStore::CheckpointLoop(Database::Options options) {
+  pthread_setname_np(pthread_self(), "qkov-checkpoint");
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path_, options);
   while (true) {
     {
@@ -309,6 +312,7 @@ absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op,
 }
 
 void ResultsStore::WriterLoop() {
+  pthread_setname_np(pthread_self(), "qkov-writer");  // for top and perf
   // A group holds at most this many writes, so that a burst cannot keep one
   // transaction (and its waiting callers) open without bound.
   constexpr size_t kMaxGroup = 256;
