@@ -626,6 +626,15 @@ void GroupNextWrites(ResultsStore* store, size_t n) {
   });
 }
 
+// A write that inserts a row (worker 'ghost') and then fails.
+absl::Status FailAfterWriting(ResultsStore* store) {
+  return store->WriteForTesting([](Database* db) {
+    absl::Status s =
+        db->Execute("INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1)");
+    return s.ok() ? absl::InternalError("fails after writing") : s;
+  });
+}
+
 TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   Submit("s", 4);
   std::vector<LeaseRecord> leases = LeaseN(4);
@@ -645,14 +654,8 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
     status[4] =
         store_->AddMetrics(leases[0].trial_id, 7, {{1, "train_loss", 9}}, 2100);
   });
-  // A write that fails after writing: rolled back to its savepoint.
-  threads.emplace_back([&] {
-    status[5] = store_->WriteForTesting([](Database* db) {
-      absl::Status s = db->Execute(
-          "INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1)");
-      return s.ok() ? absl::InternalError("fails after writing") : s;
-    });
-  });
+  // A write that fails after writing: undone alone.
+  threads.emplace_back([&] { status[5] = FailAfterWriting(store_.get()); });
   for (auto& t : threads) t.join();
   const ResultsStore::WriteStats after = store_->GetWriteStats();
   EXPECT_EQ(after.writes - before.writes, 6);
@@ -719,13 +722,7 @@ TEST_F(ResultsStoreTest, GroupCommitReplayStoresEveryOtherWriteOnce) {
     status[1] = store_->AddMetrics(leases[1].trial_id, leases[1].attempt,
                                    {{1, "train_loss", 0.25}}, 2100);
   });
-  threads.emplace_back([&] {
-    status[2] = store_->WriteForTesting([](Database* db) {
-      absl::Status s = db->Execute(
-          "INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1)");
-      return s.ok() ? absl::InternalError("fails after writing") : s;
-    });
-  });
+  threads.emplace_back([&] { status[2] = FailAfterWriting(store_.get()); });
   for (auto& t : threads) t.join();
   const ResultsStore::WriteStats after = store_->GetWriteStats();
   ASSERT_TRUE(status[0].ok()) << status[0];
