@@ -410,10 +410,10 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
     }
     if (!undo) break;
     run("ROLLBACK").IgnoreError();
-    ++stats_.replays;
     // A lone write has nothing to replay: its status says why nothing of it
     // was stored.
     if (group.size() == 1) return;
+    ++stats_.replays;
   }
   // A half-read statement would hold a read transaction past the commit and
   // keep the WAL from being reused.

@@ -672,6 +672,18 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   EXPECT_TRUE(*store_->IntegrityOk());
 }
 
+TEST_F(ResultsStoreTest, LoneWriteThatFailsAfterWritingStoresNothing) {
+  const ResultsStore::WriteStats before = store_->GetWriteStats();
+  EXPECT_EQ(FailAfterWriting(store_.get()).message(), "fails after writing");
+  const ResultsStore::WriteStats after = store_->GetWriteStats();
+  EXPECT_EQ(after.commits - before.commits, 0);
+  EXPECT_EQ(after.replays - before.replays, 0);  // nothing else to keep
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 0);
+  // The store goes on: the same row can be written by a write that succeeds.
+  EXPECT_TRUE(store_->RegisterWorker("ghost", "g", 1, "{}", 1).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 1);
+}
+
 TEST_F(ResultsStoreTest, GroupCommitRefusalBeforeWritingNeedsNoReplay) {
   Submit("s", 2);
   std::vector<LeaseRecord> leases = LeaseN(2);
