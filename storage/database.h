@@ -77,8 +77,9 @@ class Database {
     // lose the last commits on power loss but never on a process crash.
     bool synchronous_full = false;
     int busy_timeout_ms = 5000;
-    // The WAL: the checkpoint thread starts copying it into the database file
-    // past checkpoint_pages; past rewind_pages the writer completes the copy
+    // The WAL: the checkpoint thread copies it into the database file each
+    // time checkpoint_pages frames wait to be copied; past rewind_pages (WAL
+    // frames) the writer completes the copy
     // so that the WAL is reused from its start (ResultsStore). After a
     // rewind the file is cut back to wal_size_limit_bytes.
     int checkpoint_pages = 1000;

@@ -217,6 +217,12 @@ SweepRecord ReadSweep(const Statement& s) {
 
 }  // namespace
 
+bool CheckpointDue(int wal_frames, int copied_frames, int checkpoint_pages) {
+  // Past the WAL's end: SQLite has restarted it from its start since.
+  if (copied_frames > wal_frames) copied_frames = 0;
+  return wal_frames - copied_frames >= checkpoint_pages;
+}
+
 std::string TrialIdOf(int64_t sweep_id, int64_t ordinal) {
   return absl::StrCat(sweep_id, "-", absl::Dec(ordinal, absl::kZeroPad8));
 }
@@ -256,11 +262,22 @@ ResultsStore::~ResultsStore() {
 int ResultsStore::OnWalCommit(void* store, sqlite3*, const char*, int pages) {
   auto* self = static_cast<ResultsStore*>(store);
   self->wal_pages_.store(pages, std::memory_order_relaxed);
-  if (pages >= self->options_.checkpoint_pages) {
+  if (CheckpointDue(pages, self->copied_pages_.load(std::memory_order_relaxed),
+                    self->options_.checkpoint_pages)) {
     absl::MutexLock lock(&self->checkpoint_mu_);
     self->checkpoint_wanted_ = true;
   }
   return SQLITE_OK;
+}
+
+bool ResultsStore::PassiveCheckpoint(sqlite3* db) {
+  int frames = 0;
+  int copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(
+      db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied);
+  if (rc != SQLITE_OK) return false;
+  copied_pages_.store(copied, std::memory_order_relaxed);
+  return true;
 }
 
 void ResultsStore::CheckpointLoop(Database::Options options) {
@@ -283,7 +300,7 @@ void ResultsStore::CheckpointLoop(Database::Options options) {
     bool done = false;
     if (db.ok()) {
       absl::MutexLock run(&checkpoint_run_mu_);
-      done = (*db)->Execute("PRAGMA wal_checkpoint(PASSIVE)").ok();
+      done = PassiveCheckpoint((*db)->raw());
     }
     if (done) {
       absl::MutexLock lock(&checkpoint_mu_);
@@ -438,9 +455,9 @@ void ResultsStore::CommitGroup(const std::vector<PendingWrite*>& group) {
     // for it: the WAL stays bounded under any load.
     if (wal_pages >= 2 * options_.rewind_pages) {
       absl::MutexLock run(&checkpoint_run_mu_);
-      db_->Execute("PRAGMA wal_checkpoint(PASSIVE)").IgnoreError();
+      PassiveCheckpoint(db_->raw());
     } else if (checkpoint_run_mu_.TryLock()) {
-      db_->Execute("PRAGMA wal_checkpoint(PASSIVE)").IgnoreError();
+      PassiveCheckpoint(db_->raw());
       checkpoint_run_mu_.Unlock();
     }
   }

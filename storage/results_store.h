@@ -70,6 +70,14 @@ struct SweepRecord {
   int64_t first_started_ms = 0;           // 0: nothing started yet
 };
 
+// Whether the checkpoint thread should run after a commit that left
+// `wal_frames` frames in the WAL, when the last checkpoint had copied the
+// first `copied_frames` of them: once `checkpoint_pages` frames wait to be
+// copied. (Not at every commit past a WAL size: when the writer never
+// pauses, SQLite cannot restart the WAL, and a checkpoint per commit copies
+// the same hot pages again and again, each time with two fsyncs.)
+bool CheckpointDue(int wal_frames, int copied_frames, int checkpoint_pages);
+
 // A trial's id: its sweep's id and its ordinal, "<sweep_id>-<ordinal>" with
 // the ordinal zero-padded to 8 digits ("3-00000042"). The store assigns it.
 // Ids sort in grid order within a sweep, so the rows of trials leased one
@@ -322,12 +330,16 @@ class ResultsStore {
 
   // WAL checkpoints run on their own thread and connection, not in the
   // writer's commit: the writer's commit hook only counts the WAL's pages and
-  // wakes the checkpointer past options_.checkpoint_pages. A PASSIVE checkpoint
+  // wakes the checkpointer when CheckpointDue. A PASSIVE checkpoint
   // copies committed pages into the database file (and fsyncs) beside the
   // writer, never blocking it; SQLite restarts the WAL once all of it is
   // copied.
   static int OnWalCommit(void* store, sqlite3* db, const char* name, int pages);
   void CheckpointLoop(Database::Options options);
+  // A PASSIVE checkpoint on `db` (the checkpointer's or the writer's
+  // connection); records how far it copied. Caller holds checkpoint_run_mu_.
+  bool PassiveCheckpoint(sqlite3* db)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_run_mu_);
 
   struct PendingWrite;
   // Runs `op` inside a group-committed transaction (see the top of this
@@ -405,6 +417,8 @@ class ResultsStore {
   int64_t checkpoints_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
   std::thread checkpointer_;
   std::atomic<int> wal_pages_{0};  // frames in the WAL at the last commit
+  // Frames of the WAL the last checkpoint had copied into the database file.
+  std::atomic<int> copied_pages_{0};
 };
 
 }  // namespace qkov::storage

@@ -246,6 +246,19 @@ TEST_F(ResultsStoreTest, WalIsCheckpointedIntoTheDatabaseFile) {
   EXPECT_GT(db_file_size(), 3000 * 2000) << "the WAL was never checkpointed";
 }
 
+// The checkpointer runs per checkpoint_pages frames waiting to be copied,
+// not at every commit once the WAL is that long.
+TEST(CheckpointDueTest, CountsFramesNotYetCopied) {
+  EXPECT_FALSE(CheckpointDue(999, 0, 1000));
+  EXPECT_TRUE(CheckpointDue(1000, 0, 1000));
+  // A long WAL whose frames were copied up to 1,400: 100 new ones wait.
+  EXPECT_FALSE(CheckpointDue(1500, 1400, 1000));
+  EXPECT_TRUE(CheckpointDue(2400, 1400, 1000));
+  // SQLite restarted the WAL after the copy: every frame is new.
+  EXPECT_FALSE(CheckpointDue(300, 1400, 1000));
+  EXPECT_TRUE(CheckpointDue(1000, 1400, 1000));
+}
+
 // A writer that never pauses still gets its WAL rewound: without it the WAL
 // holds every page ever written (here 32 MB).
 TEST_F(ResultsStoreTest, BusyWriterStillRewindsTheWal) {
