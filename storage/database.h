@@ -79,9 +79,9 @@ class Database {
     int busy_timeout_ms = 5000;
     // The WAL: the checkpoint thread copies it into the database file each
     // time checkpoint_pages frames wait to be copied; past rewind_pages (WAL
-    // frames) the writer completes the copy
-    // so that the WAL is reused from its start (ResultsStore). After a
-    // rewind the file is cut back to wal_size_limit_bytes.
+    // frames) the writer completes the copy so that the WAL is reused from
+    // its start (ResultsStore). After a rewind the file is cut back to
+    // wal_size_limit_bytes.
     int checkpoint_pages = 1000;
     int rewind_pages = 16000;
     int64_t wal_size_limit_bytes = int64_t{64} << 20;

@@ -338,7 +338,7 @@ class ResultsStore {
   void CheckpointLoop(Database::Options options);
   // A PASSIVE checkpoint on `db` (the checkpointer's or the writer's
   // connection); records how far it copied. Caller holds checkpoint_run_mu_.
-  bool PassiveCheckpoint(sqlite3* db)
+  bool PassiveCheckpoint(Database* db)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_run_mu_);
 
   struct PendingWrite;

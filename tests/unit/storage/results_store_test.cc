@@ -639,6 +639,20 @@ void GroupNextWrites(ResultsStore* store, size_t n) {
   });
 }
 
+// Starts a thread per lease in `leases`, each reporting train_loss 0.5 + i
+// at step 1 for lease i; its outcome goes to (*status)[i].
+void ReportOnThreads(ResultsStore* store,
+                     const std::vector<LeaseRecord>& leases,
+                     std::vector<absl::Status>* status,
+                     std::vector<std::thread>* threads) {
+  for (size_t i = 0; i < leases.size(); ++i) {
+    threads->emplace_back([store, &leases, status, i] {
+      (*status)[i] = store->AddMetrics(leases[i].trial_id, leases[i].attempt,
+                                       {{1, "train_loss", 0.5 + i}}, 2100);
+    });
+  }
+}
+
 // A write that inserts a row (worker 'ghost') and then fails.
 absl::Status FailAfterWriting(ResultsStore* store) {
   return store->WriteForTesting([](Database* db) {
@@ -656,12 +670,7 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   GroupNextWrites(store_.get(), 6);
   std::vector<absl::Status> status(6);
   std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] {
-      status[i] = store_->AddMetrics(leases[i].trial_id, leases[i].attempt,
-                                     {{1, "train_loss", 0.5 + i}}, 2100);
-    });
-  }
+  ReportOnThreads(store_.get(), leases, &status, &threads);
   // A superseded attempt: refused before it writes.
   threads.emplace_back([&] {
     status[4] =
@@ -705,12 +714,7 @@ TEST_F(ResultsStoreTest, GroupCommitRefusalBeforeWritingNeedsNoReplay) {
   GroupNextWrites(store_.get(), 3);
   std::vector<absl::Status> status(3);
   std::vector<std::thread> threads;
-  for (int i = 0; i < 2; ++i) {
-    threads.emplace_back([&, i] {
-      status[i] = store_->AddMetrics(leases[i].trial_id, leases[i].attempt,
-                                     {{1, "train_loss", 0.5 + i}}, 2100);
-    });
-  }
+  ReportOnThreads(store_.get(), leases, &status, &threads);
   threads.emplace_back([&] {  // a superseded attempt
     status[2] =
         store_->AddMetrics(leases[1].trial_id, 9, {{2, "train_loss", 9}}, 2100);
@@ -781,12 +785,7 @@ TEST_F(ResultsStoreTest, GroupCommitLostTransactionFailsEveryWriteOfIt) {
   GroupNextWrites(store_.get(), 3);
   std::vector<absl::Status> status(3);
   std::vector<std::thread> threads;
-  for (int i = 0; i < 2; ++i) {
-    threads.emplace_back([&, i] {
-      status[i] = store_->AddMetrics(leases[i].trial_id, leases[i].attempt,
-                                     {{1, "train_loss", 0.5}}, 2100);
-    });
-  }
+  ReportOnThreads(store_.get(), leases, &status, &threads);
   // Ends the group's transaction, as SQLite does on a full disk.
   threads.emplace_back([&] {
     status[2] = store_->WriteForTesting(
