@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/aggregate.h"
@@ -198,6 +199,10 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format) {
         case v1::SqlValue::kTextValue:
           cells.push_back(v.text_value());
           break;
+        case v1::SqlValue::kBlobValue:
+          cells.push_back(
+              absl::StrCat("x'", absl::BytesToHexString(v.blob_value()), "'"));
+          break;
         default:
           cells.push_back("NULL");
       }
@@ -210,7 +215,8 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format) {
     t.Print(std::cout);
   }
   if (resp.truncated())
-    std::fprintf(stderr, "qkov: output truncated at %zu rows\n", t.size());
+    std::fprintf(stderr, "qkov: output truncated at %zu rows (server limit: %s)\n",
+                 t.size(), resp.truncated_by().c_str());
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include "client/sweep_file.h"
 #include "client/table.h"
 #include "common/grpc_status.h"
+#include "common/text.h"
 
 namespace qkov::client {
 namespace {
@@ -329,10 +330,11 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
   grpc::Status s = conn.stub()->GetTrial(conn.Context().get(), req, &t);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
   std::printf("trial %s (sweep %s, #%lld): %s after %d attempt(s), step %lld\n",
-              t.trial_id().c_str(), t.sweep_name().c_str(),
+              TerminalSafe(t.trial_id()).c_str(),
+              TerminalSafe(t.sweep_name()).c_str(),
               static_cast<long long>(t.ordinal()), StateName(t.state()).c_str(),
               t.attempts(), static_cast<long long>(t.last_step()));
-  std::printf("config_hash %s\n%s\n", t.config_hash().c_str(),
+  std::printf("config_hash %s\n%s\n", TerminalSafe(t.config_hash()).c_str(),
               t.config().DebugString().c_str());
   std::map<std::string, double> sorted(t.results().begin(), t.results().end());
   if (!sorted.empty()) {
@@ -382,7 +384,8 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
     std::printf(
         "\n%s heatmap (rows: %s high->low, cols: %s low->high, %% of "
         "examples)\n",
-        h.name().c_str(), h.y_label().c_str(), h.x_label().c_str());
+        TerminalSafe(h.name()).c_str(), TerminalSafe(h.y_label()).c_str(),
+        TerminalSafe(h.x_label()).c_str());
     const int cols = h.x_edges_size() - 1, rows = h.y_edges_size() - 1;
     for (int r = rows - 1; r >= 0; --r) {
       std::printf("  [%.2f,%.2f] ", h.y_edges(r), h.y_edges(r + 1));

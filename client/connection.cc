@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "common/text.h"
 
 namespace qkov::client {
 
@@ -77,7 +78,8 @@ int ReportError(const absl::Status& status, const std::string& server_address) {
     default:
       line = absl::StrCat(absl::StatusCodeToString(status.code()), ": ", msg);
   }
-  std::fprintf(stderr, "qkov: %s\n", line.c_str());
+  // The message may quote the server's or the user's strings.
+  std::fprintf(stderr, "qkov: %s\n", TerminalSafe(line).c_str());
   return ExitCodeFor(status.code());
 }
 

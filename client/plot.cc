@@ -1,15 +1,24 @@
 #include "client/plot.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 
 namespace qkov::client {
 namespace {
@@ -19,6 +28,55 @@ constexpr char kCoolwarm[] =
     "set palette defined (0 '#3b4cc0', 0.25 '#7b9ff9', 0.5 '#dddddd', 0.75 "
     "'#f49a7b', 1 '#b40426')\n";
 
+// `s` as a gnuplot single-quoted string: a quote is doubled (gnuplot's only
+// escape there) and control characters, which would end the command, become
+// '?'. Every string from a path or from the server reaches the script
+// through this.
+std::string Quoted(absl::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "''";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// Runs gnuplot on the script with an argument vector (no shell), its
+// standard error into OUT.gnuplot.log.
+absl::Status Gnuplot(const std::string& script_path, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                   O_RDONLY, 0);
+  std::string program = "gnuplot";
+  std::vector<char*> argv = {program.data(),
+                             const_cast<char*>(script_path.c_str()), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(),
+                              environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot run gnuplot (", std::strerror(rc),
+        "); install gnuplot-nox (deploy/install-deps.sh)"));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return absl::InternalError(absl::StrCat("gnuplot failed; see ", log));
+  return absl::OkStatus();
+}
+
+// Writes OUT.gp and runs it into OUT.png and OUT.svg. `body` reads its data
+// as `datafile` (set here to OUT.dat).
 absl::Status RunGnuplot(const std::string& out_base, const std::string& body,
                         int width = 1000, int height = 650) {
   const std::string script_path = out_base + ".gp";
@@ -27,24 +85,21 @@ absl::Status RunGnuplot(const std::string& out_base, const std::string& body,
     if (!gp)
       return absl::PermissionDeniedError(
           absl::StrCat("cannot write ", script_path));
+    gp << "datafile = " << Quoted(out_base + ".dat") << "\n";
     for (const std::string& term :
          {absl::StrFormat("pngcairo size %d,%d noenhanced font ',11'", width,
                           height),
           absl::StrFormat("svg size %d,%d noenhanced", width, height)}) {
       const bool png = term.rfind("png", 0) == 0;
       gp << "set terminal " << term << "\n";
-      gp << "set output '" << out_base << (png ? ".png" : ".svg") << "'\n";
+      gp << "set output " << Quoted(out_base + (png ? ".png" : ".svg"))
+         << "\n";
       gp << body << "\n";
       gp << "unset output\nreset\n";
     }
   }
-  const std::string cmd = absl::StrCat("gnuplot '", script_path, "' 2>'",
-                                       out_base, ".gnuplot.log'");
-  if (std::system(cmd.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("gnuplot failed; see ", out_base, ".gnuplot.log"));
-  }
   const std::string log = out_base + ".gnuplot.log";
+  RETURN_IF_ERROR(Gnuplot(script_path, log));
   std::ifstream in(log);
   if (in.peek() == std::ifstream::traits_type::eof()) std::remove(log.c_str());
   return absl::OkStatus();
@@ -94,19 +149,21 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
         absl::StrCat("no values of ", metric, " to plot"));
   const double pad = std::max(0.05 * (ymax - ymin), 1e-3);
   std::string body = absl::StrCat(
-      "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel '",
-      Label(metric), "'\n",
+      "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel ",
+      Quoted(Label(metric)), "\n",
       absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
                       xmin / 1.3, xmax * 1.3, ymin - pad, ymax + pad),
-      "set key outside right top\nset grid\nset title '", Label(metric),
-      " vs eta_QK/eta_OV (mean over seeds, 95% CI)'\nplot ");
+      "set key outside right top\nset grid\nset title ",
+      Quoted(absl::StrCat(Label(metric),
+                          " vs eta_QK/eta_OV (mean over seeds, 95% CI)")),
+      "\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < series.size(); ++i) {
     parts.push_back(absl::StrFormat(
-        "'%s.dat' index %d using 2:4:5 with filledcurves fs transparent solid "
+        "datafile index %d using 2:4:5 with filledcurves fs transparent solid "
         "0.2 lc %d notitle, "
-        "'' index %d using 2:3 with linespoints lw 2 pt 7 lc %d title '%s'",
-        out_base, i, i + 1, i, i + 1, series[i]));
+        "'' index %d using 2:3 with linespoints lw 2 pt 7 lc %d title %s",
+        i, i + 1, i, i + 1, Quoted(series[i])));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);
@@ -191,11 +248,12 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials,
       }
       const int index = static_cast<int>(it - panels.begin());
       body += absl::StrFormat(
-          "set title '%s, ratio %.4g' font ',9'\nunset colorbox\n"
-          "plot '%s.dat' index %d using 1:2:3 with image notitle, '' index %d "
+          "set title %s font ',9'\nunset colorbox\n"
+          "plot datafile index %d using 1:2:3 with image notitle, '' index %d "
           "using 1:2:(sprintf('%%.1f',$3)) "
           "with labels font ',7' notitle\n",
-          params[p], ratios[r], out_base, index, index);
+          Quoted(absl::StrFormat("%s, ratio %.4g", params[p], ratios[r])),
+          index, index);
     }
   }
   body += "unset multiplot\n";
@@ -225,16 +283,18 @@ absl::Status PlotCurves(const std::vector<Curve>& curves,
   }
   dat.close();
   std::string body = absl::StrCat(
-      "set xlabel 'step'\nset ylabel '", Label(metric), "'\n",
+      "set xlabel 'step'\nset ylabel ", Quoted(Label(metric)), "\n",
       positive && metric.find("loss") != std::string::npos ? "set logscale y\n"
                                                            : "",
-      "set key outside right top\nset grid\nset title 'learning curves: ",
-      Label(metric), " (mean over seeds)'\nplot ");
+      "set key outside right top\nset grid\nset title ",
+      Quoted(absl::StrCat("learning curves: ", Label(metric),
+                          " (mean over seeds)")),
+      "\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < curves.size(); ++i) {
     parts.push_back(absl::StrFormat(
-        "'%s.dat' index %d using 1:2 with lines lw 2 title '%s'", out_base, i,
-        titles[i]));
+        "datafile index %d using 1:2 with lines lw 2 title %s", i,
+        Quoted(titles[i])));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);
@@ -279,15 +339,15 @@ absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
   std::vector<std::string> parts;
   for (size_t i = 0; i < curves.size(); ++i) {
     parts.push_back(absl::StrFormat(
-        "'%s.dat' index %d using 1:2 with lines lw 2 title 'r = %.4g'",
-        out_base, i, curves[i].r));
+        "datafile index %d using 1:2 with lines lw 2 title 'r = %.4g'", i,
+        curves[i].r));
   }
   if (!points.empty()) {
     parts.push_back(absl::StrFormat(
-        "'%s.dat' index %d using 1:2 with points pt 7 ps 1.3 lc rgb 'black' "
+        "datafile index %d using 1:2 with points pt 7 ps 1.3 lc rgb 'black' "
         "title 'trained models', "
         "'' index %d using 1:2:3 with labels offset 1,0.6 font ',8' notitle",
-        out_base, curves.size(), curves.size()));
+        curves.size(), curves.size()));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "common/text.h"
 
 namespace qkov::client {
 namespace {
@@ -15,7 +16,7 @@ bool LooksNumeric(const std::string& s) {
 }
 
 std::string CsvEscape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
@@ -27,9 +28,20 @@ std::string CsvEscape(const std::string& s) {
 }  // namespace
 
 void Table::Print(std::ostream& out) const {
-  std::vector<size_t> width(header_.size(), 0);
-  for (size_t i = 0; i < header_.size(); ++i) width[i] = header_[i].size();
-  for (const auto& r : rows_) {
+  // Cells come from the wire: made terminal-safe before they are measured.
+  auto safe = [](const std::vector<std::string>& r) {
+    std::vector<std::string> out;
+    out.reserve(r.size());
+    for (const std::string& cell : r) out.push_back(TerminalSafe(cell));
+    return out;
+  };
+  const std::vector<std::string> header = safe(header_);
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(rows_.size());
+  for (const auto& r : rows_) rows.push_back(safe(r));
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows) {
     for (size_t i = 0; i < r.size() && i < width.size(); ++i)
       width[i] = std::max(width[i], r[i].size());
   }
@@ -43,8 +55,8 @@ void Table::Print(std::ostream& out) const {
     }
     out << "\n";
   };
-  line(header_, true);
-  for (const auto& r : rows_) line(r, false);
+  line(header, true);
+  for (const auto& r : rows) line(r, false);
 }
 
 void Table::PrintCsv(std::ostream& out) const {

@@ -15,8 +15,9 @@ class Table {
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   size_t size() const { return rows_.size(); }
   // Columns padded to width; numbers (cells starting with a digit, '-' or
-  // '.') right-aligned.
+  // '.') right-aligned. Cells are printed TerminalSafe (common/text.h).
   void Print(std::ostream& out) const;
+  // Cells as they are (quoted where CSV needs it): CSV is data for files.
   void PrintCsv(std::ostream& out) const;
 
  private:

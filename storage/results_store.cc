@@ -1358,68 +1358,6 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
   return out;
 }
 
-absl::StatusOr<ResultsStore::SqlResult> ResultsStore::QueryReadOnly(
-    const std::string& sql, int max_rows) {
-  absl::MutexLock lock(&read_mu_);
-  if (reader_ == nullptr) {
-    Database::Options ro;
-    ro.read_only = true;
-    ASSIGN_OR_RETURN(reader_, Database::Open(path_, ro));
-    RETURN_IF_ERROR(reader_->Execute("PRAGMA query_only = ON"));
-  }
-  sqlite3_stmt* raw = nullptr;
-  const char* tail = nullptr;
-  const int rc = sqlite3_prepare_v2(reader_->raw(), sql.c_str(),
-                                    static_cast<int>(sql.size()), &raw, &tail);
-  if (rc != SQLITE_OK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sql: ", sqlite3_errmsg(reader_->raw())));
-  }
-  Statement stmt(reader_->raw(), raw);
-  if (raw == nullptr) return absl::InvalidArgumentError("sql: empty statement");
-  if (tail != nullptr &&
-      !absl::StripAsciiWhitespace(absl::string_view(tail)).empty() &&
-      absl::StripAsciiWhitespace(absl::string_view(tail)) != ";") {
-    return absl::InvalidArgumentError("sql: one statement at a time");
-  }
-  if (!sqlite3_stmt_readonly(raw)) {
-    return absl::InvalidArgumentError(
-        "sql: read-only access; this statement would write to the database");
-  }
-  SqlResult out;
-  for (int i = 0; i < sqlite3_column_count(raw); ++i)
-    out.columns.push_back(sqlite3_column_name(raw, i));
-  while (true) {
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("sql: ", row.status().message()));
-    if (!*row) break;
-    if (static_cast<int>(out.rows.size()) >= max_rows) {
-      out.truncated = true;
-      break;
-    }
-    auto& r = out.rows.emplace_back();
-    for (int i = 0; i < static_cast<int>(out.columns.size()); ++i) {
-      switch (sqlite3_column_type(raw, i)) {
-        case SQLITE_INTEGER:
-          r.emplace_back(static_cast<int64_t>(sqlite3_column_int64(raw, i)));
-          break;
-        case SQLITE_FLOAT:
-          r.emplace_back(sqlite3_column_double(raw, i));
-          break;
-        case SQLITE_NULL:
-          r.emplace_back(std::monostate{});
-          break;
-        default:
-          r.emplace_back(stmt.ColumnText(i));
-          break;
-      }
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<bool> ResultsStore::AllIdle() {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAnyActiveSql));

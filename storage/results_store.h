@@ -275,19 +275,6 @@ class ResultsStore {
   absl::StatusOr<std::vector<MetricRecord>> Metrics(
       const std::string& trial_id);
 
-  struct SqlResult {
-    std::vector<std::string> columns;
-    // Each value: int64, double, text, or null (std::monostate).
-    std::vector<
-        std::vector<std::variant<std::monostate, int64_t, double, std::string>>>
-        rows;
-    bool truncated = false;
-  };
-  // Runs one read-only statement on a separate read-only connection.
-  // INVALID_ARGUMENT for a statement that would write, several statements, or
-  // SQL that does not compile (SQLite's message kept).
-  absl::StatusOr<SqlResult> QueryReadOnly(const std::string& sql, int max_rows);
-
   // The latest point of each curve of a trial (its newest attempt).
   absl::StatusOr<std::map<std::string, double>> LatestMetrics(
       const std::string& trial_id);
@@ -404,9 +391,6 @@ class ResultsStore {
   WriteStats stats_ ABSL_GUARDED_BY(mu_);
   const std::string path_;
   const Database::Options options_;
-  absl::Mutex read_mu_;
-  std::unique_ptr<Database> reader_
-      ABSL_GUARDED_BY(read_mu_);  // for QueryReadOnly
 
   // Held by whoever runs a checkpoint, the checkpoint thread or the writer
   // (lock order: mu_, then this).

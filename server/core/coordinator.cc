@@ -113,8 +113,12 @@ std::string TrialStateToString(v1::TrialState s) {
 }
 
 Coordinator::Coordinator(storage::ResultsStore* store, Clock* clock,
-                         CoordinatorOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+                         CoordinatorOptions options,
+                         storage::SqlConsole* sql_console)
+    : store_(store),
+      sql_console_(sql_console),
+      clock_(clock),
+      options_(options) {}
 
 void Coordinator::NotifyChange() {
   absl::MutexLock lock(&change_mu_);
@@ -336,34 +340,35 @@ absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
 }
 
 absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(
-    const v1::QuerySqlRequest& r) {
-  if (r.sql().empty())
-    return absl::InvalidArgumentError("sql: must not be empty");
-  if (r.sql().size() > 100000)
-    return absl::InvalidArgumentError("sql: longer than 100000 characters");
+    const v1::QuerySqlRequest& r, const std::function<bool()>& cancelled) {
+  if (sql_console_ == nullptr)
+    return absl::UnimplementedError("sql: this server has no SQL console");
   if (r.max_rows() < 0)
     return absl::InvalidArgumentError("max_rows: must be >= 0");
-  const int max_rows =
-      r.max_rows() == 0 ? 100000 : std::min(r.max_rows(), 1000000);
-  ASSIGN_OR_RETURN(storage::ResultsStore::SqlResult result,
-                   store_->QueryReadOnly(r.sql(), max_rows));
+  ASSIGN_OR_RETURN(storage::SqlConsole::Result result,
+                   sql_console_->Query(r.sql(), std::min(r.max_rows(), 1000000),
+                                       cancelled));
   v1::QuerySqlResponse resp;
   for (const auto& c : result.columns) resp.add_columns(c);
   for (const auto& row : result.rows) {
     v1::SqlRow* out = resp.add_rows();
     for (const auto& v : row) {
       v1::SqlValue* value = out->add_values();
-      if (std::holds_alternative<int64_t>(v))
-        value->set_int_value(std::get<int64_t>(v));
-      else if (std::holds_alternative<double>(v))
-        value->set_double_value(std::get<double>(v));
-      else if (std::holds_alternative<std::string>(v))
-        value->set_text_value(std::get<std::string>(v));
-      else
+      if (const auto* i = std::get_if<int64_t>(&v)) {
+        value->set_int_value(*i);
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        value->set_double_value(*d);
+      } else if (const auto* t = std::get_if<std::string>(&v)) {
+        value->set_text_value(*t);
+      } else if (const auto* b = std::get_if<storage::SqlConsole::Blob>(&v)) {
+        value->set_blob_value(b->bytes);
+      } else {
         value->set_is_null(true);
+      }
     }
   }
-  resp.set_truncated(result.truncated);
+  resp.set_truncated(!result.truncated_by.empty());
+  resp.set_truncated_by(result.truncated_by);
   return resp;
 }
 

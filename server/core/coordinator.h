@@ -9,6 +9,7 @@
 #define QKOV_SERVER_CORE_COORDINATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,7 @@
 #include "qkov/v1/worker.pb.h"
 #include "server/core/sweep_spec.h"
 #include "storage/results_store.h"
+#include "storage/sql_console.h"
 
 namespace qkov::core {
 
@@ -32,9 +34,11 @@ struct CoordinatorOptions {
 
 class Coordinator {
  public:
-  // `store` and `clock` must outlive the Coordinator.
+  // `store`, `clock` and `sql_console` (null: QuerySql is UNIMPLEMENTED)
+  // must outlive the Coordinator.
   Coordinator(storage::ResultsStore* store, Clock* clock,
-              CoordinatorOptions options);
+              CoordinatorOptions options,
+              storage::SqlConsole* sql_console = nullptr);
 
   // --- client API (sweep.proto) ---
   absl::StatusOr<qkov::v1::SubmitSweepResponse> SubmitSweep(
@@ -54,8 +58,11 @@ class Coordinator {
       const qkov::v1::QueryResultsRequest& r);
   absl::StatusOr<qkov::v1::GetTrialMetricsResponse> GetTrialMetrics(
       const qkov::v1::GetTrialMetricsRequest& r);
+  // Runs the statement in the SQL console's sandbox; `cancelled` (may be
+  // empty) says the client went away and ends it.
   absl::StatusOr<qkov::v1::QuerySqlResponse> QuerySql(
-      const qkov::v1::QuerySqlRequest& r);
+      const qkov::v1::QuerySqlRequest& r,
+      const std::function<bool()>& cancelled = {});
   // One progress message: the sweep, whether it is finished, and trials
   // changed at or after *since (advanced to now).
   absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
@@ -97,6 +104,7 @@ class Coordinator {
       const std::vector<storage::LeaseRecord>& leases);
 
   storage::ResultsStore* store_;
+  storage::SqlConsole* sql_console_;
   Clock* clock_;
   const CoordinatorOptions options_;
 

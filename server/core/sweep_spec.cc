@@ -472,31 +472,6 @@ std::string CanonicalJson(const google::protobuf::Message& message) {
   return out;
 }
 
-bool IsValidUtf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int extra;
-    if (c < 0x80) {
-      extra = 0;
-    } else if ((c >> 5) == 0x6) {
-      extra = 1;
-    } else if ((c >> 4) == 0xE) {
-      extra = 2;
-    } else if ((c >> 3) == 0x1E) {
-      extra = 3;
-    } else {
-      return false;
-    }
-    if (i + extra >= s.size() && extra > 0) return false;  // truncated sequence
-    for (int k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
-
 std::string Sha256Hex(const std::string& data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(),

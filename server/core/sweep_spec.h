@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/text.h"
 #include "qkov/v1/config.pb.h"
 #include "qkov/v1/sweep.pb.h"
 
@@ -53,7 +54,6 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
 std::string TrainingPb(const qkov::v1::SweepSpec& spec);
 
 std::string CanonicalJson(const google::protobuf::Message& message);
-bool IsValidUtf8(const std::string& s);
 std::string Sha256Hex(const std::string& data);
 
 }  // namespace qkov::core

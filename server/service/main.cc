@@ -35,6 +35,8 @@ ABSL_FLAG(bool, synchronous_full, false,
 ABSL_FLAG(
     std::string, token_file, "",
     "bearer tokens with roles, one 'ROLE TOKEN' per line (docs/security.md)");
+ABSL_FLAG(int, sql_timeout_seconds, 10,
+          "time budget of one SQL console query (qkov sql)");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM); enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca, "",
@@ -67,6 +69,14 @@ int main(int argc, char** argv) {
   config.coordinator.heartbeat_interval =
       absl::Seconds(absl::GetFlag(FLAGS_heartbeat_seconds));
   config.coordinator.limits.max_trials = absl::GetFlag(FLAGS_max_trials);
+  if (absl::GetFlag(FLAGS_sql_timeout_seconds) < 1 ||
+      absl::GetFlag(FLAGS_sql_timeout_seconds) > 3600) {
+    std::fprintf(stderr,
+                 "qkov-server: --sql_timeout_seconds must be in [1, 3600]\n");
+    return 2;
+  }
+  config.sql_console.time_budget =
+      absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
   if (config.db_path.empty()) {
     std::fprintf(stderr, "qkov-server: --db is required\n");
     return 2;

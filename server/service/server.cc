@@ -69,8 +69,11 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   db_options.profile_statements = config.profile_sql;
   ASSIGN_OR_RETURN(s->store_,
                    storage::ResultsStore::Open(config.db_path, db_options));
+  s->sql_console_ =
+      std::make_unique<storage::SqlConsole>(config.db_path, config.sql_console);
   s->coordinator_ = std::make_unique<core::Coordinator>(
-      s->store_.get(), Clock::Real(), config.coordinator);
+      s->store_.get(), Clock::Real(), config.coordinator,
+      s->sql_console_.get());
   s->sweep_service_ =
       std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
   s->worker_service_ = std::make_unique<WorkerServiceImpl>(
@@ -111,9 +114,11 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
 void QkovServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  if (sql_console_ != nullptr) sql_console_->Shutdown();
   stop_.Notify();
   if (reaper_.joinable()) reaper_.join();
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  if (server_ != nullptr)
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
 }
 
 QkovServer::~QkovServer() { Shutdown(); }

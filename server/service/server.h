@@ -15,6 +15,7 @@
 #include "server/service/sweep_service.h"
 #include "server/service/worker_service.h"
 #include "storage/results_store.h"
+#include "storage/sql_console.h"
 
 namespace qkov::service {
 
@@ -26,6 +27,8 @@ struct ServerConfig {
   // profile_statements); for diagnosis.
   bool profile_sql = false;
   core::CoordinatorOptions coordinator;
+  // The SQL console's sandbox: time budget, result and value caps.
+  storage::SqlConsole::Options sql_console;
   int max_message_bytes = 16 << 20;
   // Authentication (docs/security.md). Empty token_file: no authentication.
   std::string token_file;
@@ -47,8 +50,9 @@ class QkovServer {
   int port() const { return port_; }
   // The server's store (for benchmarks that read its write statistics).
   storage::ResultsStore* store() { return store_.get(); }
-  // Stops accepting calls, finishes running ones (up to `grace`), stops the
-  // reaper. Idempotent.
+  // Stops SQL console queries at once, stops accepting calls, finishes
+  // running ones (up to `grace`), stops the reaper. Idempotent; does nothing
+  // on a server that never started.
   void Shutdown(absl::Duration grace = absl::Seconds(5));
 
  private:
@@ -56,6 +60,7 @@ class QkovServer {
 
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<storage::ResultsStore> store_;
+  std::unique_ptr<storage::SqlConsole> sql_console_;
   std::unique_ptr<core::Coordinator> coordinator_;
   std::unique_ptr<SweepServiceImpl> sweep_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;

@@ -100,7 +100,8 @@ grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql");
       !a.ok())
     return a;
-  return Reply(core_->QuerySql(*req), resp);
+  return Reply(core_->QuerySql(*req, [ctx] { return ctx->IsCancelled(); }),
+               resp);
 }
 
 grpc::Status SweepServiceImpl::WatchSweep(
