@@ -80,6 +80,7 @@ struct Worker {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::WorkerService::Stub> stub;
   std::string id;
+  std::string key;
 };
 
 Worker Connect(const std::string& address, int i) {
@@ -96,6 +97,7 @@ Worker Connect(const std::string& address, int i) {
   v1::RegisterWorkerResponse resp;
   if (!w.stub->RegisterWorker(&ctx, req, &resp).ok()) std::abort();
   w.id = resp.worker_id();
+  w.key = resp.worker_key();
   return w;
 }
 
@@ -105,6 +107,7 @@ Worker Connect(const std::string& address, int i) {
 v1::CompleteTrialRequest Completion(const Worker& w, const v1::Lease& lease) {
   v1::CompleteTrialRequest c;
   c.set_worker_id(w.id);
+  c.set_worker_key(w.key);
   c.set_trial_id(lease.trial_id());
   c.set_attempt(lease.attempt());
   c.set_steps(1000);
@@ -148,6 +151,7 @@ bool Lease(Worker& w, v1::Lease* lease) {
   grpc::ClientContext ctx;
   v1::LeaseTrialRequest req;
   req.set_worker_id(w.id);
+  req.set_worker_key(w.key);
   v1::LeaseTrialResponse resp;
   if (!w.stub->LeaseTrial(&ctx, req, &resp).ok()) return false;
   if (resp.outcome() != v1::LeaseTrialResponse::LEASED) return false;
@@ -191,12 +195,14 @@ int64_t BatchLoop(Worker& w, int batch, const std::atomic<bool>& stop) {
     grpc::ClientContext ctx;
     v1::LeaseTrialRequest req;
     req.set_worker_id(w.id);
+    req.set_worker_key(w.key);
     req.set_max_trials(batch);
     if (!w.stub->LeaseTrial(&ctx, req, &next).ok()) return 0;
   }
   while (next.outcome() == v1::LeaseTrialResponse::LEASED && !stop) {
     v1::CompleteTrialsRequest req;
     req.set_worker_id(w.id);
+    req.set_worker_key(w.key);
     req.set_lease_next(batch);
     *req.add_trials() = Completion(w, next.lease());
     for (const v1::Lease& l : next.more()) *req.add_trials() = Completion(w, l);
@@ -377,9 +383,12 @@ int main(int argc, char** argv) {
         v1::RegisterWorkerRequest reg;
         reg.set_name(absl::StrCat("direct-", k));
         Worker w;
-        w.id = core.RegisterWorker(reg)->worker_id();
+        auto registered = core.RegisterWorker(reg);
+        w.id = registered->worker_id();
+        w.key = registered->worker_key();
         v1::LeaseTrialRequest lr;
         lr.set_worker_id(w.id);
+        lr.set_worker_key(w.key);
         lr.set_max_trials(batch);
         auto lease = core.LeaseTrial(lr);
         while (!stop && lease.ok() &&
@@ -395,6 +404,7 @@ int main(int argc, char** argv) {
           }
           v1::CompleteTrialsRequest c;
           c.set_worker_id(w.id);
+          c.set_worker_key(w.key);
           c.set_lease_next(batch);
           *c.add_trials() = Completion(w, lease->lease());
           for (const v1::Lease& l : lease->more())
@@ -514,6 +524,7 @@ int main(int argc, char** argv) {
         while (!stop) {
           v1::ReportMetricsRequest req;
           req.set_worker_id(w.id);
+          req.set_worker_key(w.key);
           req.set_trial_id(lease.trial_id());
           req.set_attempt(lease.attempt());
           for (int i = 0; i < batch; ++i) {

@@ -113,8 +113,20 @@ ALTER TABLE trials ADD COLUMN axes_pb BLOB;
 ALTER TABLE trials ADD COLUMN training_id INTEGER REFERENCES trainings(training_id);
 )sql";
 
+// Migration 3: who did what. A sweep's owner (the name of the token that
+// submitted it; '' when the server ran without tokens, and for sweeps stored
+// before this), and each worker's identity: the SHA-256 of the key the
+// server gave it at registration, and its token's name. Workers registered
+// before this have no key and must register again.
+constexpr char kMigration3[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE workers ADD COLUMN key_sha256 TEXT;
+ALTER TABLE workers ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+)sql";
+
 const std::vector<const char*>& Migrations() {
-  static const auto* m = new std::vector<const char*>{kMigration1, kMigration2};
+  static const auto* m =
+      new std::vector<const char*>{kMigration1, kMigration2, kMigration3};
   return *m;
 }
 

@@ -17,18 +17,17 @@ namespace {
 
 constexpr char kSelectSweepSql[] =
     "SELECT sweep_id, name, description, spec_json, priority, max_attempts, "
-    "cancelled, "
-    "created_ms, paused FROM sweeps WHERE name = ?";
+    "cancelled, created_ms, paused, owner FROM sweeps WHERE name = ?";
 constexpr char kListSweepsSql[] =
     "SELECT sweep_id, name, description, spec_json, priority, max_attempts, "
-    "cancelled, "
-    "created_ms, paused FROM sweeps ORDER BY sweep_id";
+    "cancelled, created_ms, paused, owner FROM sweeps ORDER BY sweep_id";
+constexpr char kSweepOwnerSql[] =
+    "SELECT sweep_id, owner FROM sweeps WHERE name = ?";
 constexpr char kCountsSql[] =
     "SELECT state, COUNT(*) FROM trials WHERE sweep_id = ? GROUP BY state";
 constexpr char kInsertSweepSql[] =
     "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, "
-    "created_ms, "
-    "updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    "created_ms, updated_ms, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr char kUpdateSweepSpecSql[] =
     "UPDATE sweeps SET description = ?, spec_json = ?, priority = ?, "
     "max_attempts = ?, "
@@ -53,13 +52,13 @@ constexpr char kCancelAttemptsSql[] =
     "UPDATE attempts SET state = 'cancelled', ended_ms = ? WHERE state = "
     "'running' AND trial_id IN "
     "(SELECT trial_id FROM trials WHERE sweep_id = ?)";
-constexpr char kUpsertWorkerSql[] =
+// A worker id is registered once: its key and principal never change.
+constexpr char kInsertWorkerSql[] =
     "INSERT INTO workers (worker_id, name, slots, provenance_json, "
-    "registered_ms, last_seen_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (worker_id) DO UPDATE SET name = "
-    "excluded.name, "
-    "slots = excluded.slots, provenance_json = excluded.provenance_json, "
-    "last_seen_ms = excluded.last_seen_ms";
+    "registered_ms, last_seen_ms, key_sha256, principal) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr char kWorkerIdentitySql[] =
+    "SELECT key_sha256, principal FROM workers WHERE worker_id = ?";
 // The sweep to serve next: highest priority first; among equal priorities the
 // one with the fewest running trials (fair sharing), then the oldest.
 constexpr char kNextSweepSql[] =
@@ -92,7 +91,8 @@ constexpr char kInsertAttemptSql[] =
     "start_step) "
     "VALUES (?, ?, ?, 'running', ?, ?)";
 constexpr char kLeaseStateSql[] =
-    "SELECT state, attempts, lease_expires_ms FROM trials WHERE trial_id = ?";
+    "SELECT state, attempts, lease_expires_ms, lease_worker FROM trials WHERE "
+    "trial_id = ?";
 constexpr char kRenewSql[] =
     "UPDATE trials SET lease_expires_ms = ?, last_step = MAX(last_step, ?), "
     "updated_ms = ? "
@@ -212,6 +212,7 @@ SweepRecord ReadSweep(const Statement& s) {
   r.cancelled = s.ColumnInt64(6) != 0;
   r.created_ms = s.ColumnInt64(7);
   r.paused = s.ColumnInt64(8) != 0;
+  r.owner = s.ColumnText(9);
   return r;
 }
 
@@ -585,7 +586,7 @@ absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
 
 absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
     const SweepRecord& sweep, const std::vector<NewTrial>& trials,
-    int64_t now_ms) {
+    int64_t now_ms, const Actor& actor) {
   SubmitOutcome out;
   RETURN_IF_ERROR(Write(
       [&]() -> absl::Status {
@@ -602,7 +603,7 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
           RETURN_IF_ERROR(
               db_->Execute(absl::StrCat("PRAGMA cache_size = -", kib)));
         }
-        absl::Status s = SubmitSweepLocked(sweep, trials, now_ms, &out);
+        absl::Status s = SubmitSweepLocked(sweep, trials, now_ms, actor, &out);
         if (big) db_->Execute("PRAGMA cache_size = -2000").IgnoreError();
         return s;
       },
@@ -610,11 +611,32 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
   return out;
 }
 
+absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
+    const std::string& name, const Actor& actor, const char* verb) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepOwnerSql));
+  s->BindText(1, name);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  const int64_t id = s->ColumnInt64(0);
+  const std::string owner = s->ColumnText(1);
+  s->Reset();
+  if (!owner.empty() && owner != actor.name && !actor.admin) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "sweep '", name, "' belongs to ", owner, "; only its owner or an admin "
+        "may ", verb, " it"));
+  }
+  return id;
+}
+
 absl::Status ResultsStore::SubmitSweepLocked(
     const SweepRecord& sweep, const std::vector<NewTrial>& trials,
-    int64_t now_ms, SubmitOutcome* result) {
+    int64_t now_ms, const Actor& actor, SubmitOutcome* result) {
   SubmitOutcome& out = *result;
   int64_t sweep_id;
+  absl::StatusOr<int64_t> owned =
+      OwnedSweepIdLocked(sweep.name, actor, "extend");
+  if (!owned.ok() && !absl::IsNotFound(owned.status())) return owned.status();
   absl::StatusOr<SweepRecord> existing = GetSweepLocked(sweep.name);
   if (existing.ok()) {
     sweep_id = existing->sweep_id;
@@ -627,6 +649,7 @@ absl::Status ResultsStore::SubmitSweepLocked(
     s->BindInt64(5, sweep.max_attempts);
     s->BindInt64(6, now_ms);
     s->BindInt64(7, now_ms);
+    s->BindText(8, actor.name);
     RETURN_IF_ERROR(s->Run());
     sweep_id = sqlite3_last_insert_rowid(db_->raw());
   } else {
@@ -730,11 +753,12 @@ absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
 }
 
 absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name,
-                                                  int64_t now_ms) {
+                                                  int64_t now_ms,
+                                                  const Actor& actor) {
   int64_t cancelled = 0;
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    ASSIGN_OR_RETURN(int64_t id, SweepIdLocked(name));
+    ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(name, actor, "cancel"));
     return CancelSweepLocked(id, now_ms, &cancelled);
   }));
   return cancelled;
@@ -758,28 +782,29 @@ absl::Status ResultsStore::CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
 }
 
 absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,
-                                     int64_t now_ms) {
+                                     int64_t now_ms, const Actor& actor) {
   return Write([&]() -> absl::Status {
     mu_.AssertHeld();
+    ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(
+                                     name, actor, paused ? "pause" : "resume"));
     constexpr char kPauseSql[] =
-        "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE name = ?";
+        "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE sweep_id = ?";
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
     s->BindInt64(1, paused ? 1 : 0);
     s->BindInt64(2, now_ms);
-    s->BindText(3, name);
-    RETURN_IF_ERROR(s->Run());
-    if (db_->Changes() == 0)
-      return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
-    return absl::OkStatus();
+    s->BindInt64(3, id);
+    return s->Run();
   });
 }
 
 absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name,
-                                                  int64_t now_ms) {
+                                                  int64_t now_ms,
+                                                  const Actor& actor) {
   int64_t n = 0;
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    ASSIGN_OR_RETURN(int64_t sweep_id, SweepIdLocked(name));
+    ASSIGN_OR_RETURN(int64_t sweep_id,
+                     OwnedSweepIdLocked(name, actor, "retry"));
     constexpr char kRetrySql[] =
         "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, "
         "updated_ms = ? "
@@ -797,18 +822,36 @@ absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name,
 absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
                                           const std::string& name, int slots,
                                           const std::string& provenance_json,
+                                          const WorkerIdentity& identity,
                                           int64_t now_ms) {
   return Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertWorkerSql));
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kInsertWorkerSql));
     s->BindText(1, worker_id);
     s->BindText(2, name);
     s->BindInt64(3, slots);
     s->BindText(4, provenance_json);
     s->BindInt64(5, now_ms);
     s->BindInt64(6, now_ms);
+    s->BindText(7, identity.key_sha256);
+    s->BindText(8, identity.principal);
     return s->Run();
   });
+}
+
+absl::StatusOr<ResultsStore::WorkerIdentity> ResultsStore::GetWorkerIdentity(
+    const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kWorkerIdentitySql));
+  s->BindText(1, worker_id);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row) {
+    return absl::NotFoundError(absl::StrCat(
+        "worker_id: no worker '", worker_id, "' is registered"));
+  }
+  WorkerIdentity w{s->ColumnText(0), s->ColumnText(1)};
+  s->Reset();
+  return w;
 }
 
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
@@ -920,7 +963,8 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
   return LeaseAvailability::kLeased;
 }
 
-absl::Status ResultsStore::CheckLease(const std::string& trial_id, int attempt,
+absl::Status ResultsStore::CheckLease(const std::string& worker_id,
+                                      const std::string& trial_id, int attempt,
                                       int64_t now_ms) {
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
   s->BindText(1, trial_id);
@@ -930,7 +974,13 @@ absl::Status ResultsStore::CheckLease(const std::string& trial_id, int attempt,
   const std::string state = s->ColumnText(0);
   const int current = static_cast<int>(s->ColumnInt64(1));
   const int64_t expires = s->ColumnIsNull(2) ? 0 : s->ColumnInt64(2);
+  const std::string holder = s->ColumnText(3);
   s->Reset();
+  if (state == kRunning && attempt == current && holder != worker_id) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("trial ", trial_id, ": attempt ", attempt,
+                     " is leased to another worker, not to ", worker_id));
+  }
   if (attempt != current) {
     return absl::FailedPreconditionError(
         absl::StrCat("trial ", trial_id, ": attempt ", attempt,
@@ -949,7 +999,8 @@ absl::Status ResultsStore::CheckLease(const std::string& trial_id, int attempt,
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id,
+absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& worker_id,
+                                             const std::string& trial_id,
                                              int attempt, int64_t step,
                                              int64_t now_ms, int64_t lease_ms,
                                              int64_t* expires_ms) {
@@ -957,7 +1008,7 @@ absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& trial_id,
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
     renewed = false;
-    absl::Status lease = CheckLease(trial_id, attempt, now_ms);
+    absl::Status lease = CheckLease(worker_id, trial_id, attempt, now_ms);
     if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease))
       return absl::OkStatus();
     RETURN_IF_ERROR(lease);
@@ -994,19 +1045,20 @@ absl::Status ResultsStore::InsertMetrics(
   return absl::OkStatus();
 }
 
-absl::Status ResultsStore::AddMetrics(const std::string& trial_id, int attempt,
+absl::Status ResultsStore::AddMetrics(const std::string& worker_id,
+                                      const std::string& trial_id, int attempt,
                                       const std::vector<MetricRecord>& points,
                                       int64_t now_ms) {
   return Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    return AddMetricsLocked(trial_id, attempt, points, now_ms);
+    return AddMetricsLocked(worker_id, trial_id, attempt, points, now_ms);
   });
 }
 
 absl::Status ResultsStore::AddMetricsLocked(
-    const std::string& trial_id, int attempt,
+    const std::string& worker_id, const std::string& trial_id, int attempt,
     const std::vector<MetricRecord>& points, int64_t now_ms) {
-  RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
+  RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
   RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, points));
   int64_t max_step = 0;
   for (const MetricRecord& p : points) max_step = std::max(max_step, p.step);
@@ -1047,7 +1099,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
 
 absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
                                                int64_t now_ms) {
-  RETURN_IF_ERROR(CheckLease(c.trial_id, c.attempt, now_ms));
+  RETURN_IF_ERROR(CheckLease(c.worker_id, c.trial_id, c.attempt, now_ms));
   RETURN_IF_ERROR(InsertMetrics(c.trial_id, c.attempt, c.final_points));
   for (auto it = c.results.begin(); it != c.results.end();) {
     const int rows = static_cast<int>(
@@ -1097,7 +1149,8 @@ namespace {
 absl::StatusOr<std::string> EndAttemptAndRequeue(
     Database* db, const std::string& trial_id, int attempt,
     const char* attempt_state, const std::string& reason, bool preempted,
-    const std::string& checkpoint, int64_t checkpoint_step, int64_t now_ms) {
+    const std::string& checkpoint, int64_t checkpoint_step, int64_t now_ms,
+    bool permanent = false) {
   ASSIGN_OR_RETURN(Statement * f, db->Cached(kFailuresSql));
   f->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, f->Step());
@@ -1114,7 +1167,7 @@ absl::StatusOr<std::string> EndAttemptAndRequeue(
     rank = -1;  // front of the queue
   } else {
     add_failure = 1;
-    new_state = failures + 1 >= max_attempts ? kFailed : kQueued;
+    new_state = permanent || failures + 1 >= max_attempts ? kFailed : kQueued;
   }
   ASSIGN_OR_RETURN(Statement * q, db->Cached(kRequeueSql));
   q->BindText(1, new_state);
@@ -1142,18 +1195,18 @@ absl::StatusOr<std::string> EndAttemptAndRequeue(
 }  // namespace
 
 absl::StatusOr<std::string> ResultsStore::FailTrial(
-    const std::string& trial_id, int attempt, const std::string& reason,
-    bool preempted, const std::string& checkpoint, int64_t checkpoint_step,
-    int64_t now_ms) {
+    const std::string& worker_id, const std::string& trial_id, int attempt,
+    const std::string& reason, bool preempted, const std::string& checkpoint,
+    int64_t checkpoint_step, int64_t now_ms, bool permanent) {
   std::string state;
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    RETURN_IF_ERROR(CheckLease(trial_id, attempt, now_ms));
+    RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
     ASSIGN_OR_RETURN(
-        state,
-        EndAttemptAndRequeue(db_.get(), trial_id, attempt,
-                             preempted ? kPreempted : kFailed, reason,
-                             preempted, checkpoint, checkpoint_step, now_ms));
+        state, EndAttemptAndRequeue(db_.get(), trial_id, attempt,
+                                    preempted ? kPreempted : kFailed, reason,
+                                    preempted, checkpoint, checkpoint_step,
+                                    now_ms, permanent));
     return absl::OkStatus();
   }));
   return state;

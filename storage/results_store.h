@@ -51,9 +51,19 @@ inline constexpr char kDiverged[] = "diverged";
 inline constexpr char kPreempted[] = "preempted";
 inline constexpr char kCancelled[] = "cancelled";
 
+// Who asks for a change: the name of the caller's token ('' without
+// tokens), and whether it holds the admin role. A sweep's owner, or an
+// admin, may cancel, pause, resume, retry or extend it; a sweep with no
+// owner ('') is anyone's (docs/security.md).
+struct Actor {
+  std::string name;
+  bool admin = false;
+};
+
 struct SweepRecord {
   int64_t sweep_id = 0;
   std::string name;
+  std::string owner;  // Actor::name of the submitter
   std::string description;
   std::string spec_json;
   // Submit only: the submission's training part as a serialized TrialConfig
@@ -158,6 +168,7 @@ struct MetricRecord {
 
 // What a worker reports when a trial ends (CompleteTrial).
 struct Completion {
+  std::string worker_id;  // must hold the lease
   std::string trial_id;
   int attempt = 0;
   bool diverged = false;
@@ -185,28 +196,46 @@ class ResultsStore {
   // Stops the checkpoint thread; SQLite checkpoints the rest on close.
   ~ResultsStore();
 
-  // Creates the sweep, or extends an existing sweep of the same name with the
-  // grid points (by config_hash) it does not have yet. The stored spec is
-  // replaced by the new one when points were added.
+  // Creates the sweep (owned by `actor`), or extends an existing sweep of
+  // the same name with the grid points (by config_hash) it does not have
+  // yet. The stored spec is replaced by the new one when points were added.
+  // Extending someone else's sweep is PERMISSION_DENIED (see Actor).
   absl::StatusOr<SubmitOutcome> SubmitSweep(const SweepRecord& sweep,
                                             const std::vector<NewTrial>& trials,
-                                            int64_t now_ms);
+                                            int64_t now_ms,
+                                            const Actor& actor = {});
 
   absl::StatusOr<SweepRecord> GetSweep(const std::string& name);  // NOT_FOUND
   absl::StatusOr<std::vector<SweepRecord>> ListSweeps();
+  // These three change a sweep: NOT_FOUND, or PERMISSION_DENIED when
+  // `actor` may not (see Actor), checked in the transaction that changes it.
+  //
   // Marks the sweep cancelled; queued and running trials become cancelled
   // (running leases stop at their next heartbeat). Returns trials cancelled.
-  absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms);
-  // Paused sweeps get no new leases; running trials go on. NOT_FOUND.
-  absl::Status SetPaused(const std::string& name, bool paused, int64_t now_ms);
+  absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms,
+                                      const Actor& actor = {});
+  // Paused sweeps get no new leases; running trials go on.
+  absl::Status SetPaused(const std::string& name, bool paused, int64_t now_ms,
+                         const Actor& actor = {});
   // Failed trials of the sweep go back to the queue with a fresh retry
   // budget. Returns how many.
-  absl::StatusOr<int64_t> RetryFailed(const std::string& name, int64_t now_ms);
+  absl::StatusOr<int64_t> RetryFailed(const std::string& name, int64_t now_ms,
+                                      const Actor& actor = {});
 
+  // A worker as registered: `key_sha256` is the hex SHA-256 of the key the
+  // coordinator handed it ('' for workers registered before keys existed),
+  // `principal` the name of its token.
+  struct WorkerIdentity {
+    std::string key_sha256;
+    std::string principal;
+  };
   absl::Status RegisterWorker(const std::string& worker_id,
                               const std::string& name, int slots,
                               const std::string& provenance_json,
-                              int64_t now_ms);
+                              const WorkerIdentity& identity, int64_t now_ms);
+  // NOT_FOUND for a worker that never registered.
+  absl::StatusOr<WorkerIdentity> GetWorkerIdentity(
+      const std::string& worker_id);
 
   // Leases the next queued trial: highest sweep priority, then preempted
   // trials (queue_rank < 0), then submission order.
@@ -220,14 +249,20 @@ class ResultsStore {
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
       int max_trials, std::vector<LeaseRecord>* leases);
 
+  // Leases belong to the worker they were granted to: every call below that
+  // names a lease also names the worker, and a lease held by another worker
+  // is PERMISSION_DENIED, checked in the transaction that writes.
+  //
   // Renews a lease. Returns false (and renews nothing) when the attempt no
   // longer holds the lease: the worker must stop the trial.
-  absl::StatusOr<bool> Heartbeat(const std::string& trial_id, int attempt,
+  absl::StatusOr<bool> Heartbeat(const std::string& worker_id,
+                                 const std::string& trial_id, int attempt,
                                  int64_t step, int64_t now_ms, int64_t lease_ms,
                                  int64_t* expires_ms);
 
   // Stores metric points (idempotent on (trial, attempt, name, step)).
-  absl::Status AddMetrics(const std::string& trial_id, int attempt,
+  absl::Status AddMetrics(const std::string& worker_id,
+                          const std::string& trial_id, int attempt,
                           const std::vector<MetricRecord>& points,
                           int64_t now_ms);
 
@@ -246,12 +281,17 @@ class ResultsStore {
   // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
   // trial is queued again while failures < max_attempts, else failed.
   // Returns the trial's new state.
-  absl::StatusOr<std::string> FailTrial(const std::string& trial_id,
+  // `permanent`: the trial fails at once, whatever its retry budget (an
+  // attempt that cannot succeed anywhere, such as a config too big to
+  // allocate).
+  absl::StatusOr<std::string> FailTrial(const std::string& worker_id,
+                                        const std::string& trial_id,
                                         int attempt, const std::string& reason,
                                         bool preempted,
                                         const std::string& checkpoint,
                                         int64_t checkpoint_step,
-                                        int64_t now_ms);
+                                        int64_t now_ms,
+                                        bool permanent = false);
 
   // Requeues (or fails, when the budget is spent) every running trial whose
   // lease expired before now_ms. Returns how many.
@@ -352,20 +392,30 @@ class ResultsStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SubmitSweepLocked(const SweepRecord& sweep,
                                  const std::vector<NewTrial>& trials,
-                                 int64_t now_ms, SubmitOutcome* out)
+                                 int64_t now_ms, const Actor& actor,
+                                 SubmitOutcome* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sweep's id when `actor` may change it (`verb` names the change in
+  // the refusal).
+  absl::StatusOr<int64_t> OwnedSweepIdLocked(const std::string& name,
+                                             const Actor& actor,
+                                             const char* verb)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
                                  int64_t* cancelled)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AddMetricsLocked(const std::string& trial_id, int attempt,
+  absl::Status AddMetricsLocked(const std::string& worker_id,
+                                const std::string& trial_id, int attempt,
                                 const std::vector<MetricRecord>& points,
                                 int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> SweepIdLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // OK when `attempt` holds a live lease on the trial at now_ms.
-  absl::Status CheckLease(const std::string& trial_id, int attempt,
+  // OK when `attempt` holds a live lease on the trial at now_ms, granted to
+  // `worker_id` (PERMISSION_DENIED when granted to another).
+  absl::Status CheckLease(const std::string& worker_id,
+                          const std::string& trial_id, int attempt,
                           int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status InsertMetrics(const std::string& trial_id, int attempt,
                              const std::vector<MetricRecord>& points)

@@ -2,11 +2,15 @@
 
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <set>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -51,6 +55,21 @@ absl::Status CheckWorker(const std::string& worker_id) {
         "worker_id: must not be empty; call RegisterWorker first");
   if (worker_id.size() > 256)
     return absl::InvalidArgumentError("worker_id: longer than 256");
+  return absl::OkStatus();
+}
+
+// Provenance is shown and stored as it came: each field bounded.
+absl::Status CheckProvenance(const v1::Provenance& p, const char* field) {
+  const google::protobuf::Descriptor* d = p.GetDescriptor();
+  const google::protobuf::Reflection* reflection = p.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->type() != google::protobuf::FieldDescriptor::TYPE_STRING) continue;
+    if (reflection->GetString(p, f).size() > 256) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".", f->name(), ": longer than 256 bytes"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -137,6 +156,7 @@ void Coordinator::WaitForChange(absl::Time deadline) {
 absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {
   v1::Sweep s;
   s.set_name(r.name);
+  s.set_owner(r.owner);
   s.set_description(r.description);
   RETURN_IF_ERROR(ParseJson(r.spec_json, s.mutable_spec()));
   *s.mutable_created_at() = ToTimestamp(r.created_ms);
@@ -184,7 +204,7 @@ absl::StatusOr<v1::Trial> Coordinator::ToTrial(const storage::TrialRecord& r) {
 }
 
 absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
-    const v1::SubmitSweepRequest& r) {
+    const v1::SubmitSweepRequest& r, const storage::Actor& actor) {
   v1::SweepSpec spec = r.spec();
   ApplySpecDefaults(&spec);
   RETURN_IF_ERROR(ValidateSweepSpec(spec, options_.limits));
@@ -205,7 +225,7 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
   record.max_attempts = spec.max_attempts();
   record.training_pb = TrainingPb(spec);
   ASSIGN_OR_RETURN(storage::SubmitOutcome out,
-                   store_->SubmitSweep(record, trials, NowMs()));
+                   store_->SubmitSweep(record, trials, NowMs(), actor));
   NotifyChange();
   v1::SubmitSweepResponse resp;
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), ToSweep(out.sweep));
@@ -232,10 +252,10 @@ absl::StatusOr<v1::ListSweepsResponse> Coordinator::ListSweeps() {
 }
 
 absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(
-    const std::string& name) {
+    const std::string& name, const storage::Actor& actor) {
   if (name.empty())
     return absl::InvalidArgumentError("name: must not be empty");
-  ASSIGN_OR_RETURN(int64_t n, store_->CancelSweep(name, NowMs()));
+  ASSIGN_OR_RETURN(int64_t n, store_->CancelSweep(name, NowMs(), actor));
   NotifyChange();
   v1::CancelSweepResponse resp;
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), GetSweep(name));
@@ -244,19 +264,19 @@ absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(
 }
 
 absl::StatusOr<v1::Sweep> Coordinator::PauseSweep(
-    const v1::PauseSweepRequest& r) {
+    const v1::PauseSweepRequest& r, const storage::Actor& actor) {
   if (r.name().empty())
     return absl::InvalidArgumentError("name: must not be empty");
-  RETURN_IF_ERROR(store_->SetPaused(r.name(), r.paused(), NowMs()));
+  RETURN_IF_ERROR(store_->SetPaused(r.name(), r.paused(), NowMs(), actor));
   NotifyChange();
   return GetSweep(r.name());
 }
 
 absl::StatusOr<v1::RetrySweepResponse> Coordinator::RetrySweep(
-    const std::string& name) {
+    const std::string& name, const storage::Actor& actor) {
   if (name.empty())
     return absl::InvalidArgumentError("name: must not be empty");
-  ASSIGN_OR_RETURN(int64_t n, store_->RetryFailed(name, NowMs()));
+  ASSIGN_OR_RETURN(int64_t n, store_->RetryFailed(name, NowMs(), actor));
   NotifyChange();
   v1::RetrySweepResponse resp;
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), GetSweep(name));
@@ -401,26 +421,80 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
 }
 
 absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
-    const v1::RegisterWorkerRequest& r) {
+    const v1::RegisterWorkerRequest& r, const storage::Actor& actor) {
   if (r.name().empty() || r.name().size() > 200 || !IsValidUtf8(r.name()))
     return absl::InvalidArgumentError(
         "name: must be 1..200 characters of UTF-8");
   if (r.slots() < 0 || r.slots() > 1024)
     return absl::InvalidArgumentError("slots: must be in [0, 1024]");
-  static std::atomic<uint64_t> counter{0};
-  const std::string worker_id = absl::StrCat(
-      r.name(), "/",
-      Sha256Hex(
-          absl::StrCat(r.name(), absl::ToUnixNanos(absl::Now()), counter++))
-          .substr(0, 8));
-  RETURN_IF_ERROR(
-      store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
-                             CanonicalJson(r.provenance()), NowMs()));
+  RETURN_IF_ERROR(CheckProvenance(r.provenance(), "provenance"));
+  unsigned char random[32];
+  if (RAND_bytes(random, sizeof(random)) != 1)
+    return absl::UnavailableError("cannot draw a worker key (OpenSSL RAND)");
+  const std::string key = absl::BytesToHexString(absl::string_view(
+      reinterpret_cast<const char*>(random), sizeof(random)));
+  const std::string worker_id =
+      absl::StrCat(r.name(), "/", Sha256Hex(key).substr(0, 8));
+  const storage::ResultsStore::WorkerIdentity identity{Sha256Hex(key),
+                                                       actor.name};
+  RETURN_IF_ERROR(store_->RegisterWorker(worker_id, r.name(),
+                                         std::max(1, r.slots()),
+                                         CanonicalJson(r.provenance()),
+                                         identity, NowMs()));
+  {
+    absl::MutexLock lock(&workers_mu_);
+    workers_[worker_id] = identity;
+  }
   v1::RegisterWorkerResponse resp;
   resp.set_worker_id(worker_id);
+  resp.set_worker_key(key);
   *resp.mutable_heartbeat_interval() = ToDuration(options_.heartbeat_interval);
   *resp.mutable_lease_duration() = ToDuration(options_.lease_duration);
   return resp;
+}
+
+absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
+                                       const std::string& key,
+                                       const storage::Actor& actor) {
+  RETURN_IF_ERROR(CheckWorker(worker_id));
+  storage::ResultsStore::WorkerIdentity identity;
+  bool cached = false;
+  {
+    absl::MutexLock lock(&workers_mu_);
+    auto it = workers_.find(worker_id);
+    if (it != workers_.end()) {
+      identity = it->second;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    absl::StatusOr<storage::ResultsStore::WorkerIdentity> stored =
+        store_->GetWorkerIdentity(worker_id);
+    if (absl::IsNotFound(stored.status()))
+      return absl::PermissionDeniedError(stored.status().message());
+    RETURN_IF_ERROR(stored.status());
+    identity = *std::move(stored);
+    absl::MutexLock lock(&workers_mu_);
+    workers_[worker_id] = identity;
+  }
+  if (identity.key_sha256.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "worker_id: ", worker_id,
+        " was registered without a key (by an older server); register again"));
+  }
+  const std::string digest = Sha256Hex(key);
+  if (key.empty() || digest.size() != identity.key_sha256.size() ||
+      CRYPTO_memcmp(digest.data(), identity.key_sha256.data(), digest.size()) !=
+          0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "worker_key: does not match worker ", worker_id,
+        " (a worker may act only as the worker it registered)"));
+  }
+  if (identity.principal != actor.name) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "worker_id: ", worker_id, " was registered with another token"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
@@ -430,8 +504,8 @@ absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
 }
 
 absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
-    const v1::LeaseTrialRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+    const v1::LeaseTrialRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   if (r.max_trials() < 0 || r.max_trials() > 256) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_trials: must be in [0, 256] (got ", r.max_trials(), ")"));
@@ -485,8 +559,8 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
 }
 
 absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
-    const v1::HeartbeatRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+    const v1::HeartbeatRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   if (r.leases_size() > 1024)
     return absl::InvalidArgumentError("leases: more than 1024");
   v1::HeartbeatResponse resp;
@@ -495,7 +569,8 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
     int64_t expires = 0;
     ASSIGN_OR_RETURN(
         bool renewed,
-        store_->Heartbeat(ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
+        store_->Heartbeat(r.worker_id(), ref.trial_id(), ref.attempt(),
+                          ref.step(), NowMs(),
                           absl::ToInt64Milliseconds(options_.lease_duration),
                           &expires));
     v1::LeaseStatus* st = resp.add_leases();
@@ -510,13 +585,14 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
 }
 
 absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
-    const v1::ReportMetricsRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+    const v1::ReportMetricsRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
                    ToPoints(r.points(), options_.max_points_per_report));
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   RETURN_IF_ERROR(
-      store_->AddMetrics(r.trial_id(), r.attempt(), points, NowMs()));
+      store_->AddMetrics(r.worker_id(), r.trial_id(), r.attempt(), points,
+                         NowMs()));
   NotifyChange();
   v1::ReportMetricsResponse resp;
   resp.set_points_stored(static_cast<int64_t>(points.size()));
@@ -538,6 +614,11 @@ absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
   if (r.results().empty())
     return field(absl::InvalidArgumentError(
         "results: a completed trial needs its final results"));
+  if (r.steps() < 0)
+    return field(absl::InvalidArgumentError(
+        absl::StrCat("steps: must be >= 0 (got ", r.steps(), ")")));
+  if (absl::Status s = CheckProvenance(r.provenance(), "provenance"); !s.ok())
+    return field(s);
   storage::Completion c;
   c.trial_id = r.trial_id();
   c.attempt = r.attempt();
@@ -548,6 +629,12 @@ absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
     if (k.empty() || k.size() > 128 || !IsValidUtf8(k))
       return field(absl::InvalidArgumentError(
           "results: names must be 1..128 characters of UTF-8"));
+    if (!std::isfinite(v) && !r.diverged()) {
+      return field(absl::InvalidArgumentError(absl::StrCat(
+          "results[", k, "]: ", v,
+          " in a trial that did not diverge (a NaN or infinite loss is "
+          "reported with diverged = true)")));
+    }
     c.results[k] = v;
   }
   for (int i = 0; i < r.heatmaps_size(); ++i) {
@@ -569,9 +656,10 @@ absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
 }
 
 absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
-    const v1::CompleteTrialRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+    const v1::CompleteTrialRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   ASSIGN_OR_RETURN(storage::Completion c, ToCompletion(r, ""));
+  c.worker_id = r.worker_id();
   v1::CompleteTrialResponse resp;
   if (!r.lease_next()) {
     RETURN_IF_ERROR(store_->CompleteTrial(c, NowMs()));
@@ -592,8 +680,8 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
 }
 
 absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
-    const v1::CompleteTrialsRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+    const v1::CompleteTrialsRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   if (r.trials().empty() || r.trials_size() > 256) {
     return absl::InvalidArgumentError(absl::StrCat(
         "trials: must hold 1..256 completions (got ", r.trials_size(), ")"));
@@ -608,6 +696,7 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
     ASSIGN_OR_RETURN(
         storage::Completion c,
         ToCompletion(r.trials(i), absl::StrCat("trials[", i, "].")));
+    c.worker_id = r.worker_id();
     for (const storage::Completion& earlier : completions) {
       if (earlier.trial_id == c.trial_id) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -631,8 +720,8 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
 }
 
 absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(
-    const v1::FailTrialRequest& r) {
-  RETURN_IF_ERROR(CheckWorker(r.worker_id()));
+    const v1::FailTrialRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   if (r.reason().size() > 8192 || !IsValidUtf8(r.reason()))
     return absl::InvalidArgumentError(
@@ -642,10 +731,14 @@ absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(
   if (!r.checkpoint().empty() && !r.preempted())
     return absl::InvalidArgumentError(
         "checkpoint: only a preempted hand-back carries a checkpoint");
+  if (r.permanent() && r.preempted())
+    return absl::InvalidArgumentError(
+        "permanent: a preempted hand-back is not a permanent failure");
   ASSIGN_OR_RETURN(
       std::string state,
-      store_->FailTrial(r.trial_id(), r.attempt(), r.reason(), r.preempted(),
-                        r.checkpoint(), r.checkpoint_step(), NowMs()));
+      store_->FailTrial(r.worker_id(), r.trial_id(), r.attempt(), r.reason(),
+                        r.preempted(), r.checkpoint(), r.checkpoint_step(),
+                        NowMs(), r.permanent()));
   NotifyChange();
   v1::FailTrialResponse resp;
   resp.set_new_state(TrialStateFromString(state));

@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -40,17 +41,22 @@ class Coordinator {
               CoordinatorOptions options,
               storage::SqlConsole* sql_console = nullptr);
 
+  // Every call takes the Actor the service authenticated (the default, an
+  // anonymous actor, is what a server without tokens passes).
+  //
   // --- client API (sweep.proto) ---
+  // Cancel, pause, resume, retry and re-submission are refused with
+  // PERMISSION_DENIED to anyone but the sweep's owner or an admin.
   absl::StatusOr<qkov::v1::SubmitSweepResponse> SubmitSweep(
-      const qkov::v1::SubmitSweepRequest& r);
+      const qkov::v1::SubmitSweepRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::Sweep> GetSweep(const std::string& name);
   absl::StatusOr<qkov::v1::ListSweepsResponse> ListSweeps();
   absl::StatusOr<qkov::v1::CancelSweepResponse> CancelSweep(
-      const std::string& name);
+      const std::string& name, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::Sweep> PauseSweep(
-      const qkov::v1::PauseSweepRequest& r);
+      const qkov::v1::PauseSweepRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::RetrySweepResponse> RetrySweep(
-      const std::string& name);
+      const std::string& name, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(
       const qkov::v1::ListTrialsRequest& r);
   absl::StatusOr<qkov::v1::Trial> GetTrial(const std::string& trial_id);
@@ -71,20 +77,23 @@ class Coordinator {
   void WaitForChange(absl::Time deadline);
 
   // --- worker API (worker.proto) ---
+  // RegisterWorker hands out a worker_id and a secret key; every other call
+  // must carry both, from the actor that registered (PERMISSION_DENIED
+  // otherwise), and may use only leases granted to that worker.
   absl::StatusOr<qkov::v1::RegisterWorkerResponse> RegisterWorker(
-      const qkov::v1::RegisterWorkerRequest& r);
+      const qkov::v1::RegisterWorkerRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::LeaseTrialResponse> LeaseTrial(
-      const qkov::v1::LeaseTrialRequest& r);
+      const qkov::v1::LeaseTrialRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::HeartbeatResponse> Heartbeat(
-      const qkov::v1::HeartbeatRequest& r);
+      const qkov::v1::HeartbeatRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::ReportMetricsResponse> ReportMetrics(
-      const qkov::v1::ReportMetricsRequest& r);
+      const qkov::v1::ReportMetricsRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::CompleteTrialResponse> CompleteTrial(
-      const qkov::v1::CompleteTrialRequest& r);
+      const qkov::v1::CompleteTrialRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::CompleteTrialsResponse> CompleteTrials(
-      const qkov::v1::CompleteTrialsRequest& r);
+      const qkov::v1::CompleteTrialsRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::FailTrialResponse> FailTrial(
-      const qkov::v1::FailTrialRequest& r);
+      const qkov::v1::FailTrialRequest& r, const storage::Actor& actor = {});
 
   // Requeues trials whose leases expired; the server calls this periodically
   // (LeaseTrial also calls it). Returns how many.
@@ -95,6 +104,10 @@ class Coordinator {
   void NotifyChange();
   absl::StatusOr<qkov::v1::Sweep> ToSweep(const storage::SweepRecord& r);
   absl::StatusOr<qkov::v1::Trial> ToTrial(const storage::TrialRecord& r);
+  // OK when `key` is the key `worker_id` was registered with, by `actor`.
+  absl::Status VerifyWorker(const std::string& worker_id,
+                            const std::string& key,
+                            const storage::Actor& actor);
   // Validates one completion; errors name the field (after `path`).
   absl::StatusOr<storage::Completion> ToCompletion(
       const qkov::v1::CompleteTrialRequest& r, const std::string& path);
@@ -107,6 +120,11 @@ class Coordinator {
   storage::SqlConsole* sql_console_;
   Clock* clock_;
   const CoordinatorOptions options_;
+
+  // Worker identities, immutable once registered: cached from the store.
+  absl::Mutex workers_mu_;
+  absl::flat_hash_map<std::string, storage::ResultsStore::WorkerIdentity>
+      workers_ ABSL_GUARDED_BY(workers_mu_);
 
   absl::Mutex change_mu_;
   uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;

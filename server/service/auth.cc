@@ -1,11 +1,14 @@
 #include "server/service/auth.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/text.h"
+#include "server/core/sweep_spec.h"
 
 namespace qkov::service {
 namespace {
@@ -16,6 +19,8 @@ const char* RoleName(Role r) {
       return "worker";
     case Role::kUser:
       return "user";
+    case Role::kAdmin:
+      return "admin";
     case Role::kReadOnly:
       return "read-only";
   }
@@ -27,9 +32,9 @@ bool Allows(Role r, Permission p) {
     case Permission::kWorker:
       return r == Role::kWorker;
     case Permission::kWrite:
-      return r == Role::kUser;
+      return r == Role::kUser || r == Role::kAdmin;
     case Permission::kRead:
-      return r == Role::kUser || r == Role::kReadOnly;
+      return r == Role::kUser || r == Role::kAdmin || r == Role::kReadOnly;
   }
   return false;
 }
@@ -51,60 +56,102 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     if (text.empty() || text[0] == '#') continue;
     std::vector<std::string> parts =
         absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    if (parts.size() != 2) {
+    if (parts.size() != 2 && parts.size() != 3) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", n, ": expected 'ROLE TOKEN'"));
+          absl::StrCat(path, ":", n, ": expected 'ROLE TOKEN [NAME]'"));
     }
     Role role;
     if (parts[0] == "worker") {
       role = Role::kWorker;
     } else if (parts[0] == "user") {
       role = Role::kUser;
+    } else if (parts[0] == "admin") {
+      role = Role::kAdmin;
     } else if (parts[0] == "read-only") {
       role = Role::kReadOnly;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", n, ": unknown role '", parts[0],
-                       "' (worker, user, read-only)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", n, ": unknown role '", TerminalSafe(parts[0]),
+          "' (worker, user, admin, read-only)"));
     }
     if (parts[1].size() < 16) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", n, ": token shorter than 16 characters"));
     }
-    auth->tokens_[parts[1]] = role;
+    std::string name;
+    if (parts.size() == 3) {
+      name = parts[2];
+      const bool ok = !name.empty() && name.size() <= 64 &&
+                      std::all_of(name.begin(), name.end(), [](char c) {
+                        return absl::ascii_isalnum(c) || c == '.' ||
+                               c == '_' || c == '@' || c == '-';
+                      });
+      if (!ok) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ":", n,
+            ": NAME must be 1..64 letters, digits or ._@- characters"));
+      }
+    } else {
+      name = absl::StrCat("token-", core::Sha256Hex(parts[1]).substr(0, 8));
+    }
+    if (auth->tokens_.contains(parts[1])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", n, ": the same token appears twice"));
+    }
+    auth->tokens_[parts[1]] = Holder{role, name};
   }
   if (auth->tokens_.empty())
     return absl::InvalidArgumentError(absl::StrCat(path, ": no tokens"));
   return auth;
 }
 
-grpc::Status Authenticator::Check(const grpc::ServerContext* context,
-                                  Permission needed, const char* method) const {
+const Authenticator::Holder* Authenticator::Find(
+    const grpc::ServerContext* context, const char* method,
+    grpc::Status* error) const {
   const auto& md = context->client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) {
-    return grpc::Status(
+    *error = grpc::Status(
         grpc::StatusCode::UNAUTHENTICATED,
         absl::StrCat(method,
                      ": missing bearer token (authorization metadata)"));
+    return nullptr;
   }
   absl::string_view value(it->second.data(), it->second.size());
   if (!absl::ConsumePrefix(&value, "Bearer ")) {
-    return grpc::Status(
+    *error = grpc::Status(
         grpc::StatusCode::UNAUTHENTICATED,
         absl::StrCat(method, ": authorization metadata is not 'Bearer TOKEN'"));
+    return nullptr;
   }
   auto token = tokens_.find(std::string(value));
   if (token == tokens_.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        absl::StrCat(method, ": unknown token"));
+    *error = grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          absl::StrCat(method, ": unknown token"));
+    return nullptr;
   }
-  if (!Allows(token->second, needed)) {
+  return &token->second;
+}
+
+grpc::Status Authenticator::Check(const grpc::ServerContext* context,
+                                  Permission needed, const char* method,
+                                  storage::Actor* actor) const {
+  grpc::Status error;
+  const Holder* holder = Find(context, method, &error);
+  if (holder == nullptr) return error;
+  if (!Allows(holder->role, needed)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        absl::StrCat(method, ": role ", RoleName(token->second),
+                        absl::StrCat(method, ": role ", RoleName(holder->role),
                                      " may not call this method"));
   }
+  *actor = storage::Actor{holder->name, holder->role == Role::kAdmin};
   return grpc::Status::OK;
+}
+
+grpc::Status Authenticator::CheckAnyToken(const grpc::ServerContext* context,
+                                          const char* method) const {
+  grpc::Status error;
+  return Find(context, method, &error) == nullptr ? error : grpc::Status::OK;
 }
 
 }  // namespace qkov::service

@@ -1,10 +1,15 @@
 // Bearer-token authentication with roles. Tokens come from a file the server
-// reads at start (`--token_file`), one per line: `ROLE TOKEN`, ROLE one of
-// worker, user, read-only; `#` starts a comment. Clients send
-// `authorization: Bearer TOKEN` metadata (docs/security.md).
+// reads at start (`--token_file`), one per line: `ROLE TOKEN [NAME]`, ROLE
+// one of worker, user, admin, read-only; `#` starts a comment. NAME (letters,
+// digits, `._@-`, up to 64) names the token's holder: it becomes the owner of
+// the sweeps the token submits. A line without a name (the older format)
+// names its holder `token-` and the first 8 hex digits of the token's
+// SHA-256. Clients send `authorization: Bearer TOKEN` metadata
+// (docs/security.md).
 //
 //   worker     WorkerService only
-//   user       every SweepService call
+//   user       every SweepService call; changes only its own sweeps
+//   admin      every SweepService call, on any sweep
 //   read-only  SweepService reads: Get/List/Query/Watch
 //
 // Thread safety: immutable after Load; Check is thread-safe.
@@ -18,10 +23,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "storage/results_store.h"
 
 namespace qkov::service {
 
-enum class Role { kWorker, kUser, kReadOnly };
+enum class Role { kWorker, kUser, kAdmin, kReadOnly };
 
 // What a call needs.
 enum class Permission { kWorker, kRead, kWrite };
@@ -32,19 +38,34 @@ class Authenticator {
   // cannot be read.
   static absl::StatusOr<std::unique_ptr<Authenticator>> Load(
       const std::string& path);
-  // UNAUTHENTICATED (no or unknown token) or PERMISSION_DENIED (role too weak).
+  // UNAUTHENTICATED (no or unknown token) or PERMISSION_DENIED (role too
+  // weak). On OK, *actor is the token's holder.
   grpc::Status Check(const grpc::ServerContext* context, Permission needed,
-                     const char* method) const;
+                     const char* method, storage::Actor* actor) const;
+  // Check() for any role: whether the call carries a known token.
+  grpc::Status CheckAnyToken(const grpc::ServerContext* context,
+                             const char* method) const;
 
  private:
-  absl::flat_hash_map<std::string, Role> tokens_;
+  struct Holder {
+    Role role;
+    std::string name;
+  };
+  const Holder* Find(const grpc::ServerContext* context, const char* method,
+                     grpc::Status* error) const;
+  absl::flat_hash_map<std::string, Holder> tokens_;
 };
 
-// Check() when `auth` is set; OK when the server runs without tokens.
+// Check() when `auth` is set. A server without tokens lets every call
+// through, as an anonymous admin (one researcher on one machine).
 inline grpc::Status Authorize(const Authenticator* auth,
                               const grpc::ServerContext* ctx, Permission needed,
-                              const char* method) {
-  return auth == nullptr ? grpc::Status::OK : auth->Check(ctx, needed, method);
+                              const char* method, storage::Actor* actor) {
+  if (auth == nullptr) {
+    *actor = storage::Actor{"", /*admin=*/true};
+    return grpc::Status::OK;
+  }
+  return auth->Check(ctx, needed, method, actor);
 }
 
 }  // namespace qkov::service

@@ -6,17 +6,17 @@ namespace qkov::service {
 grpc::Status SweepServiceImpl::SubmitSweep(
     grpc::ServerContext* ctx, const qkov::v1::SubmitSweepRequest* req,
     qkov::v1::SubmitSweepResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep", &actor); !a.ok())
     return a;
-  return Reply(core_->SubmitSweep(*req), resp);
+  return Reply(core_->SubmitSweep(*req, actor), resp);
 }
 
 grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
                                         const qkov::v1::GetSweepRequest* req,
                                         qkov::v1::Sweep* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep", &actor); !a.ok())
     return a;
   return Reply(core_->GetSweep(req->name()), resp);
 }
@@ -24,8 +24,8 @@ grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
                                           const qkov::v1::ListSweepsRequest*,
                                           qkov::v1::ListSweepsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps", &actor); !a.ok())
     return a;
   return Reply(core_->ListSweeps(), resp);
 }
@@ -33,35 +33,35 @@ grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::CancelSweep(
     grpc::ServerContext* ctx, const qkov::v1::CancelSweepRequest* req,
     qkov::v1::CancelSweepResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "CancelSweep");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "CancelSweep", &actor); !a.ok())
     return a;
-  return Reply(core_->CancelSweep(req->name()), resp);
+  return Reply(core_->CancelSweep(req->name(), actor), resp);
 }
 
 grpc::Status SweepServiceImpl::PauseSweep(
     grpc::ServerContext* ctx, const qkov::v1::PauseSweepRequest* req,
     qkov::v1::Sweep* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "PauseSweep");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "PauseSweep", &actor); !a.ok())
     return a;
-  return Reply(core_->PauseSweep(*req), resp);
+  return Reply(core_->PauseSweep(*req, actor), resp);
 }
 
 grpc::Status SweepServiceImpl::RetrySweep(
     grpc::ServerContext* ctx, const qkov::v1::RetrySweepRequest* req,
     qkov::v1::RetrySweepResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "RetrySweep");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "RetrySweep", &actor); !a.ok())
     return a;
-  return Reply(core_->RetrySweep(req->name()), resp);
+  return Reply(core_->RetrySweep(req->name(), actor), resp);
 }
 
 grpc::Status SweepServiceImpl::ListTrials(
     grpc::ServerContext* ctx, const qkov::v1::ListTrialsRequest* req,
     qkov::v1::ListTrialsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials", &actor); !a.ok())
     return a;
   return Reply(core_->ListTrials(*req), resp);
 }
@@ -69,8 +69,8 @@ grpc::Status SweepServiceImpl::ListTrials(
 grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
                                         const qkov::v1::GetTrialRequest* req,
                                         qkov::v1::Trial* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial", &actor); !a.ok())
     return a;
   return Reply(core_->GetTrial(req->trial_id()), resp);
 }
@@ -78,8 +78,8 @@ grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::QueryResults(
     grpc::ServerContext* ctx, const qkov::v1::QueryResultsRequest* req,
     qkov::v1::QueryResultsResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults", &actor); !a.ok())
     return a;
   return Reply(core_->QueryResults(*req), resp);
 }
@@ -87,9 +87,8 @@ grpc::Status SweepServiceImpl::QueryResults(
 grpc::Status SweepServiceImpl::GetTrialMetrics(
     grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
     qkov::v1::GetTrialMetricsResponse* resp) {
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics", &actor); !a.ok())
     return a;
   return Reply(core_->GetTrialMetrics(*req), resp);
 }
@@ -97,8 +96,8 @@ grpc::Status SweepServiceImpl::GetTrialMetrics(
 grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
                                         const qkov::v1::QuerySqlRequest* req,
                                         qkov::v1::QuerySqlResponse* resp) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql", &actor); !a.ok())
     return a;
   return Reply(core_->QuerySql(*req, [ctx] { return ctx->IsCancelled(); }),
                resp);
@@ -107,8 +106,8 @@ grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::WatchSweep(
     grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
     grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep");
-      !a.ok())
+  storage::Actor actor;
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep", &actor); !a.ok())
     return a;
   absl::Time since = absl::InfinitePast();
   while (!ctx->IsCancelled()) {

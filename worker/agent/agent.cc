@@ -140,6 +140,7 @@ absl::Status Agent::Register() {
       [&] { return stub_->RegisterWorker(Context().get(), req, &resp); });
   if (!s.ok()) return FromGrpcStatus(s);
   worker_id_ = resp.worker_id();
+  worker_key_ = resp.worker_key();
   heartbeat_interval_ = absl::Milliseconds(
       TimeUtil::DurationToMilliseconds(resp.heartbeat_interval()));
   return absl::OkStatus();
@@ -192,6 +193,7 @@ absl::Status Agent::Run() {
     } else {
       v1::LeaseTrialRequest req;
       req.set_worker_id(worker_id_);
+      req.set_worker_key(worker_key_);
       req.set_max_trials(config_.batch_trials);
       grpc::Status s = WithRetry(
           [&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
@@ -227,6 +229,7 @@ void Agent::HeartbeatLoop() {
   while (!stopped_.WaitForNotificationWithTimeout(heartbeat_interval_)) {
     v1::HeartbeatRequest req;
     req.set_worker_id(worker_id_);
+    req.set_worker_key(worker_key_);
     {
       absl::MutexLock lock(&mu_);
       if (current_.empty()) continue;
@@ -321,6 +324,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
                   const std::string& checkpoint, int64_t checkpoint_step) {
     v1::FailTrialRequest req;
     req.set_worker_id(worker_id_);
+    req.set_worker_key(worker_key_);
     req.set_trial_id(leases[i].trial_id());
     req.set_attempt(leases[i].attempt());
     req.set_reason(reason);
@@ -334,6 +338,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
   auto send_points = [&](size_t i, std::vector<v1::MetricPoint> points) {
     v1::ReportMetricsRequest req;
     req.set_worker_id(worker_id_);
+    req.set_worker_key(worker_key_);
     req.set_trial_id(leases[i].trial_id());
     req.set_attempt(leases[i].attempt());
     for (auto& p : points) *req.add_points() = std::move(p);
@@ -423,6 +428,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     if (!outcome.ok() || outcome->end == training::TrialEnd::kStopped) continue;
     v1::CompleteTrialRequest& req = completions[i].emplace();
     req.set_worker_id(worker_id_);
+    req.set_worker_key(worker_key_);
     req.set_trial_id(leases[i].trial_id());
     req.set_attempt(leases[i].attempt());
     req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
@@ -456,6 +462,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
   if (all_completed) {
     v1::CompleteTrialsRequest req;
     req.set_worker_id(worker_id_);
+    req.set_worker_key(worker_key_);
     for (const auto& c : completions) *req.add_trials() = *c;
     if (!stop_) req.set_lease_next(config_.batch_trials);
     v1::CompleteTrialsResponse resp;

@@ -83,6 +83,7 @@ class Agent {
   std::unique_ptr<qkov::v1::WorkerService::Stub> stub_;
   qkov::v1::Provenance provenance_;
   std::string worker_id_;
+  std::string worker_key_;  // proves worker_id_ on every call
   absl::Duration heartbeat_interval_ = absl::Seconds(5);
 
   void NotifyStopped();

@@ -3,6 +3,8 @@
 #include "server/core/coordinator.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <stdlib.h>
 
 namespace qkov::core {
@@ -37,11 +39,18 @@ class CoordinatorTest : public ::testing::Test {
     return resp.ok() ? *resp : v1::SubmitSweepResponse();
   }
 
+  // Registers a worker; its key is Key(id).
   std::string Register() {
     v1::RegisterWorkerRequest r;
     r.set_name("w");
-    return core_->RegisterWorker(r)->worker_id();
+    absl::StatusOr<v1::RegisterWorkerResponse> resp = core_->RegisterWorker(r);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    keys_[resp->worker_id()] = resp->worker_key();
+    return resp->worker_id();
   }
+  std::string Key(const std::string& worker_id) { return keys_[worker_id]; }
+
+  std::map<std::string, std::string> keys_;
 
   std::string dir_;
   FakeClock clock_;
@@ -55,6 +64,7 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
   EXPECT_NE(w1, w2);
   v1::LeaseTrialRequest lr;
   lr.set_worker_id(w1);
+  lr.set_worker_key(Key(w1));
   auto lease = core_->LeaseTrial(lr);
   ASSERT_TRUE(lease.ok());
   ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
@@ -63,12 +73,14 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
 
   clock_.Advance(absl::Seconds(11));  // w1 is cut off past its lease
   lr.set_worker_id(w2);
+  lr.set_worker_key(Key(w2));
   auto lease2 = core_->LeaseTrial(lr);
   ASSERT_EQ(lease2->outcome(), v1::LeaseTrialResponse::LEASED);
   EXPECT_EQ(lease2->lease().attempt(), 2);
 
   v1::ReportMetricsRequest late;
   late.set_worker_id(w1);
+  late.set_worker_key(Key(w1));
   late.set_trial_id(lease->lease().trial_id());
   late.set_attempt(1);
   auto* p = late.add_points();
@@ -79,6 +91,7 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
             absl::StatusCode::kFailedPrecondition);
   v1::CompleteTrialRequest done;
   done.set_worker_id(w1);
+  done.set_worker_key(Key(w1));
   done.set_trial_id(lease->lease().trial_id());
   done.set_attempt(1);
   (*done.mutable_results())["accuracy"] = 1;
@@ -89,12 +102,15 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
   // The heartbeat of the stale attempt says STOP.
   v1::HeartbeatRequest hb;
   hb.set_worker_id(w1);
+  hb.set_worker_key(Key(w1));
   auto* ref = hb.add_leases();
   ref->set_trial_id(lease->lease().trial_id());
   ref->set_attempt(1);
   EXPECT_EQ(core_->Heartbeat(hb)->leases(0).directive(), v1::LeaseStatus::STOP);
 
   done.set_worker_id(w2);
+
+  done.set_worker_key(Key(w2));
   done.set_attempt(2);
   ASSERT_TRUE(core_->CompleteTrial(done).ok());
   auto trial = core_->GetTrial(lease->lease().trial_id());
@@ -107,6 +123,7 @@ TEST_F(CoordinatorTest, NoWorkOutcomes) {
   const std::string w = Register();
   v1::LeaseTrialRequest lr;
   lr.set_worker_id(w);
+  lr.set_worker_key(Key(w));
   EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::NO_WORK);
   SubmitDemo(1);
   EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::LEASED);
@@ -143,6 +160,7 @@ TEST_F(CoordinatorTest,
   const std::string w = Register();
   v1::LeaseTrialRequest lr;
   lr.set_worker_id(w);
+  lr.set_worker_key(Key(w));
   lr.set_max_trials(3);
   auto batch = core_->LeaseTrial(lr);
   ASSERT_TRUE(batch.ok()) << batch.status();
@@ -151,6 +169,7 @@ TEST_F(CoordinatorTest,
                                    batch->more(1)};
   v1::CompleteTrialsRequest r;
   r.set_worker_id(w);
+  r.set_worker_key(Key(w));
   r.set_lease_next(3);
   for (const v1::Lease& l : leases) {
     v1::CompleteTrialRequest* c = r.add_trials();

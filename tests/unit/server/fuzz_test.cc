@@ -177,19 +177,25 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
   ASSERT_TRUE(core_->SubmitSweep(req).ok());
   v1::RegisterWorkerRequest reg;
   reg.set_name("w");
-  const std::string worker = core_->RegisterWorker(reg)->worker_id();
+  const auto registered = core_->RegisterWorker(reg);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  const std::string worker = registered->worker_id();
+  const std::string key = registered->worker_key();
   v1::LeaseTrialRequest lr;
   lr.set_worker_id(worker);
+  lr.set_worker_key(key);
   auto lease = core_->LeaseTrial(lr);
   ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
 
   std::mt19937_64 rng(7);
   const std::set<absl::StatusCode> allowed = {
       absl::StatusCode::kOk, absl::StatusCode::kInvalidArgument,
-      absl::StatusCode::kNotFound, absl::StatusCode::kFailedPrecondition};
+      absl::StatusCode::kNotFound, absl::StatusCode::kFailedPrecondition,
+      absl::StatusCode::kPermissionDenied};
   for (int i = 0; i < 3000; ++i) {
     v1::ReportMetricsRequest report;
     report.set_worker_id(worker);
+    report.set_worker_key(key);
     report.set_trial_id(lease->lease().trial_id());
     report.set_attempt(lease->lease().attempt());
     auto* p = report.add_points();
@@ -198,20 +204,24 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
     p->set_value(0.5);
     v1::CompleteTrialRequest complete;
     complete.set_worker_id(worker);
+    complete.set_worker_key(key);
     complete.set_trial_id(lease->lease().trial_id());
     complete.set_attempt(lease->lease().attempt());
     (*complete.mutable_results())["accuracy"] = 1;
     v1::FailTrialRequest fail;
     fail.set_worker_id(worker);
+    fail.set_worker_key(key);
     fail.set_trial_id(lease->lease().trial_id());
     fail.set_attempt(lease->lease().attempt());
     v1::HeartbeatRequest hb;
     hb.set_worker_id(worker);
+    hb.set_worker_key(key);
     auto* ref = hb.add_leases();
     ref->set_trial_id(lease->lease().trial_id());
     ref->set_attempt(lease->lease().attempt());
     v1::CompleteTrialsRequest batch;
     batch.set_worker_id(worker);
+    batch.set_worker_key(key);
     *batch.add_trials() = complete;
     batch.set_lease_next(1);
     absl::Status s;

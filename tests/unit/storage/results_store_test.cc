@@ -71,6 +71,7 @@ class ResultsStoreTest : public ::testing::Test {
   static Completion Done(const LeaseRecord& l,
                          std::map<std::string, double> results) {
     Completion c;
+    c.worker_id = "w1";
     c.trial_id = l.trial_id;
     c.attempt = l.attempt;
     c.results = std::move(results);
@@ -182,13 +183,13 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
   EXPECT_EQ(l.attempt, 1);
   EXPECT_EQ(l.sweep_name, "s");
   ASSERT_TRUE(store_
-                  ->AddMetrics(l.trial_id, 1,
+                  ->AddMetrics("w1", l.trial_id, 1,
                                {{10, "train_loss", 0.5}, {10, "lr_qk", 0.2}},
                                2100)
                   .ok());
   // Re-sending the same batch (lost ack) does not duplicate rows.
   ASSERT_TRUE(
-      store_->AddMetrics(l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100).ok());
+      store_->AddMetrics("w1", l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100).ok());
   Completion c = Done(l, {{"accuracy", 1.0}, {"loss", 0.01}});
   c.artifacts = {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}};
   c.final_points = {{20, "train_loss", 0.1}};
@@ -316,7 +317,7 @@ TEST_F(ResultsStoreTest, ManyMetricPointsSpanSeveralInsertStatements) {
   for (int i = 0; i < 69; ++i)
     points.push_back({i, "train_loss", 1.0 / (i + 3)});
   points.push_back({5, "train_loss", 42});  // 70 rows: 32 + 32 + 6
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, points, 2100).ok());
+  ASSERT_TRUE(store_->AddMetrics("w1", l.trial_id, 1, points, 2100).ok());
   auto curve = store_->Metrics(l.trial_id);
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_EQ(curve->size(), 69u);
@@ -325,7 +326,7 @@ TEST_F(ResultsStoreTest, ManyMetricPointsSpanSeveralInsertStatements) {
     EXPECT_EQ((*curve)[i].value, i == 5 ? 42 : 1.0 / (i + 3));
   }
   // The same points again, as a retried report: no duplicate rows.
-  ASSERT_TRUE(store_->AddMetrics(l.trial_id, 1, points, 2200).ok());
+  ASSERT_TRUE(store_->AddMetrics("w1", l.trial_id, 1, points, 2200).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 69);
 }
 
@@ -373,7 +374,7 @@ TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   LeaseRecord l2 = Lease(3002);
   EXPECT_EQ(l2.trial_id, l.trial_id);
   EXPECT_EQ(l2.attempt, 2);
-  auto s = store_->AddMetrics(l.trial_id, 1, {{5, "train_loss", 1}}, 3003);
+  auto s = store_->AddMetrics("w1", l.trial_id, 1, {{5, "train_loss", 1}}, 3003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("superseded"), std::string::npos);
   Completion c = Done(l, {{"accuracy", 1}});
@@ -383,7 +384,7 @@ TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 0);
   // The live attempt past its expiry is refused too.
-  s = store_->AddMetrics(l.trial_id, 2, {{5, "train_loss", 1}}, 4003);
+  s = store_->AddMetrics("w1", l.trial_id, 2, {{5, "train_loss", 1}}, 4003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("expired"), std::string::npos);
 }
@@ -392,21 +393,21 @@ TEST_F(ResultsStoreTest, HeartbeatRenewsLease) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);
   int64_t expires = 0;
-  EXPECT_TRUE(*store_->Heartbeat(l.trial_id, 1, 50, 2900, 1000, &expires));
+  EXPECT_TRUE(*store_->Heartbeat("w1", l.trial_id, 1, 50, 2900, 1000, &expires));
   EXPECT_EQ(expires, 3900);
   EXPECT_EQ(*store_->ExpireLeases(3500), 0);
-  EXPECT_TRUE(store_->AddMetrics(l.trial_id, 1, {{60, "a", 1}}, 3800).ok());
-  EXPECT_FALSE(*store_->Heartbeat(l.trial_id, 7, 50, 3800, 1000, &expires));
+  EXPECT_TRUE(store_->AddMetrics("w1", l.trial_id, 1, {{60, "a", 1}}, 3800).ok());
+  EXPECT_FALSE(*store_->Heartbeat("w1", l.trial_id, 7, 50, 3800, 1000, &expires));
 }
 
 TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
   Submit("s", 2, /*max_attempts=*/2);
   LeaseRecord l = Lease();
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "oom", false, "", 0, 2100),
+  EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, 1, "oom", false, "", 0, 2100),
             "queued");
   l = Lease(2200);
   EXPECT_EQ(l.attempt, 2);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 2, "worker stopped", true,
+  EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, 2, "worker stopped", true,
                                "ckpt-bytes", 30, 2300),
             "queued");
   // Preempted trial goes first and carries its checkpoint.
@@ -414,7 +415,7 @@ TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
   EXPECT_EQ(l.trial_id, "1-00000000");
   EXPECT_EQ(l.checkpoint, "ckpt-bytes");
   EXPECT_EQ(l.checkpoint_step, 30);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 3, "oom again", false, "", 0, 2500),
+  EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, 3, "oom again", false, "", 0, 2500),
             "failed");
   auto t = store_->GetTrial("1-00000000");
   EXPECT_EQ(t->state, "failed");
@@ -427,27 +428,27 @@ TEST_F(ResultsStoreTest, CurveSpansResumedAttemptsButNotRestarts) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);
   ASSERT_TRUE(store_
-                  ->AddMetrics(l.trial_id, 1,
+                  ->AddMetrics("w1", l.trial_id, 1,
                                {{10, "loss", 1.0}, {20, "loss", 0.9}}, 2001)
                   .ok());
   // Attempt 1 hands back at step 25 (points up to 20 were sent).
   ASSERT_TRUE(
-      store_->FailTrial(l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002).ok());
+      store_->FailTrial("w1", l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002).ok());
   l = Lease(2003);
   EXPECT_EQ(l.checkpoint_step, 25);
   ASSERT_TRUE(
-      store_->AddMetrics(l.trial_id, 2, {{30, "loss", 0.8}}, 2004).ok());
+      store_->AddMetrics("w1", l.trial_id, 2, {{30, "loss", 0.8}}, 2004).ok());
   auto m = *store_->Metrics(l.trial_id);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].step, 10);
   EXPECT_EQ(m[2].step, 30);
   // Attempt 2 fails without a checkpoint; attempt 3 restarts from step 0.
   ASSERT_TRUE(
-      store_->FailTrial(l.trial_id, 2, "crash", false, "", 0, 2005).ok());
+      store_->FailTrial("w1", l.trial_id, 2, "crash", false, "", 0, 2005).ok());
   l = Lease(2006);
   EXPECT_EQ(l.checkpoint_step, 0);
   ASSERT_TRUE(
-      store_->AddMetrics(l.trial_id, 3, {{10, "loss", 1.1}}, 2007).ok());
+      store_->AddMetrics("w1", l.trial_id, 3, {{10, "loss", 1.1}}, 2007).ok());
   m = *store_->Metrics(l.trial_id);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].value, 1.1);
@@ -458,7 +459,7 @@ TEST_F(ResultsStoreTest, CancelStopsQueuedAndRunning) {
   LeaseRecord l = Lease();
   EXPECT_EQ(*store_->CancelSweep("s", 2100), 3);
   int64_t expires;
-  EXPECT_FALSE(*store_->Heartbeat(l.trial_id, 1, 1, 2200, 1000, &expires));
+  EXPECT_FALSE(*store_->Heartbeat("w1", l.trial_id, 1, 1, 2200, 1000, &expires));
   LeaseRecord none;
   EXPECT_EQ(*store_->LeaseNext("w1", 2300, 1000, &none),
             LeaseAvailability::kNoWork);
@@ -493,7 +494,7 @@ TEST_F(ResultsStoreTest, PausedSweepGetsNoLeases) {
 TEST_F(ResultsStoreTest, RetryRequeuesFailedAndResubmitRequeuesCancelled) {
   Submit("a", 2, /*max_attempts=*/1);
   LeaseRecord l = Lease(2000);
-  EXPECT_EQ(*store_->FailTrial(l.trial_id, 1, "boom", false, "", 0, 2100),
+  EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, 1, "boom", false, "", 0, 2100),
             "failed");
   EXPECT_EQ(*store_->RetryFailed("a", 2200), 1);
   EXPECT_EQ(store_->GetTrial(l.trial_id)->state, "queued");
@@ -647,7 +648,7 @@ void ReportOnThreads(ResultsStore* store,
                      std::vector<std::thread>* threads) {
   for (size_t i = 0; i < leases.size(); ++i) {
     threads->emplace_back([store, &leases, status, i] {
-      (*status)[i] = store->AddMetrics(leases[i].trial_id, leases[i].attempt,
+      (*status)[i] = store->AddMetrics("w1", leases[i].trial_id, leases[i].attempt,
                                        {{1, "train_loss", 0.5 + i}}, 2100);
     });
   }
@@ -657,7 +658,7 @@ void ReportOnThreads(ResultsStore* store,
 absl::Status FailAfterWriting(ResultsStore* store) {
   return store->WriteForTesting([](Database* db) {
     absl::Status s =
-        db->Execute("INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1)");
+        db->Execute("INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1, '', '')");
     return s.ok() ? absl::InternalError("fails after writing") : s;
   });
 }
@@ -674,7 +675,7 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   // A superseded attempt: refused before it writes.
   threads.emplace_back([&] {
     status[4] =
-        store_->AddMetrics(leases[0].trial_id, 7, {{1, "train_loss", 9}}, 2100);
+        store_->AddMetrics("w1", leases[0].trial_id, 7, {{1, "train_loss", 9}}, 2100);
   });
   // A write that fails after writing: undone alone.
   threads.emplace_back([&] { status[5] = FailAfterWriting(store_.get()); });
@@ -702,7 +703,7 @@ TEST_F(ResultsStoreTest, LoneWriteThatFailsAfterWritingStoresNothing) {
   EXPECT_EQ(after.replays - before.replays, 0);  // nothing else to keep
   EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 0);
   // The store goes on: the same row can be written by a write that succeeds.
-  EXPECT_TRUE(store_->RegisterWorker("ghost", "g", 1, "{}", 1).ok());
+  EXPECT_TRUE(store_->RegisterWorker("ghost", "g", 1, "{}", {"", ""}, 1).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 1);
 }
 
@@ -717,7 +718,7 @@ TEST_F(ResultsStoreTest, GroupCommitRefusalBeforeWritingNeedsNoReplay) {
   ReportOnThreads(store_.get(), leases, &status, &threads);
   threads.emplace_back([&] {  // a superseded attempt
     status[2] =
-        store_->AddMetrics(leases[1].trial_id, 9, {{2, "train_loss", 9}}, 2100);
+        store_->AddMetrics("w1", leases[1].trial_id, 9, {{2, "train_loss", 9}}, 2100);
   });
   for (auto& t : threads) t.join();
   const ResultsStore::WriteStats after = store_->GetWriteStats();
@@ -748,7 +749,7 @@ TEST_F(ResultsStoreTest, GroupCommitReplayStoresEveryOtherWriteOnce) {
     status[0] = next_availability.status();
   });
   threads.emplace_back([&] {
-    status[1] = store_->AddMetrics(leases[1].trial_id, leases[1].attempt,
+    status[1] = store_->AddMetrics("w1", leases[1].trial_id, leases[1].attempt,
                                    {{1, "train_loss", 0.25}}, 2100);
   });
   threads.emplace_back([&] { status[2] = FailAfterWriting(store_.get()); });
@@ -799,10 +800,95 @@ TEST_F(ResultsStoreTest, GroupCommitLostTransactionFailsEveryWriteOfIt) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
   // The store goes on working after the lost group.
   EXPECT_TRUE(store_
-                  ->AddMetrics(leases[0].trial_id, leases[0].attempt,
+                  ->AddMetrics("w1", leases[0].trial_id, leases[0].attempt,
                                {{2, "train_loss", 0.5}}, 2200)
                   .ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 1);
+}
+
+}  // namespace
+}  // namespace qkov::storage
+
+namespace qkov::storage {
+namespace {
+
+TEST_F(ResultsStoreTest, ALeaseBelongsToTheWorkerItWasGrantedTo) {
+  Submit("s", 1);
+  LeaseRecord l = Lease(2000);  // granted to w1
+  int64_t expires = 0;
+  auto hb = store_->Heartbeat("w2", l.trial_id, l.attempt, 5, 2100, 1000,
+                              &expires);
+  EXPECT_EQ(hb.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(store_->AddMetrics("w2", l.trial_id, l.attempt, {{5, "loss", 1}},
+                               2100)
+                .code(),
+            absl::StatusCode::kPermissionDenied);
+  Completion forged = Done(l, {{"accuracy", 0}});
+  forged.worker_id = "w2";
+  absl::Status s = store_->CompleteTrial(forged, 2100);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("leased to another worker"), std::string::npos)
+      << s;
+  EXPECT_EQ(store_->FailTrial("w2", l.trial_id, l.attempt, "x", false, "", 0,
+                              2100)
+                .status()
+                .code(),
+            absl::StatusCode::kPermissionDenied);
+  // Nothing of theirs was stored; the holder's reports go through.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 0);
+  EXPECT_EQ(store_->GetTrial(l.trial_id)->state, "running");
+  ASSERT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 1}}), 2200).ok());
+  EXPECT_EQ(store_->GetTrial(l.trial_id)->results["accuracy"], 1);
+}
+
+TEST_F(ResultsStoreTest, OnlyTheOwnerOrAnAdminChangesASweep) {
+  SweepRecord sweep;
+  sweep.name = "mine";
+  sweep.spec_json = "{}";
+  sweep.max_attempts = 1;
+  std::vector<NewTrial> trials = {
+      NewTrial{"{}", "h0", "FAFO", 1, 0.1, 0, ""},
+      NewTrial{"{\"x\":1}", "h1", "FAFO", 1, 0.1, 1, ""}};
+  const Actor alice{"alice", false}, bob{"bob", false}, root{"root", true};
+  auto out = store_->SubmitSweep(sweep, {trials[0]}, 1000, alice);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->sweep.owner, "alice");
+  LeaseRecord l = Lease(2000);
+  ASSERT_TRUE(
+      store_->FailTrial("w1", l.trial_id, 1, "boom", false, "", 0, 2100).ok());
+
+  auto cancel = store_->CancelSweep("mine", 2200, bob);
+  EXPECT_EQ(cancel.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(cancel.status().message().find("belongs to alice"),
+            std::string::npos)
+      << cancel.status();
+  EXPECT_EQ(store_->SetPaused("mine", true, 2200, bob).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(store_->RetryFailed("mine", 2200, bob).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(store_->SubmitSweep(sweep, trials, 2200, bob).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  // Nothing changed.
+  SweepRecord now = *store_->GetSweep("mine");
+  EXPECT_FALSE(now.cancelled);
+  EXPECT_FALSE(now.paused);
+  EXPECT_EQ(now.total_trials, 1);
+  EXPECT_EQ(store_->GetTrial(l.trial_id)->state, "failed");
+
+  EXPECT_TRUE(store_->SetPaused("mine", true, 2300, alice).ok());
+  EXPECT_TRUE(store_->SetPaused("mine", false, 2300, root).ok());
+  EXPECT_EQ(*store_->RetryFailed("mine", 2300, root), 1);
+  auto extended = store_->SubmitSweep(sweep, trials, 2400, alice);
+  ASSERT_TRUE(extended.ok()) << extended.status();
+  EXPECT_EQ(extended->added, 1);
+  EXPECT_EQ(extended->sweep.owner, "alice");  // an extension keeps the owner
+  EXPECT_EQ(*store_->CancelSweep("mine", 2500, root), 2);
+  // A sweep without an owner (no tokens, or stored before owners) is
+  // anyone's.
+  sweep.name = "shared";
+  ASSERT_TRUE(store_->SubmitSweep(sweep, {trials[0]}, 2600, Actor{}).ok());
+  EXPECT_TRUE(store_->SetPaused("shared", true, 2700, bob).ok());
 }
 
 }  // namespace
