@@ -127,10 +127,12 @@ int Status(Connection& conn, const std::string& sweep) {
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     sweeps.push_back(resp);
   }
-  Table t({"sweep", "trials", "queued", "running", "done", "diverged", "failed",
-           "cancelled", "per hour", "eta", "priority", "flags"});
+  Table t({"sweep", "owner", "trials", "queued", "running", "done",
+           "diverged", "failed", "cancelled", "per hour", "eta", "priority",
+           "flags"});
   for (const auto& s : sweeps) {
-    t.AddRow({s.name(), absl::StrCat(s.total_trials()),
+    t.AddRow({s.name(), s.owner().empty() ? "-" : s.owner(),
+              absl::StrCat(s.total_trials()),
               absl::StrCat(Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED)),
               absl::StrCat(Count(s, v1::RUNNING)),
               absl::StrCat(Count(s, v1::DONE)),

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -562,6 +563,17 @@ absl::StatusOr<v1::SweepSpec> ParseSweepText(
 
 absl::StatusOr<v1::SweepSpec> LoadSweepFile(
     const std::string& path, const std::vector<std::string>& overrides) {
+  // Sized before it is read: a sweep file is a page of YAML, and the server
+  // takes no request over 16 MiB.
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxSweepFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", size, " bytes; a sweep file may be at most ",
+        kMaxSweepFileBytes, " bytes"));
+  }
+  if (!ec && std::filesystem::is_directory(path, ec))
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));
   std::ifstream in(path);
   if (!in)
     return absl::NotFoundError(absl::StrCat(path, ": cannot open sweep file"));

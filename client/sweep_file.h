@@ -5,6 +5,7 @@
 #ifndef QKOV_CLIENT_SWEEP_FILE_H_
 #define QKOV_CLIENT_SWEEP_FILE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ namespace qkov::client {
 absl::StatusOr<qkov::v1::SweepSpec> ParseSweepText(
     const std::string& text, const std::string& source,
     const std::vector<std::string>& overrides = {});
+
+// The largest sweep file LoadSweepFile reads (1 MiB).
+inline constexpr std::uintmax_t kMaxSweepFileBytes = 1 << 20;
+
+// ParseSweepText on the file at `path`: NOT_FOUND when it cannot be opened,
+// INVALID_ARGUMENT for a directory or a file over kMaxSweepFileBytes (sized
+// before it is read).
 absl::StatusOr<qkov::v1::SweepSpec> LoadSweepFile(
     const std::string& path, const std::vector<std::string>& overrides = {});
 

@@ -26,6 +26,12 @@ absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what) {
     case SQLITE_NOTADB:
       return absl::DataLossError(msg);
     case SQLITE_FULL:
+      // The disk (or the database's size limit) is full: nothing was
+      // written, and the same write succeeds once space is freed. Workers
+      // retry UNAVAILABLE with backoff.
+      return absl::UnavailableError(
+          absl::StrCat(msg, " (the database's disk is full; retry when space "
+                            "is freed)"));
     case SQLITE_NOMEM:
       return absl::ResourceExhaustedError(msg);
     case SQLITE_CANTOPEN:

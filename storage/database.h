@@ -23,9 +23,10 @@
 namespace qkov::storage {
 
 // Maps a SQLite result code (and the connection's message) to a Status:
-// BUSY/LOCKED -> UNAVAILABLE, CONSTRAINT -> ALREADY_EXISTS, CORRUPT/NOTADB ->
-// DATA_LOSS, FULL -> RESOURCE_EXHAUSTED, CANTOPEN/PERM/READONLY ->
-// PERMISSION_DENIED or NOT_FOUND, anything else -> INTERNAL.
+// BUSY/LOCKED/FULL -> UNAVAILABLE (retryable: a busy database, a full
+// disk), CONSTRAINT -> ALREADY_EXISTS, CORRUPT/NOTADB -> DATA_LOSS, NOMEM ->
+// RESOURCE_EXHAUSTED, CANTOPEN -> NOT_FOUND, PERM/READONLY/AUTH ->
+// PERMISSION_DENIED, TOOBIG -> INVALID_ARGUMENT, anything else -> INTERNAL.
 absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what);
 
 class Statement {

@@ -7,6 +7,7 @@
 #include <openssl/sha.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -388,6 +389,18 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                            e.dtap_probability_edges());
       !st.ok())
     return st;
+  if (const int64_t bytes = EstimateTrialMemoryBytes(t);
+      bytes > limits.max_trial_memory_bytes) {
+    const auto& syn = t.synthetic();
+    return Invalid(
+        "spec.training",
+        absl::StrFormat(
+            "one trial would need about %.1f GB (batch_size %d, "
+            "synthetic.seq_len %d, synthetic.vocab_size %d, "
+            "evaluation.num_examples %d); this server's limit is %.1f GB",
+            bytes / 1e9, t.batch_size(), syn.seq_len(), syn.vocab_size(),
+            e.num_examples(), limits.max_trial_memory_bytes / 1e9));
+  }
   if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100);
       !st.ok())
     return st;
@@ -470,6 +483,20 @@ std::string CanonicalJson(const google::protobuf::Message& message) {
   // Printing a valid in-memory message cannot fail.
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;
+}
+
+int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
+  if (t.task() == qkov::v1::TASK_THEORY) return 0;
+  // In double: the product of the largest accepted shapes overflows int64.
+  const double v = t.synthetic().vocab_size();
+  const double seq = t.synthetic().seq_len();
+  const double b = t.batch_size();
+  const double e = t.evaluation().num_examples();
+  const double bytes = 4 * (16 * v * v + 8 * b * seq + 4 * b * v +
+                            e * (seq + v)) +
+                       8 * b * seq;
+  return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
+                       : static_cast<int64_t>(bytes);
 }
 
 std::string Sha256Hex(const std::string& data) {

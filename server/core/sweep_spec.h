@@ -22,7 +22,18 @@ namespace qkov::core {
 
 struct SpecLimits {
   int64_t max_trials = 200000;  // grid size limit per submission
+  // EstimateTrialMemoryBytes above this is refused (qkov-server
+  // --max_trial_memory_gb).
+  int64_t max_trial_memory_bytes = 16000000000;  // 16 GB
 };
+
+// An upper estimate of one trial's memory on its worker, from its shapes
+// (float32 values, int64 tokens; docs/security.md gives the terms): the
+// circuits with their gradients and optimizer state (16 V^2), a training
+// batch's tokens and activations (B T int64 and 8 B T + 4 B V floats), and
+// the held-out set (E (T + V) floats), V the vocabulary, T the sequence
+// length, B the batch, E the evaluation examples. 0 for the theory task.
+int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
 
 // Fills every unset (zero) field of `training` with the paper's synthetic
 // defaults (docs/sweep-files.md lists them).

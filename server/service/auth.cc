@@ -1,12 +1,14 @@
 #include "server/service/auth.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/files.h"
+#include "common/status_macros.h"
 #include "common/text.h"
 #include "server/core/sweep_spec.h"
 
@@ -43,11 +45,9 @@ bool Allows(Role r, Permission p) {
 
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return absl::NotFoundError(
-        absl::StrCat("--token_file: cannot read ", path));
+  ASSIGN_OR_RETURN(std::string text, ReadFlagFile("--token_file", path));
   auto auth = std::unique_ptr<Authenticator>(new Authenticator());
+  std::istringstream in(text);
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
@@ -58,7 +58,8 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
         absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (parts.size() != 2 && parts.size() != 3) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", n, ": expected 'ROLE TOKEN [NAME]'"));
+          absl::StrCat("--token_file: ", path, ":", n,
+                       ": expected 'ROLE TOKEN [NAME]'"));
     }
     Role role;
     if (parts[0] == "worker") {
@@ -100,15 +101,16 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     }
     auth->tokens_[parts[1]] = Holder{role, name};
   }
-  if (auth->tokens_.empty())
-    return absl::InvalidArgumentError(absl::StrCat(path, ": no tokens"));
+  if (auth->tokens_.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--token_file: ", path, " holds no tokens"));
+  }
   return auth;
 }
 
 const Authenticator::Holder* Authenticator::Find(
-    const grpc::ServerContext* context, const char* method,
-    grpc::Status* error) const {
-  const auto& md = context->client_metadata();
+    const std::multimap<grpc::string_ref, grpc::string_ref>& md,
+    const char* method, grpc::Status* error) const {
   auto it = md.find("authorization");
   if (it == md.end()) {
     *error = grpc::Status(
@@ -137,7 +139,7 @@ grpc::Status Authenticator::Check(const grpc::ServerContext* context,
                                   Permission needed, const char* method,
                                   storage::Actor* actor) const {
   grpc::Status error;
-  const Holder* holder = Find(context, method, &error);
+  const Holder* holder = Find(context->client_metadata(), method, &error);
   if (holder == nullptr) return error;
   if (!Allows(holder->role, needed)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
@@ -148,10 +150,44 @@ grpc::Status Authenticator::Check(const grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status Authenticator::CheckAnyToken(const grpc::ServerContext* context,
-                                          const char* method) const {
+grpc::Status Authenticator::CheckAnyToken(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+    const char* method) const {
   grpc::Status error;
-  return Find(context, method, &error) == nullptr ? error : grpc::Status::OK;
+  return Find(metadata, method, &error) == nullptr ? error : grpc::Status::OK;
+}
+
+namespace {
+
+class ReflectionAuth : public grpc::experimental::Interceptor {
+ public:
+  ReflectionAuth(grpc::experimental::ServerRpcInfo* info,
+                 const Authenticator* auth)
+      : info_(info), auth_(auth) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::
+                POST_RECV_INITIAL_METADATA)) {
+      const auto* md = methods->GetRecvInitialMetadata();
+      if (md == nullptr || !auth_->CheckAnyToken(*md, info_->method()).ok())
+        info_->server_context()->TryCancel();
+    }
+    methods->Proceed();
+  }
+
+ private:
+  grpc::experimental::ServerRpcInfo* info_;
+  const Authenticator* auth_;
+};
+
+}  // namespace
+
+grpc::experimental::Interceptor* ReflectionAuthFactory::CreateServerInterceptor(
+    grpc::experimental::ServerRpcInfo* info) {
+  if (auth_ == nullptr || !absl::StartsWith(info->method(), "/grpc.reflection."))
+    return nullptr;
+  return new ReflectionAuth(info, auth_);
 }
 
 }  // namespace qkov::service

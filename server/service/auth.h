@@ -17,6 +17,9 @@
 #define QKOV_SERVER_SERVICE_AUTH_H_
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/server_interceptor.h>
+
+#include <map>
 
 #include <memory>
 #include <string>
@@ -42,18 +45,37 @@ class Authenticator {
   // weak). On OK, *actor is the token's holder.
   grpc::Status Check(const grpc::ServerContext* context, Permission needed,
                      const char* method, storage::Actor* actor) const;
-  // Check() for any role: whether the call carries a known token.
-  grpc::Status CheckAnyToken(const grpc::ServerContext* context,
-                             const char* method) const;
+  // Whether `metadata` carries a known token, of any role.
+  grpc::Status CheckAnyToken(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+      const char* method) const;
 
  private:
   struct Holder {
     Role role;
     std::string name;
   };
-  const Holder* Find(const grpc::ServerContext* context, const char* method,
-                     grpc::Status* error) const;
+  const Holder* Find(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+      const char* method, grpc::Status* error) const;
   absl::flat_hash_map<std::string, Holder> tokens_;
+};
+
+// Puts server reflection (grpc.reflection.*) behind the tokens: a call
+// without a known token is cancelled as soon as its metadata arrives, before
+// the reflection service answers anything. (gRPC C++ server interceptors can
+// cancel a call but not choose its status: the client sees CANCELLED.)
+// Health checks stay open for probes; the qkov services check tokens
+// themselves, with precise statuses.
+class ReflectionAuthFactory
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit ReflectionAuthFactory(const Authenticator* auth) : auth_(auth) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override;
+
+ private:
+  const Authenticator* auth_;
 };
 
 // Check() when `auth` is set. A server without tokens lets every call

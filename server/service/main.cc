@@ -35,6 +35,9 @@ ABSL_FLAG(bool, synchronous_full, false,
 ABSL_FLAG(
     std::string, token_file, "",
     "bearer tokens with roles, one 'ROLE TOKEN' per line (docs/security.md)");
+ABSL_FLAG(double, max_trial_memory_gb, 16,
+          "refuse sweeps whose trials would need more memory than this on a "
+          "worker (estimated from their shapes, docs/security.md)");
 ABSL_FLAG(int, sql_timeout_seconds, 10,
           "time budget of one SQL console query (qkov sql)");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM); enables TLS");
@@ -75,6 +78,14 @@ int main(int argc, char** argv) {
                  "qkov-server: --sql_timeout_seconds must be in [1, 3600]\n");
     return 2;
   }
+  const double memory_gb = absl::GetFlag(FLAGS_max_trial_memory_gb);
+  if (!(memory_gb > 0) || memory_gb > 1e6) {
+    std::fprintf(stderr,
+                 "qkov-server: --max_trial_memory_gb must be in (0, 1e6]\n");
+    return 2;
+  }
+  config.coordinator.limits.max_trial_memory_bytes =
+      static_cast<int64_t>(memory_gb * 1e9);
   config.sql_console.time_budget =
       absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
   if (config.db_path.empty()) {

@@ -1,7 +1,13 @@
 #include "server/service/server.h"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpc/support/log.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include <cstdio>
 #include <fstream>
@@ -16,14 +22,79 @@ namespace qkov::service {
 
 namespace {
 
+std::string OpenSslError() {
+  const unsigned long e = ERR_get_error();
+  ERR_clear_error();
+  if (e == 0) return "no detail";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  return buf;
+}
+
+// The PEM file of a flag, parsed by OpenSSL as what the flag needs, so that a
+// bad file is named here rather than failing inside gRPC's listener.
+enum class PemKind { kCertificate, kPrivateKey };
 absl::StatusOr<std::string> ReadPem(const std::string& flag,
-                                    const std::string& path) {
+                                    const std::string& path, PemKind kind) {
   ASSIGN_OR_RETURN(std::string pem, ReadFlagFile(flag, path));
-  if (pem.find("-----BEGIN") == std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": ", path, " is not a PEM file"));
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+  bool ok = false;
+  if (kind == PemKind::kCertificate) {
+    X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+    ok = cert != nullptr;
+    X509_free(cert);
+  } else {
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+    ok = key != nullptr;
+    EVP_PKEY_free(key);
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": ", path, " is not a PEM ",
+        kind == PemKind::kCertificate ? "certificate" : "private key",
+        " (OpenSSL: ", OpenSslError(), ")"));
   }
   return pem;
+}
+
+absl::Status CheckKeyMatchesCertificate(const std::string& cert_pem,
+                                        const std::string& key_pem) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> cb(
+      BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())),
+      &BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> kb(
+      BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())),
+      &BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr), &X509_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr),
+      &EVP_PKEY_free);
+  if (cert == nullptr || key == nullptr || X509_check_private_key(cert.get(), key.get()) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(
+        "--tls_key: the private key does not match --tls_cert");
+  }
+  return absl::OkStatus();
+}
+
+// gRPC's own log lines while the server starts, kept instead of printed: a
+// failed start is then one line, with gRPC's reason in it.
+absl::Mutex startup_log_mu(absl::kConstInit);
+std::string* startup_log ABSL_GUARDED_BY(startup_log_mu) = nullptr;
+
+void KeepStartupLog(gpr_log_func_args* args) {
+  absl::MutexLock lock(&startup_log_mu);
+  if (startup_log != nullptr && args->severity == GPR_LOG_SEVERITY_ERROR) {
+    *startup_log = args->message;
+  }
+}
+
+void PrintLog(gpr_log_func_args* args) {
+  std::fprintf(stderr, "grpc %s %s:%d] %s\n",
+               gpr_log_severity_string(args->severity), args->file, args->line,
+               args->message);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
@@ -37,12 +108,16 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
     return grpc::InsecureServerCredentials();
   }
   grpc::SslServerCredentialsOptions opts;
-  ASSIGN_OR_RETURN(std::string cert, ReadPem("--tls_cert", c.tls_cert));
-  ASSIGN_OR_RETURN(std::string key, ReadPem("--tls_key", c.tls_key));
+  ASSIGN_OR_RETURN(std::string cert,
+                   ReadPem("--tls_cert", c.tls_cert, PemKind::kCertificate));
+  ASSIGN_OR_RETURN(std::string key,
+                   ReadPem("--tls_key", c.tls_key, PemKind::kPrivateKey));
+  RETURN_IF_ERROR(CheckKeyMatchesCertificate(cert, key));
   opts.pem_key_cert_pairs.push_back({key, cert});
   if (!c.tls_client_ca.empty()) {
     ASSIGN_OR_RETURN(opts.pem_root_certs,
-                     ReadPem("--tls_client_ca", c.tls_client_ca));
+                     ReadPem("--tls_client_ca", c.tls_client_ca,
+                             PemKind::kCertificate));
     opts.client_certificate_request =
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
@@ -67,8 +142,17 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   storage::Database::Options db_options;
   db_options.synchronous_full = config.synchronous_full;
   db_options.profile_statements = config.profile_sql;
-  ASSIGN_OR_RETURN(s->store_,
-                   storage::ResultsStore::Open(config.db_path, db_options));
+  {
+    absl::StatusOr<std::unique_ptr<storage::ResultsStore>> store =
+        storage::ResultsStore::Open(config.db_path, db_options);
+    if (!store.ok()) {
+      return absl::Status(store.status().code(),
+                          absl::StrCat("--db: ", config.db_path,
+                                       ": cannot open the results database: ",
+                                       store.status().message()));
+    }
+    s->store_ = *std::move(store);
+  }
   s->sql_console_ =
       std::make_unique<storage::SqlConsole>(config.db_path, config.sql_console);
   s->coordinator_ = std::make_unique<core::Coordinator>(
@@ -85,6 +169,14 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   builder.AddListeningPort(config.listen, credentials, &s->port_);
   builder.RegisterService(s->sweep_service_.get());
   builder.RegisterService(s->worker_service_.get());
+  if (s->auth_ != nullptr) {
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(
+        std::make_unique<ReflectionAuthFactory>(s->auth_.get()));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
@@ -92,10 +184,26 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   builder.AddChannelArgument(
       GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  std::string grpc_error;
+  {
+    absl::MutexLock lock(&startup_log_mu);
+    startup_log = &grpc_error;
+  }
+  gpr_set_log_function(&KeepStartupLog);
   s->server_ = builder.BuildAndStart();
+  gpr_set_log_function(&PrintLog);
+  {
+    absl::MutexLock lock(&startup_log_mu);
+    startup_log = nullptr;
+  }
   if (s->server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", config.listen));
+    // gRPC's message for a port in use ends in its errno text.
+    const bool in_use =
+        grpc_error.find("Address already in use") != std::string::npos;
+    return absl::UnavailableError(absl::StrCat(
+        "--listen: cannot listen on ", config.listen,
+        in_use ? " (address already in use)"
+               : grpc_error.empty() ? "" : absl::StrCat(" (", grpc_error, ")")));
   }
   const absl::Duration period =
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);

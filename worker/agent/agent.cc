@@ -42,6 +42,18 @@ std::string BlasInfo() {
   return "unknown";
 }
 
+// A failure reason as the coordinator takes it: at most 8192 bytes, cut at
+// a UTF-8 boundary.
+std::string TruncatedReason(std::string reason) {
+  constexpr size_t kMax = 8000;
+  if (reason.size() <= kMax) return reason;
+  size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80)
+    --cut;
+  reason.resize(cut);
+  return reason + " [truncated]";
+}
+
 bool Retryable(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
          s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
@@ -321,7 +333,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
   } clear{this};
 
   auto fail = [&](size_t i, const std::string& reason, bool preempted,
-                  const std::string& checkpoint, int64_t checkpoint_step) {
+                  const std::string& checkpoint, int64_t checkpoint_step,
+                  bool permanent = false) {
     v1::FailTrialRequest req;
     req.set_worker_id(worker_id_);
     req.set_worker_key(worker_key_);
@@ -329,6 +342,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.set_attempt(leases[i].attempt());
     req.set_reason(reason);
     req.set_preempted(preempted);
+    req.set_permanent(permanent);
     req.set_checkpoint(checkpoint);
     if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
     v1::FailTrialResponse resp;
@@ -485,7 +499,15 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     absl::StatusOr<training::TrialOutcome>& outcome = outcomes[i];
     absl::Status s;
     if (!outcome.ok()) {
-      s = fail(i, outcome.status().ToString(), false, "", 0);
+      // Out of memory: the config does not fit, on this worker or (as the
+      // coordinator's estimate let it through) likely on any; retrying
+      // would only repeat the allocation.
+      const bool oom = absl::IsResourceExhausted(outcome.status());
+      s = fail(i,
+               TruncatedReason(oom ? absl::StrCat("out of memory: ",
+                                                  outcome.status().message())
+                                   : outcome.status().ToString()),
+               false, "", 0, /*permanent=*/oom);
     } else if (outcome->end == training::TrialEnd::kStopped) {
       if (current[i]->lost) {
         s = absl::AbortedError(

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/synthetic_task.h"
+#include "worker/training/torch_status.h"
 
 namespace qkov::training {
 namespace {
@@ -140,8 +141,10 @@ absl::StatusOr<TrialOutcome> RunFixedAttention(const FixedAttentionOptions& fo,
     outcome.results["steps"] = static_cast<double>(step);
     return outcome;
   } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("libtorch: ", e.what_without_backtrace()));
+    return TorchErrorStatus(e);
+  } catch (const std::bad_alloc& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("training: allocation failed (", e.what(), ")"));
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/synthetic_task.h"
+#include "worker/training/torch_status.h"
 
 namespace qkov::training {
 namespace {
@@ -536,12 +537,13 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
     return absl::InvalidArgumentError(
         "one observer and one resume checkpoint (or \"\") per trial");
   }
-  // The one place where LibTorch's exceptions become a Status.
   try {
     return RunTrialsImpl(options, observers, device, resume_from);
   } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("libtorch: ", e.what_without_backtrace()));
+    return TorchErrorStatus(e);
+  } catch (const std::bad_alloc& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("training: allocation failed (", e.what(), ")"));
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("training: ", e.what()));
   }
