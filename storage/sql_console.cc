@@ -121,6 +121,11 @@ void SqlConsole::Shutdown() {
   for (sqlite3* db : running_) sqlite3_interrupt(db);
 }
 
+int SqlConsole::running_queries() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(running_.size());
+}
+
 int SqlConsole::Authorize(void* self, int action, const char* a,
                           const char* b, const char* db, const char* trigger) {
   auto* run = static_cast<Run*>(self);

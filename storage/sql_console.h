@@ -93,6 +93,8 @@ class SqlConsole {
   void Shutdown();
 
   const Options& options() const { return options_; }
+  // Queries running now.
+  int running_queries() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Run;  // one query's connection and state

@@ -184,6 +184,9 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   builder.AddChannelArgument(
       GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // gRPC sets SO_REUSEPORT by default, which lets a second server bind a
+  // port that one already serves and take half its calls: refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   std::string grpc_error;
   {
     absl::MutexLock lock(&startup_log_mu);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/grpc_status.h"
+#include "common/text.h"
 #include "common/version.h"
 #include "worker/agent/trial_options.h"
 #include "worker/training/fixed_attention.h"
@@ -123,9 +124,19 @@ template <typename Call>
 grpc::Status Agent::WithRetry(Call call) {
   const absl::Time give_up = absl::Now() + config_.unreachable_timeout;
   absl::Duration backoff = absl::Milliseconds(100);
+  bool said = false;
   while (true) {
     grpc::Status s = call();
     if (!Retryable(s) || absl::Now() > give_up) return s;
+    if (!said) {
+      // Once per stretch of failures: the coordinator is restarting, busy,
+      // or its disk is full; the worker waits it out.
+      std::fprintf(stderr,
+                   "qkov-worker: %s; retrying with backoff (up to %s)\n",
+                   TerminalSafe(FromGrpcStatus(s).ToString()).c_str(),
+                   absl::FormatDuration(config_.unreachable_timeout).c_str());
+      said = true;
+    }
     if (stopped_.WaitForNotificationWithTimeout(backoff)) return s;
     backoff = std::min(backoff * 2, absl::Seconds(10));
   }
