@@ -39,7 +39,8 @@ absl::StatusOr<SecureChannel> SecureChannel::Create(
       if (line.empty() || line[0] == '#') continue;
       std::vector<std::string> parts =
           absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-      out.token_ = parts.back();  // "TOKEN" or "ROLE TOKEN"
+      // "TOKEN", or a line of the server's file: "ROLE TOKEN [NAME]".
+      out.token_ = parts.size() == 1 ? parts[0] : parts[1];
       break;
     }
     if (out.token_.empty()) {

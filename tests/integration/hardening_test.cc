@@ -407,6 +407,47 @@ TEST_F(HardeningTest, AWorkerCannotActAsAnother) {
             1);
 }
 
+TEST_F(HardeningTest, HostileStringsArePrintedEscaped) {
+  auto server = StartServer();
+  auto workers = v1::WorkerService::NewStub(Channel(*server));
+  ASSERT_EQ(Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")})
+                .exit_code,
+            0);
+  // A worker name and a failure reason that would clear the screen, set the
+  // terminal's title and recolour it.
+  v1::RegisterWorkerRequest reg;
+  reg.set_name("evil\x1b[2J\x1b]0;owned\x07");
+  v1::RegisterWorkerResponse w;
+  ASSERT_TRUE(workers->RegisterWorker(Context(kFarm).get(), reg, &w).ok());
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(w.worker_id());
+  lr.set_worker_key(w.worker_key());
+  v1::LeaseTrialResponse lease;
+  ASSERT_TRUE(workers->LeaseTrial(Context(kFarm).get(), lr, &lease).ok());
+  ASSERT_EQ(lease.outcome(), v1::LeaseTrialResponse::LEASED);
+  v1::FailTrialRequest f;
+  f.set_worker_id(w.worker_id());
+  f.set_worker_key(w.worker_key());
+  f.set_trial_id(lease.lease().trial_id());
+  f.set_attempt(lease.lease().attempt());
+  f.set_reason("boom\x1b[31m red \xc2\x9b" "1m\nfake line");
+  v1::FailTrialResponse fr;
+  ASSERT_TRUE(workers->FailTrial(Context(kFarm).get(), f, &fr).ok());
+  CommandResult r =
+      Qkov(*server, "reader", {"trial", lease.lease().trial_id()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("evil\\x1b[2J"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("boom\\x1b[31m red \\u009b1m\\nfake line"),
+            std::string::npos)
+      << r.out;
+  // Stored as it came: the database keeps the exact bytes.
+  EXPECT_EQ(QueryRows(server->db_path(), "SELECT error FROM attempts")[0][0],
+            f.reason());
+}
+
 TEST_F(HardeningTest, OnlyTheOwnerOrAnAdminChangesASweep) {
   auto server = StartServer();
   CommandResult r = Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")});

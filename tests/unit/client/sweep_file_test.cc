@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 namespace qkov::client {
 namespace {
@@ -103,6 +107,30 @@ TEST(SweepFileTest, SetOverridesApplyBeforeConversion) {
   EXPECT_EQ(s->training().optimizer().schedule(),
             qkov::v1::QK_RAMP);  // untouched siblings kept
   EXPECT_FALSE(ParseSweepText(kDemo, "demo.yaml", {"novalue"}).ok());
+}
+
+}  // namespace
+}  // namespace qkov::client
+
+namespace qkov::client {
+namespace {
+
+TEST(SweepFileTest, AnOversizedFileIsRefusedBeforeItIsRead) {
+  char tmpl[] = "/tmp/qkov-sweepfile-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/huge.yaml";
+  {
+    std::ofstream out(path);
+    out << "name: huge\n# " << std::string(kMaxSweepFileBytes, 'x') << "\n";
+  }
+  absl::StatusOr<qkov::v1::SweepSpec> spec = LoadSweepFile(path);
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("a sweep file may be at most"),
+            std::string::npos)
+      << spec.status();
+  spec = LoadSweepFile(dir);
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -324,3 +324,35 @@ TEST(SweepSpecTest, CanonicalJsonEqualsLibraryJsonOnRandomMessages) {
 
 }  // namespace
 }  // namespace qkov::core
+
+namespace qkov::core {
+namespace {
+
+TEST(SweepSpecTest, RefusesTrialsThatCannotFit) {
+  v1::SweepSpec s = Demo();
+  // The paper's setup is small.
+  EXPECT_LT(EstimateTrialMemoryBytes(s.training()), 2 << 20);
+  EXPECT_TRUE(ValidateSweepSpec(s, SpecLimits{}).ok());
+  // Each within its own range, together far past any worker.
+  s.mutable_training()->set_batch_size(65536);
+  s.mutable_training()->mutable_synthetic()->set_seq_len(100000);
+  s.mutable_training()->mutable_synthetic()->set_vocab_size(100000);
+  const std::string error = ErrorOf(s);
+  EXPECT_EQ(error.rfind("spec.training: one trial would need about", 0), 0u)
+      << error;
+  for (const char* field : {"batch_size 65536", "synthetic.seq_len 100000",
+                            "synthetic.vocab_size 100000", "limit is 16.0 GB"}) {
+    EXPECT_NE(error.find(field), std::string::npos) << error;
+  }
+  // The limit is the server's: a smaller one refuses a smaller trial.
+  v1::SweepSpec mid = Demo();
+  mid.mutable_training()->mutable_synthetic()->set_vocab_size(5000);
+  EXPECT_TRUE(ValidateSweepSpec(mid, SpecLimits{}).ok());
+  SpecLimits small;
+  small.max_trial_memory_bytes = 1 << 30;
+  EXPECT_EQ(ValidateSweepSpec(mid, small).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qkov::core
