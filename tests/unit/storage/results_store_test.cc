@@ -893,3 +893,22 @@ TEST_F(ResultsStoreTest, OnlyTheOwnerOrAnAdminChangesASweep) {
 
 }  // namespace
 }  // namespace qkov::storage
+
+namespace qkov::storage {
+namespace {
+
+TEST_F(ResultsStoreTest, APermanentFailureEndsTheTrialWithBudgetLeft) {
+  Submit("s", 1, /*max_attempts=*/3);
+  LeaseRecord l = Lease(2000);
+  EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, l.attempt,
+                               "out of memory: libtorch: can't allocate",
+                               false, "", 0, 2100, /*permanent=*/true),
+            "failed");
+  TrialRecord t = *store_->GetTrial(l.trial_id);
+  EXPECT_EQ(t.state, "failed");
+  EXPECT_EQ(t.attempts, 1);
+  EXPECT_EQ(t.failures, 1);
+}
+
+}  // namespace
+}  // namespace qkov::storage
