@@ -356,3 +356,33 @@ TEST(SweepSpecTest, RefusesTrialsThatCannotFit) {
 
 }  // namespace
 }  // namespace qkov::core
+
+namespace qkov::core {
+namespace {
+
+// Re-submissions find their trials by config_hash. These values were
+// produced by the code that stored the databases in use: a change to the
+// canonical JSON (a protobuf upgrade printing numbers differently, a new
+// default) would silently stop re-submissions from matching, so it must
+// fail here first.
+TEST(SweepSpecTest, ConfigHashesOfRealConfigsArePinned) {
+  v1::SweepSpec demo = Demo();
+  std::vector<ExpandedTrial> trials = ExpandSweep(demo);
+  ASSERT_EQ(trials.size(), 16u);
+  EXPECT_EQ(trials[0].config_hash, "8dcadb76c474768c396d1bde06a821d7e7668fc56de25e6ea811081f04c32d9e") << trials[0].config_json;
+  EXPECT_EQ(trials[15].config_hash, "592724a8cca168378a06c77689f19be0adf6f55afdacaef5f179ac2cdf8c49e3") << trials[15].config_json;
+
+  v1::SweepSpec theory;
+  theory.set_name("theory");
+  theory.mutable_training()->set_task(v1::TASK_THEORY);
+  theory.mutable_axes()->add_lr_ratios(0.1 + 0.2);
+  theory.mutable_axes()->add_eta_ovs(1);
+  theory.mutable_axes()->add_seeds(0);
+  ApplySpecDefaults(&theory);
+  ASSERT_TRUE(ValidateSweepSpec(theory, SpecLimits{}).ok());
+  EXPECT_EQ(ExpandSweep(theory)[0].config_hash, "f5818687c2dc3040624f85197e629d96056f22e3783160d5d5be677eb3aded8e")
+      << ExpandSweep(theory)[0].config_json;
+}
+
+}  // namespace
+}  // namespace qkov::core
