@@ -2,14 +2,17 @@
 // over one SQLite file. Each write call is atomic, so a crash leaves either
 // all of a report or none of it.
 //
-// Group commit (after LevelDB's DBImpl::Write, with a writer thread of its
-// own): callers queue their writes and wait; the store's writer thread takes
-// every write queued so far and commits them in one SQLite transaction, while
-// the next ones queue up. A write that fails leaves the others
-// alone: if it had changed rows, the group runs again with each write inside
-// a savepoint of its own (CommitGroup). A write returns only after the
-// transaction holding it committed, so whatever a caller acknowledges is on
-// disk (docs/architecture.md).
+// The calls live in rooms by subject: sweep_queries.cc (sweeps and their
+// owners), lease_queries.cc (workers, leases, fencing, expiry),
+// result_queries.cc (metric points and completions), trial_queries.cc
+// (reading trials back); results_store.cc opens the store and wires the
+// write path.
+//
+// Writes go through a WriteQueue (storage/write_queue.h: group commit on a
+// writer thread, a refused write undone alone), and a WalCheckpointer
+// (storage/wal_checkpointer.h) keeps the WAL bounded beside it. A write
+// returns only after the transaction holding it committed, so whatever a
+// caller acknowledges is on disk (docs/architecture.md).
 //
 // Fencing: calls about a running trial carry (trial_id, attempt). They
 // succeed only while that attempt holds the trial's lease and the lease has
@@ -39,6 +42,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "storage/database.h"
+#include "storage/wal_checkpointer.h"
+#include "storage/write_queue.h"
 
 namespace qkov::storage {
 
@@ -79,14 +84,6 @@ struct SweepRecord {
   int64_t ended_last_10min = 0;           // attempts ended done/diverged/failed
   int64_t first_started_ms = 0;           // 0: nothing started yet
 };
-
-// Whether the checkpoint thread should run after a commit that left
-// `wal_frames` frames in the WAL, when the last checkpoint had copied the
-// first `copied_frames` of them: once `checkpoint_pages` frames wait to be
-// copied. (Not at every commit past a WAL size: when the writer never
-// pauses, SQLite cannot restart the WAL, and a checkpoint per commit copies
-// the same hot pages again and again, each time with two fsyncs.)
-bool CheckpointDue(int wal_frames, int copied_frames, int checkpoint_pages);
 
 // A trial's id: its sweep's id and its ordinal, "<sweep_id>-<ordinal>" with
 // the ordinal zero-padded to 8 digits ("3-00000042"). The store assigns it.
@@ -351,38 +348,13 @@ class ResultsStore {
   absl::Status WriteForTesting(std::function<absl::Status(Database*)> op);
 
  private:
-  ResultsStore(std::unique_ptr<Database> db, std::string path,
-               const Database::Options& options)
-      : db_(std::move(db)), path_(std::move(path)), options_(options) {}
+  explicit ResultsStore(std::unique_ptr<Database> db) : db_(std::move(db)) {}
 
-  // WAL checkpoints run on their own thread and connection, not in the
-  // writer's commit: the writer's commit hook only counts the WAL's pages and
-  // wakes the checkpointer when CheckpointDue. A PASSIVE checkpoint
-  // copies committed pages into the database file (and fsyncs) beside the
-  // writer, never blocking it; SQLite restarts the WAL once all of it is
-  // copied.
-  static int OnWalCommit(void* store, sqlite3* db, const char* name, int pages);
-  void CheckpointLoop(Database::Options options);
-  // A PASSIVE checkpoint on `db` (the checkpointer's or the writer's
-  // connection); records how far it copied. Caller holds checkpoint_run_mu_.
-  bool PassiveCheckpoint(Database* db)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_run_mu_);
-
-  struct PendingWrite;
-  // Runs `op` inside a group-committed transaction (see the top of this
-  // file) and returns its status, or the commit's error. `op` runs on the
-  // writer thread, with mu_ held, while the caller waits, and may run twice
-  // (the first run rolled back): it must change the database only through
-  // INSERT, UPDATE and DELETE, depend only on the database and its
-  // arguments, and set its outputs afresh on each run. `alone`: in a
-  // transaction of its own (large writes: a grid submission).
+  // Runs `op` as one write of the WriteQueue (see its contract: `op` runs on
+  // the writer thread with mu_ held, may run twice, and must set its outputs
+  // afresh on each run).
   absl::Status Write(absl::FunctionRef<absl::Status()> op, bool alone = false)
-      ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
-  // The writer thread: takes the queued writes as groups and commits them.
-  void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_, queue_mu_);
-  // Runs the group in one transaction; sets each write's status.
-  void CommitGroup(const std::vector<PendingWrite*>& group)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<LeaseAvailability> LeaseBatchLocked(
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
@@ -409,8 +381,6 @@ class ResultsStore {
                                 const std::vector<MetricRecord>& points,
                                 int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<int64_t> SweepIdLocked(const std::string& name)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // OK when `attempt` holds a live lease on the trial at now_ms, granted to
   // `worker_id` (PERMISSION_DENIED when granted to another).
@@ -428,31 +398,10 @@ class ResultsStore {
   absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Lock order: queue_mu_ is never held while taking mu_.
-  absl::Mutex queue_mu_;
-  std::deque<PendingWrite*> writers_ ABSL_GUARDED_BY(queue_mu_);
-  std::function<void()> before_group_hook_ ABSL_GUARDED_BY(queue_mu_);
-  absl::CondVar writer_cv_;  // signalled when a write arrives or at shutdown
-  bool writer_idle_ ABSL_GUARDED_BY(queue_mu_) = false;
-  bool writer_stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
-  std::thread writer_;  // runs WriterLoop
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
-  WriteStats stats_ ABSL_GUARDED_BY(mu_);
-  const std::string path_;
-  const Database::Options options_;
-
-  // Held by whoever runs a checkpoint, the checkpoint thread or the writer
-  // (lock order: mu_, then this).
-  absl::Mutex checkpoint_run_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  absl::Mutex checkpoint_mu_;
-  bool checkpoint_wanted_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
-  int64_t checkpoints_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
-  std::thread checkpointer_;
-  std::atomic<int> wal_pages_{0};  // frames in the WAL at the last commit
-  // Frames of the WAL the last checkpoint had copied into the database file.
-  std::atomic<int> copied_pages_{0};
+  std::unique_ptr<WalCheckpointer> checkpointer_;  // null when read-only
+  std::unique_ptr<WriteQueue> writes_;
 };
 
 }  // namespace qkov::storage

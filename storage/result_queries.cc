@@ -1,0 +1,190 @@
+// ResultsStore: what a running trial reports (metric points, the completion
+// with its results, artifacts and provenance).
+#include "storage/results_store.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace qkov::storage {
+namespace {
+
+// Results and metric points go in up to kRowsPerInsert rows per statement:
+// one statement per report instead of one per value (fewer statement runs on
+// the writer). Every row starts with ?1 (the trial) and ?2 (the attempt),
+// followed by `per_row` parameters of its own.
+constexpr int kRowsPerInsert = 32;
+std::vector<std::string> MultiRowSqls(const char* head, int per_row,
+                                      const char* tail) {
+  std::vector<std::string> sqls(kRowsPerInsert + 1);
+  for (int rows = 1; rows <= kRowsPerInsert; ++rows) {
+    std::string& sql = sqls[rows];
+    sql = head;
+    for (int i = 0; i < rows; ++i) {
+      absl::StrAppend(&sql, i ? ", " : "", "(?1, ?2");
+      for (int j = 0; j < per_row; ++j)
+        absl::StrAppend(&sql, ", ?", 3 + i * per_row + j);
+      sql += ")";
+    }
+    sql += tail;
+  }
+  return sqls;
+}
+// Rows: (name, value).
+const std::string& UpsertResultsSql(int rows) {
+  static const auto* sqls = new std::vector<std::string>(MultiRowSqls(
+      "INSERT INTO results (trial_id, attempt, name, value) VALUES ", 2,
+      " ON CONFLICT (trial_id, name) DO UPDATE SET value = excluded.value, "
+      "attempt = excluded.attempt"));
+  return (*sqls)[rows];
+}
+// Rows: (name, step, value). A point repeated (also within one statement)
+// keeps its last value.
+const std::string& UpsertMetricsSql(int rows) {
+  static const auto* sqls = new std::vector<std::string>(MultiRowSqls(
+      "INSERT INTO metrics (trial_id, attempt, name, step, value) VALUES ", 3,
+      " ON CONFLICT (trial_id, attempt, name, step) DO UPDATE SET value = "
+      "excluded.value"));
+  return (*sqls)[rows];
+}
+constexpr char kUpsertArtifactSql[] =
+    "INSERT INTO artifacts (trial_id, name, kind, content, attempt) VALUES (?, "
+    "?, ?, ?, ?) "
+    "ON CONFLICT (trial_id, name) DO UPDATE SET kind = excluded.kind, content "
+    "= excluded.content, "
+    "attempt = excluded.attempt";
+constexpr char kEndTrialSql[] =
+    "UPDATE trials SET state = ?, lease_worker = NULL, lease_expires_ms = "
+    "NULL, checkpoint = NULL, "
+    "last_step = MAX(last_step, ?), updated_ms = ? WHERE trial_id = ?";
+constexpr char kEndAttemptSql[] =
+    "UPDATE attempts SET state = ?, ended_ms = ?, error = ?, provenance_json = "
+    "? "
+    "WHERE trial_id = ? AND attempt = ?";
+
+}  // namespace
+
+absl::Status ResultsStore::InsertMetrics(
+    const std::string& trial_id, int attempt,
+    const std::vector<MetricRecord>& points) {
+  for (size_t begin = 0; begin < points.size(); begin += kRowsPerInsert) {
+    const int rows = static_cast<int>(
+        std::min<size_t>(kRowsPerInsert, points.size() - begin));
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertMetricsSql(rows)));
+    s->BindText(1, trial_id);
+    s->BindInt64(2, attempt);
+    for (int i = 0; i < rows; ++i) {
+      const MetricRecord& p = points[begin + i];
+      s->BindText(3 * i + 3, p.name);
+      s->BindInt64(3 * i + 4, p.step);
+      s->BindDouble(3 * i + 5, p.value);
+    }
+    RETURN_IF_ERROR(s->Run());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResultsStore::AddMetrics(const std::string& worker_id,
+                                      const std::string& trial_id, int attempt,
+                                      const std::vector<MetricRecord>& points,
+                                      int64_t now_ms) {
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    return AddMetricsLocked(worker_id, trial_id, attempt, points, now_ms);
+  });
+}
+
+absl::Status ResultsStore::AddMetricsLocked(
+    const std::string& worker_id, const std::string& trial_id, int attempt,
+    const std::vector<MetricRecord>& points, int64_t now_ms) {
+  RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
+  RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, points));
+  int64_t max_step = 0;
+  for (const MetricRecord& p : points) max_step = std::max(max_step, p.step);
+  constexpr char kStepSql[] =
+      "UPDATE trials SET last_step = MAX(last_step, ?), updated_ms = ? WHERE "
+      "trial_id = ?";
+  ASSIGN_OR_RETURN(Statement * u, db_->Cached(kStepSql));
+  u->BindInt64(1, max_step);
+  u->BindInt64(2, now_ms);
+  u->BindText(3, trial_id);
+  return u->Run();
+}
+
+absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    return CompleteTrialLocked(c, now_ms);
+  });
+}
+
+absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
+    absl::Span<const Completion> completions, const std::string& worker_id,
+    int64_t now_ms, int64_t lease_ms, int max_trials,
+    std::vector<LeaseRecord>* leases) {
+  LeaseAvailability a = LeaseAvailability::kNoWork;
+  leases->clear();
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    for (const Completion& c : completions)
+      RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+    if (max_trials <= 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(
+        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
+    return absl::OkStatus();
+  }));
+  return a;
+}
+
+absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
+                                               int64_t now_ms) {
+  RETURN_IF_ERROR(CheckLease(c.worker_id, c.trial_id, c.attempt, now_ms));
+  RETURN_IF_ERROR(InsertMetrics(c.trial_id, c.attempt, c.final_points));
+  for (auto it = c.results.begin(); it != c.results.end();) {
+    const int rows = static_cast<int>(
+        std::min<size_t>(kRowsPerInsert, std::distance(it, c.results.end())));
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertResultsSql(rows)));
+    s->BindText(1, c.trial_id);
+    s->BindInt64(2, c.attempt);
+    for (int i = 0; i < rows; ++i, ++it) {
+      s->BindText(2 * i + 3, it->first);
+      s->BindDouble(2 * i + 4, it->second);
+    }
+    RETURN_IF_ERROR(s->Run());
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertArtifactSql));
+    for (const ArtifactRecord& a : c.artifacts) {
+      s->Reset();
+      s->BindText(1, c.trial_id);
+      s->BindText(2, a.name);
+      s->BindText(3, a.kind);
+      s->BindText(4, a.content);
+      s->BindInt64(5, c.attempt);
+      RETURN_IF_ERROR(s->Run());
+    }
+  }
+  const char* state = c.diverged ? kDiverged : kDone;
+  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kEndTrialSql));
+  t->BindText(1, state);
+  t->BindInt64(2, c.steps);
+  t->BindInt64(3, now_ms);
+  t->BindText(4, c.trial_id);
+  RETURN_IF_ERROR(t->Run());
+  ASSIGN_OR_RETURN(Statement * a, db_->Cached(kEndAttemptSql));
+  a->BindText(1, state);
+  a->BindInt64(2, now_ms);
+  a->BindText(3, "");
+  a->BindText(4, c.provenance_json);
+  a->BindText(5, c.trial_id);
+  a->BindInt64(6, c.attempt);
+  return a->Run();
+}
+
+}  // namespace qkov::storage

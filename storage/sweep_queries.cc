@@ -1,0 +1,351 @@
+// ResultsStore: sweeps (submit and extend, read, cancel, pause, retry) and
+// the owner check every change of a sweep makes.
+#include "storage/results_store.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace qkov::storage {
+namespace {
+
+constexpr char kSelectSweepSql[] =
+    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, "
+    "cancelled, created_ms, paused, owner FROM sweeps WHERE name = ?";
+constexpr char kListSweepsSql[] =
+    "SELECT sweep_id, name, description, spec_json, priority, max_attempts, "
+    "cancelled, created_ms, paused, owner FROM sweeps ORDER BY sweep_id";
+constexpr char kSweepOwnerSql[] =
+    "SELECT sweep_id, owner FROM sweeps WHERE name = ?";
+constexpr char kCountsSql[] =
+    "SELECT state, COUNT(*) FROM trials WHERE sweep_id = ? GROUP BY state";
+constexpr char kInsertSweepSql[] =
+    "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, "
+    "created_ms, updated_ms, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr char kUpdateSweepSpecSql[] =
+    "UPDATE sweeps SET description = ?, spec_json = ?, priority = ?, "
+    "max_attempts = ?, "
+    "cancelled = 0, updated_ms = ? WHERE sweep_id = ?";
+constexpr char kInsertTrialSql[] =
+    "INSERT INTO trials (trial_id, sweep_id, ordinal, config_json, "
+    "config_hash, "
+    "parameterization, lr_ratio, eta_ov, seed, state, created_ms, updated_ms, "
+    "axes_pb, training_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?) "
+    "ON CONFLICT (sweep_id, config_hash) DO NOTHING";
+constexpr char kMaxOrdinalSql[] =
+    "SELECT COALESCE(MAX(ordinal), -1) FROM trials WHERE sweep_id = ?";
+constexpr char kCancelSweepSql[] =
+    "UPDATE sweeps SET cancelled = 1, updated_ms = ? WHERE sweep_id = ?";
+constexpr char kCancelTrialsSql[] =
+    "UPDATE trials SET state = 'cancelled', lease_worker = NULL, "
+    "lease_expires_ms = NULL, "
+    "updated_ms = ? WHERE sweep_id = ? AND state IN ('queued', 'preempted', "
+    "'running')";
+constexpr char kCancelAttemptsSql[] =
+    "UPDATE attempts SET state = 'cancelled', ended_ms = ? WHERE state = "
+    "'running' AND trial_id IN "
+    "(SELECT trial_id FROM trials WHERE sweep_id = ?)";
+
+SweepRecord ReadSweep(const Statement& s) {
+  SweepRecord r;
+  r.sweep_id = s.ColumnInt64(0);
+  r.name = s.ColumnText(1);
+  r.description = s.ColumnText(2);
+  r.spec_json = s.ColumnText(3);
+  r.priority = static_cast<int>(s.ColumnInt64(4));
+  r.max_attempts = static_cast<int>(s.ColumnInt64(5));
+  r.cancelled = s.ColumnInt64(6) != 0;
+  r.created_ms = s.ColumnInt64(7);
+  r.paused = s.ColumnInt64(8) != 0;
+  r.owner = s.ColumnText(9);
+  return r;
+}
+
+}  // namespace
+
+absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCountsSql));
+  s->BindInt64(1, sweep->sweep_id);
+  sweep->counts.clear();
+  sweep->total_trials = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    sweep->counts[s->ColumnText(0)] = s->ColumnInt64(1);
+    sweep->total_trials += s->ColumnInt64(1);
+  }
+  constexpr char kThroughputSql[] =
+      "SELECT COALESCE(SUM(a.state IN ('done', 'diverged', 'failed') AND "
+      "a.ended_ms >= ?), 0), "
+      "COALESCE(MIN(a.started_ms), 0) FROM attempts a JOIN trials t USING "
+      "(trial_id) "
+      "WHERE t.sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * th, db_->Cached(kThroughputSql));
+  // Display only (status throughput), so the real clock is fine here.
+  th->BindInt64(1, absl::ToUnixMillis(absl::Now()) - 10 * 60 * 1000);
+  th->BindInt64(2, sweep->sweep_id);
+  ASSIGN_OR_RETURN(bool row, th->Step());
+  if (row) {
+    sweep->ended_last_10min = th->ColumnInt64(0);
+    sweep->first_started_ms = th->ColumnInt64(1);
+  }
+  th->Reset();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
+    const std::string& name) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSelectSweepSql));
+  s->BindText(1, name);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  SweepRecord r = ReadSweep(*s);
+  s->Reset();
+  RETURN_IF_ERROR(FillCounts(&r));
+  return r;
+}
+
+absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
+    const SweepRecord& sweep, const std::vector<NewTrial>& trials,
+    int64_t now_ms, const Actor& actor) {
+  SubmitOutcome out;
+  RETURN_IF_ERROR(Write(
+      [&]() -> absl::Status {
+        mu_.AssertHeld();
+        out = SubmitOutcome();
+        // A large grid's rows and index entries (two of them keyed by
+        // hashes, so inserted at random places) outgrow SQLite's 2 MiB page
+        // cache: pages would spill to the WAL and be read back before the
+        // commit. The cache grows for this transaction only.
+        // 4 KiB a trial, at most 256 MiB; back to SQLite's default after.
+        const bool big = trials.size() > 10000;
+        if (big) {
+          const size_t kib = std::min<size_t>(4 * trials.size(), 256 << 10);
+          RETURN_IF_ERROR(
+              db_->Execute(absl::StrCat("PRAGMA cache_size = -", kib)));
+        }
+        absl::Status s = SubmitSweepLocked(sweep, trials, now_ms, actor, &out);
+        if (big) db_->Execute("PRAGMA cache_size = -2000").IgnoreError();
+        return s;
+      },
+      /*alone=*/true));
+  return out;
+}
+
+absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
+    const std::string& name, const Actor& actor, const char* verb) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepOwnerSql));
+  s->BindText(1, name);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  const int64_t id = s->ColumnInt64(0);
+  const std::string owner = s->ColumnText(1);
+  s->Reset();
+  if (!owner.empty() && owner != actor.name && !actor.admin) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "sweep '", name, "' belongs to ", owner, "; only its owner or an admin "
+        "may ", verb, " it"));
+  }
+  return id;
+}
+
+absl::Status ResultsStore::SubmitSweepLocked(
+    const SweepRecord& sweep, const std::vector<NewTrial>& trials,
+    int64_t now_ms, const Actor& actor, SubmitOutcome* result) {
+  SubmitOutcome& out = *result;
+  int64_t sweep_id;
+  absl::StatusOr<int64_t> owned =
+      OwnedSweepIdLocked(sweep.name, actor, "extend");
+  if (!owned.ok() && !absl::IsNotFound(owned.status())) return owned.status();
+  absl::StatusOr<SweepRecord> existing = GetSweepLocked(sweep.name);
+  if (existing.ok()) {
+    sweep_id = existing->sweep_id;
+  } else if (absl::IsNotFound(existing.status())) {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kInsertSweepSql));
+    s->BindText(1, sweep.name);
+    s->BindText(2, sweep.description);
+    s->BindText(3, sweep.spec_json);
+    s->BindInt64(4, sweep.priority);
+    s->BindInt64(5, sweep.max_attempts);
+    s->BindInt64(6, now_ms);
+    s->BindInt64(7, now_ms);
+    s->BindText(8, actor.name);
+    RETURN_IF_ERROR(s->Run());
+    sweep_id = sqlite3_last_insert_rowid(db_->raw());
+  } else {
+    return existing.status();
+  }
+  int64_t base_ordinal = 0;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kMaxOrdinalSql));
+    s->BindInt64(1, sweep_id);
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (row) base_ordinal = s->ColumnInt64(0) + 1;
+    s->Reset();
+  }
+  // The submission's training part, stored once (0: none given).
+  int64_t training_id = 0;
+  if (!sweep.training_pb.empty()) {
+    constexpr char kInsertTrainingSql[] =
+        "INSERT INTO trainings (training_pb) VALUES (?) "
+        "ON CONFLICT (training_pb) DO NOTHING";
+    constexpr char kTrainingIdSql[] =
+        "SELECT training_id FROM trainings WHERE training_pb = ?";
+    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kInsertTrainingSql));
+    t->BindBlob(1, sweep.training_pb);
+    RETURN_IF_ERROR(t->Run());
+    ASSIGN_OR_RETURN(Statement * id, db_->Cached(kTrainingIdSql));
+    id->BindBlob(1, sweep.training_pb);
+    ASSIGN_OR_RETURN(bool row, id->Step());
+    if (!row) return absl::InternalError("training row missing after insert");
+    training_id = id->ColumnInt64(0);
+    id->Reset();
+  }
+  ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
+  for (const NewTrial& t : trials) {
+    const int64_t ordinal = base_ordinal + out.added;
+    ins->Reset();
+    ins->BindText(1, TrialIdOf(sweep_id, ordinal));
+    ins->BindInt64(2, sweep_id);
+    ins->BindInt64(3, ordinal);
+    ins->BindText(4, t.config_json);
+    ins->BindText(5, t.config_hash);
+    ins->BindText(6, t.parameterization);
+    ins->BindDouble(7, t.lr_ratio);
+    ins->BindDouble(8, t.eta_ov);
+    ins->BindInt64(9, static_cast<int64_t>(t.seed));
+    ins->BindInt64(10, now_ms);
+    ins->BindInt64(11, now_ms);
+    if (t.axes_pb.empty() || training_id == 0) {
+      ins->BindNull(12);
+      ins->BindNull(13);
+    } else {
+      ins->BindBlob(12, t.axes_pb);
+      ins->BindInt64(13, training_id);
+    }
+    RETURN_IF_ERROR(ins->Run());
+    if (db_->Changes() > 0) {
+      ++out.added;
+    } else {
+      ++out.existing;
+    }
+  }
+  if (existing.ok()) {
+    constexpr char kRequeueCancelledSql[] =
+        "UPDATE trials SET state = 'queued', queue_rank = 0, updated_ms = ? "
+        "WHERE sweep_id = ? AND state = 'cancelled'";
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kRequeueCancelledSql));
+    r->BindInt64(1, now_ms);
+    r->BindInt64(2, sweep_id);
+    RETURN_IF_ERROR(r->Run());
+    out.requeued = db_->Changes();
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpdateSweepSpecSql));
+    s->BindText(1, sweep.description);
+    s->BindText(2, sweep.spec_json);
+    s->BindInt64(3, sweep.priority);
+    s->BindInt64(4, sweep.max_attempts);
+    s->BindInt64(5, now_ms);
+    s->BindInt64(6, sweep_id);
+    RETURN_IF_ERROR(s->Run());
+  }
+  ASSIGN_OR_RETURN(out.sweep, GetSweepLocked(sweep.name));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  return GetSweepLocked(name);
+}
+
+absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
+  absl::MutexLock lock(&mu_);
+  std::vector<SweepRecord> out;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kListSweepsSql));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      out.push_back(ReadSweep(*s));
+    }
+  }
+  for (SweepRecord& r : out) RETURN_IF_ERROR(FillCounts(&r));
+  return out;
+}
+
+absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name,
+                                                  int64_t now_ms,
+                                                  const Actor& actor) {
+  int64_t cancelled = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(name, actor, "cancel"));
+    return CancelSweepLocked(id, now_ms, &cancelled);
+  }));
+  return cancelled;
+}
+
+absl::Status ResultsStore::CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
+                                             int64_t* cancelled) {
+  ASSIGN_OR_RETURN(Statement * a, db_->Cached(kCancelAttemptsSql));
+  a->BindInt64(1, now_ms);
+  a->BindInt64(2, sweep_id);
+  RETURN_IF_ERROR(a->Run());
+  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kCancelTrialsSql));
+  t->BindInt64(1, now_ms);
+  t->BindInt64(2, sweep_id);
+  RETURN_IF_ERROR(t->Run());
+  *cancelled = db_->Changes();
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCancelSweepSql));
+  s->BindInt64(1, now_ms);
+  s->BindInt64(2, sweep_id);
+  return s->Run();
+}
+
+absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,
+                                     int64_t now_ms, const Actor& actor) {
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(
+                                     name, actor, paused ? "pause" : "resume"));
+    constexpr char kPauseSql[] =
+        "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE sweep_id = ?";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
+    s->BindInt64(1, paused ? 1 : 0);
+    s->BindInt64(2, now_ms);
+    s->BindInt64(3, id);
+    return s->Run();
+  });
+}
+
+absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name,
+                                                  int64_t now_ms,
+                                                  const Actor& actor) {
+  int64_t n = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(int64_t sweep_id,
+                     OwnedSweepIdLocked(name, actor, "retry"));
+    constexpr char kRetrySql[] =
+        "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, "
+        "updated_ms = ? "
+        "WHERE sweep_id = ? AND state = 'failed'";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRetrySql));
+    s->BindInt64(1, now_ms);
+    s->BindInt64(2, sweep_id);
+    RETURN_IF_ERROR(s->Run());
+    n = db_->Changes();
+    return absl::OkStatus();
+  }));
+  return n;
+}
+
+}  // namespace qkov::storage

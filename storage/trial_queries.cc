@@ -1,0 +1,242 @@
+// ResultsStore: reading trials back (lists, one trial with its attempts,
+// results and heatmaps, curves across attempts).
+#include "storage/results_store.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace qkov::storage {
+namespace {
+
+constexpr char kTrialColumns[] =
+    "SELECT t.trial_id, s.name, t.ordinal, t.config_json, t.config_hash, "
+    "t.state, t.attempts, "
+    "t.failures, t.last_step, t.updated_ms FROM trials t JOIN sweeps s USING "
+    "(sweep_id) ";
+constexpr char kAttemptsOfTrialSql[] =
+    "SELECT attempt, worker_id, state, started_ms, COALESCE(ended_ms, 0), "
+    "error, provenance_json "
+    "FROM attempts WHERE trial_id = ? ORDER BY attempt";
+constexpr char kResultsOfTrialSql[] =
+    "SELECT name, value FROM results WHERE trial_id = ? ORDER BY name";
+constexpr char kArtifactsOfTrialSql[] =
+    "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY "
+    "name";
+
+
+TrialRecord ReadTrial(const Statement& s) {
+  TrialRecord t;
+  t.trial_id = s.ColumnText(0);
+  t.sweep_name = s.ColumnText(1);
+  t.ordinal = s.ColumnInt64(2);
+  t.config_json = s.ColumnText(3);
+  t.config_hash = s.ColumnText(4);
+  t.state = s.ColumnText(5);
+  t.attempts = static_cast<int>(s.ColumnInt64(6));
+  t.failures = static_cast<int>(s.ColumnInt64(7));
+  t.last_step = s.ColumnInt64(8);
+  t.updated_ms = s.ColumnInt64(9);
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
+    const std::string& trial_id) {
+  absl::MutexLock lock(&mu_);
+  constexpr char kLatestSql[] =
+      "SELECT m.name, m.value FROM metrics m WHERE m.trial_id = ? AND "
+      "m.attempt = "
+      "(SELECT MAX(attempt) FROM metrics WHERE trial_id = ?) AND m.step = "
+      "(SELECT MAX(step) FROM metrics WHERE trial_id = ? AND attempt = "
+      "m.attempt)";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLatestSql));
+  s->BindText(1, trial_id);
+  s->BindText(2, trial_id);
+  s->BindText(3, trial_id);
+  std::map<std::string, double> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out[s->ColumnText(0)] = s->ColumnDouble(1);
+  }
+  return out;
+}
+
+
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
+    const std::string& sweep_name, const std::string& state,
+    int64_t after_ordinal, int limit) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  static const std::string sql = absl::StrCat(
+      kTrialColumns,
+      "WHERE t.sweep_id = ? AND (? = '' OR t.state = ?) AND t.ordinal > ? ",
+      "ORDER BY t.ordinal LIMIT ?");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
+  s->BindInt64(1, sweep.sweep_id);
+  s->BindText(2, state);
+  s->BindText(3, state);
+  s->BindInt64(4, after_ordinal);
+  s->BindInt64(5, limit);
+  std::vector<TrialRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(ReadTrial(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
+    const std::string& sweep_name, int64_t since_ms) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  static const std::string sql = absl::StrCat(
+      kTrialColumns,
+      "WHERE t.sweep_id = ? AND t.updated_ms >= ? ORDER BY t.ordinal");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
+  s->BindInt64(1, sweep.sweep_id);
+  s->BindInt64(2, since_ms);
+  std::vector<TrialRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(ReadTrial(*s));
+  }
+  return out;
+}
+
+absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
+    const std::string& trial_id) {
+  absl::MutexLock lock(&mu_);
+  static const std::string sql =
+      absl::StrCat(kTrialColumns, "WHERE t.trial_id = ?");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
+  s->BindText(1, trial_id);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  TrialRecord t = ReadTrial(*s);
+  s->Reset();
+  {
+    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kAttemptsOfTrialSql));
+    a->BindText(1, trial_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool r, a->Step());
+      if (!r) break;
+      t.attempt_history.push_back(
+          AttemptRecord{static_cast<int>(a->ColumnInt64(0)), a->ColumnText(1),
+                        a->ColumnText(2), a->ColumnInt64(3), a->ColumnInt64(4),
+                        a->ColumnText(5), a->ColumnText(6)});
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kResultsOfTrialSql));
+    r->BindText(1, trial_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row2, r->Step());
+      if (!row2) break;
+      t.results[r->ColumnText(0)] = r->ColumnDouble(1);
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kArtifactsOfTrialSql));
+    r->BindText(1, trial_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row2, r->Step());
+      if (!row2) break;
+      t.artifacts.push_back(
+          ArtifactRecord{r->ColumnText(0), r->ColumnText(1), r->ColumnText(2)});
+    }
+  }
+  return t;
+}
+
+absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
+    const std::string& sweep_name, const std::vector<std::string>& metrics) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  static const std::string trials_sql =
+      absl::StrCat(kTrialColumns, "WHERE t.sweep_id = ? ORDER BY t.ordinal");
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(trials_sql.c_str()));
+  s->BindInt64(1, sweep.sweep_id);
+  std::vector<TrialRecord> out;
+  std::map<std::string, size_t> index;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    index[s->ColumnText(0)] = out.size();
+    out.push_back(ReadTrial(*s));
+  }
+  constexpr char kSweepResultsSql[] =
+      "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING "
+      "(trial_id) "
+      "WHERE t.sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * r, db_->Cached(kSweepResultsSql));
+  r->BindInt64(1, sweep.sweep_id);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, r->Step());
+    if (!row) break;
+    const std::string name = r->ColumnText(1);
+    if (!metrics.empty() &&
+        std::find(metrics.begin(), metrics.end(), name) == metrics.end())
+      continue;
+    out[index[r->ColumnText(0)]].results[name] = r->ColumnDouble(2);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
+    const std::string& trial_id) {
+  absl::MutexLock lock(&mu_);
+  // The trial's curve: the last attempt's points, plus each earlier
+  // attempt's points up to where every later attempt resumed from its
+  // checkpoint. An attempt followed by a restart from step 0 contributes none.
+  constexpr char kStartStepsSql[] =
+      "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
+      "attempt DESC";
+  std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept (-1: none)
+  {
+    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kStartStepsSql));
+    a->BindText(1, trial_id);
+    int64_t limit = std::numeric_limits<int64_t>::max();
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, a->Step());
+      if (!row) break;
+      cutoff[a->ColumnInt64(0)] = limit;
+      const int64_t start = a->ColumnInt64(1);
+      limit = start > 0 ? std::min(limit, start) : -1;
+    }
+  }
+  constexpr char kAllMetricsSql[] =
+      "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER "
+      "BY name, step, attempt";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAllMetricsSql));
+  s->BindText(1, trial_id);
+  std::vector<MetricRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    auto it = cutoff.find(s->ColumnInt64(0));
+    const int64_t step = s->ColumnInt64(1);
+    if (it == cutoff.end() || step > it->second) continue;
+    MetricRecord m{step, s->ColumnText(2), s->ColumnDouble(3)};
+    if (!out.empty() && out.back().name == m.name &&
+        out.back().step == m.step) {
+      out.back() = m;  // a later attempt's value for the same step wins
+    } else {
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
+}  // namespace qkov::storage
