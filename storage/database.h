@@ -1,5 +1,9 @@
 // Database, Statement, Transaction: a thin RAII layer over one SQLite
-// connection (after Chromium's sql/). Every pragma is set in Database::Open;
+// connection (after Chromium's sql/). The connection pragmas (WAL,
+// synchronous, busy_timeout, foreign_keys, journal_size_limit) are set in
+// Database::Open; the SQL console adds its read-only ones to its own
+// connections (sql_console.cc), and a large submission widens the writer's
+// page cache for its transaction (sweep_queries.cc);
 // SQLite result codes become absl::Status here and nowhere else.
 //
 // Thread safety: a Database is not thread-safe; its owner serializes access

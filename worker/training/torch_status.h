@@ -1,5 +1,6 @@
-// The seam where LibTorch's exceptions become a Status: every catch of
-// c10::Error in worker/training ends here.
+// How LibTorch's exceptions become a Status around training (RunTrials,
+// RunFixedAttention). A checkpoint that does not parse is the one other
+// catch in worker/training: INVALID_ARGUMENT, in trainer.cc.
 #ifndef QKOV_WORKER_TRAINING_TORCH_STATUS_H_
 #define QKOV_WORKER_TRAINING_TORCH_STATUS_H_
 

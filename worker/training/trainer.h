@@ -96,7 +96,8 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
 // and stopping may differ).
 absl::Status CheckBatchable(const std::vector<TrialOptions>& options);
 
-// "torch 1.13.0 (cpu, 1 thread)" style description for provenance.
+// The LibTorch version this was built against, "torch 1.13.1", for
+// provenance (the device and threads are recorded beside it).
 std::string TorchVersion();
 
 }  // namespace qkov::training
