@@ -55,9 +55,8 @@ std::string TruncatedReason(std::string reason) {
   return reason + " [truncated]";
 }
 
-bool Retryable(const grpc::Status& s) {
-  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+bool Retryable(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
 }
 
 v1::MetricPoint ToProto(const training::MetricPoint& p) {
@@ -110,30 +109,25 @@ training::TrialOutcome TheoryOutcome(const training::TheoryResult& r,
 
 }  // namespace
 
-Agent::Agent(AgentConfig config)
-    : config_(std::move(config)), device_(torch::kCPU) {}
-
-std::unique_ptr<grpc::ClientContext> Agent::Context() {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(absl::ToChronoTime(absl::Now() + config_.rpc_deadline));
-  secure_.Apply(ctx.get());
-  return ctx;
-}
+Agent::Agent(AgentConfig config, std::unique_ptr<CoordinatorClient> client)
+    : config_(std::move(config)),
+      device_(torch::kCPU),
+      client_(std::move(client)) {}
 
 template <typename Call>
-grpc::Status Agent::WithRetry(Call call) {
+absl::Status Agent::WithRetry(Call call) {
   const absl::Time give_up = absl::Now() + config_.unreachable_timeout;
   absl::Duration backoff = absl::Milliseconds(100);
   bool said = false;
   while (true) {
-    grpc::Status s = call();
+    absl::Status s = call();
     if (!Retryable(s) || absl::Now() > give_up) return s;
     if (!said) {
       // Once per stretch of failures: the coordinator is restarting, busy,
       // or its disk is full; the worker waits it out.
       std::fprintf(stderr,
                    "qkov-worker: %s; retrying with backoff (up to %s)\n",
-                   TerminalSafe(FromGrpcStatus(s).ToString()).c_str(),
+                   TerminalSafe(s.ToString()).c_str(),
                    absl::FormatDuration(config_.unreachable_timeout).c_str());
       said = true;
     }
@@ -159,9 +153,9 @@ absl::Status Agent::Register() {
   req.set_slots(1);
   *req.mutable_provenance() = provenance_;
   v1::RegisterWorkerResponse resp;
-  grpc::Status s = WithRetry(
-      [&] { return stub_->RegisterWorker(Context().get(), req, &resp); });
-  if (!s.ok()) return FromGrpcStatus(s);
+  absl::Status s =
+      WithRetry([&] { return client_->RegisterWorker(req, &resp); });
+  if (!s.ok()) return s;
   worker_id_ = resp.worker_id();
   worker_key_ = resp.worker_key();
   heartbeat_interval_ = absl::Milliseconds(
@@ -193,16 +187,13 @@ absl::Status Agent::Run() {
   provenance_.set_blas(BlasInfo());
   provenance_.set_torch_threads(torch::get_num_threads());
 
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
-  args.SetMaxReceiveMessageSize(16 << 20);
-  absl::StatusOr<SecureChannel> secure =
-      SecureChannel::Create(config_.server, config_.security, args);
-  if (!secure.ok()) return secure.status();
-  secure_ = *secure;
-  channel_ = secure_.channel();
-  stub_ = v1::WorkerService::NewStub(channel_);
+  if (client_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<GrpcCoordinatorClient>> grpc_client =
+        GrpcCoordinatorClient::Create(config_.server, config_.security,
+                                      config_.rpc_deadline);
+    if (!grpc_client.ok()) return grpc_client.status();
+    client_ = *std::move(grpc_client);
+  }
   if (absl::Status s = Register(); !s.ok()) return s;
 
   std::thread heartbeat([this] { HeartbeatLoop(); });
@@ -218,11 +209,11 @@ absl::Status Agent::Run() {
       req.set_worker_id(worker_id_);
       req.set_worker_key(worker_key_);
       req.set_max_trials(config_.batch_trials);
-      grpc::Status s = WithRetry(
-          [&] { return stub_->LeaseTrial(Context().get(), req, &resp); });
+      absl::Status s =
+          WithRetry([&] { return client_->LeaseTrial(req, &resp); });
       if (stop_) break;
       if (!s.ok()) {
-        result = FromGrpcStatus(s);
+        result = s;
         break;
       }
     }
@@ -264,7 +255,7 @@ void Agent::HeartbeatLoop() {
       }
     }
     v1::HeartbeatResponse resp;
-    grpc::Status s = stub_->Heartbeat(Context().get(), req, &resp);
+    absl::Status s = client_->Heartbeat(req, &resp);
     if (!s.ok()) continue;  // transient; the lease has slack
     absl::MutexLock lock(&mu_);
     for (const v1::LeaseStatus& st : resp.leases()) {
@@ -284,7 +275,7 @@ namespace {
 class ReportingObserver : public training::TrainingObserver {
  public:
   ReportingObserver(
-      std::function<grpc::Status(const std::vector<v1::MetricPoint>&)> send,
+      std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send,
       std::atomic<bool>* stop, std::atomic<bool>* lost,
       std::atomic<int64_t>* step)
       : send_(std::move(send)), stop_(stop), lost_(lost), step_(step) {}
@@ -293,11 +284,11 @@ class ReportingObserver : public training::TrainingObserver {
                 const std::vector<training::MetricPoint>& points) override {
     step_->store(step);
     for (const auto& p : points) pending_.push_back(ToProto(p));
-    grpc::Status s = send_(pending_);
+    absl::Status s = send_(pending_);
     if (s.ok()) {
       pending_.clear();
-    } else if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
-               s.error_code() == grpc::StatusCode::NOT_FOUND) {
+    } else if (absl::IsFailedPrecondition(s) || absl::IsNotFound(s) ||
+               absl::IsPermissionDenied(s)) {
       lost_->store(true);
       return false;
     }
@@ -312,7 +303,7 @@ class ReportingObserver : public training::TrainingObserver {
   std::vector<v1::MetricPoint> TakePending() { return std::move(pending_); }
 
  private:
-  std::function<grpc::Status(const std::vector<v1::MetricPoint>&)> send_;
+  std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send_;
   std::atomic<bool>* stop_;
   std::atomic<bool>* lost_;
   std::atomic<int64_t>* step_;
@@ -357,8 +348,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.set_checkpoint(checkpoint);
     if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
     v1::FailTrialResponse resp;
-    return FromGrpcStatus(WithRetry(
-        [&] { return stub_->FailTrial(Context().get(), req, &resp); }));
+    return WithRetry([&] { return client_->FailTrial(req, &resp); });
   };
   auto send_points = [&](size_t i, std::vector<v1::MetricPoint> points) {
     v1::ReportMetricsRequest req;
@@ -368,7 +358,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.set_attempt(leases[i].attempt());
     for (auto& p : points) *req.add_points() = std::move(p);
     v1::ReportMetricsResponse resp;
-    return stub_->ReportMetrics(Context().get(), req, &resp);
+    return client_->ReportMetrics(req, &resp);
   };
 
   std::vector<std::unique_ptr<ReportingObserver>> observers;
@@ -491,8 +481,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     for (const auto& c : completions) *req.add_trials() = *c;
     if (!stop_) req.set_lease_next(config_.batch_trials);
     v1::CompleteTrialsResponse resp;
-    grpc::Status g = WithRetry(
-        [&] { return stub_->CompleteTrials(Context().get(), req, &resp); });
+    absl::Status g =
+        WithRetry([&] { return client_->CompleteTrials(req, &resp); });
     if (g.ok()) {
       trials_completed_ += static_cast<int>(n);
       if (resp.has_next()) *next = std::move(*resp.mutable_next());
@@ -501,7 +491,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     std::fprintf(stderr,
                  "qkov-worker: batch completion refused (%s); completing "
                  "trials one by one\n",
-                 FromGrpcStatus(g).ToString().c_str());
+                 TerminalSafe(g.ToString()).c_str());
   }
 
   absl::Status result = absl::OkStatus();
@@ -528,7 +518,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
         // Stop(): hand the trial back with its checkpoint; any worker resumes
         // it. The metrics not yet sent go first, so the curve has no gap.
         std::vector<v1::MetricPoint> pending = observers[i]->TakePending();
-        if (!pending.empty()) send_points(i, std::move(pending));
+        // Best effort: the hand-back goes ahead if they do not arrive (the
+        // curve then has a gap before the checkpoint step).
+        if (!pending.empty()) send_points(i, std::move(pending)).IgnoreError();
         s = fail(
             i,
             absl::StrCat("worker stopped by signal at step ", outcome->steps),
@@ -540,9 +532,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
       // worker asks for its next batch itself).
       req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1);
       v1::CompleteTrialResponse resp;
-      grpc::Status g = WithRetry(
-          [&] { return stub_->CompleteTrial(Context().get(), req, &resp); });
-      s = FromGrpcStatus(g);
+      absl::Status g =
+          WithRetry([&] { return client_->CompleteTrial(req, &resp); });
+      s = g;
       if (s.ok()) {
         ++trials_completed_;
         if (resp.has_next()) *next = std::move(*resp.mutable_next());
@@ -550,7 +542,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     }
     if (!s.ok()) {
       std::fprintf(stderr, "qkov-worker: trial %s: %s\n",
-                   lease.trial_id().c_str(), s.ToString().c_str());
+                   TerminalSafe(lease.trial_id()).c_str(),
+                   TerminalSafe(s.ToString()).c_str());
       if (result.ok()) result = s;
     }
   }

@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "common/channel.h"
 #include "qkov/v1/worker.grpc.pb.h"
+#include "worker/agent/coordinator_client.h"
 
 namespace qkov::agent {
 
@@ -42,7 +43,10 @@ struct AgentConfig {
 
 class Agent {
  public:
-  explicit Agent(AgentConfig config);
+  // `client`: the coordinator to talk to; null: gRPC to config.server with
+  // config.security (GrpcCoordinatorClient), made in Run().
+  explicit Agent(AgentConfig config,
+                 std::unique_ptr<CoordinatorClient> client = nullptr);
 
   // Runs until idle (exit_when_idle), Stop(), or a fatal error. OK on a clean
   // exit; UNAVAILABLE when the coordinator stayed unreachable.
@@ -73,14 +77,11 @@ class Agent {
   // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
   // unreachable_timeout or Stop(); other errors return at once.
   template <typename Call>
-  grpc::Status WithRetry(Call call);
-  std::unique_ptr<grpc::ClientContext> Context();
+  absl::Status WithRetry(Call call);
 
   const AgentConfig config_;
   torch::Device device_;
-  std::shared_ptr<grpc::Channel> channel_;
-  SecureChannel secure_;
-  std::unique_ptr<qkov::v1::WorkerService::Stub> stub_;
+  std::unique_ptr<CoordinatorClient> client_;
   qkov::v1::Provenance provenance_;
   std::string worker_id_;
   std::string worker_key_;  // proves worker_id_ on every call

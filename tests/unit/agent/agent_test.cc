@@ -1,0 +1,177 @@
+// The worker loop against a fake coordinator (a real core::Coordinator and
+// results store in-process): lease, train, report and complete; riding out
+// an unreachable coordinator; a refused batch completion; a sweep cancelled
+// under a running trial (heartbeat STOP); a hand-back on Stop().
+#include "worker/agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "tests/unit/agent/fake_coordinator.h"
+
+namespace qkov::agent {
+namespace {
+
+namespace v1 = ::qkov::v1;
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/qkov-agent-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    auto store = storage::ResultsStore::Open(dir_ + "/r.db");
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    core::CoordinatorOptions o;
+    o.heartbeat_interval = absl::Milliseconds(50);
+    o.lease_duration = absl::Seconds(30);
+    o.retry_after = absl::Milliseconds(20);
+    core_ = std::make_unique<core::Coordinator>(store_.get(), Clock::Real(), o);
+  }
+  void TearDown() override {
+    core_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A synthetic sweep "s" of `seeds` FAFO trials of `steps` steps.
+  void Submit(int seeds, int64_t steps) {
+    v1::SubmitSweepRequest r;
+    v1::SweepSpec* s = r.mutable_spec();
+    s->set_name("s");
+    s->mutable_axes()->add_parameterizations(v1::FAFO);
+    s->mutable_axes()->add_lr_ratios(1);
+    s->mutable_axes()->add_eta_ovs(0.1);
+    for (int i = 0; i < seeds; ++i) s->mutable_axes()->add_seeds(i + 1);
+    s->mutable_training()->set_max_steps(steps);
+    s->mutable_training()->set_report_every(50);
+    s->mutable_training()->mutable_evaluation()->set_num_examples(64);
+    auto resp = core_->SubmitSweep(r);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+  }
+
+  std::unique_ptr<Agent> MakeAgent(int batch_trials = 1) {
+    AgentConfig config;
+    config.name = "test-worker";
+    config.exit_when_idle = true;
+    config.batch_trials = batch_trials;
+    config.unreachable_timeout = absl::Seconds(60);
+    auto fake = std::make_unique<testing::FakeCoordinator>(core_.get());
+    fake_ = fake.get();
+    return std::make_unique<Agent>(config, std::move(fake));
+  }
+
+  std::vector<storage::TrialRecord> Trials() {
+    auto t = store_->ListTrials("s", "", -1, 100);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *t : std::vector<storage::TrialRecord>{};
+  }
+  // Polls the store (every 10 ms, up to 60 s) until a trial runs past step 0.
+  bool WaitForARunningTrial() {
+    const absl::Time until = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < until) {
+      for (const auto& t : Trials()) {
+        if (t.state == storage::kRunning && t.last_step > 0) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
+  }
+
+  std::string dir_;
+  std::unique_ptr<storage::ResultsStore> store_;
+  std::unique_ptr<core::Coordinator> core_;
+  testing::FakeCoordinator* fake_ = nullptr;
+};
+
+TEST_F(AgentTest, RunsEveryTrialToTheEnd) {
+  Submit(2, 200);
+  auto agent = MakeAgent();
+  ASSERT_TRUE(agent->Run().ok());
+  EXPECT_EQ(agent->trials_completed(), 2);
+  for (const auto& t : Trials()) {
+    EXPECT_EQ(t.state, storage::kDone) << t.trial_id;
+    auto full = store_->GetTrial(t.trial_id);
+    ASSERT_TRUE(full.ok());
+    EXPECT_TRUE(full->results.count("distinct_attention")) << t.trial_id;
+    auto curve = store_->Metrics(t.trial_id);
+    ASSERT_TRUE(curve.ok());
+    EXPECT_FALSE(curve->empty());
+  }
+}
+
+TEST_F(AgentTest, RidesOutAnUnreachableCoordinator) {
+  Submit(1, 100);
+  auto agent = MakeAgent();
+  fake_->FailNext("LeaseTrial",
+                  absl::UnavailableError("database or disk is full"), 3);
+  fake_->FailNext("CompleteTrial", absl::DeadlineExceededError("slow"), 2);
+  ASSERT_TRUE(agent->Run().ok());
+  EXPECT_EQ(agent->trials_completed(), 1);
+  EXPECT_GE(fake_->calls("LeaseTrial"), 4);
+  EXPECT_GE(fake_->calls("CompleteTrial"), 3);
+  EXPECT_EQ(Trials()[0].state, storage::kDone);
+}
+
+TEST_F(AgentTest, OtherErrorsEndTheRun) {
+  Submit(1, 100);
+  auto agent = MakeAgent();
+  fake_->FailNext("LeaseTrial", absl::PermissionDeniedError("worker_key"), 1);
+  absl::Status s = agent->Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  EXPECT_EQ(fake_->calls("LeaseTrial"), 1);
+}
+
+TEST_F(AgentTest, ARefusedBatchCompletionCompletesTrialsOneByOne) {
+  Submit(2, 100);
+  auto agent = MakeAgent(/*batch_trials=*/2);
+  fake_->FailNext("CompleteTrials",
+                  absl::FailedPreconditionError("a lease was lost"), 1);
+  ASSERT_TRUE(agent->Run().ok());
+  EXPECT_EQ(agent->trials_completed(), 2);
+  EXPECT_EQ(fake_->calls("CompleteTrials"), 1);
+  EXPECT_EQ(fake_->calls("CompleteTrial"), 2);
+  for (const auto& t : Trials()) EXPECT_EQ(t.state, storage::kDone);
+}
+
+TEST_F(AgentTest, ACancelledSweepStopsItsRunningTrial) {
+  Submit(1, 100000000);
+  auto agent = MakeAgent();
+  absl::Status result;
+  std::thread run([&] { result = agent->Run(); });
+  ASSERT_TRUE(WaitForARunningTrial());
+  ASSERT_TRUE(core_->CancelSweep("s").ok());
+  run.join();  // no work is left once the trial is dropped
+  EXPECT_EQ(agent->trials_completed(), 0);
+  EXPECT_FALSE(agent->stopped());
+  EXPECT_EQ(Trials()[0].state, storage::kCancelled);
+}
+
+TEST_F(AgentTest, StopHandsTheTrialBackWithACheckpoint) {
+  Submit(1, 100000000);
+  auto agent = MakeAgent();
+  absl::Status result;
+  std::thread run([&] { result = agent->Run(); });
+  ASSERT_TRUE(WaitForARunningTrial());
+  agent->Stop();
+  run.join();
+  EXPECT_TRUE(agent->stopped());
+  const storage::TrialRecord t = Trials()[0];
+  EXPECT_EQ(t.state, storage::kQueued);  // at the front, for any worker
+  auto full = store_->GetTrial(t.trial_id);
+  ASSERT_TRUE(full.ok());
+  ASSERT_EQ(full->attempt_history.size(), 1u);
+  EXPECT_EQ(full->attempt_history[0].state, "preempted");
+  storage::LeaseRecord lease;
+  ASSERT_EQ(*store_->LeaseNext("next", 0, 60000, &lease),
+            storage::LeaseAvailability::kLeased);
+  EXPECT_FALSE(lease.checkpoint.empty());
+  EXPECT_GT(lease.checkpoint_step, 0);
+}
+
+}  // namespace
+}  // namespace qkov::agent

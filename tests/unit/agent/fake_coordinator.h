@@ -1,0 +1,100 @@
+// FakeCoordinator: a CoordinatorClient that calls an in-process
+// core::Coordinator (real scheduling, fencing and storage, no gRPC), with
+// failures that a test can inject per method and counts of the calls made.
+#ifndef QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
+#define QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
+
+#include <map>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "server/core/coordinator.h"
+#include "worker/agent/coordinator_client.h"
+
+namespace qkov::testing {
+
+namespace v1 = ::qkov::v1;
+
+class FakeCoordinator : public agent::CoordinatorClient {
+ public:
+  explicit FakeCoordinator(core::Coordinator* core) : core_(core) {}
+
+  // The next `times` calls of `method` ("LeaseTrial", ...) return `status`
+  // without reaching the coordinator.
+  void FailNext(const std::string& method, absl::Status status, int times) {
+    absl::MutexLock lock(&mu_);
+    failures_[method] = {std::move(status), times};
+  }
+  int calls(const std::string& method) {
+    absl::MutexLock lock(&mu_);
+    return calls_[method];
+  }
+
+  absl::Status RegisterWorker(const v1::RegisterWorkerRequest& r,
+                              v1::RegisterWorkerResponse* out) override {
+    return Call("RegisterWorker", core_->RegisterWorker(r), out);
+  }
+  absl::Status LeaseTrial(const v1::LeaseTrialRequest& r,
+                          v1::LeaseTrialResponse* out) override {
+    if (absl::Status s = Injected("LeaseTrial"); !s.ok()) return s;
+    return Call("", core_->LeaseTrial(r), out);
+  }
+  absl::Status Heartbeat(const v1::HeartbeatRequest& r,
+                         v1::HeartbeatResponse* out) override {
+    if (absl::Status s = Injected("Heartbeat"); !s.ok()) return s;
+    return Call("", core_->Heartbeat(r), out);
+  }
+  absl::Status ReportMetrics(const v1::ReportMetricsRequest& r,
+                             v1::ReportMetricsResponse* out) override {
+    if (absl::Status s = Injected("ReportMetrics"); !s.ok()) return s;
+    return Call("", core_->ReportMetrics(r), out);
+  }
+  absl::Status CompleteTrial(const v1::CompleteTrialRequest& r,
+                             v1::CompleteTrialResponse* out) override {
+    if (absl::Status s = Injected("CompleteTrial"); !s.ok()) return s;
+    return Call("", core_->CompleteTrial(r), out);
+  }
+  absl::Status CompleteTrials(const v1::CompleteTrialsRequest& r,
+                              v1::CompleteTrialsResponse* out) override {
+    if (absl::Status s = Injected("CompleteTrials"); !s.ok()) return s;
+    return Call("", core_->CompleteTrials(r), out);
+  }
+  absl::Status FailTrial(const v1::FailTrialRequest& r,
+                         v1::FailTrialResponse* out) override {
+    if (absl::Status s = Injected("FailTrial"); !s.ok()) return s;
+    return Call("", core_->FailTrial(r), out);
+  }
+
+ private:
+  // Counts the call; OK, or the failure injected for it.
+  absl::Status Injected(const std::string& method) {
+    absl::MutexLock lock(&mu_);
+    ++calls_[method];
+    auto it = failures_.find(method);
+    if (it == failures_.end() || it->second.second == 0)
+      return absl::OkStatus();
+    --it->second.second;
+    return it->second.first;
+  }
+  template <typename Response>
+  absl::Status Call(const std::string& count, absl::StatusOr<Response> r,
+                    Response* out) {
+    if (!count.empty()) {
+      absl::MutexLock lock(&mu_);
+      ++calls_[count];
+    }
+    if (!r.ok()) return r.status();
+    *out = *std::move(r);
+    return absl::OkStatus();
+  }
+
+  core::Coordinator* core_;
+  absl::Mutex mu_;
+  std::map<std::string, int> calls_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::pair<absl::Status, int>> failures_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace qkov::testing
+
+#endif  // QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
