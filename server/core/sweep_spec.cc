@@ -11,6 +11,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/trial_defaults.h"
 #include "absl/strings/str_format.h"
 
 namespace qkov::core {
@@ -60,20 +61,22 @@ absl::Status CheckInt(const std::string& field, int64_t x, int64_t lo,
 }  // namespace
 
 void ApplyTrainingDefaults(Training* t) {
+  namespace d = ::qkov::defaults;
   if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED)
     t->set_task(qkov::v1::TASK_SYNTHETIC);
   auto* s = t->mutable_synthetic();
-  if (s->vocab_size() == 0) s->set_vocab_size(50);
-  if (s->num_common() == 0) s->set_num_common(10);
-  if (s->num_classes() == 0) s->set_num_classes(4);
-  if (s->distinct_per_class() == 0) s->set_distinct_per_class(10);
-  if (s->seq_len() == 0) s->set_seq_len(64);
+  if (s->vocab_size() == 0) s->set_vocab_size(d::kVocabSize);
+  if (s->num_common() == 0) s->set_num_common(d::kNumCommon);
+  if (s->num_classes() == 0) s->set_num_classes(d::kNumClasses);
+  if (s->distinct_per_class() == 0)
+    s->set_distinct_per_class(d::kDistinctPerClass);
+  if (s->seq_len() == 0) s->set_seq_len(d::kSeqLen);
   auto* o = t->mutable_optimizer();
   if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED)
     o->set_kind(qkov::v1::SGD);
-  if (o->adam_beta1() == 0) o->set_adam_beta1(0.9);
-  if (o->adam_beta2() == 0) o->set_adam_beta2(0.999);
-  if (o->adam_eps() == 0) o->set_adam_eps(1e-8);
+  if (o->adam_beta1() == 0) o->set_adam_beta1(d::kAdamBeta1);
+  if (o->adam_beta2() == 0) o->set_adam_beta2(d::kAdamBeta2);
+  if (o->adam_eps() == 0) o->set_adam_eps(d::kAdamEps);
   if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED)
     o->set_schedule(qkov::v1::CONSTANT);
   auto* i = t->mutable_init();
@@ -81,30 +84,29 @@ void ApplyTrainingDefaults(Training* t) {
     i->set_qk(qkov::v1::INIT_IDENTITY);
   if (i->ov() == qkov::v1::INIT_KIND_UNSPECIFIED)
     i->set_ov(qkov::v1::INIT_IDENTITY);
-  if (i->identity_scale() == 0) i->set_identity_scale(1e-6);
-  if (t->max_steps() == 0) t->set_max_steps(100000);
-  if (t->batch_size() == 0) t->set_batch_size(32);
-  if (t->report_every() == 0) t->set_report_every(500);
-  if (t->target_loss() == 0) t->set_target_loss(1e-3);
-  if (t->loss_window() == 0) t->set_loss_window(250);
+  if (i->identity_scale() == 0) i->set_identity_scale(d::kIdentityScale);
+  if (t->max_steps() == 0) t->set_max_steps(d::kMaxSteps);
+  if (t->batch_size() == 0) t->set_batch_size(d::kBatchSize);
+  if (t->report_every() == 0) t->set_report_every(d::kReportEvery);
+  if (t->target_loss() == 0) t->set_target_loss(d::kTargetLoss);
+  if (t->loss_window() == 0) t->set_loss_window(d::kLossWindow);
   auto* e = t->mutable_evaluation();
-  if (e->num_examples() == 0) e->set_num_examples(2048);
-  if (e->eval_seed() == 0) e->set_eval_seed(20260807);
-  if (e->tau_attention() == 0) e->set_tau_attention(0.6);
-  if (e->tau_probability() == 0) e->set_tau_probability(0.6);
+  if (e->num_examples() == 0) e->set_num_examples(d::kNumExamples);
+  if (e->eval_seed() == 0) e->set_eval_seed(d::kEvalSeed);
+  if (e->tau_attention() == 0) e->set_tau_attention(d::kTauAttention);
+  if (e->tau_probability() == 0) e->set_tau_probability(d::kTauProbability);
   if (e->dtap_attention_edges().empty()) {
-    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0})
-      e->add_dtap_attention_edges(x);
+    for (double x : d::kDtapEdges) e->add_dtap_attention_edges(x);
   }
   if (e->dtap_probability_edges().empty()) {
-    for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0})
-      e->add_dtap_probability_edges(x);
+    for (double x : d::kDtapEdges) e->add_dtap_probability_edges(x);
   }
 }
 
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   ApplyTrainingDefaults(spec->mutable_training());
-  if (spec->max_attempts() == 0) spec->set_max_attempts(3);
+  if (spec->max_attempts() == 0)
+    spec->set_max_attempts(::qkov::defaults::kMaxAttempts);
   auto* axes = spec->mutable_axes();
   switch (spec->training().task()) {
     case qkov::v1::TASK_THEORY: {

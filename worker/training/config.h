@@ -1,7 +1,7 @@
 // Plain C++ description of one training trial, independent of the wire
-// format (the agent converts qkov.v1.TrialConfig into this). Defaults are the
-// paper's synthetic setup (NOTES.md §2-3); docs/metrics.md defines every
-// metric these settings feed.
+// format (the agent converts qkov.v1.TrialConfig into this). Defaults come
+// from common/trial_defaults.h, the same table the server fills submitted
+// specs from; docs/metrics.md defines every metric these settings feed.
 #ifndef QKOV_WORKER_TRAINING_CONFIG_H_
 #define QKOV_WORKER_TRAINING_CONFIG_H_
 
@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/trial_defaults.h"
 
 namespace qkov::training {
 
@@ -33,11 +34,11 @@ enum class ScheduleKind { kConstant, kCosineWarmup, kQkRamp };
 enum class InitKind { kIdentity, kDefaultLinear };
 
 struct SyntheticTaskOptions {
-  int vocab_size = 50;
-  int num_common = 10;
-  int num_classes = 4;
-  int distinct_per_class = 10;
-  int seq_len = 64;
+  int vocab_size = defaults::kVocabSize;
+  int num_common = defaults::kNumCommon;
+  int num_classes = defaults::kNumClasses;
+  int distinct_per_class = defaults::kDistinctPerClass;
+  int seq_len = defaults::kSeqLen;
 
   // Checks the sizes fit together (e.g. the class blocks fit the vocabulary).
   absl::Status Validate() const;
@@ -47,9 +48,9 @@ struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::kSgd;
   double momentum = 0.0;
   double weight_decay = 0.0;
-  double adam_beta1 = 0.9;
-  double adam_beta2 = 0.999;
-  double adam_eps = 1e-8;
+  double adam_beta1 = defaults::kAdamBeta1;
+  double adam_beta2 = defaults::kAdamBeta2;
+  double adam_eps = defaults::kAdamEps;
   ScheduleKind schedule = ScheduleKind::kConstant;
   int64_t warmup_steps = 0;
 };
@@ -57,16 +58,18 @@ struct OptimizerOptions {
 struct InitOptions {
   InitKind qk = InitKind::kIdentity;
   InitKind ov = InitKind::kIdentity;
-  double identity_scale = 1e-6;
+  double identity_scale = defaults::kIdentityScale;
 };
 
 struct EvalOptions {
-  int num_examples = 2048;
-  uint64_t eval_seed = 20260807;
-  double tau_attention = 0.6;
-  double tau_probability = 0.6;
-  std::vector<double> dtap_attention_edges = {0, 0.2, 0.4, 0.6, 0.8, 1.0};
-  std::vector<double> dtap_probability_edges = {0, 0.2, 0.4, 0.6, 0.8, 1.0};
+  int num_examples = defaults::kNumExamples;
+  uint64_t eval_seed = defaults::kEvalSeed;
+  double tau_attention = defaults::kTauAttention;
+  double tau_probability = defaults::kTauProbability;
+  std::vector<double> dtap_attention_edges = {defaults::kDtapEdges.begin(),
+                                             defaults::kDtapEdges.end()};
+  std::vector<double> dtap_probability_edges = {defaults::kDtapEdges.begin(),
+                                               defaults::kDtapEdges.end()};
   double top_k_percent = 5.0;  // comprehensiveness / sufficiency
 };
 
@@ -78,11 +81,11 @@ struct TrialOptions {
   SyntheticTaskOptions task;
   OptimizerOptions optimizer;
   InitOptions init;
-  int64_t max_steps = 10000;
-  int batch_size = 32;
-  int report_every = 100;
-  double target_loss = 1e-3;
-  int loss_window = 250;
+  int64_t max_steps = defaults::kMaxSteps;
+  int batch_size = defaults::kBatchSize;
+  int report_every = defaults::kReportEvery;
+  double target_loss = defaults::kTargetLoss;
+  int loss_window = defaults::kLossWindow;
   EvalOptions eval;
 
   absl::Status Validate() const;
