@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The paper's synthetic model in PyTorch eager: the speed anchor a researcher
-would otherwise run (the authors' notebooks, NOTES.md §1-2), same shapes and
+would otherwise run (the authors' notebooks, docs/paper.md §1-2), same shapes and
 thread count as training_bench.
 
     /usr/bin/python3 bench/pytorch_eager_bench.py --steps 2000 --threads 1

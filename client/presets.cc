@@ -7,10 +7,10 @@ namespace qkov::client {
 const std::vector<Preset>& Presets() {
   static const auto* presets = new std::vector<Preset>{
       {"paper-four-param",
-       "the four parameterizations at equal rates (NOTES §3, Fig. 2): SGD "
+       "the four parameterizations at equal rates (docs/paper.md §3, Fig. 2): SGD "
        "0.01, 5 seeds, <= 625k steps",
        R"(name: paper-four-param
-description: four parameterizations, eta_QK = eta_OV = 0.01 (NOTES.md §3 Row-1 runs)
+description: four parameterizations, eta_QK = eta_OV = 0.01 (docs/paper.md §3 Row-1 runs)
 axes:
   parameterization: [FAFO, FACO, CAFO, CACO]
   lr_ratio: [1]
@@ -30,7 +30,7 @@ training:
        "FAFO over eta_QK/eta_OV in {1, 2, 5, 10, 20} with 5 seeds (the fast-QK "
        "runs): SGD eta_OV 0.01",
        R"(name: paper-ratio
-description: FAFO, eta_QK/eta_OV sweep, 5 seeds (NOTES.md §3 fast-QK runs)
+description: FAFO, eta_QK/eta_OV sweep, 5 seeds (docs/paper.md §3 fast-QK runs)
 axes:
   parameterization: [FAFO]
   lr_ratio: [1, 2, 5, 10, 20]
@@ -50,7 +50,7 @@ training:
        "the QK ramp runs: eta_QK rises linearly from eta_OV to R x eta_OV "
        "(FAFO R=40, CACO R=10 in the paper)",
        R"(name: paper-qk-ramp
-description: QK learning-rate ramp (NOTES.md §3 ramp runs)
+description: QK learning-rate ramp (docs/paper.md §3 ramp runs)
 axes:
   parameterization: [FAFO, CACO]
   lr_ratio: [10, 40]
@@ -68,9 +68,9 @@ training:
         "name=paper-qk-ramp-quick"}},
       {"paper-theory",
        "the reduced gradient flow over r = eta_QK/eta_OV in {0.01, 0.1, 1, 10, "
-       "100} (NOTES §4, Fig. 4)",
+       "100} (docs/paper.md §4, Fig. 4)",
        R"(name: paper-theory
-description: reduced gradient flow of NOTES.md §4, RK4 with the authors' settings
+description: reduced gradient flow of docs/paper.md §4, RK4 with the authors' settings
 axes:
   lr_ratio: [0.01, 0.1, 1, 10, 100]
   eta_ov: [1]
@@ -82,9 +82,9 @@ training:
        {"name=paper-theory-quick"}},
       {"paper-fixed-attention",
        "attention fixed at alpha in {0.2, ..., 1}, only OV trained, collapsed "
-       "vs factorized (NOTES §3, Fig. 3)",
+       "vs factorized (docs/paper.md §3, Fig. 3)",
        R"(name: paper-fixed-attention
-description: "fixed-attention experiment (NOTES.md §3 Fig-3): CACO = collapsed OV, FAFO = factorized OV"
+description: "fixed-attention experiment (docs/paper.md §3 Fig-3): CACO = collapsed OV, FAFO = factorized OV"
 axes:
   parameterization: [CACO, FAFO]
   alpha: [0.2, 0.4, 0.6, 0.8, 1.0]

@@ -1,5 +1,5 @@
 // Sweep presets that reproduce the paper's synthetic experiments
-// (NOTES.md §3). `qkov presets` lists them; `qkov submit --preset NAME`
+// (docs/paper.md §3). `qkov presets` lists them; `qkov submit --preset NAME`
 // submits one, with `--quick` for the smallest faithful budget (every rate
 // x10, 30k steps; docs/metrics.md explains why it keeps the ordering).
 #ifndef QKOV_CLIENT_PRESETS_H_

@@ -12,7 +12,7 @@
 
 namespace qkov::defaults {
 
-// The synthetic task (NOTES §2).
+// The synthetic task (docs/paper.md §2).
 inline constexpr int kVocabSize = 50;
 inline constexpr int kNumCommon = 10;
 inline constexpr int kNumClasses = 4;

@@ -1,4 +1,4 @@
-// The fixed-attention experiment (NOTES.md §3, "Fig-3"): attention is not
+// The fixed-attention experiment (docs/paper.md §3, "Fig-3"): attention is not
 // learned but fixed at alpha, spread uniformly over the distinct tokens of
 // each sequence, with 1 - alpha spread uniformly over its common tokens; only
 // the OV circuit trains. Collapsed OV is one Linear(V, V) with bias;

@@ -1,4 +1,4 @@
-// The single-layer, single-head attention model of the paper (NOTES.md §1)
+// The single-layer, single-head attention model of the paper (docs/paper.md §1)
 // in its four parameterizations. Inputs are one-hot tokens, so every linear
 // map applied to a token is a column lookup; we compute the two effective
 // circuits once per step and gather from them instead of building dense
@@ -29,7 +29,7 @@ struct ModelOutput {
 };
 
 // ||W1^T W1 - W2 W2^T||_F / max(||W1^T W1||_F, ||W2 W2^T||_F): 0 for a
-// balanced factor pair (the gradient-flow invariant of NOTES.md §1).
+// balanced factor pair (the gradient-flow invariant of docs/paper.md §1).
 double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2);
 
 class AttentionModelImpl : public torch::nn::Module {

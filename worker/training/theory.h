@@ -1,4 +1,4 @@
-// The paper's reduced gradient flow (NOTES.md §4): two scalars, the OV
+// The paper's reduced gradient flow (docs/paper.md §4): two scalars, the OV
 // strength mu_OV and the QK strength mu_QK, integrated with RK4 in
 // normalized time tau = t * min(eta_OV, eta_QK).
 //

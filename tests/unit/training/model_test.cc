@@ -29,7 +29,7 @@ Batch SmallBatch(int n, uint64_t seed) {
   return task.Sample(n, rng);
 }
 
-// The paper's notebook equations with dense one-hot inputs (NOTES.md §1).
+// The paper's notebook equations with dense one-hot inputs (docs/paper.md §1).
 torch::Tensor DenseLogits(AttentionModel& m, const torch::Tensor& tokens) {
   const int v = m->vocab_size();
   auto x = torch::one_hot(tokens, v).to(torch::kFloat64);  // [B, T, V]

@@ -1,4 +1,4 @@
-// The synthetic data generator against NOTES.md §2.
+// The synthetic data generator against docs/paper.md §2.
 #include "worker/training/synthetic_task.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The reduced gradient flow against the asymptotics and recorded values of
-// NOTES.md §4.
+// docs/paper.md §4.
 #include "worker/training/theory.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@ namespace qkov::training {
 namespace {
 
 TEST(TheoryTest, RecordedValuesAtLossTarget) {
-  // NOTES.md §4: at loss 1e-4, r=0.1 gives mu_OV ~ 42.3, mu_QK ~ 1.40,
+  // docs/paper.md §4: at loss 1e-4, r=0.1 gives mu_OV ~ 42.3, mu_QK ~ 1.40,
   // alpha ~ 0.287 (the authors' notebook, dtau = 10).
   TheoryOptions o;
   o.ratio = 0.1;
@@ -44,7 +44,7 @@ TEST(TheoryTest, OvGrowsLikeLogT) {
 }
 
 TEST(TheoryTest, QkOddsGrowLikeLogSquaredT) {
-  // exp(mu_QK) ~ [r (M-1) n / (2 m M b)] log^2(t / b)   (NOTES.md §4).
+  // exp(mu_QK) ~ [r (M-1) n / (2 m M b)] log^2(t / b)   (docs/paper.md §4).
   const double r = 100;
   TheoryOptions o;
   const double t = 1e12;
