@@ -135,11 +135,11 @@ const Authenticator::Holder* Authenticator::Find(
   return &token->second;
 }
 
-grpc::Status Authenticator::Check(const grpc::ServerContext* context,
-                                  Permission needed, const char* method,
-                                  storage::Actor* actor) const {
+grpc::Status Authenticator::Check(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+    Permission needed, const char* method, storage::Actor* actor) const {
   grpc::Status error;
-  const Holder* holder = Find(context->client_metadata(), method, &error);
+  const Holder* holder = Find(metadata, method, &error);
   if (holder == nullptr) return error;
   if (!Allows(holder->role, needed)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,

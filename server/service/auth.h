@@ -42,9 +42,11 @@ class Authenticator {
   static absl::StatusOr<std::unique_ptr<Authenticator>> Load(
       const std::string& path);
   // UNAUTHENTICATED (no or unknown token) or PERMISSION_DENIED (role too
-  // weak). On OK, *actor is the token's holder.
-  grpc::Status Check(const grpc::ServerContext* context, Permission needed,
-                     const char* method, storage::Actor* actor) const;
+  // weak), for a call with `metadata` (ServerContext::client_metadata()).
+  // On OK, *actor is the token's holder.
+  grpc::Status Check(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+      Permission needed, const char* method, storage::Actor* actor) const;
   // Whether `metadata` carries a known token, of any role.
   grpc::Status CheckAnyToken(
       const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
@@ -87,7 +89,7 @@ inline grpc::Status Authorize(const Authenticator* auth,
     *actor = storage::Actor{"", /*admin=*/true};
     return grpc::Status::OK;
   }
-  return auth->Check(ctx, needed, method, actor);
+  return auth->Check(ctx->client_metadata(), needed, method, actor);
 }
 
 }  // namespace qkov::service

@@ -1,0 +1,118 @@
+// Token files and the role and owner a call is given (server/service/auth).
+#include "server/service/auth.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace qkov::service {
+namespace {
+
+class AuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/qkov-auth-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  absl::StatusOr<std::unique_ptr<Authenticator>> Load(const std::string& text) {
+    const std::string path = dir_ + "/tokens";
+    std::ofstream(path) << text;
+    return Authenticator::Load(path);
+  }
+  // Metadata as a call carrying `value` in its authorization header.
+  struct Call {
+    explicit Call(const std::string& v) : value(v) {
+      if (!value.empty()) md.emplace("authorization", value);
+    }
+    std::string value;
+    std::multimap<grpc::string_ref, grpc::string_ref> md;
+  };
+  std::string dir_;
+};
+
+TEST_F(AuthTest, RolesNamesAndTheOlderFormat) {
+  auto auth = Load(
+      "# role token name\n"
+      "worker    farm-token-0123456789 farm\n"
+      "user      alice-token-012345678 alice\n"
+      "admin     root-token-0123456789 root\n"
+      "read-only reader-token-01234567\n");
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  storage::Actor actor;
+  Call alice("Bearer alice-token-012345678");
+  EXPECT_TRUE((*auth)->Check(alice.md, Permission::kWrite, "M", &actor).ok());
+  EXPECT_EQ(actor.name, "alice");
+  EXPECT_FALSE(actor.admin);
+  EXPECT_EQ((*auth)->Check(alice.md, Permission::kWorker, "M", &actor)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  Call root("Bearer root-token-0123456789");
+  EXPECT_TRUE((*auth)->Check(root.md, Permission::kWrite, "M", &actor).ok());
+  EXPECT_TRUE(actor.admin);
+  Call reader("Bearer reader-token-01234567");
+  EXPECT_TRUE((*auth)->Check(reader.md, Permission::kRead, "M", &actor).ok());
+  EXPECT_EQ(actor.name.rfind("token-", 0), 0u) << actor.name;
+  EXPECT_EQ(actor.name.size(), 14u);
+  grpc::Status s = (*auth)->Check(reader.md, Permission::kWrite, "Submit", &actor);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(s.error_message(),
+            "Submit: role read-only may not call this method");
+  Call farm("Bearer farm-token-0123456789");
+  EXPECT_TRUE((*auth)->Check(farm.md, Permission::kWorker, "M", &actor).ok());
+  EXPECT_EQ(actor.name, "farm");
+}
+
+TEST_F(AuthTest, MissingMalformedAndUnknownTokensAreUnauthenticated) {
+  auto auth = Load("user alice-token-012345678 alice\n");
+  ASSERT_TRUE(auth.ok());
+  storage::Actor actor;
+  for (const char* value :
+       {"", "alice-token-012345678", "Basic alice-token-012345678",
+        "Bearer nobody-token-0000000000", "Bearer "}) {
+    Call c(value);
+    grpc::Status s = (*auth)->Check(c.md, Permission::kRead, "M", &actor);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << value;
+    EXPECT_FALSE((*auth)->CheckAnyToken(c.md, "M").ok()) << value;
+  }
+  Call ok("Bearer alice-token-012345678");
+  EXPECT_TRUE((*auth)->CheckAnyToken(ok.md, "M").ok());
+}
+
+TEST_F(AuthTest, BadFilesNameTheLine) {
+  struct Case {
+    std::string text, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"user short\n", "tokens:1: token shorter than 16 characters"},
+           {"# c\nboss alice-token-012345678\n", "tokens:2: unknown role 'boss'"},
+           {"user alice-token-012345678 a b\n", "tokens:1: expected 'ROLE TOKEN [NAME]'"},
+           {"user alice-token-012345678 al;ce\n", "tokens:1: NAME must be"},
+           {"user alice-token-012345678 a\nadmin alice-token-012345678 b\n",
+            "tokens:2: the same token appears twice"},
+           {"# nothing\n", "holds no tokens"},
+       }) {
+    auto auth = Load(c.text);
+    ASSERT_FALSE(auth.ok()) << c.text;
+    EXPECT_EQ(auth.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(auth.status().message().find(c.says), std::string::npos)
+        << auth.status();
+  }
+  auto missing = Authenticator::Load(dir_ + "/none");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  auto directory = Authenticator::Load(dir_);
+  EXPECT_EQ(directory.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(AuthTest, WithoutTokensEveryCallerIsAnAnonymousAdmin) {
+  grpc::ServerContext ctx;
+  storage::Actor actor{"x", false};
+  EXPECT_TRUE(Authorize(nullptr, &ctx, Permission::kWrite, "M", &actor).ok());
+  EXPECT_EQ(actor.name, "");
+  EXPECT_TRUE(actor.admin);
+}
+
+}  // namespace
+}  // namespace qkov::service
