@@ -215,7 +215,8 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format) {
     t.Print(std::cout);
   }
   if (resp.truncated())
-    std::fprintf(stderr, "qkov: output truncated at %zu rows (server limit: %s)\n",
+    std::fprintf(stderr,
+                 "qkov: output truncated at %zu rows (server limit: %s)\n",
                  t.size(), resp.truncated_by().c_str());
   return kExitOk;
 }

@@ -127,9 +127,8 @@ int Status(Connection& conn, const std::string& sweep) {
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     sweeps.push_back(resp);
   }
-  Table t({"sweep", "owner", "trials", "queued", "running", "done",
-           "diverged", "failed", "cancelled", "per hour", "eta", "priority",
-           "flags"});
+  Table t({"sweep", "owner", "trials", "queued", "running", "done", "diverged",
+           "failed", "cancelled", "per hour", "eta", "priority", "flags"});
   for (const auto& s : sweeps) {
     t.AddRow({s.name(), s.owner().empty() ? "-" : s.owner(),
               absl::StrCat(s.total_trials()),

@@ -59,13 +59,13 @@ absl::Status Gnuplot(const std::string& script_path, const std::string& log) {
   std::vector<char*> argv = {program.data(),
                              const_cast<char*>(script_path.c_str()), nullptr};
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(),
-                              environ);
+  const int rc =
+      posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot run gnuplot (", std::strerror(rc),
-        "); install gnuplot-nox (deploy/install-deps.sh)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot run gnuplot (", std::strerror(rc),
+                     "); install gnuplot-nox (deploy/install-deps.sh)"));
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -92,8 +92,7 @@ absl::Status RunGnuplot(const std::string& out_base, const std::string& body,
           absl::StrFormat("svg size %d,%d noenhanced", width, height)}) {
       const bool png = term.rfind("png", 0) == 0;
       gp << "set terminal " << term << "\n";
-      gp << "set output " << Quoted(out_base + (png ? ".png" : ".svg"))
-         << "\n";
+      gp << "set output " << Quoted(out_base + (png ? ".png" : ".svg")) << "\n";
       gp << body << "\n";
       gp << "unset output\nreset\n";
     }
@@ -292,9 +291,9 @@ absl::Status PlotCurves(const std::vector<Curve>& curves,
       "\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < curves.size(); ++i) {
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:2 with lines lw 2 title %s", i,
-        Quoted(titles[i])));
+    parts.push_back(
+        absl::StrFormat("datafile index %d using 1:2 with lines lw 2 title %s",
+                        i, Quoted(titles[i])));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);

@@ -35,8 +35,8 @@ struct Curve {
 absl::Status PlotCurves(const std::vector<Curve>& curves,
                         const std::string& metric, const std::string& out_base);
 
-// Theory curves (docs/paper.md §4): attention alpha against the loss at which the
-// reduced gradient flow first reaches it, one curve per r; with the trained
+// Theory curves (docs/paper.md §4): attention alpha against the loss at which
+// the reduced gradient flow first reaches it, one curve per r; with the trained
 // models' (final loss, distinct-token attention) overlaid as labelled points,
 // mean over seeds per (parameterization, ratio).
 struct TheoryCurve {

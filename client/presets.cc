@@ -7,7 +7,8 @@ namespace qkov::client {
 const std::vector<Preset>& Presets() {
   static const auto* presets = new std::vector<Preset>{
       {"paper-four-param",
-       "the four parameterizations at equal rates (docs/paper.md §3, Fig. 2): SGD "
+       "the four parameterizations at equal rates (docs/paper.md §3, Fig. 2): "
+       "SGD "
        "0.01, 5 seeds, <= 625k steps",
        R"(name: paper-four-param
 description: four parameterizations, eta_QK = eta_OV = 0.01 (docs/paper.md §3 Row-1 runs)

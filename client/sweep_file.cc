@@ -568,9 +568,9 @@ absl::StatusOr<v1::SweepSpec> LoadSweepFile(
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxSweepFileBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": ", size, " bytes; a sweep file may be at most ",
-        kMaxSweepFileBytes, " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", size, " bytes; a sweep file may be at most ",
+                     kMaxSweepFileBytes, " bytes"));
   }
   if (!ec && std::filesystem::is_directory(path, ec))
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));

@@ -13,12 +13,13 @@ namespace qkov {
 
 absl::StatusOr<std::string> ReadFlagFile(const std::string& flag,
                                          const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": empty path"));
+  if (path.empty())
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": empty path"));
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     const int err = errno;
-    const std::string why =
-        absl::StrCat(flag, ": cannot read ", path, " (", std::strerror(err), ")");
+    const std::string why = absl::StrCat(flag, ": cannot read ", path, " (",
+                                         std::strerror(err), ")");
     return err == ENOENT || err == ENOTDIR ? absl::NotFoundError(why)
                                            : absl::PermissionDeniedError(why);
   }
@@ -27,9 +28,9 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& flag,
         absl::StrCat(flag, ": ", path, " is a directory, not a file"));
   }
   if (st.st_size > kMaxFlagFileBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": ", path, " is ", st.st_size, " bytes; the limit is ",
-        kMaxFlagFileBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", path, " is ", st.st_size,
+                     " bytes; the limit is ", kMaxFlagFileBytes));
   }
   std::ifstream in(path);
   if (!in) {

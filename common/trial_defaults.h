@@ -39,7 +39,8 @@ inline constexpr int kNumExamples = 2048;
 inline constexpr uint64_t kEvalSeed = 20260807;
 inline constexpr double kTauAttention = 0.6;
 inline constexpr double kTauProbability = 0.6;
-inline constexpr std::array<double, 6> kDtapEdges = {0, 0.2, 0.4, 0.6, 0.8, 1.0};
+inline constexpr std::array<double, 6> kDtapEdges = {0,   0.2, 0.4,
+                                                     0.6, 0.8, 1.0};
 
 // Retry budget of a trial's failures.
 inline constexpr int kMaxAttempts = 3;

@@ -30,8 +30,9 @@ absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what) {
       // written, and the same write succeeds once space is freed. Workers
       // retry UNAVAILABLE with backoff.
       return absl::UnavailableError(
-          absl::StrCat(msg, " (the database's disk is full; retry when space "
-                            "is freed)"));
+          absl::StrCat(msg,
+                       " (the database's disk is full; retry when space "
+                       "is freed)"));
     case SQLITE_NOMEM:
       return absl::ResourceExhaustedError(msg);
     case SQLITE_CANTOPEN:

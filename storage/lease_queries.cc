@@ -1,7 +1,5 @@
 // ResultsStore: workers and leases (register, lease, fence, heartbeat, fail,
 // expire).
-#include "storage/results_store.h"
-
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -113,8 +112,8 @@ absl::StatusOr<ResultsStore::WorkerIdentity> ResultsStore::GetWorkerIdentity(
   s->BindText(1, worker_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row) {
-    return absl::NotFoundError(absl::StrCat(
-        "worker_id: no worker '", worker_id, "' is registered"));
+    return absl::NotFoundError(
+        absl::StrCat("worker_id: no worker '", worker_id, "' is registered"));
   }
   WorkerIdentity w{s->ColumnText(0), s->ColumnText(1)};
   s->Reset();
@@ -292,7 +291,6 @@ absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& worker_id,
   return renewed;
 }
 
-
 namespace {
 
 // Shared by FailTrial and ExpireLeases: ends `attempt` with attempt_state and
@@ -393,7 +391,6 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
   }
   return static_cast<int64_t>(expired.size());
 }
-
 
 absl::StatusOr<bool> ResultsStore::AllIdle() {
   absl::MutexLock lock(&mu_);

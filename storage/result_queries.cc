@@ -1,7 +1,5 @@
 // ResultsStore: what a running trial reports (metric points, the completion
 // with its results, artifacts and provenance).
-#include "storage/results_store.h"
-
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {

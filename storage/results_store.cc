@@ -25,7 +25,8 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
   }
   s->writes_ = std::make_unique<WriteQueue>(s->db_.get(), &s->mu_, [s] {
     s->mu_.AssertHeld();
-    if (s->checkpointer_ != nullptr) s->checkpointer_->RewindIfLong(s->db_.get());
+    if (s->checkpointer_ != nullptr)
+      s->checkpointer_->RewindIfLong(s->db_.get());
   });
   return store;
 }

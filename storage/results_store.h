@@ -281,14 +281,10 @@ class ResultsStore {
   // `permanent`: the trial fails at once, whatever its retry budget (an
   // attempt that cannot succeed anywhere, such as a config too big to
   // allocate).
-  absl::StatusOr<std::string> FailTrial(const std::string& worker_id,
-                                        const std::string& trial_id,
-                                        int attempt, const std::string& reason,
-                                        bool preempted,
-                                        const std::string& checkpoint,
-                                        int64_t checkpoint_step,
-                                        int64_t now_ms,
-                                        bool permanent = false);
+  absl::StatusOr<std::string> FailTrial(
+      const std::string& worker_id, const std::string& trial_id, int attempt,
+      const std::string& reason, bool preempted, const std::string& checkpoint,
+      int64_t checkpoint_step, int64_t now_ms, bool permanent = false);
 
   // Requeues (or fails, when the budget is spent) every running trial whose
   // lease expired before now_ms. Returns how many.

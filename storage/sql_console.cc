@@ -24,44 +24,131 @@ namespace {
 // seconds even past SQLITE_LIMIT_LENGTH). Numbers format with round().
 constexpr const char* kAllowedFunctions[] = {
     // core scalar
-    "abs", "char", "coalesce", "format", "glob", "hex", "ifnull", "iif",
-    "instr", "length", "like", "likelihood", "likely", "lower", "ltrim",
-    "max", "min", "nullif", "quote", "random", "replace", "round",
-    "rtrim", "sign", "soundex", "sqlite_version", "substr", "substring",
-    "trim", "typeof", "unicode", "unlikely", "upper",
+    "abs",
+    "char",
+    "coalesce",
+    "format",
+    "glob",
+    "hex",
+    "ifnull",
+    "iif",
+    "instr",
+    "length",
+    "like",
+    "likelihood",
+    "likely",
+    "lower",
+    "ltrim",
+    "max",
+    "min",
+    "nullif",
+    "quote",
+    "random",
+    "replace",
+    "round",
+    "rtrim",
+    "sign",
+    "soundex",
+    "sqlite_version",
+    "substr",
+    "substring",
+    "trim",
+    "typeof",
+    "unicode",
+    "unlikely",
+    "upper",
     // aggregate
-    "avg", "count", "group_concat", "sum", "total",
+    "avg",
+    "count",
+    "group_concat",
+    "sum",
+    "total",
     // date and time
-    "date", "time", "datetime", "julianday", "strftime", "unixepoch",
-    "current_date", "current_time", "current_timestamp",
+    "date",
+    "time",
+    "datetime",
+    "julianday",
+    "strftime",
+    "unixepoch",
+    "current_date",
+    "current_time",
+    "current_timestamp",
     // math
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil",
-    "ceiling", "cos", "cosh", "degrees", "exp", "floor", "ln", "log",
-    "log10", "log2", "mod", "pi", "pow", "power", "radians", "sin", "sinh",
-    "sqrt", "tan", "tanh", "trunc",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "ceil",
+    "ceiling",
+    "cos",
+    "cosh",
+    "degrees",
+    "exp",
+    "floor",
+    "ln",
+    "log",
+    "log10",
+    "log2",
+    "mod",
+    "pi",
+    "pow",
+    "power",
+    "radians",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
     // JSON (reading and building values; nothing here writes)
-    "json", "json_array", "json_array_length", "json_extract",
-    "json_group_array", "json_group_object", "json_insert", "json_object",
-    "json_patch", "json_quote", "json_remove", "json_replace", "json_set",
-    "json_type", "json_valid", "->", "->>",
+    "json",
+    "json_array",
+    "json_array_length",
+    "json_extract",
+    "json_group_array",
+    "json_group_object",
+    "json_insert",
+    "json_object",
+    "json_patch",
+    "json_quote",
+    "json_remove",
+    "json_replace",
+    "json_set",
+    "json_type",
+    "json_valid",
+    "->",
+    "->>",
     // window
-    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
-    "lag", "lead", "first_value", "last_value", "nth_value",
+    "row_number",
+    "rank",
+    "dense_rank",
+    "percent_rank",
+    "cume_dist",
+    "ntile",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "nth_value",
 };
 
 // Table-valued functions a query may read: the JSON walkers, and the
 // table-valued forms of the schema PRAGMAs below.
 constexpr const char* kAllowedTableFunctions[] = {
-    "json_each",          "json_tree",          "pragma_table_info",
-    "pragma_table_xinfo", "pragma_index_list",  "pragma_index_info",
+    "json_each",          "json_tree",
+    "pragma_table_info",  "pragma_table_xinfo",
+    "pragma_index_list",  "pragma_index_info",
     "pragma_index_xinfo", "pragma_foreign_key_list",
 };
 
 // PRAGMAs that only describe the schema, allowed with an argument naming a
 // table or index, never as an assignment of a setting.
 constexpr const char* kAllowedPragmas[] = {
-    "table_info",  "table_xinfo",      "index_list",
-    "index_info",  "index_xinfo",      "foreign_key_list",
+    "table_info", "table_xinfo", "index_list",
+    "index_info", "index_xinfo", "foreign_key_list",
 };
 
 bool InList(absl::string_view name, absl::Span<const char* const> list) {
@@ -108,7 +195,12 @@ struct SqlConsole::Run {
   absl::Time deadline;
   const std::function<bool()>* cancelled = nullptr;
   std::atomic<bool>* stopping = nullptr;
-  enum class Stop { kNone, kDeadline, kCancelled, kShutdown } stop = Stop::kNone;
+  enum class Stop {
+    kNone,
+    kDeadline,
+    kCancelled,
+    kShutdown
+  } stop = Stop::kNone;
 };
 
 SqlConsole::SqlConsole(std::string path, Options options)
@@ -126,8 +218,8 @@ int SqlConsole::running_queries() {
   return static_cast<int>(running_.size());
 }
 
-int SqlConsole::Authorize(void* self, int action, const char* a,
-                          const char* b, const char* db, const char* trigger) {
+int SqlConsole::Authorize(void* self, int action, const char* a, const char* b,
+                          const char* db, const char* trigger) {
   auto* run = static_cast<Run*>(self);
   // SQLite asks about a statement's actions in order; the first refusal is
   // the one to name (CREATE TABLE before the INSERT into sqlite_schema).
@@ -251,10 +343,10 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::Query(
   Run run;
   run.db = db;
   {
-    ASSIGN_OR_RETURN(auto s, conn->Prepare(
-                                 "SELECT name FROM sqlite_schema WHERE type IN "
-                                 "('table', 'view') AND name NOT LIKE "
-                                 "'sqlite\\_%' ESCAPE '\\'"));
+    ASSIGN_OR_RETURN(
+        auto s, conn->Prepare("SELECT name FROM sqlite_schema WHERE type IN "
+                              "('table', 'view') AND name NOT LIKE "
+                              "'sqlite\\_%' ESCAPE '\\'"));
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
       if (!row) break;
@@ -310,8 +402,8 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::QueryOn(Run* run,
   sqlite3* db = run->db;
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
-  const int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()),
-                                    &raw, &tail);
+  const int rc = sqlite3_prepare_v2(db, sql.data(),
+                                    static_cast<int>(sql.size()), &raw, &tail);
   Statement stmt(db, raw);
   if (rc != SQLITE_OK) {
     if (!run->denied.empty()) {
@@ -320,7 +412,8 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::QueryOn(Run* run,
           ": the SQL console runs read-only statements over the results "
           "tables (docs/security.md)"));
     }
-    return absl::InvalidArgumentError(absl::StrCat("sql: ", sqlite3_errmsg(db)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sql: ", sqlite3_errmsg(db)));
   }
   if (raw == nullptr) return absl::InvalidArgumentError("sql: empty statement");
   const absl::string_view rest =
@@ -333,7 +426,8 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::QueryOn(Run* run,
   }
   Result out;
   const int columns = sqlite3_column_count(raw);
-  for (int i = 0; i < columns; ++i) out.columns.push_back(sqlite3_column_name(raw, i));
+  for (int i = 0; i < columns; ++i)
+    out.columns.push_back(sqlite3_column_name(raw, i));
   int64_t bytes = 0;
   while (true) {
     absl::StatusOr<bool> row = stmt.Step();
@@ -353,7 +447,8 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::QueryOn(Run* run,
     for (int i = 0; i < columns; ++i) {
       switch (sqlite3_column_type(raw, i)) {
         case SQLITE_INTEGER:
-          values.emplace_back(static_cast<int64_t>(sqlite3_column_int64(raw, i)));
+          values.emplace_back(
+              static_cast<int64_t>(sqlite3_column_int64(raw, i)));
           bytes += 8;
           break;
         case SQLITE_FLOAT:
@@ -376,7 +471,9 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::QueryOn(Run* run,
         }
         default:
           values.emplace_back(Blob{stmt.ColumnBlob(i)});
-          bytes += static_cast<int64_t>(std::get<Blob>(values.back()).bytes.size()) + 2;
+          bytes +=
+              static_cast<int64_t>(std::get<Blob>(values.back()).bytes.size()) +
+              2;
           break;
       }
     }

@@ -62,7 +62,8 @@ class SqlConsole {
     std::string bytes;
     bool operator==(const Blob& o) const { return bytes == o.bytes; }
   };
-  using Value = std::variant<std::monostate, int64_t, double, std::string, Blob>;
+  using Value =
+      std::variant<std::monostate, int64_t, double, std::string, Blob>;
   struct Result {
     std::vector<std::string> columns;
     std::vector<std::vector<Value>> rows;
@@ -101,8 +102,7 @@ class SqlConsole {
   static int Authorize(void* run, int action, const char* a, const char* b,
                        const char* db, const char* trigger);
   static int Progress(void* run);
-  absl::StatusOr<Result> QueryOn(Run* run, absl::string_view sql,
-                                 int max_rows);
+  absl::StatusOr<Result> QueryOn(Run* run, absl::string_view sql, int max_rows);
 
   const std::string path_;
   const Options options_;

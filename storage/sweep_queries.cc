@@ -1,7 +1,5 @@
 // ResultsStore: sweeps (submit and extend, read, cancel, pause, retry) and
 // the owner check every change of a sweep makes.
-#include "storage/results_store.h"
-
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -151,9 +150,11 @@ absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
   const std::string owner = s->ColumnText(1);
   s->Reset();
   if (!owner.empty() && owner != actor.name && !actor.admin) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "sweep '", name, "' belongs to ", owner, "; only its owner or an admin "
-        "may ", verb, " it"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("sweep '", name, "' belongs to ", owner,
+                     "; only its owner or an admin "
+                     "may ",
+                     verb, " it"));
   }
   return id;
 }

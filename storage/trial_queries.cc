@@ -1,7 +1,5 @@
 // ResultsStore: reading trials back (lists, one trial with its attempts,
 // results and heatmaps, curves across attempts).
-#include "storage/results_store.h"
-
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -29,7 +28,6 @@ constexpr char kResultsOfTrialSql[] =
 constexpr char kArtifactsOfTrialSql[] =
     "SELECT name, kind, content FROM artifacts WHERE trial_id = ? ORDER BY "
     "name";
-
 
 TrialRecord ReadTrial(const Statement& s) {
   TrialRecord t;
@@ -69,7 +67,6 @@ absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
   }
   return out;
 }
-
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
     const std::string& sweep_name, const std::string& state,

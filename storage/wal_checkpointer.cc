@@ -29,8 +29,7 @@ WalCheckpointer::~WalCheckpointer() {
   if (thread_.joinable()) thread_.join();
 }
 
-int WalCheckpointer::OnWalCommit(void* self, sqlite3*, const char*,
-                                 int pages) {
+int WalCheckpointer::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
   auto* c = static_cast<WalCheckpointer*>(self);
   c->wal_pages_.store(pages, std::memory_order_relaxed);
   if (CheckpointDue(pages, c->copied_pages_.load(std::memory_order_relaxed),

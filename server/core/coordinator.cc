@@ -66,8 +66,8 @@ absl::Status CheckProvenance(const v1::Provenance& p, const char* field) {
     const google::protobuf::FieldDescriptor* f = d->field(i);
     if (f->type() != google::protobuf::FieldDescriptor::TYPE_STRING) continue;
     if (reflection->GetString(p, f).size() > 256) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".", f->name(), ": longer than 256 bytes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".", f->name(), ": longer than 256 bytes"));
     }
   }
   return absl::OkStatus();
@@ -365,9 +365,9 @@ absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(
     return absl::UnimplementedError("sql: this server has no SQL console");
   if (r.max_rows() < 0)
     return absl::InvalidArgumentError("max_rows: must be >= 0");
-  ASSIGN_OR_RETURN(storage::SqlConsole::Result result,
-                   sql_console_->Query(r.sql(), std::min(r.max_rows(), 1000000),
-                                       cancelled));
+  ASSIGN_OR_RETURN(
+      storage::SqlConsole::Result result,
+      sql_console_->Query(r.sql(), std::min(r.max_rows(), 1000000), cancelled));
   v1::QuerySqlResponse resp;
   for (const auto& c : result.columns) resp.add_columns(c);
   for (const auto& row : result.rows) {
@@ -431,16 +431,15 @@ absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
   unsigned char random[32];
   if (RAND_bytes(random, sizeof(random)) != 1)
     return absl::UnavailableError("cannot draw a worker key (OpenSSL RAND)");
-  const std::string key = absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(random), sizeof(random)));
+  const std::string key = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(random), sizeof(random)));
   const std::string worker_id =
       absl::StrCat(r.name(), "/", Sha256Hex(key).substr(0, 8));
   const storage::ResultsStore::WorkerIdentity identity{Sha256Hex(key),
                                                        actor.name};
-  RETURN_IF_ERROR(store_->RegisterWorker(worker_id, r.name(),
-                                         std::max(1, r.slots()),
-                                         CanonicalJson(r.provenance()),
-                                         identity, NowMs()));
+  RETURN_IF_ERROR(
+      store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
+                             CanonicalJson(r.provenance()), identity, NowMs()));
   {
     absl::MutexLock lock(&workers_mu_);
     workers_[worker_id] = identity;
@@ -486,9 +485,9 @@ absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
   if (key.empty() || digest.size() != identity.key_sha256.size() ||
       CRYPTO_memcmp(digest.data(), identity.key_sha256.data(), digest.size()) !=
           0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "worker_key: does not match worker ", worker_id,
-        " (a worker may act only as the worker it registered)"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("worker_key: does not match worker ", worker_id,
+                     " (a worker may act only as the worker it registered)"));
   }
   if (identity.principal != actor.name) {
     return absl::PermissionDeniedError(absl::StrCat(
@@ -569,10 +568,9 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
     int64_t expires = 0;
     ASSIGN_OR_RETURN(
         bool renewed,
-        store_->Heartbeat(r.worker_id(), ref.trial_id(), ref.attempt(),
-                          ref.step(), NowMs(),
-                          absl::ToInt64Milliseconds(options_.lease_duration),
-                          &expires));
+        store_->Heartbeat(
+            r.worker_id(), ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
+            absl::ToInt64Milliseconds(options_.lease_duration), &expires));
     v1::LeaseStatus* st = resp.add_leases();
     st->set_trial_id(ref.trial_id());
     st->set_attempt(ref.attempt());
@@ -590,9 +588,8 @@ absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
   ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
                    ToPoints(r.points(), options_.max_points_per_report));
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
-  RETURN_IF_ERROR(
-      store_->AddMetrics(r.worker_id(), r.trial_id(), r.attempt(), points,
-                         NowMs()));
+  RETURN_IF_ERROR(store_->AddMetrics(r.worker_id(), r.trial_id(), r.attempt(),
+                                     points, NowMs()));
   NotifyChange();
   v1::ReportMetricsResponse resp;
   resp.set_points_stored(static_cast<int64_t>(points.size()));

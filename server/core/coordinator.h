@@ -81,17 +81,21 @@ class Coordinator {
   // must carry both, from the actor that registered (PERMISSION_DENIED
   // otherwise), and may use only leases granted to that worker.
   absl::StatusOr<qkov::v1::RegisterWorkerResponse> RegisterWorker(
-      const qkov::v1::RegisterWorkerRequest& r, const storage::Actor& actor = {});
+      const qkov::v1::RegisterWorkerRequest& r,
+      const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::LeaseTrialResponse> LeaseTrial(
       const qkov::v1::LeaseTrialRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::HeartbeatResponse> Heartbeat(
       const qkov::v1::HeartbeatRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::ReportMetricsResponse> ReportMetrics(
-      const qkov::v1::ReportMetricsRequest& r, const storage::Actor& actor = {});
+      const qkov::v1::ReportMetricsRequest& r,
+      const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::CompleteTrialResponse> CompleteTrial(
-      const qkov::v1::CompleteTrialRequest& r, const storage::Actor& actor = {});
+      const qkov::v1::CompleteTrialRequest& r,
+      const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::CompleteTrialsResponse> CompleteTrials(
-      const qkov::v1::CompleteTrialsRequest& r, const storage::Actor& actor = {});
+      const qkov::v1::CompleteTrialsRequest& r,
+      const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::FailTrialResponse> FailTrial(
       const qkov::v1::FailTrialRequest& r, const storage::Actor& actor = {});
 

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "common/trial_defaults.h"
 #include "absl/strings/str_format.h"
+#include "common/trial_defaults.h"
 
 namespace qkov::core {
 namespace {
@@ -494,9 +494,8 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
   const double seq = t.synthetic().seq_len();
   const double b = t.batch_size();
   const double e = t.evaluation().num_examples();
-  const double bytes = 4 * (16 * v * v + 8 * b * seq + 4 * b * v +
-                            e * (seq + v)) +
-                       8 * b * seq;
+  const double bytes =
+      4 * (16 * v * v + 8 * b * seq + 4 * b * v + e * (seq + v)) + 8 * b * seq;
   return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
                        : static_cast<int64_t>(bytes);
 }

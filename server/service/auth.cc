@@ -57,9 +57,8 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     std::vector<std::string> parts =
         absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (parts.size() != 2 && parts.size() != 3) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--token_file: ", path, ":", n,
-                       ": expected 'ROLE TOKEN [NAME]'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--token_file: ", path, ":", n, ": expected 'ROLE TOKEN [NAME]'"));
     }
     Role role;
     if (parts[0] == "worker") {
@@ -71,9 +70,9 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     } else if (parts[0] == "read-only") {
       role = Role::kReadOnly;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", n, ": unknown role '", TerminalSafe(parts[0]),
-          "' (worker, user, admin, read-only)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", n, ": unknown role '", TerminalSafe(parts[0]),
+                       "' (worker, user, admin, read-only)"));
     }
     if (parts[1].size() < 16) {
       return absl::InvalidArgumentError(
@@ -84,8 +83,8 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
       name = parts[2];
       const bool ok = !name.empty() && name.size() <= 64 &&
                       std::all_of(name.begin(), name.end(), [](char c) {
-                        return absl::ascii_isalnum(c) || c == '.' ||
-                               c == '_' || c == '@' || c == '-';
+                        return absl::ascii_isalnum(c) || c == '.' || c == '_' ||
+                               c == '@' || c == '-';
                       });
       if (!ok) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -165,7 +164,8 @@ class ReflectionAuth : public grpc::experimental::Interceptor {
                  const Authenticator* auth)
       : info_(info), auth_(auth) {}
 
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(
             grpc::experimental::InterceptionHookPoints::
                 POST_RECV_INITIAL_METADATA)) {
@@ -185,7 +185,8 @@ class ReflectionAuth : public grpc::experimental::Interceptor {
 
 grpc::experimental::Interceptor* ReflectionAuthFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
-  if (auth_ == nullptr || !absl::StartsWith(info->method(), "/grpc.reflection."))
+  if (auth_ == nullptr ||
+      !absl::StartsWith(info->method(), "/grpc.reflection."))
     return nullptr;
   return new ReflectionAuth(info, auth_);
 }

@@ -20,7 +20,6 @@
 #include <grpcpp/support/server_interceptor.h>
 
 #include <map>
-
 #include <memory>
 #include <string>
 

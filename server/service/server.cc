@@ -1,7 +1,7 @@
 #include "server/service/server.h"
 
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpc/support/log.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -45,7 +45,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& flag,
     ok = cert != nullptr;
     X509_free(cert);
   } else {
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+    EVP_PKEY* key =
+        PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
     ok = key != nullptr;
     EVP_PKEY_free(key);
   }
@@ -71,7 +72,8 @@ absl::Status CheckKeyMatchesCertificate(const std::string& cert_pem,
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
       PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr),
       &EVP_PKEY_free);
-  if (cert == nullptr || key == nullptr || X509_check_private_key(cert.get(), key.get()) != 1) {
+  if (cert == nullptr || key == nullptr ||
+      X509_check_private_key(cert.get(), key.get()) != 1) {
     ERR_clear_error();
     return absl::InvalidArgumentError(
         "--tls_key: the private key does not match --tls_cert");
@@ -115,9 +117,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
   RETURN_IF_ERROR(CheckKeyMatchesCertificate(cert, key));
   opts.pem_key_cert_pairs.push_back({key, cert});
   if (!c.tls_client_ca.empty()) {
-    ASSIGN_OR_RETURN(opts.pem_root_certs,
-                     ReadPem("--tls_client_ca", c.tls_client_ca,
-                             PemKind::kCertificate));
+    ASSIGN_OR_RETURN(
+        opts.pem_root_certs,
+        ReadPem("--tls_client_ca", c.tls_client_ca, PemKind::kCertificate));
     opts.client_certificate_request =
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
@@ -205,8 +207,9 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
         grpc_error.find("Address already in use") != std::string::npos;
     return absl::UnavailableError(absl::StrCat(
         "--listen: cannot listen on ", config.listen,
-        in_use ? " (address already in use)"
-               : grpc_error.empty() ? "" : absl::StrCat(" (", grpc_error, ")")));
+        in_use               ? " (address already in use)"
+        : grpc_error.empty() ? ""
+                             : absl::StrCat(" (", grpc_error, ")")));
   }
   const absl::Duration period =
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);

@@ -7,7 +7,9 @@ grpc::Status SweepServiceImpl::SubmitSweep(
     grpc::ServerContext* ctx, const qkov::v1::SubmitSweepRequest* req,
     qkov::v1::SubmitSweepResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep", &actor);
+      !a.ok())
     return a;
   return Reply(core_->SubmitSweep(*req, actor), resp);
 }
@@ -16,7 +18,9 @@ grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
                                         const qkov::v1::GetSweepRequest* req,
                                         qkov::v1::Sweep* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "GetSweep", &actor);
+      !a.ok())
     return a;
   return Reply(core_->GetSweep(req->name()), resp);
 }
@@ -25,7 +29,9 @@ grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
                                           const qkov::v1::ListSweepsRequest*,
                                           qkov::v1::ListSweepsResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "ListSweeps", &actor);
+      !a.ok())
     return a;
   return Reply(core_->ListSweeps(), resp);
 }
@@ -34,7 +40,9 @@ grpc::Status SweepServiceImpl::CancelSweep(
     grpc::ServerContext* ctx, const qkov::v1::CancelSweepRequest* req,
     qkov::v1::CancelSweepResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "CancelSweep", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWrite, "CancelSweep", &actor);
+      !a.ok())
     return a;
   return Reply(core_->CancelSweep(req->name(), actor), resp);
 }
@@ -43,7 +51,9 @@ grpc::Status SweepServiceImpl::PauseSweep(
     grpc::ServerContext* ctx, const qkov::v1::PauseSweepRequest* req,
     qkov::v1::Sweep* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "PauseSweep", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWrite, "PauseSweep", &actor);
+      !a.ok())
     return a;
   return Reply(core_->PauseSweep(*req, actor), resp);
 }
@@ -52,7 +62,9 @@ grpc::Status SweepServiceImpl::RetrySweep(
     grpc::ServerContext* ctx, const qkov::v1::RetrySweepRequest* req,
     qkov::v1::RetrySweepResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWrite, "RetrySweep", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWrite, "RetrySweep", &actor);
+      !a.ok())
     return a;
   return Reply(core_->RetrySweep(req->name(), actor), resp);
 }
@@ -61,7 +73,9 @@ grpc::Status SweepServiceImpl::ListTrials(
     grpc::ServerContext* ctx, const qkov::v1::ListTrialsRequest* req,
     qkov::v1::ListTrialsResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "ListTrials", &actor);
+      !a.ok())
     return a;
   return Reply(core_->ListTrials(*req), resp);
 }
@@ -70,7 +84,9 @@ grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
                                         const qkov::v1::GetTrialRequest* req,
                                         qkov::v1::Trial* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "GetTrial", &actor);
+      !a.ok())
     return a;
   return Reply(core_->GetTrial(req->trial_id()), resp);
 }
@@ -79,7 +95,9 @@ grpc::Status SweepServiceImpl::QueryResults(
     grpc::ServerContext* ctx, const qkov::v1::QueryResultsRequest* req,
     qkov::v1::QueryResultsResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "QueryResults", &actor);
+      !a.ok())
     return a;
   return Reply(core_->QueryResults(*req), resp);
 }
@@ -88,7 +106,9 @@ grpc::Status SweepServiceImpl::GetTrialMetrics(
     grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
     qkov::v1::GetTrialMetricsResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics", &actor);
+      !a.ok())
     return a;
   return Reply(core_->GetTrialMetrics(*req), resp);
 }
@@ -97,7 +117,9 @@ grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
                                         const qkov::v1::QuerySqlRequest* req,
                                         qkov::v1::QuerySqlResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "QuerySql", &actor);
+      !a.ok())
     return a;
   return Reply(core_->QuerySql(*req, [ctx] { return ctx->IsCancelled(); }),
                resp);
@@ -107,7 +129,9 @@ grpc::Status SweepServiceImpl::WatchSweep(
     grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
     grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "WatchSweep", &actor);
+      !a.ok())
     return a;
   absl::Time since = absl::InfinitePast();
   while (!ctx->IsCancelled()) {

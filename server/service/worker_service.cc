@@ -7,7 +7,9 @@ grpc::Status WorkerServiceImpl::RegisterWorker(
     grpc::ServerContext* ctx, const qkov::v1::RegisterWorkerRequest* req,
     qkov::v1::RegisterWorkerResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "RegisterWorker", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "RegisterWorker", &actor);
+      !a.ok())
     return a;
   return Reply(core_->RegisterWorker(*req, actor), resp);
 }
@@ -16,7 +18,9 @@ grpc::Status WorkerServiceImpl::LeaseTrial(
     grpc::ServerContext* ctx, const qkov::v1::LeaseTrialRequest* req,
     qkov::v1::LeaseTrialResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "LeaseTrial", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "LeaseTrial", &actor);
+      !a.ok())
     return a;
   return Reply(core_->LeaseTrial(*req, actor), resp);
 }
@@ -25,7 +29,9 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* ctx,
                                           const qkov::v1::HeartbeatRequest* req,
                                           qkov::v1::HeartbeatResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "Heartbeat", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "Heartbeat", &actor);
+      !a.ok())
     return a;
   return Reply(core_->Heartbeat(*req, actor), resp);
 }
@@ -34,7 +40,9 @@ grpc::Status WorkerServiceImpl::ReportMetrics(
     grpc::ServerContext* ctx, const qkov::v1::ReportMetricsRequest* req,
     qkov::v1::ReportMetricsResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "ReportMetrics", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "ReportMetrics", &actor);
+      !a.ok())
     return a;
   return Reply(core_->ReportMetrics(*req, actor), resp);
 }
@@ -43,7 +51,9 @@ grpc::Status WorkerServiceImpl::CompleteTrial(
     grpc::ServerContext* ctx, const qkov::v1::CompleteTrialRequest* req,
     qkov::v1::CompleteTrialResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "CompleteTrial", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "CompleteTrial", &actor);
+      !a.ok())
     return a;
   return Reply(core_->CompleteTrial(*req, actor), resp);
 }
@@ -52,7 +62,9 @@ grpc::Status WorkerServiceImpl::CompleteTrials(
     grpc::ServerContext* ctx, const qkov::v1::CompleteTrialsRequest* req,
     qkov::v1::CompleteTrialsResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "CompleteTrials", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "CompleteTrials", &actor);
+      !a.ok())
     return a;
   return Reply(core_->CompleteTrials(*req, actor), resp);
 }
@@ -61,7 +73,9 @@ grpc::Status WorkerServiceImpl::FailTrial(grpc::ServerContext* ctx,
                                           const qkov::v1::FailTrialRequest* req,
                                           qkov::v1::FailTrialResponse* resp) {
   storage::Actor actor;
-  if (grpc::Status a = Authorize(auth_, ctx, Permission::kWorker, "FailTrial", &actor); !a.ok())
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWorker, "FailTrial", &actor);
+      !a.ok())
     return a;
   return Reply(core_->FailTrial(*req, actor), resp);
 }

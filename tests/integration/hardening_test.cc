@@ -19,8 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "qkov/v1/sweep.grpc.pb.h"
@@ -68,8 +68,8 @@ class HardeningTest : public ::testing::Test {
   static std::shared_ptr<grpc::Channel> Channel(const ServerUnderTest& s) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(16 << 20);  // as the qkov CLI
-    return grpc::CreateCustomChannel(
-        s.address(), grpc::InsecureChannelCredentials(), args);
+    return grpc::CreateCustomChannel(s.address(),
+                                     grpc::InsecureChannelCredentials(), args);
   }
   static std::unique_ptr<grpc::ClientContext> Context(
       const std::string& token, absl::Duration deadline = absl::Seconds(10)) {
@@ -80,9 +80,9 @@ class HardeningTest : public ::testing::Test {
   }
   CommandResult Qkov(const ServerUnderTest& s, const std::string& who,
                      std::vector<std::string> args) {
-    std::vector<std::string> argv = {QKOV_CLI_BIN, "--server=" + s.address(),
-                                     "--deadline=10",
-                                     "--token_file=" + dir_.File(who + ".token")};
+    std::vector<std::string> argv = {
+        QKOV_CLI_BIN, "--server=" + s.address(), "--deadline=10",
+        "--token_file=" + dir_.File(who + ".token")};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv);
   }
@@ -118,10 +118,9 @@ constexpr char kLegacy[] = "legacy-token-01234567";
 constexpr char kFarm[] = "farm-token-0123456789";
 constexpr char kFarm2[] = "farm2-token-012345678";
 
-absl::StatusOr<v1::QuerySqlResponse> Sql(v1::SweepService::Stub& stub,
-                                         const std::string& sql,
-                                         absl::Duration deadline =
-                                             absl::Seconds(10)) {
+absl::StatusOr<v1::QuerySqlResponse> Sql(
+    v1::SweepService::Stub& stub, const std::string& sql,
+    absl::Duration deadline = absl::Seconds(10)) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->AddMetadata("authorization", std::string("Bearer ") + kReader);
   ctx->set_deadline(absl::ToChronoTime(absl::Now() + deadline));
@@ -191,9 +190,8 @@ TEST_F(HardeningTest, SqlConsoleRefusesEveryEscapeAndStaysUp) {
   }
   // The connection state of one request never reaches the next: after a
   // refused BEGIN, a query sees rows committed since.
-  ASSERT_EQ(Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")}).exit_code, 0);
   auto n = Sql(*stub, "SELECT count(*) FROM trials");
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->rows(0).values(0).int_value(), 2);
@@ -208,11 +206,12 @@ TEST_F(HardeningTest, SqlConsoleRefusesEveryEscapeAndStaysUp) {
   // A large cross join stops at the result-byte cap, without the server's
   // memory growing with it (it used to take ~0.9 GB per request).
   const int64_t rss_before = PeakRss(server->process().pid());
-  auto big = Sql(*stub,
-                 "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM "
-                 "n WHERE x < 3000), s(t, k) AS (SELECT 'y', 0 UNION ALL "
-                 "SELECT t || t, k + 1 FROM s WHERE k < 10) "
-                 "SELECT a.x, b.x, (SELECT t FROM s WHERE k = 10) FROM n a, n b");
+  auto big =
+      Sql(*stub,
+          "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM "
+          "n WHERE x < 3000), s(t, k) AS (SELECT 'y', 0 UNION ALL "
+          "SELECT t || t, k + 1 FROM s WHERE k < 10) "
+          "SELECT a.x, b.x, (SELECT t FROM s WHERE k = 10) FROM n a, n b");
   ASSERT_TRUE(big.ok()) << big.status();
   EXPECT_TRUE(big->truncated());
   EXPECT_EQ(big->truncated_by(), "8388608 bytes");
@@ -284,9 +283,8 @@ TEST_F(HardeningTest, AWorkerCannotActAsAnother) {
   auto server = StartServer({"--lease_seconds=60"});
   auto channel = Channel(*server);
   auto workers = v1::WorkerService::NewStub(channel);
-  ASSERT_EQ(Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")}).exit_code, 0);
   v1::RegisterWorkerRequest reg;
   reg.set_name("a");
   v1::RegisterWorkerResponse a, b;
@@ -410,9 +408,8 @@ TEST_F(HardeningTest, AWorkerCannotActAsAnother) {
 TEST_F(HardeningTest, HostileStringsArePrintedEscaped) {
   auto server = StartServer();
   auto workers = v1::WorkerService::NewStub(Channel(*server));
-  ASSERT_EQ(Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")}).exit_code, 0);
   // A worker name and a failure reason that would clear the screen, set the
   // terminal's title and recolour it.
   v1::RegisterWorkerRequest reg;
@@ -430,7 +427,9 @@ TEST_F(HardeningTest, HostileStringsArePrintedEscaped) {
   f.set_worker_key(w.worker_key());
   f.set_trial_id(lease.lease().trial_id());
   f.set_attempt(lease.lease().attempt());
-  f.set_reason("boom\x1b[31m red \xc2\x9b" "1m\nfake line");
+  f.set_reason(
+      "boom\x1b[31m red \xc2\x9b"
+      "1m\nfake line");
   v1::FailTrialResponse fr;
   ASSERT_TRUE(workers->FailTrial(Context(kFarm).get(), f, &fr).ok());
   CommandResult r =
@@ -453,8 +452,10 @@ TEST_F(HardeningTest, OnlyTheOwnerOrAnAdminChangesASweep) {
   CommandResult r = Qkov(*server, "alice", {"submit", dir_.File("sweep.yaml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (std::vector<std::string> cmd :
-       {std::vector<std::string>{"cancel", "owned"}, {"pause", "owned"},
-        {"resume", "owned"}, {"retry", "owned"},
+       {std::vector<std::string>{"cancel", "owned"},
+        {"pause", "owned"},
+        {"resume", "owned"},
+        {"retry", "owned"},
         {"submit", dir_.File("sweep.yaml"), "--set", "axes.seed=[1,2,3]"}}) {
     r = Qkov(*server, "bob", cmd);
     EXPECT_EQ(r.exit_code, 5) << cmd[0] << ": " << r.err;
@@ -477,17 +478,18 @@ TEST_F(HardeningTest, OnlyTheOwnerOrAnAdminChangesASweep) {
            {"submit", dir_.File("sweep.yaml"), "--set", "axes.seed=[1,2,3]"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Qkov(*server, "root", {"cancel", "owned"}).exit_code, 0);
-  EXPECT_EQ(QueryRows(server->db_path(),
-                      "SELECT owner, cancelled FROM sweeps")[0],
-            (std::vector<std::string>{"alice", "1"}));
+  EXPECT_EQ(
+      QueryRows(server->db_path(), "SELECT owner, cancelled FROM sweeps")[0],
+      (std::vector<std::string>{"alice", "1"}));
   // A token line without a name still loads; its holder is named by the
   // token's hash.
   WriteFile(dir_.File("legacy.yaml"),
             std::string(kSweep).replace(6, 5, "oldfmt"));
   r = Qkov(*server, "legacy", {"submit", dir_.File("legacy.yaml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string owner = QueryRows(
-      server->db_path(), "SELECT owner FROM sweeps WHERE name = 'oldfmt'")[0][0];
+  const std::string owner =
+      QueryRows(server->db_path(),
+                "SELECT owner FROM sweeps WHERE name = 'oldfmt'")[0][0];
   EXPECT_TRUE(absl::StartsWith(owner, "token-")) << owner;
   EXPECT_EQ(owner.size(), 14u) << owner;
 }
@@ -594,21 +596,29 @@ TEST_F(HardeningTest, StartupErrorsAreOneLineNamingTheCause) {
       {{"--db=" + dir_.File("truncated.db")}, 1, "--db: "},
       {{"--db=" + dir_.File("no/such/dir/x.db")}, 1, "--db: "},
       {{"--db=" + dir_.File("a.db"), "--token_file=" + dir_.File("missing")},
-       1, "--token_file: cannot read"},
-      {{"--db=" + dir_.File("a.db"), "--token_file=" + dir_.path()}, 1,
+       1,
+       "--token_file: cannot read"},
+      {{"--db=" + dir_.File("a.db"), "--token_file=" + dir_.path()},
+       1,
        "is a directory"},
-      {{"--db=" + dir_.File("a.db"), "--token_file=" + dir_.File("empty.tokens")},
-       1, "holds no tokens"},
+      {{"--db=" + dir_.File("a.db"),
+        "--token_file=" + dir_.File("empty.tokens")},
+       1,
+       "holds no tokens"},
       {{"--db=" + dir_.File("a.db"), "--tls_cert=" + dir_.File("bad.pem"),
         "--tls_key=" + dir_.File("bad.pem")},
-       1, "--tls_cert: "},
+       1,
+       "--tls_cert: "},
       {{"--db=" + dir_.File("a.db"), "--tls_cert=" + dir_.File("missing.pem"),
         "--tls_key=" + dir_.File("bad.pem")},
-       1, "--tls_cert: cannot read"},
+       1,
+       "--tls_cert: cannot read"},
       {{"--db=" + dir_.File("a.db"),
         "--listen=127.0.0.1:" + std::to_string(holder.port())},
-       1, "address already in use"},
-      {{"--db=" + dir_.File("a.db"), "--lease_seconds=0"}, 2,
+       1,
+       "address already in use"},
+      {{"--db=" + dir_.File("a.db"), "--lease_seconds=0"},
+       2,
        "--heartbeat_seconds"},
       {{}, 2, "--db is required"},
   };
@@ -618,8 +628,8 @@ TEST_F(HardeningTest, StartupErrorsAreOneLineNamingTheCause) {
     CommandResult r = RunCommand(argv, 30);
     const std::string what = absl::StrJoin(c.flags, " ");
     EXPECT_EQ(r.exit_code, c.exit_code) << what << "\n" << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
-        << what << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << "\n"
+                                                               << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << what << "\n" << r.err;
   }
   // The files it refused are as they were.
@@ -641,13 +651,13 @@ TEST_F(HardeningTest, WorkersRideOutAFullDisk) {
     ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
   } unmount{disk};
   const std::string db = disk + "/results.db";
-  ServerUnderTest server(dir_, {"--db=" + db, "--lease_seconds=300",
-                                "--heartbeat_seconds=1",
-                                "--token_file=" + dir_.File("tokens")});
+  ServerUnderTest server(
+      dir_, {"--db=" + db, "--lease_seconds=300", "--heartbeat_seconds=1",
+             "--token_file=" + dir_.File("tokens")});
   WriteFile(dir_.File("worker.token"), std::string(kFarm) + "\n");
-  CommandResult r = Qkov(server, "alice",
-                         {"submit", dir_.File("sweep.yaml"), "--set",
-                          "axes.seed=[1,2,3,4,5,6]"});
+  CommandResult r = Qkov(
+      server, "alice",
+      {"submit", dir_.File("sweep.yaml"), "--set", "axes.seed=[1,2,3,4,5,6]"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Fill what is left of the disk.
   {
@@ -659,9 +669,9 @@ TEST_F(HardeningTest, WorkersRideOutAFullDisk) {
   std::vector<std::unique_ptr<Process>> workers;
   for (int i = 0; i < 2; ++i) {
     workers.push_back(std::make_unique<Process>(
-        std::vector<std::string>{QKOV_WORKER_BIN, "--server=" + server.address(),
-                                 "--token_file=" + dir_.File("worker.token"),
-                                 "--exit_when_idle"},
+        std::vector<std::string>{
+            QKOV_WORKER_BIN, "--server=" + server.address(),
+            "--token_file=" + dir_.File("worker.token"), "--exit_when_idle"},
         dir_.File(absl::StrCat("worker", i, ".log"))));
   }
   // Both workers meet the full disk and wait.

@@ -27,8 +27,9 @@ namespace qkov::agent {
 class CoordinatorClient {
  public:
   virtual ~CoordinatorClient() = default;
-  virtual absl::Status RegisterWorker(const qkov::v1::RegisterWorkerRequest& r,
-                                      qkov::v1::RegisterWorkerResponse* out) = 0;
+  virtual absl::Status RegisterWorker(
+      const qkov::v1::RegisterWorkerRequest& r,
+      qkov::v1::RegisterWorkerResponse* out) = 0;
   virtual absl::Status LeaseTrial(const qkov::v1::LeaseTrialRequest& r,
                                   qkov::v1::LeaseTrialResponse* out) = 0;
   virtual absl::Status Heartbeat(const qkov::v1::HeartbeatRequest& r,
@@ -37,8 +38,9 @@ class CoordinatorClient {
                                      qkov::v1::ReportMetricsResponse* out) = 0;
   virtual absl::Status CompleteTrial(const qkov::v1::CompleteTrialRequest& r,
                                      qkov::v1::CompleteTrialResponse* out) = 0;
-  virtual absl::Status CompleteTrials(const qkov::v1::CompleteTrialsRequest& r,
-                                      qkov::v1::CompleteTrialsResponse* out) = 0;
+  virtual absl::Status CompleteTrials(
+      const qkov::v1::CompleteTrialsRequest& r,
+      qkov::v1::CompleteTrialsResponse* out) = 0;
   virtual absl::Status FailTrial(const qkov::v1::FailTrialRequest& r,
                                  qkov::v1::FailTrialResponse* out) = 0;
 };

@@ -110,7 +110,7 @@ training::TheoryOptions ToTheoryOptions(const qkov::v1::TrialConfig& c) {
   o.b = t.b();
   o.M = t.num_classes();
   o.eta_ov = c.eta_ov();
-  o.ratio = c.lr_ratio();
+  o.lr_ratio = c.lr_ratio();
   o.dtau = t.dtau();
   o.relative_step = t.relative_step();
   o.max_tau = t.max_tau();

@@ -67,9 +67,9 @@ struct EvalOptions {
   double tau_attention = defaults::kTauAttention;
   double tau_probability = defaults::kTauProbability;
   std::vector<double> dtap_attention_edges = {defaults::kDtapEdges.begin(),
-                                             defaults::kDtapEdges.end()};
+                                              defaults::kDtapEdges.end()};
   std::vector<double> dtap_probability_edges = {defaults::kDtapEdges.begin(),
-                                               defaults::kDtapEdges.end()};
+                                                defaults::kDtapEdges.end()};
   double top_k_percent = 5.0;  // comprehensiveness / sufficiency
 };
 

@@ -1,5 +1,5 @@
-// The paper's synthetic next-token task (docs/paper.md §2): tokens 0..C-1 of the
-// vocabulary are common (class-agnostic), then one block of distinct tokens
+// The paper's synthetic next-token task (docs/paper.md §2): tokens 0..C-1 of
+// the vocabulary are common (class-agnostic), then one block of distinct tokens
 // per class with weights 1/D, 2/D, ..., 1 (0.1..1.0 for D = 10). A sequence is
 // seq_len - 2 context tokens drawn i.i.d. from its class's distribution, then
 // the class's query token, then the label token; the model sees the first

@@ -21,7 +21,7 @@ struct Deriv {
 
 // Derivatives with respect to normalized time tau.
 Deriv Derivatives(const TheoryOptions& o, double mu_ov, double mu_qk) {
-  const double eta_qk = o.ratio * o.eta_ov;
+  const double eta_qk = o.lr_ratio * o.eta_ov;
   const double time_scale = std::min(o.eta_ov, eta_qk);
   const double alpha = TheoryAlpha(o, mu_qk);
   const double denom = ClippedExp(alpha * mu_ov) + o.M - 1;
@@ -43,12 +43,12 @@ double TheoryLoss(const TheoryOptions& o, double mu_ov, double mu_qk) {
 }
 
 absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& o) {
-  for (double x : {o.m, o.n, o.b, o.M - 1, o.eta_ov, o.ratio, o.dtau, o.max_tau,
-                   o.target_loss}) {
+  for (double x : {o.m, o.n, o.b, o.M - 1, o.eta_ov, o.lr_ratio, o.dtau,
+                   o.max_tau, o.target_loss}) {
     if (!std::isfinite(x) || x <= 0)
       return absl::InvalidArgumentError(
-          "theory: m, n, b, eta_ov, ratio, dtau, max_tau, target_loss must be "
-          "> 0 and M > 1");
+          "theory: m, n, b, eta_ov, lr_ratio, dtau, max_tau, target_loss must "
+          "be > 0 and M > 1");
   }
   if (o.num_thresholds < 1 || o.num_samples < 2)
     return absl::InvalidArgumentError(

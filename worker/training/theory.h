@@ -22,8 +22,8 @@ struct TheoryOptions {
   double b = 50;  // normalization constant of the paper
   double M = 20;  // classes
   double eta_ov = 1;
-  double ratio = 1;  // r = eta_QK / eta_OV
-  double dtau = 10;  // the paper's fixed step
+  double lr_ratio = 1;  // r = eta_QK / eta_OV
+  double dtau = 10;     // the paper's fixed step
   // When > 0, the step grows to relative_step * tau (for very long horizons);
   // the paper's setting is 0.
   double relative_step = 0;

@@ -2,7 +2,6 @@
 #include "client/sweep_file.h"
 
 #include <gtest/gtest.h>
-
 #include <stdlib.h>
 
 #include <cmath>

@@ -29,7 +29,9 @@ TEST(TextTest, TerminalSafeEscapesControlsAndBadBytes) {
   EXPECT_EQ(TerminalSafe("\x1b[2J\x1b]0;title\x07"),
             "\\x1b[2J\\x1b]0;title\\x07");
   EXPECT_EQ(TerminalSafe("line\nnext\r"), "line\\nnext\\r");
-  EXPECT_EQ(TerminalSafe("\xc2\x9b" "31m"), "\\u009b31m");  // C1 CSI
+  EXPECT_EQ(TerminalSafe("\xc2\x9b"
+                         "31m"),
+            "\\u009b31m");  // C1 CSI
   EXPECT_EQ(TerminalSafe("\x7f"), "\\x7f");
   EXPECT_EQ(TerminalSafe("bad\xff"), "bad\\xff");
   EXPECT_EQ(TerminalSafe(std::string("nul\0x", 5)), "nul\\x00x");

@@ -3,9 +3,9 @@
 #include "server/core/coordinator.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <map>
-#include <stdlib.h>
 
 namespace qkov::core {
 namespace {

@@ -340,8 +340,9 @@ TEST(SweepSpecTest, RefusesTrialsThatCannotFit) {
   const std::string error = ErrorOf(s);
   EXPECT_EQ(error.rfind("spec.training: one trial would need about", 0), 0u)
       << error;
-  for (const char* field : {"batch_size 65536", "synthetic.seq_len 100000",
-                            "synthetic.vocab_size 100000", "limit is 16.0 GB"}) {
+  for (const char* field :
+       {"batch_size 65536", "synthetic.seq_len 100000",
+        "synthetic.vocab_size 100000", "limit is 16.0 GB"}) {
     EXPECT_NE(error.find(field), std::string::npos) << error;
   }
   // The limit is the server's: a smaller one refuses a smaller trial.
@@ -369,8 +370,12 @@ TEST(SweepSpecTest, ConfigHashesOfRealConfigsArePinned) {
   v1::SweepSpec demo = Demo();
   std::vector<ExpandedTrial> trials = ExpandSweep(demo);
   ASSERT_EQ(trials.size(), 16u);
-  EXPECT_EQ(trials[0].config_hash, "8dcadb76c474768c396d1bde06a821d7e7668fc56de25e6ea811081f04c32d9e") << trials[0].config_json;
-  EXPECT_EQ(trials[15].config_hash, "592724a8cca168378a06c77689f19be0adf6f55afdacaef5f179ac2cdf8c49e3") << trials[15].config_json;
+  EXPECT_EQ(trials[0].config_hash,
+            "8dcadb76c474768c396d1bde06a821d7e7668fc56de25e6ea811081f04c32d9e")
+      << trials[0].config_json;
+  EXPECT_EQ(trials[15].config_hash,
+            "592724a8cca168378a06c77689f19be0adf6f55afdacaef5f179ac2cdf8c49e3")
+      << trials[15].config_json;
 
   v1::SweepSpec theory;
   theory.set_name("theory");
@@ -380,7 +385,8 @@ TEST(SweepSpecTest, ConfigHashesOfRealConfigsArePinned) {
   theory.mutable_axes()->add_seeds(0);
   ApplySpecDefaults(&theory);
   ASSERT_TRUE(ValidateSweepSpec(theory, SpecLimits{}).ok());
-  EXPECT_EQ(ExpandSweep(theory)[0].config_hash, "f5818687c2dc3040624f85197e629d96056f22e3783160d5d5be677eb3aded8e")
+  EXPECT_EQ(ExpandSweep(theory)[0].config_hash,
+            "f5818687c2dc3040624f85197e629d96056f22e3783160d5d5be677eb3aded8e")
       << ExpandSweep(theory)[0].config_json;
 }
 

@@ -46,9 +46,9 @@ TEST_F(AuthTest, RolesNamesAndTheOlderFormat) {
   EXPECT_TRUE((*auth)->Check(alice.md, Permission::kWrite, "M", &actor).ok());
   EXPECT_EQ(actor.name, "alice");
   EXPECT_FALSE(actor.admin);
-  EXPECT_EQ((*auth)->Check(alice.md, Permission::kWorker, "M", &actor)
-                .error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(
+      (*auth)->Check(alice.md, Permission::kWorker, "M", &actor).error_code(),
+      grpc::StatusCode::PERMISSION_DENIED);
   Call root("Bearer root-token-0123456789");
   EXPECT_TRUE((*auth)->Check(root.md, Permission::kWrite, "M", &actor).ok());
   EXPECT_TRUE(actor.admin);
@@ -56,7 +56,8 @@ TEST_F(AuthTest, RolesNamesAndTheOlderFormat) {
   EXPECT_TRUE((*auth)->Check(reader.md, Permission::kRead, "M", &actor).ok());
   EXPECT_EQ(actor.name.rfind("token-", 0), 0u) << actor.name;
   EXPECT_EQ(actor.name.size(), 14u);
-  grpc::Status s = (*auth)->Check(reader.md, Permission::kWrite, "Submit", &actor);
+  grpc::Status s =
+      (*auth)->Check(reader.md, Permission::kWrite, "Submit", &actor);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(s.error_message(),
             "Submit: role read-only may not call this method");
@@ -87,8 +88,10 @@ TEST_F(AuthTest, BadFilesNameTheLine) {
   };
   for (const Case& c : std::vector<Case>{
            {"user short\n", "tokens:1: token shorter than 16 characters"},
-           {"# c\nboss alice-token-012345678\n", "tokens:2: unknown role 'boss'"},
-           {"user alice-token-012345678 a b\n", "tokens:1: expected 'ROLE TOKEN [NAME]'"},
+           {"# c\nboss alice-token-012345678\n",
+            "tokens:2: unknown role 'boss'"},
+           {"user alice-token-012345678 a b\n",
+            "tokens:1: expected 'ROLE TOKEN [NAME]'"},
            {"user alice-token-012345678 al;ce\n", "tokens:1: NAME must be"},
            {"user alice-token-012345678 a\nadmin alice-token-012345678 b\n",
             "tokens:2: the same token appears twice"},

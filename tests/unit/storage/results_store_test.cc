@@ -189,7 +189,8 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
                   .ok());
   // Re-sending the same batch (lost ack) does not duplicate rows.
   ASSERT_TRUE(
-      store_->AddMetrics("w1", l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100).ok());
+      store_->AddMetrics("w1", l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100)
+          .ok());
   Completion c = Done(l, {{"accuracy", 1.0}, {"loss", 0.01}});
   c.artifacts = {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}};
   c.final_points = {{20, "train_loss", 0.1}};
@@ -374,7 +375,8 @@ TEST_F(ResultsStoreTest, SupersededOrExpiredAttemptWritesNothing) {
   LeaseRecord l2 = Lease(3002);
   EXPECT_EQ(l2.trial_id, l.trial_id);
   EXPECT_EQ(l2.attempt, 2);
-  auto s = store_->AddMetrics("w1", l.trial_id, 1, {{5, "train_loss", 1}}, 3003);
+  auto s =
+      store_->AddMetrics("w1", l.trial_id, 1, {{5, "train_loss", 1}}, 3003);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("superseded"), std::string::npos);
   Completion c = Done(l, {{"accuracy", 1}});
@@ -393,11 +395,14 @@ TEST_F(ResultsStoreTest, HeartbeatRenewsLease) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);
   int64_t expires = 0;
-  EXPECT_TRUE(*store_->Heartbeat("w1", l.trial_id, 1, 50, 2900, 1000, &expires));
+  EXPECT_TRUE(
+      *store_->Heartbeat("w1", l.trial_id, 1, 50, 2900, 1000, &expires));
   EXPECT_EQ(expires, 3900);
   EXPECT_EQ(*store_->ExpireLeases(3500), 0);
-  EXPECT_TRUE(store_->AddMetrics("w1", l.trial_id, 1, {{60, "a", 1}}, 3800).ok());
-  EXPECT_FALSE(*store_->Heartbeat("w1", l.trial_id, 7, 50, 3800, 1000, &expires));
+  EXPECT_TRUE(
+      store_->AddMetrics("w1", l.trial_id, 1, {{60, "a", 1}}, 3800).ok());
+  EXPECT_FALSE(
+      *store_->Heartbeat("w1", l.trial_id, 7, 50, 3800, 1000, &expires));
 }
 
 TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
@@ -415,8 +420,9 @@ TEST_F(ResultsStoreTest, FailuresSpendBudgetPreemptionDoesNot) {
   EXPECT_EQ(l.trial_id, "1-00000000");
   EXPECT_EQ(l.checkpoint, "ckpt-bytes");
   EXPECT_EQ(l.checkpoint_step, 30);
-  EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, 3, "oom again", false, "", 0, 2500),
-            "failed");
+  EXPECT_EQ(
+      *store_->FailTrial("w1", l.trial_id, 3, "oom again", false, "", 0, 2500),
+      "failed");
   auto t = store_->GetTrial("1-00000000");
   EXPECT_EQ(t->state, "failed");
   EXPECT_EQ(t->failures, 2);
@@ -433,7 +439,8 @@ TEST_F(ResultsStoreTest, CurveSpansResumedAttemptsButNotRestarts) {
                   .ok());
   // Attempt 1 hands back at step 25 (points up to 20 were sent).
   ASSERT_TRUE(
-      store_->FailTrial("w1", l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002).ok());
+      store_->FailTrial("w1", l.trial_id, 1, "sigterm", true, "ckpt", 25, 2002)
+          .ok());
   l = Lease(2003);
   EXPECT_EQ(l.checkpoint_step, 25);
   ASSERT_TRUE(
@@ -459,7 +466,8 @@ TEST_F(ResultsStoreTest, CancelStopsQueuedAndRunning) {
   LeaseRecord l = Lease();
   EXPECT_EQ(*store_->CancelSweep("s", 2100), 3);
   int64_t expires;
-  EXPECT_FALSE(*store_->Heartbeat("w1", l.trial_id, 1, 1, 2200, 1000, &expires));
+  EXPECT_FALSE(
+      *store_->Heartbeat("w1", l.trial_id, 1, 1, 2200, 1000, &expires));
   LeaseRecord none;
   EXPECT_EQ(*store_->LeaseNext("w1", 2300, 1000, &none),
             LeaseAvailability::kNoWork);
@@ -648,8 +656,9 @@ void ReportOnThreads(ResultsStore* store,
                      std::vector<std::thread>* threads) {
   for (size_t i = 0; i < leases.size(); ++i) {
     threads->emplace_back([store, &leases, status, i] {
-      (*status)[i] = store->AddMetrics("w1", leases[i].trial_id, leases[i].attempt,
-                                       {{1, "train_loss", 0.5 + i}}, 2100);
+      (*status)[i] =
+          store->AddMetrics("w1", leases[i].trial_id, leases[i].attempt,
+                            {{1, "train_loss", 0.5 + i}}, 2100);
     });
   }
 }
@@ -657,8 +666,8 @@ void ReportOnThreads(ResultsStore* store,
 // A write that inserts a row (worker 'ghost') and then fails.
 absl::Status FailAfterWriting(ResultsStore* store) {
   return store->WriteForTesting([](Database* db) {
-    absl::Status s =
-        db->Execute("INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1, '', '')");
+    absl::Status s = db->Execute(
+        "INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1, '', '')");
     return s.ok() ? absl::InternalError("fails after writing") : s;
   });
 }
@@ -674,8 +683,8 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   ReportOnThreads(store_.get(), leases, &status, &threads);
   // A superseded attempt: refused before it writes.
   threads.emplace_back([&] {
-    status[4] =
-        store_->AddMetrics("w1", leases[0].trial_id, 7, {{1, "train_loss", 9}}, 2100);
+    status[4] = store_->AddMetrics("w1", leases[0].trial_id, 7,
+                                   {{1, "train_loss", 9}}, 2100);
   });
   // A write that fails after writing: undone alone.
   threads.emplace_back([&] { status[5] = FailAfterWriting(store_.get()); });
@@ -717,8 +726,8 @@ TEST_F(ResultsStoreTest, GroupCommitRefusalBeforeWritingNeedsNoReplay) {
   std::vector<std::thread> threads;
   ReportOnThreads(store_.get(), leases, &status, &threads);
   threads.emplace_back([&] {  // a superseded attempt
-    status[2] =
-        store_->AddMetrics("w1", leases[1].trial_id, 9, {{2, "train_loss", 9}}, 2100);
+    status[2] = store_->AddMetrics("w1", leases[1].trial_id, 9,
+                                   {{2, "train_loss", 9}}, 2100);
   });
   for (auto& t : threads) t.join();
   const ResultsStore::WriteStats after = store_->GetWriteStats();
@@ -816,24 +825,24 @@ TEST_F(ResultsStoreTest, ALeaseBelongsToTheWorkerItWasGrantedTo) {
   Submit("s", 1);
   LeaseRecord l = Lease(2000);  // granted to w1
   int64_t expires = 0;
-  auto hb = store_->Heartbeat("w2", l.trial_id, l.attempt, 5, 2100, 1000,
-                              &expires);
+  auto hb =
+      store_->Heartbeat("w2", l.trial_id, l.attempt, 5, 2100, 1000, &expires);
   EXPECT_EQ(hb.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(store_->AddMetrics("w2", l.trial_id, l.attempt, {{5, "loss", 1}},
-                               2100)
-                .code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      store_->AddMetrics("w2", l.trial_id, l.attempt, {{5, "loss", 1}}, 2100)
+          .code(),
+      absl::StatusCode::kPermissionDenied);
   Completion forged = Done(l, {{"accuracy", 0}});
   forged.worker_id = "w2";
   absl::Status s = store_->CompleteTrial(forged, 2100);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(s.message().find("leased to another worker"), std::string::npos)
       << s;
-  EXPECT_EQ(store_->FailTrial("w2", l.trial_id, l.attempt, "x", false, "", 0,
-                              2100)
-                .status()
-                .code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      store_->FailTrial("w2", l.trial_id, l.attempt, "x", false, "", 0, 2100)
+          .status()
+          .code(),
+      absl::StatusCode::kPermissionDenied);
   // Nothing of theirs was stored; the holder's reports go through.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 0);
@@ -901,8 +910,8 @@ TEST_F(ResultsStoreTest, APermanentFailureEndsTheTrialWithBudgetLeft) {
   Submit("s", 1, /*max_attempts=*/3);
   LeaseRecord l = Lease(2000);
   EXPECT_EQ(*store_->FailTrial("w1", l.trial_id, l.attempt,
-                               "out of memory: libtorch: can't allocate",
-                               false, "", 0, 2100, /*permanent=*/true),
+                               "out of memory: libtorch: can't allocate", false,
+                               "", 0, 2100, /*permanent=*/true),
             "failed");
   TrialRecord t = *store_->GetTrial(l.trial_id);
   EXPECT_EQ(t.state, "failed");

@@ -138,13 +138,14 @@ TEST_F(SqlConsoleTest, RefusesSqliteInternalsAndOtherFiles) {
 TEST_F(SqlConsoleTest, RefusesPragmasTransactionsAndWrites) {
   for (const char* sql :
        {"PRAGMA query_only = 0", "PRAGMA writable_schema = 1",
-        "PRAGMA locking_mode = EXCLUSIVE", "PRAGMA temp_store_directory = '/tmp'",
-        "PRAGMA journal_mode = DELETE", "PRAGMA user_version = 7",
-        "PRAGMA user_version", "PRAGMA wal_checkpoint(TRUNCATE)"}) {
+        "PRAGMA locking_mode = EXCLUSIVE",
+        "PRAGMA temp_store_directory = '/tmp'", "PRAGMA journal_mode = DELETE",
+        "PRAGMA user_version = 7", "PRAGMA user_version",
+        "PRAGMA wal_checkpoint(TRUNCATE)"}) {
     ExpectDenied(sql, "PRAGMA");
   }
-  for (const char* sql : {"BEGIN", "BEGIN IMMEDIATE", "COMMIT", "ROLLBACK",
-                          "END"}) {
+  for (const char* sql :
+       {"BEGIN", "BEGIN IMMEDIATE", "COMMIT", "ROLLBACK", "END"}) {
     ExpectDenied(sql, "transaction control");
   }
   ExpectDenied("SAVEPOINT a", "SAVEPOINT");
@@ -205,8 +206,8 @@ TEST_F(SqlConsoleTest, ResultBytesAreCapped) {
       "x < 400) SELECT a.x, b.x, ",
       kKilobyte, " FROM n a, n b"));
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->truncated_by, absl::StrCat(console_->options().max_result_bytes,
-                                          " bytes"));
+  EXPECT_EQ(r->truncated_by,
+            absl::StrCat(console_->options().max_result_bytes, " bytes"));
   EXPECT_LT(r->rows.size(), 9000u);
   EXPECT_GT(r->rows.size(), 7000u);
   r = Query("SELECT trial_id FROM trials", 5);
@@ -289,22 +290,86 @@ TEST_F(SqlConsoleLongBudgetTest, ShutdownStopsRunningQueries) {
 TEST_F(SqlConsoleTest, FuzzedStatementsNeitherCrashNorWrite) {
   const std::vector<std::string> before = Files();
   const std::vector<std::string> heads = {
-      "SELECT", "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r)",
-      "PRAGMA", "ATTACH", "DETACH", "BEGIN", "INSERT INTO trials", "UPDATE",
-      "DELETE FROM", "CREATE", "DROP", "ALTER TABLE trials", "VACUUM INTO",
-      "REINDEX", "ANALYZE", "SAVEPOINT", "RELEASE", "EXPLAIN", "VALUES"};
+      "SELECT",
+      "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r)",
+      "PRAGMA",
+      "ATTACH",
+      "DETACH",
+      "BEGIN",
+      "INSERT INTO trials",
+      "UPDATE",
+      "DELETE FROM",
+      "CREATE",
+      "DROP",
+      "ALTER TABLE trials",
+      "VACUUM INTO",
+      "REINDEX",
+      "ANALYZE",
+      "SAVEPOINT",
+      "RELEASE",
+      "EXPLAIN",
+      "VALUES"};
   const std::vector<std::string> parts = {
-      "*", "count(*)", "trial_id", "config_json", "FROM", "trials", "sweeps",
-      "metrics", "results", "workers", "attempts", "sqlite_schema",
-      "sqlite_temp_schema", "dbstat", "json_each(config_json)", "WHERE", "1",
-      "=", "x'ff'", "'a'", "NULL", "zeroblob(999999999)",
-      "fts3_tokenizer('simple')", "load_extension('x')", "writefile('f', 1)",
-      "printf('%.*c', 999999999, 'x')", "randomblob(99999999)", "x || x",
-      "(SELECT 1)", "UNION", "ALL", "ORDER", "BY", "LIMIT", "10", ",", "(",
-      ")", ";", "AS", "main.", "temp.", "query_only", "=", "0",
-      "writable_schema", "'/tmp/qkov-fuzz.db'", "x", "r", "JOIN", "ON",
-      "group_concat(config_json)", "replace(config_json, '1', config_json)",
-      "CAST(x'c328' AS TEXT)", "-", "+", "||", "'\xff\xfe'", "?", ":a"};
+      "*",
+      "count(*)",
+      "trial_id",
+      "config_json",
+      "FROM",
+      "trials",
+      "sweeps",
+      "metrics",
+      "results",
+      "workers",
+      "attempts",
+      "sqlite_schema",
+      "sqlite_temp_schema",
+      "dbstat",
+      "json_each(config_json)",
+      "WHERE",
+      "1",
+      "=",
+      "x'ff'",
+      "'a'",
+      "NULL",
+      "zeroblob(999999999)",
+      "fts3_tokenizer('simple')",
+      "load_extension('x')",
+      "writefile('f', 1)",
+      "printf('%.*c', 999999999, 'x')",
+      "randomblob(99999999)",
+      "x || x",
+      "(SELECT 1)",
+      "UNION",
+      "ALL",
+      "ORDER",
+      "BY",
+      "LIMIT",
+      "10",
+      ",",
+      "(",
+      ")",
+      ";",
+      "AS",
+      "main.",
+      "temp.",
+      "query_only",
+      "=",
+      "0",
+      "writable_schema",
+      "'/tmp/qkov-fuzz.db'",
+      "x",
+      "r",
+      "JOIN",
+      "ON",
+      "group_concat(config_json)",
+      "replace(config_json, '1', config_json)",
+      "CAST(x'c328' AS TEXT)",
+      "-",
+      "+",
+      "||",
+      "'\xff\xfe'",
+      "?",
+      ":a"};
   std::mt19937 rng(20261201);
   int ok = 0, refused = 0;
   for (int i = 0; i < 4000; ++i) {

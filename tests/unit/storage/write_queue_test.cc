@@ -25,9 +25,8 @@ class WriteQueueTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = std::move(*db);
     ASSERT_TRUE(db_->Execute("CREATE TABLE t (x INTEGER PRIMARY KEY)").ok());
-    queue_ = std::make_unique<WriteQueue>(db_.get(), &mu_, [this] {
-      ++after_commits_;
-    });
+    queue_ = std::make_unique<WriteQueue>(db_.get(), &mu_,
+                                          [this] { ++after_commits_; });
   }
   void TearDown() override {
     queue_.reset();
@@ -40,7 +39,8 @@ class WriteQueueTest : public ::testing::Test {
   absl::Status Insert(int x, bool fail_after = false, bool refuse = false) {
     return queue_->Write([&, x]() -> absl::Status {
       if (refuse) return absl::FailedPreconditionError("refused");
-      absl::Status s = db_->Execute(absl::StrCat("INSERT INTO t VALUES (", x, ")"));
+      absl::Status s =
+          db_->Execute(absl::StrCat("INSERT INTO t VALUES (", x, ")"));
       if (!s.ok()) return s;
       return fail_after ? absl::InternalError("fails after writing") : s;
     });
@@ -55,7 +55,8 @@ class WriteQueueTest : public ::testing::Test {
   // Holds the writer before its next group until Release(), and returns once
   // `n` writes are queued behind it.
   void HoldWriter() {
-    queue_->SetBeforeGroupHookForTesting([this] { release_.WaitForNotification(); });
+    queue_->SetBeforeGroupHookForTesting(
+        [this] { release_.WaitForNotification(); });
   }
   void WaitQueued(size_t n) {
     while (queue_->QueuedForTesting() < n) std::this_thread::yield();
@@ -91,7 +92,8 @@ TEST_F(WriteQueueTest, AWriteThatFailsAfterWritingIsUndoneAlone) {
   std::vector<std::thread> writers;
   std::vector<absl::Status> status(6);
   for (int i = 0; i < 6; ++i) {
-    writers.emplace_back([&, i] { status[i] = Insert(i, /*fail_after=*/i == 3); });
+    writers.emplace_back(
+        [&, i] { status[i] = Insert(i, /*fail_after=*/i == 3); });
   }
   WaitQueued(6);
   release_.Notify();
@@ -113,9 +115,8 @@ TEST_F(WriteQueueTest, ARefusalBeforeWritingNeedsNoReplay) {
   std::vector<std::thread> writers;
   std::vector<absl::Status> status(4);
   for (int i = 0; i < 4; ++i) {
-    writers.emplace_back([&, i] {
-      status[i] = Insert(i, false, /*refuse=*/i == 1);
-    });
+    writers.emplace_back(
+        [&, i] { status[i] = Insert(i, false, /*refuse=*/i == 1); });
   }
   WaitQueued(4);
   release_.Notify();
@@ -137,15 +138,18 @@ TEST_F(WriteQueueTest, ALoneWriteThatFailsStoresNothing) {
 TEST_F(WriteQueueTest, AWriteMarkedAloneHasATransactionOfItsOwn) {
   HoldWriter();
   std::vector<std::thread> writers;
-  for (int i = 0; i < 3; ++i) writers.emplace_back([&, i] { Insert(i).IgnoreError(); });
+  for (int i = 0; i < 3; ++i)
+    writers.emplace_back([&, i] { Insert(i).IgnoreError(); });
   WaitQueued(3);
   writers.emplace_back([&] {
-    queue_->Write([&]() { return db_->Execute("INSERT INTO t VALUES (100)"); },
-                  /*alone=*/true)
+    queue_
+        ->Write([&]() { return db_->Execute("INSERT INTO t VALUES (100)"); },
+                /*alone=*/true)
         .IgnoreError();
   });
   WaitQueued(4);
-  for (int i = 3; i < 5; ++i) writers.emplace_back([&, i] { Insert(i).IgnoreError(); });
+  for (int i = 3; i < 5; ++i)
+    writers.emplace_back([&, i] { Insert(i).IgnoreError(); });
   WaitQueued(6);
   release_.Notify();
   for (auto& t : writers) t.join();

@@ -1,5 +1,5 @@
-// The fixed-attention experiment (docs/paper.md §3, Fig-3): with attention held at
-// alpha, the loss the OV circuit reaches falls as alpha grows, and the
+// The fixed-attention experiment (docs/paper.md §3, Fig-3): with attention held
+// at alpha, the loss the OV circuit reaches falls as alpha grows, and the
 // factorized OV circuit reaches a lower loss than the collapsed one.
 #include "worker/training/fixed_attention.h"
 

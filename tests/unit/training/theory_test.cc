@@ -13,7 +13,7 @@ TEST(TheoryTest, RecordedValuesAtLossTarget) {
   // docs/paper.md §4: at loss 1e-4, r=0.1 gives mu_OV ~ 42.3, mu_QK ~ 1.40,
   // alpha ~ 0.287 (the authors' notebook, dtau = 10).
   TheoryOptions o;
-  o.ratio = 0.1;
+  o.lr_ratio = 0.1;
   o.max_tau = 5e7;
   auto r = IntegrateTheory(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -25,7 +25,7 @@ TEST(TheoryTest, RecordedValuesAtLossTarget) {
 
 TheoryPoint At(double ratio, double tau) {
   TheoryOptions o;
-  o.ratio = ratio;
+  o.lr_ratio = ratio;
   o.max_tau = tau;
   o.target_loss = 1e-300;  // run to tau
   o.relative_step = 1e-3;
@@ -63,7 +63,7 @@ TEST(TheoryTest, LargerRatioGivesSharperAttentionAtSameLoss) {
   double last_alpha = 0, last_mu_ov = 1e9;
   for (double r : {0.1, 1.0, 10.0, 100.0}) {
     TheoryOptions o;
-    o.ratio = r;
+    o.lr_ratio = r;
     o.target_loss = 1e-4;
     o.relative_step = 1e-4;
     o.max_tau = 1e12;
@@ -79,10 +79,10 @@ TEST(TheoryTest, LargerRatioGivesSharperAttentionAtSameLoss) {
 
 TEST(TheoryTest, RejectsNonPositiveSettings) {
   TheoryOptions o;
-  o.ratio = 0;
+  o.lr_ratio = 0;
   EXPECT_EQ(IntegrateTheory(o).status().code(),
             absl::StatusCode::kInvalidArgument);
-  o.ratio = std::nan("");
+  o.lr_ratio = std::nan("");
   EXPECT_EQ(IntegrateTheory(o).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
