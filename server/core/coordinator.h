@@ -2,7 +2,8 @@
 // qkov.v1 messages and absl::Status (no gRPC). It validates and expands
 // sweeps, leases trials with expiring, fenced leases, stores reports through
 // ResultsStore, and answers queries. The services in server/service are thin
-// adapters over these methods.
+// adapters over these methods. The client API is in coordinator.cc, the
+// worker API in coordinator_workers.cc.
 //
 // Thread safety: all methods are thread-safe.
 #ifndef QKOV_SERVER_CORE_COORDINATOR_H_

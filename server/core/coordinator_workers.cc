@@ -1,0 +1,410 @@
+// Coordinator: the worker API (worker.proto): registration and identity,
+// leases, heartbeats, reports, completions, failures, expiry.
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/core/convert.h"
+#include "server/core/coordinator.h"
+
+namespace qkov::core {
+namespace {
+
+namespace v1 = ::qkov::v1;
+
+absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
+  if (trial_id.empty())
+    return absl::InvalidArgumentError("trial_id: must not be empty");
+  if (trial_id.size() > 64 || !IsValidUtf8(trial_id))
+    return absl::InvalidArgumentError("trial_id: longer than 64 or not UTF-8");
+  if (attempt < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("attempt: must be >= 1 (got ", attempt, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckWorker(const std::string& worker_id) {
+  if (!IsValidUtf8(worker_id))
+    return absl::InvalidArgumentError("worker_id: not UTF-8");
+  if (worker_id.empty())
+    return absl::InvalidArgumentError(
+        "worker_id: must not be empty; call RegisterWorker first");
+  if (worker_id.size() > 256)
+    return absl::InvalidArgumentError("worker_id: longer than 256");
+  return absl::OkStatus();
+}
+
+// Provenance is shown and stored as it came: each field bounded.
+absl::Status CheckProvenance(const v1::Provenance& p, const char* field) {
+  const google::protobuf::Descriptor* d = p.GetDescriptor();
+  const google::protobuf::Reflection* reflection = p.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    if (f->type() != google::protobuf::FieldDescriptor::TYPE_STRING) continue;
+    if (reflection->GetString(p, f).size() > 256) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".", f->name(), ": longer than 256 bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<storage::MetricRecord>> ToPoints(
+    const google::protobuf::RepeatedPtrField<v1::MetricPoint>& points,
+    int limit) {
+  if (points.size() > limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("points: ", points.size(),
+                     " points in one batch; the limit is ", limit));
+  }
+  std::vector<storage::MetricRecord> out;
+  out.reserve(points.size());
+  for (int i = 0; i < points.size(); ++i) {
+    const v1::MetricPoint& p = points[i];
+    if (p.name().empty() || p.name().size() > 128 || !IsValidUtf8(p.name())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("points[", i, "].name: must be 1..128 characters"));
+    }
+    if (p.step() < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("points[", i, "].step: must be >= 0"));
+    out.push_back({p.step(), p.name(), p.value()});
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
+    const v1::RegisterWorkerRequest& r, const storage::Actor& actor) {
+  if (r.name().empty() || r.name().size() > 200 || !IsValidUtf8(r.name()))
+    return absl::InvalidArgumentError(
+        "name: must be 1..200 characters of UTF-8");
+  if (r.slots() < 0 || r.slots() > 1024)
+    return absl::InvalidArgumentError("slots: must be in [0, 1024]");
+  RETURN_IF_ERROR(CheckProvenance(r.provenance(), "provenance"));
+  unsigned char random[32];
+  if (RAND_bytes(random, sizeof(random)) != 1)
+    return absl::UnavailableError("cannot draw a worker key (OpenSSL RAND)");
+  const std::string key = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(random), sizeof(random)));
+  const std::string worker_id =
+      absl::StrCat(r.name(), "/", Sha256Hex(key).substr(0, 8));
+  const storage::ResultsStore::WorkerIdentity identity{Sha256Hex(key),
+                                                       actor.name};
+  RETURN_IF_ERROR(
+      store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
+                             CanonicalJson(r.provenance()), identity, NowMs()));
+  {
+    absl::MutexLock lock(&workers_mu_);
+    workers_[worker_id] = identity;
+  }
+  v1::RegisterWorkerResponse resp;
+  resp.set_worker_id(worker_id);
+  resp.set_worker_key(key);
+  *resp.mutable_heartbeat_interval() = ToDuration(options_.heartbeat_interval);
+  *resp.mutable_lease_duration() = ToDuration(options_.lease_duration);
+  return resp;
+}
+
+absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
+                                       const std::string& key,
+                                       const storage::Actor& actor) {
+  RETURN_IF_ERROR(CheckWorker(worker_id));
+  storage::ResultsStore::WorkerIdentity identity;
+  bool cached = false;
+  {
+    absl::MutexLock lock(&workers_mu_);
+    auto it = workers_.find(worker_id);
+    if (it != workers_.end()) {
+      identity = it->second;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    absl::StatusOr<storage::ResultsStore::WorkerIdentity> stored =
+        store_->GetWorkerIdentity(worker_id);
+    if (absl::IsNotFound(stored.status()))
+      return absl::PermissionDeniedError(stored.status().message());
+    RETURN_IF_ERROR(stored.status());
+    identity = *std::move(stored);
+    absl::MutexLock lock(&workers_mu_);
+    workers_[worker_id] = identity;
+  }
+  if (identity.key_sha256.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "worker_id: ", worker_id,
+        " was registered without a key (by an older server); register again"));
+  }
+  const std::string digest = Sha256Hex(key);
+  if (key.empty() || digest.size() != identity.key_sha256.size() ||
+      CRYPTO_memcmp(digest.data(), identity.key_sha256.data(), digest.size()) !=
+          0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("worker_key: does not match worker ", worker_id,
+                     " (a worker may act only as the worker it registered)"));
+  }
+  if (identity.principal != actor.name) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "worker_id: ", worker_id, " was registered with another token"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
+  ASSIGN_OR_RETURN(int64_t n, store_->ExpireLeases(NowMs()));
+  if (n > 0) NotifyChange();
+  return n;
+}
+
+absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
+    const v1::LeaseTrialRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
+  if (r.max_trials() < 0 || r.max_trials() > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_trials: must be in [0, 256] (got ", r.max_trials(), ")"));
+  }
+  std::vector<storage::LeaseRecord> leases;
+  ASSIGN_OR_RETURN(
+      storage::LeaseAvailability a,
+      store_->LeaseBatch(r.worker_id(), NowMs(),
+                         absl::ToInt64Milliseconds(options_.lease_duration),
+                         std::max(1, r.max_trials()), &leases));
+  return ToLeaseResponse(a, leases);
+}
+
+absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
+    storage::LeaseAvailability availability,
+    const std::vector<storage::LeaseRecord>& leases) {
+  v1::LeaseTrialResponse resp;
+  switch (availability) {
+    case storage::LeaseAvailability::kLeased: {
+      resp.set_outcome(v1::LeaseTrialResponse::LEASED);
+      for (size_t i = 0; i < leases.size(); ++i) {
+        const storage::LeaseRecord& lease = leases[i];
+        v1::Lease* l = i == 0 ? resp.mutable_lease() : resp.add_more();
+        l->set_trial_id(lease.trial_id);
+        l->set_sweep_name(lease.sweep_name);
+        l->set_attempt(lease.attempt);
+        if (lease.config_pb.empty()) {  // stored before schema 2
+          RETURN_IF_ERROR(ParseJson(lease.config_json, l->mutable_config()));
+        } else if (!l->mutable_config()->ParseFromString(lease.config_pb)) {
+          return absl::DataLossError(
+              absl::StrCat("trial ", lease.trial_id,
+                           ": stored binary config does not parse"));
+        }
+        *l->mutable_expires_at() = ToTimestamp(lease.expires_ms);
+        l->set_checkpoint(lease.checkpoint);
+        l->set_checkpoint_step(lease.checkpoint_step);
+      }
+      NotifyChange();
+      break;
+    }
+    case storage::LeaseAvailability::kNoWorkNow:
+      resp.set_outcome(v1::LeaseTrialResponse::NO_WORK_NOW);
+      *resp.mutable_retry_after() = ToDuration(options_.retry_after);
+      break;
+    case storage::LeaseAvailability::kNoWork:
+      resp.set_outcome(v1::LeaseTrialResponse::NO_WORK);
+      *resp.mutable_retry_after() = ToDuration(options_.retry_after);
+      break;
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
+    const v1::HeartbeatRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
+  if (r.leases_size() > 1024)
+    return absl::InvalidArgumentError("leases: more than 1024");
+  v1::HeartbeatResponse resp;
+  for (const v1::LeaseRef& ref : r.leases()) {
+    RETURN_IF_ERROR(CheckTrialRef(ref.trial_id(), ref.attempt()));
+    int64_t expires = 0;
+    ASSIGN_OR_RETURN(
+        bool renewed,
+        store_->Heartbeat(
+            r.worker_id(), ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
+            absl::ToInt64Milliseconds(options_.lease_duration), &expires));
+    v1::LeaseStatus* st = resp.add_leases();
+    st->set_trial_id(ref.trial_id());
+    st->set_attempt(ref.attempt());
+    st->set_directive(renewed ? v1::LeaseStatus::CONTINUE
+                              : v1::LeaseStatus::STOP);
+    if (renewed) *st->mutable_expires_at() = ToTimestamp(expires);
+  }
+  NotifyChange();
+  return resp;
+}
+
+absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
+    const v1::ReportMetricsRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                   ToPoints(r.points(), options_.max_points_per_report));
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
+  RETURN_IF_ERROR(store_->AddMetrics(r.worker_id(), r.trial_id(), r.attempt(),
+                                     points, NowMs()));
+  NotifyChange();
+  v1::ReportMetricsResponse resp;
+  resp.set_points_stored(static_cast<int64_t>(points.size()));
+  return resp;
+}
+
+absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
+    const v1::CompleteTrialRequest& r, const std::string& path) {
+  auto field = [&path](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(path, s.message()));
+  };
+  if (absl::Status s = CheckTrialRef(r.trial_id(), r.attempt()); !s.ok())
+    return field(s);
+  absl::StatusOr<std::vector<storage::MetricRecord>> points =
+      ToPoints(r.final_points(), options_.max_points_per_report);
+  if (!points.ok()) return field(points.status());
+  if (r.results_size() > 10000)
+    return field(absl::InvalidArgumentError("results: more than 10000 values"));
+  if (r.results().empty())
+    return field(absl::InvalidArgumentError(
+        "results: a completed trial needs its final results"));
+  if (r.steps() < 0)
+    return field(absl::InvalidArgumentError(
+        absl::StrCat("steps: must be >= 0 (got ", r.steps(), ")")));
+  if (absl::Status s = CheckProvenance(r.provenance(), "provenance"); !s.ok())
+    return field(s);
+  storage::Completion c;
+  c.trial_id = r.trial_id();
+  c.attempt = r.attempt();
+  c.diverged = r.diverged();
+  c.steps = r.steps();
+  c.final_points = *std::move(points);
+  for (const auto& [k, v] : r.results()) {
+    if (k.empty() || k.size() > 128 || !IsValidUtf8(k))
+      return field(absl::InvalidArgumentError(
+          "results: names must be 1..128 characters of UTF-8"));
+    if (!std::isfinite(v) && !r.diverged()) {
+      return field(absl::InvalidArgumentError(absl::StrCat(
+          "results[", k, "]: ", v,
+          " in a trial that did not diverge (a NaN or infinite loss is "
+          "reported with diverged = true)")));
+    }
+    c.results[k] = v;
+  }
+  for (int i = 0; i < r.heatmaps_size(); ++i) {
+    const v1::Heatmap& h = r.heatmaps(i);
+    const size_t cells =
+        static_cast<size_t>(std::max(0, h.x_edges_size() - 1)) *
+        static_cast<size_t>(std::max(0, h.y_edges_size() - 1));
+    if (h.name().empty() || h.name().size() > 128 || !IsValidUtf8(h.name()) ||
+        !IsValidUtf8(h.x_label()) || !IsValidUtf8(h.y_label()) || cells == 0 ||
+        static_cast<size_t>(h.values_size()) != cells) {
+      return field(absl::InvalidArgumentError(absl::StrCat(
+          "heatmaps[", i, "]: needs a name and (|x_edges|-1)*(|y_edges|-1) = ",
+          cells, " values (got ", h.values_size(), ")")));
+    }
+    c.artifacts.push_back({h.name(), "heatmap", CanonicalJson(h)});
+  }
+  c.provenance_json = CanonicalJson(r.provenance());
+  return c;
+}
+
+absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
+    const v1::CompleteTrialRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
+  ASSIGN_OR_RETURN(storage::Completion c, ToCompletion(r, ""));
+  c.worker_id = r.worker_id();
+  v1::CompleteTrialResponse resp;
+  if (!r.lease_next()) {
+    RETURN_IF_ERROR(store_->CompleteTrial(c, NowMs()));
+    NotifyChange();
+    return resp;
+  }
+  // The next lease commits with the result, so the worker's one RPC costs
+  // one write (docs/protocol.md).
+  std::vector<storage::LeaseRecord> leases;
+  ASSIGN_OR_RETURN(
+      storage::LeaseAvailability a,
+      store_->CompleteAndLease(
+          {c}, r.worker_id(), NowMs(),
+          absl::ToInt64Milliseconds(options_.lease_duration), 1, &leases));
+  NotifyChange();
+  ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
+  return resp;
+}
+
+absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
+    const v1::CompleteTrialsRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
+  if (r.trials().empty() || r.trials_size() > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trials: must hold 1..256 completions (got ", r.trials_size(), ")"));
+  }
+  if (r.lease_next() < 0 || r.lease_next() > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "lease_next: must be in [0, 256] (got ", r.lease_next(), ")"));
+  }
+  std::vector<storage::Completion> completions;
+  completions.reserve(r.trials_size());
+  for (int i = 0; i < r.trials_size(); ++i) {
+    ASSIGN_OR_RETURN(
+        storage::Completion c,
+        ToCompletion(r.trials(i), absl::StrCat("trials[", i, "].")));
+    c.worker_id = r.worker_id();
+    for (const storage::Completion& earlier : completions) {
+      if (earlier.trial_id == c.trial_id) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "trials[", i, "].trial_id: ", c.trial_id, " appears twice"));
+      }
+    }
+    completions.push_back(std::move(c));
+  }
+  std::vector<storage::LeaseRecord> leases;
+  ASSIGN_OR_RETURN(storage::LeaseAvailability a,
+                   store_->CompleteAndLease(
+                       completions, r.worker_id(), NowMs(),
+                       absl::ToInt64Milliseconds(options_.lease_duration),
+                       r.lease_next(), &leases));
+  NotifyChange();
+  v1::CompleteTrialsResponse resp;
+  if (r.lease_next() > 0) {
+    ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(
+    const v1::FailTrialRequest& r, const storage::Actor& actor) {
+  RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
+  RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
+  if (r.reason().size() > 8192 || !IsValidUtf8(r.reason()))
+    return absl::InvalidArgumentError(
+        "reason: must be UTF-8, at most 8192 bytes");
+  if (r.checkpoint_step() < 0)
+    return absl::InvalidArgumentError("checkpoint_step: must be >= 0");
+  if (!r.checkpoint().empty() && !r.preempted())
+    return absl::InvalidArgumentError(
+        "checkpoint: only a preempted hand-back carries a checkpoint");
+  if (r.permanent() && r.preempted())
+    return absl::InvalidArgumentError(
+        "permanent: a preempted hand-back is not a permanent failure");
+  ASSIGN_OR_RETURN(
+      std::string state,
+      store_->FailTrial(r.worker_id(), r.trial_id(), r.attempt(), r.reason(),
+                        r.preempted(), r.checkpoint(), r.checkpoint_step(),
+                        NowMs(), r.permanent()));
+  NotifyChange();
+  v1::FailTrialResponse resp;
+  resp.set_new_state(TrialStateFromString(state));
+  return resp;
+}
+
+}  // namespace qkov::core
