@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Training throughput against PyTorch eager, same machine, same thread count,
-# one run (issue 3). Prints trial-steps/s for LibTorch with T trials stacked
+# one run. Prints trial-steps/s for LibTorch with T trials stacked
 # and for the authors' model in PyTorch eager, and the ratio in trials/hour.
 #
 #   bench/compare_training.sh [STEPS] [THREADS]

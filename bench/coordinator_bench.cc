@@ -1,5 +1,5 @@
 // Coordinator throughput with many simulated workers over real gRPC on
-// loopback (issue 4). Prints numbers; never fails on time.
+// loopback. Prints numbers; never fails on time.
 //
 //   coordinator_bench [--workers=16] [--trials=100000] [--seconds=10]
 //                     [--batch=1000] [--overhead_trials=10000] [--trial_ms=20]

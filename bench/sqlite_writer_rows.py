@@ -13,7 +13,7 @@ database with synchronous=NORMAL, the server's settings. Two parts:
               ended, 17 results, a heatmap artifact) for 8,000 trials in
               batches of 8, one commit per batch, after 30,000 stored, for
               four key layouts of attempts/results/artifacts:
-                hash     trial_id TEXT, a 16-hex-digit hash (ids before session 3)
+                hash     trial_id TEXT, a 16-hex-digit hash (the older id form)
                 seqtext  trial_id TEXT that sorts in grid order (ids today)
                 int      an integer that follows grid order
                 rowid    the hash key in rowid tables with a UNIQUE index

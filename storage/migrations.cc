@@ -115,9 +115,9 @@ ALTER TABLE trials ADD COLUMN training_id INTEGER REFERENCES trainings(training_
 
 // Migration 3: who did what. A sweep's owner (the name of the token that
 // submitted it; '' when the server ran without tokens, and for sweeps stored
-// before this), and each worker's identity: the SHA-256 of the key the
+// by schema 1 or 2), and each worker's identity: the SHA-256 of the key the
 // server gave it at registration, and its token's name. Workers registered
-// before this have no key and must register again.
+// under schema 1 or 2 have no key and must register again.
 constexpr char kMigration3[] = R"sql(
 ALTER TABLE sweeps ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE workers ADD COLUMN key_sha256 TEXT;

@@ -92,7 +92,7 @@ struct SweepRecord {
 // trial_id) sit on the same B-tree pages: with hashed ids each completed
 // trial dirtied pages of its own (4x the time for those rows in plain
 // SQLite; about half the benchmark's batched rate, docs/PERFORMANCE.md).
-// Trials stored before this kept their 16-hex-digit ids; both forms live
+// Trials stored by older builds have 16-hex-digit ids; both forms live
 // side by side.
 std::string TrialIdOf(int64_t sweep_id, int64_t ordinal);
 

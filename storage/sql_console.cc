@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -208,14 +209,13 @@ SqlConsole::SqlConsole(std::string path, Options options)
 
 void SqlConsole::Shutdown() {
   absl::MutexLock lock(&mu_);
-  shut_down_ = true;
   stopping_ = true;
   for (sqlite3* db : running_) sqlite3_interrupt(db);
 }
 
 int SqlConsole::running_queries() {
   absl::MutexLock lock(&mu_);
-  return static_cast<int>(running_.size());
+  return slots_;
 }
 
 int SqlConsole::Authorize(void* self, int action, const char* a, const char* b,
@@ -309,6 +309,23 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::Query(
   }
   if (max_rows < 0) return absl::InvalidArgumentError("max_rows: must be >= 0");
   if (max_rows == 0) max_rows = options_.max_rows;
+  // A slot first, so that a refused query costs no connection.
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_)
+      return absl::UnavailableError("sql: the server is shutting down");
+    if (slots_ >= options_.max_concurrent) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("sql: ", slots_,
+                       " queries are running, the most at once; try again "
+                       "when one ends"));
+    }
+    ++slots_;
+  }
+  absl::Cleanup release_slot = [this] {
+    absl::MutexLock lock(&mu_);
+    --slots_;
+  };
 
   Database::Options ro;
   ro.read_only = true;
@@ -359,22 +376,16 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::Query(
   sqlite3_set_authorizer(db, &SqlConsole::Authorize, &run);
   sqlite3_progress_handler(db, 1000, &SqlConsole::Progress, &run);
   {
-    absl::MutexLock lock(&mu_);
-    if (shut_down_)
+    absl::MutexLock lock(&mu_);  // so that Shutdown can interrupt it
+    if (stopping_)
       return absl::UnavailableError("sql: the server is shutting down");
-    if (static_cast<int>(running_.size()) >= options_.max_concurrent) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("sql: ", running_.size(),
-                       " queries are running, the most at once; try again "
-                       "when one ends"));
-    }
     running_.insert(db);
   }
   absl::StatusOr<Result> result = QueryOn(&run, sql, max_rows);
   {
     absl::MutexLock lock(&mu_);
     running_.erase(db);
-    if (shut_down_ && run.stop == Run::Stop::kNone && !result.ok())
+    if (stopping_ && run.stop == Run::Stop::kNone && !result.ok())
       run.stop = Run::Stop::kShutdown;  // stopped by sqlite3_interrupt
   }
   if (!result.ok()) {

@@ -94,7 +94,7 @@ class SqlConsole {
   void Shutdown();
 
   const Options& options() const { return options_; }
-  // Queries running now.
+  // Queries admitted and not yet ended.
   int running_queries() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
@@ -107,9 +107,11 @@ class SqlConsole {
   const std::string path_;
   const Options options_;
   absl::Mutex mu_;
-  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  int slots_ ABSL_GUARDED_BY(mu_) = 0;  // queries admitted and not ended
+  // Their connections, once open (for sqlite3_interrupt).
   absl::flat_hash_set<sqlite3*> running_ ABSL_GUARDED_BY(mu_);
-  std::atomic<bool> stopping_{false};  // read by the progress handler
+  // Set (under mu_) by Shutdown; read by Query and the progress handler.
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace qkov::storage

@@ -93,13 +93,16 @@ absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
   if (r.slots() < 0 || r.slots() > 1024)
     return absl::InvalidArgumentError("slots: must be in [0, 1024]");
   RETURN_IF_ERROR(CheckProvenance(r.provenance(), "provenance"));
-  unsigned char random[32];
+  // 32 random bytes for the key, 4 more for the id's suffix (the id is
+  // public: nothing of the key may show in it).
+  unsigned char random[36];
   if (RAND_bytes(random, sizeof(random)) != 1)
     return absl::UnavailableError("cannot draw a worker key (OpenSSL RAND)");
-  const std::string key = absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(random), sizeof(random)));
+  const absl::string_view bytes(reinterpret_cast<const char*>(random),
+                                sizeof(random));
+  const std::string key = absl::BytesToHexString(bytes.substr(0, 32));
   const std::string worker_id =
-      absl::StrCat(r.name(), "/", Sha256Hex(key).substr(0, 8));
+      absl::StrCat(r.name(), "/", absl::BytesToHexString(bytes.substr(32)));
   const storage::ResultsStore::WorkerIdentity identity{Sha256Hex(key),
                                                        actor.name};
   RETURN_IF_ERROR(

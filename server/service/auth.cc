@@ -50,6 +50,10 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
   std::istringstream in(text);
   std::string line;
   int n = 0;
+  auto bad_line = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--token_file: ", path, ":", n, ": ", what));
+  };
   while (std::getline(in, line)) {
     ++n;
     absl::string_view text = absl::StripAsciiWhitespace(line);
@@ -57,8 +61,7 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     std::vector<std::string> parts =
         absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (parts.size() != 2 && parts.size() != 3) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--token_file: ", path, ":", n, ": expected 'ROLE TOKEN [NAME]'"));
+      return bad_line("expected 'ROLE TOKEN [NAME]'");
     }
     Role role;
     if (parts[0] == "worker") {
@@ -70,13 +73,11 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     } else if (parts[0] == "read-only") {
       role = Role::kReadOnly;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", n, ": unknown role '", TerminalSafe(parts[0]),
-                       "' (worker, user, admin, read-only)"));
+      return bad_line(absl::StrCat("unknown role '", TerminalSafe(parts[0]),
+                                   "' (worker, user, admin, read-only)"));
     }
     if (parts[1].size() < 16) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", n, ": token shorter than 16 characters"));
+      return bad_line("token shorter than 16 characters");
     }
     std::string name;
     if (parts.size() == 3) {
@@ -87,16 +88,14 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
                                c == '@' || c == '-';
                       });
       if (!ok) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ":", n,
-            ": NAME must be 1..64 letters, digits or ._@- characters"));
+        return bad_line(
+            "NAME must be 1..64 letters, digits or ._@- characters");
       }
     } else {
       name = absl::StrCat("token-", core::Sha256Hex(parts[1]).substr(0, 8));
     }
     if (auth->tokens_.contains(parts[1])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", n, ": the same token appears twice"));
+      return bad_line("the same token appears twice");
     }
     auth->tokens_[parts[1]] = Holder{role, name};
   }
@@ -145,7 +144,8 @@ grpc::Status Authenticator::Check(
                         absl::StrCat(method, ": role ", RoleName(holder->role),
                                      " may not call this method"));
   }
-  *actor = storage::Actor{holder->name, holder->role == Role::kAdmin};
+  if (actor != nullptr)
+    *actor = storage::Actor{holder->name, holder->role == Role::kAdmin};
   return grpc::Status::OK;
 }
 

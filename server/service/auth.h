@@ -42,10 +42,11 @@ class Authenticator {
       const std::string& path);
   // UNAUTHENTICATED (no or unknown token) or PERMISSION_DENIED (role too
   // weak), for a call with `metadata` (ServerContext::client_metadata()).
-  // On OK, *actor is the token's holder.
+  // On OK, *actor (when given) is the token's holder.
   grpc::Status Check(
       const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
-      Permission needed, const char* method, storage::Actor* actor) const;
+      Permission needed, const char* method,
+      storage::Actor* actor = nullptr) const;
   // Whether `metadata` carries a known token, of any role.
   grpc::Status CheckAnyToken(
       const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
@@ -80,12 +81,14 @@ class ReflectionAuthFactory
 };
 
 // Check() when `auth` is set. A server without tokens lets every call
-// through, as an anonymous admin (one researcher on one machine).
+// through, as an anonymous admin (one researcher on one machine). `actor`
+// (may be null, for calls that change nothing) gets who is calling.
 inline grpc::Status Authorize(const Authenticator* auth,
                               const grpc::ServerContext* ctx, Permission needed,
-                              const char* method, storage::Actor* actor) {
+                              const char* method,
+                              storage::Actor* actor = nullptr) {
   if (auth == nullptr) {
-    *actor = storage::Actor{"", /*admin=*/true};
+    if (actor != nullptr) *actor = storage::Actor{"", /*admin=*/true};
     return grpc::Status::OK;
   }
   return auth->Check(ctx->client_metadata(), needed, method, actor);

@@ -17,9 +17,7 @@ grpc::Status SweepServiceImpl::SubmitSweep(
 grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
                                         const qkov::v1::GetSweepRequest* req,
                                         qkov::v1::Sweep* resp) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "GetSweep", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep");
       !a.ok())
     return a;
   return Reply(core_->GetSweep(req->name()), resp);
@@ -28,9 +26,7 @@ grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
                                           const qkov::v1::ListSweepsRequest*,
                                           qkov::v1::ListSweepsResponse* resp) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "ListSweeps", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps");
       !a.ok())
     return a;
   return Reply(core_->ListSweeps(), resp);
@@ -72,9 +68,7 @@ grpc::Status SweepServiceImpl::RetrySweep(
 grpc::Status SweepServiceImpl::ListTrials(
     grpc::ServerContext* ctx, const qkov::v1::ListTrialsRequest* req,
     qkov::v1::ListTrialsResponse* resp) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "ListTrials", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials");
       !a.ok())
     return a;
   return Reply(core_->ListTrials(*req), resp);
@@ -83,9 +77,7 @@ grpc::Status SweepServiceImpl::ListTrials(
 grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
                                         const qkov::v1::GetTrialRequest* req,
                                         qkov::v1::Trial* resp) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "GetTrial", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial");
       !a.ok())
     return a;
   return Reply(core_->GetTrial(req->trial_id()), resp);
@@ -94,9 +86,7 @@ grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::QueryResults(
     grpc::ServerContext* ctx, const qkov::v1::QueryResultsRequest* req,
     qkov::v1::QueryResultsResponse* resp) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "QueryResults", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults");
       !a.ok())
     return a;
   return Reply(core_->QueryResults(*req), resp);
@@ -105,9 +95,8 @@ grpc::Status SweepServiceImpl::QueryResults(
 grpc::Status SweepServiceImpl::GetTrialMetrics(
     grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
     qkov::v1::GetTrialMetricsResponse* resp) {
-  storage::Actor actor;
   if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics", &actor);
+          Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics");
       !a.ok())
     return a;
   return Reply(core_->GetTrialMetrics(*req), resp);
@@ -116,9 +105,7 @@ grpc::Status SweepServiceImpl::GetTrialMetrics(
 grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
                                         const qkov::v1::QuerySqlRequest* req,
                                         qkov::v1::QuerySqlResponse* resp) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "QuerySql", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql");
       !a.ok())
     return a;
   return Reply(core_->QuerySql(*req, [ctx] { return ctx->IsCancelled(); }),
@@ -128,9 +115,7 @@ grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
 grpc::Status SweepServiceImpl::WatchSweep(
     grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
     grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {
-  storage::Actor actor;
-  if (grpc::Status a =
-          Authorize(auth_, ctx, Permission::kRead, "WatchSweep", &actor);
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "WatchSweep");
       !a.ok())
     return a;
   absl::Time since = absl::InfinitePast();

@@ -1,4 +1,4 @@
-// Fault injection with real processes on loopback (issue 4): a worker killed
+// Fault injection with real processes on loopback: a worker killed
 // mid-trial, the server killed mid-sweep and restarted, a worker frozen past
 // its lease, and a worker stopped by SIGTERM that hands its trial back with a
 // checkpoint. In every case each trial finishes exactly once.

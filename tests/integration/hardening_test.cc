@@ -204,7 +204,7 @@ TEST_F(HardeningTest, SqlConsoleRefusesEveryEscapeAndStaysUp) {
   EXPECT_EQ(blob->rows(0).values(2).text_value(), "ok");
 
   // A large cross join stops at the result-byte cap, without the server's
-  // memory growing with it (it used to take ~0.9 GB per request).
+  // memory growing with it.
   const int64_t rss_before = PeakRss(server->process().pid());
   auto big =
       Sql(*stub,

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/stubs/common.h>
 #include <google/protobuf/util/time_util.h>
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/grpc_status.h"
 #include "common/text.h"
 #include "common/version.h"
 #include "worker/agent/trial_options.h"
@@ -43,8 +43,8 @@ std::string BlasInfo() {
   return "unknown";
 }
 
-// A failure reason as the coordinator takes it: at most 8192 bytes, cut at
-// a UTF-8 boundary.
+// A failure reason as the coordinator takes it (at most 8192 bytes): cut to
+// 8000 at a UTF-8 boundary, with a marker.
 std::string TruncatedReason(std::string reason) {
   constexpr size_t kMax = 8000;
   if (reason.size() <= kMax) return reason;

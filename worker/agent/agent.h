@@ -7,7 +7,6 @@
 #ifndef QKOV_WORKER_AGENT_AGENT_H_
 #define QKOV_WORKER_AGENT_AGENT_H_
 
-#include <grpcpp/grpcpp.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -21,7 +20,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/channel.h"
-#include "qkov/v1/worker.grpc.pb.h"
+#include "qkov/v1/worker.pb.h"
 #include "worker/agent/coordinator_client.h"
 
 namespace qkov::agent {

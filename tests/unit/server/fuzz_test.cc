@@ -1,4 +1,4 @@
-// Property test over hostile input (issue 4): thousands of sweep specs and
+// Property test over hostile input: thousands of sweep specs and
 // worker messages, each a valid one with random fields replaced by absurd
 // values (NaN, inf, huge, negative, empty, overlong, unknown enums). Nothing
 // may crash; every refusal is INVALID_ARGUMENT (or the precise lease code)

@@ -1,4 +1,4 @@
-// The paper's qualitative result on the synthetic task (issue 3, item 4),
+// The paper's qualitative result on the synthetic task,
 // within a CI budget: all factors start at identity x 1e-6 (the authors'
 // Fig-2 CACO/FAFO notebook; CACO at the nn.Linear default as there), SGD,
 // batch 32, sequence 64. The base learning rate is 0.1 instead of the
