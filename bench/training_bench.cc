@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     std::printf(
         "trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s), "
         "by trials stacked\n",
-        o.batch_size, o.task.seq_len, o.task.vocab_size,
+        o.batch_size, o.synthetic.seq_len, o.synthetic.vocab_size,
         absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_device).c_str());
     o.target_loss = -1;
     o.eval.num_examples = 64;

@@ -1,5 +1,7 @@
 #include "client/sweep_file.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -159,23 +162,6 @@ class Parser {
   std::string source_;
 };
 
-template <typename E>
-absl::StatusOr<E> EnumFrom(const Parser& p, const YAML::Node& n,
-                           const std::string& field,
-                           const std::map<std::string, E>& names) {
-  if (!n.IsScalar()) return p.Error(n, field, "must be a name");
-  const std::string key = absl::AsciiStrToLower(n.Scalar());
-  auto it = names.find(key);
-  if (it == names.end()) {
-    std::vector<std::string> all;
-    for (const auto& [k, v] : names) all.push_back(k);
-    return p.Error(n, field,
-                   absl::StrCat("unknown value '", n.Scalar(), "' (expected ",
-                                absl::StrJoin(all, ", "), ")"));
-  }
-  return it->second;
-}
-
 #define QKOV_TRY(lhs, expr)                     \
   do {                                          \
     auto qkov_v_ = (expr);                      \
@@ -188,223 +174,135 @@ absl::StatusOr<E> EnumFrom(const Parser& p, const YAML::Node& n,
     if (!qkov_s_.ok()) return qkov_s_; \
   } while (0)
 
-absl::Status ParseTraining(const Parser& p, const YAML::Node& t,
-                           v1::Training* out) {
-  QKOV_CHECK(p.CheckKeys(
-      t, "training",
-      {"task", "synthetic", "optimizer", "init", "max_steps", "batch_size",
-       "report_every", "target_loss", "loss_window", "evaluation", "theory"}));
-  if (const YAML::Node th = t["theory"]) {
-    QKOV_CHECK(p.CheckKeys(
-        th, "training.theory",
-        {"m", "n", "b", "num_classes", "dtau", "relative_step", "max_tau",
-         "target_loss", "num_thresholds", "num_samples"}));
-    auto* o = out->mutable_theory();
-    double x;
-    int64_t k;
-    if (th["m"]) {
-      QKOV_TRY(x, p.Double(th["m"], "training.theory.m"));
-      o->set_m(x);
-    }
-    if (th["n"]) {
-      QKOV_TRY(x, p.Double(th["n"], "training.theory.n"));
-      o->set_n(x);
-    }
-    if (th["b"]) {
-      QKOV_TRY(x, p.Double(th["b"], "training.theory.b"));
-      o->set_b(x);
-    }
-    if (th["num_classes"]) {
-      QKOV_TRY(x, p.Double(th["num_classes"], "training.theory.num_classes"));
-      o->set_num_classes(x);
-    }
-    if (th["dtau"]) {
-      QKOV_TRY(x, p.Double(th["dtau"], "training.theory.dtau"));
-      o->set_dtau(x);
-    }
-    if (th["relative_step"]) {
-      QKOV_TRY(x,
-               p.Double(th["relative_step"], "training.theory.relative_step"));
-      o->set_relative_step(x);
-    }
-    if (th["max_tau"]) {
-      QKOV_TRY(x, p.Double(th["max_tau"], "training.theory.max_tau"));
-      o->set_max_tau(x);
-    }
-    if (th["target_loss"]) {
-      QKOV_TRY(x, p.Double(th["target_loss"], "training.theory.target_loss"));
-      o->set_target_loss(x);
-    }
-    if (th["num_thresholds"]) {
-      QKOV_TRY(k,
-               p.Int(th["num_thresholds"], "training.theory.num_thresholds"));
-      o->set_num_thresholds(static_cast<int32_t>(k));
-    }
-    if (th["num_samples"]) {
-      QKOV_TRY(k, p.Int(th["num_samples"], "training.theory.num_samples"));
-      o->set_num_samples(static_cast<int32_t>(k));
-    }
+// The names an enum value takes in a sweep file: its proto name, lower-case,
+// without its type's prefix (TASK_SYNTHETIC is "synthetic"), and these
+// aliases.
+struct EnumPrefix {
+  const char* type;
+  const char* prefix;
+};
+constexpr EnumPrefix kEnumPrefixes[] = {{"qkov.v1.TaskKind", "task_"},
+                                        {"qkov.v1.InitKind", "init_"}};
+struct EnumAlias {
+  const char* type;
+  const char* alias;
+  const char* value;
+};
+constexpr EnumAlias kEnumAliases[] = {
+    {"qkov.v1.InitKind", "default", "INIT_DEFAULT_LINEAR"}};
+
+// Every accepted name of `type`'s values (0, "unspecified", has none).
+std::map<std::string, int> EnumNames(
+    const google::protobuf::EnumDescriptor* type) {
+  std::string prefix;
+  for (const EnumPrefix& e : kEnumPrefixes) {
+    if (type->full_name() == e.type) prefix = e.prefix;
   }
-  if (t["task"]) {
-    v1::TaskKind k;
-    QKOV_TRY(k, (EnumFrom<v1::TaskKind>(
-                    p, t["task"], "training.task",
-                    {{"synthetic", v1::TASK_SYNTHETIC},
-                     {"theory", v1::TASK_THEORY},
-                     {"fixed_attention", v1::TASK_FIXED_ATTENTION}})));
-    out->set_task(k);
+  std::map<std::string, int> names;
+  for (int i = 0; i < type->value_count(); ++i) {
+    const google::protobuf::EnumValueDescriptor* v = type->value(i);
+    if (v->number() == 0) continue;
+    std::string name = absl::AsciiStrToLower(v->name());
+    if (!prefix.empty() && absl::StartsWith(name, prefix))
+      name = name.substr(prefix.size());
+    names[name] = v->number();
   }
-  int64_t i;
-  double d;
-  if (t["max_steps"]) {
-    QKOV_TRY(i, p.Int(t["max_steps"], "training.max_steps"));
-    out->set_max_steps(i);
+  for (const EnumAlias& a : kEnumAliases) {
+    if (type->full_name() == a.type)
+      names[a.alias] = type->FindValueByName(a.value)->number();
   }
-  if (t["batch_size"]) {
-    QKOV_TRY(i, p.Int(t["batch_size"], "training.batch_size"));
-    out->set_batch_size(static_cast<int32_t>(i));
-  }
-  if (t["report_every"]) {
-    QKOV_TRY(i, p.Int(t["report_every"], "training.report_every"));
-    out->set_report_every(static_cast<int32_t>(i));
-  }
-  if (t["loss_window"]) {
-    QKOV_TRY(i, p.Int(t["loss_window"], "training.loss_window"));
-    out->set_loss_window(static_cast<int32_t>(i));
-  }
-  if (t["target_loss"]) {
-    QKOV_TRY(d, p.Double(t["target_loss"], "training.target_loss"));
-    out->set_target_loss(d);
-  }
-  if (const YAML::Node s = t["synthetic"]) {
-    QKOV_CHECK(p.CheckKeys(s, "training.synthetic",
-                           {"vocab_size", "num_common", "num_classes",
-                            "distinct_per_class", "seq_len"}));
-    auto* o = out->mutable_synthetic();
-    if (s["vocab_size"]) {
-      QKOV_TRY(i, p.Int(s["vocab_size"], "training.synthetic.vocab_size"));
-      o->set_vocab_size(static_cast<int32_t>(i));
+  return names;
+}
+
+// Fills `out` from the mapping `node` by `out`'s descriptor: every key a
+// field name, every value of the field's type (a message is a nested
+// mapping; repeated doubles take Numbers). `field` is the path so far.
+absl::Status ParseMessage(const Parser& p, const YAML::Node& node,
+                          const std::string& field,
+                          google::protobuf::Message* out) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* d = out->GetDescriptor();
+  const google::protobuf::Reflection* r = out->GetReflection();
+  std::set<std::string> allowed;
+  for (int i = 0; i < d->field_count(); ++i)
+    allowed.insert(d->field(i)->name());
+  QKOV_CHECK(p.CheckKeys(node, field, allowed));
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    const FieldDescriptor* f = d->FindFieldByName(key);
+    const std::string path = absl::StrCat(field, ".", key);
+    const YAML::Node v = kv.second;
+    if (f->is_repeated()) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE)
+        return p.Error(v, path, "lists of this type are not supported");
+      std::vector<double> values;
+      QKOV_TRY(values, p.Numbers(v, path));
+      r->ClearField(out, f);
+      for (double x : values) r->AddDouble(out, f, x);
+      continue;
     }
-    if (s["num_common"]) {
-      QKOV_TRY(i, p.Int(s["num_common"], "training.synthetic.num_common"));
-      o->set_num_common(static_cast<int32_t>(i));
-    }
-    if (s["num_classes"]) {
-      QKOV_TRY(i, p.Int(s["num_classes"], "training.synthetic.num_classes"));
-      o->set_num_classes(static_cast<int32_t>(i));
-    }
-    if (s["distinct_per_class"]) {
-      QKOV_TRY(i, p.Int(s["distinct_per_class"],
-                        "training.synthetic.distinct_per_class"));
-      o->set_distinct_per_class(static_cast<int32_t>(i));
-    }
-    if (s["seq_len"]) {
-      QKOV_TRY(i, p.Int(s["seq_len"], "training.synthetic.seq_len"));
-      o->set_seq_len(static_cast<int32_t>(i));
-    }
-  }
-  if (const YAML::Node o = t["optimizer"]) {
-    QKOV_CHECK(
-        p.CheckKeys(o, "training.optimizer",
-                    {"kind", "momentum", "weight_decay", "adam_beta1",
-                     "adam_beta2", "adam_eps", "schedule", "warmup_steps"}));
-    auto* m = out->mutable_optimizer();
-    if (o["kind"]) {
-      v1::OptimizerKind k;
-      QKOV_TRY(k, (EnumFrom<v1::OptimizerKind>(
-                      p, o["kind"], "training.optimizer.kind",
-                      {{"sgd", v1::SGD}, {"adamw", v1::ADAMW}})));
-      m->set_kind(k);
-    }
-    if (o["schedule"]) {
-      v1::ScheduleKind k;
-      QKOV_TRY(k, (EnumFrom<v1::ScheduleKind>(
-                      p, o["schedule"], "training.optimizer.schedule",
-                      {{"constant", v1::CONSTANT},
-                       {"cosine_warmup", v1::COSINE_WARMUP},
-                       {"qk_ramp", v1::QK_RAMP}})));
-      m->set_schedule(k);
-    }
-    if (o["momentum"]) {
-      QKOV_TRY(d, p.Double(o["momentum"], "training.optimizer.momentum"));
-      m->set_momentum(d);
-    }
-    if (o["weight_decay"]) {
-      QKOV_TRY(d,
-               p.Double(o["weight_decay"], "training.optimizer.weight_decay"));
-      m->set_weight_decay(d);
-    }
-    if (o["adam_beta1"]) {
-      QKOV_TRY(d, p.Double(o["adam_beta1"], "training.optimizer.adam_beta1"));
-      m->set_adam_beta1(d);
-    }
-    if (o["adam_beta2"]) {
-      QKOV_TRY(d, p.Double(o["adam_beta2"], "training.optimizer.adam_beta2"));
-      m->set_adam_beta2(d);
-    }
-    if (o["adam_eps"]) {
-      QKOV_TRY(d, p.Double(o["adam_eps"], "training.optimizer.adam_eps"));
-      m->set_adam_eps(d);
-    }
-    if (o["warmup_steps"]) {
-      QKOV_TRY(i, p.Int(o["warmup_steps"], "training.optimizer.warmup_steps"));
-      m->set_warmup_steps(i);
-    }
-  }
-  if (const YAML::Node n = t["init"]) {
-    QKOV_CHECK(p.CheckKeys(n, "training.init", {"qk", "ov", "identity_scale"}));
-    const std::map<std::string, v1::InitKind> kinds = {
-        {"identity", v1::INIT_IDENTITY}, {"default", v1::INIT_DEFAULT_LINEAR}};
-    v1::InitKind k;
-    if (n["qk"]) {
-      QKOV_TRY(k, EnumFrom(p, n["qk"], "training.init.qk", kinds));
-      out->mutable_init()->set_qk(k);
-    }
-    if (n["ov"]) {
-      QKOV_TRY(k, EnumFrom(p, n["ov"], "training.init.ov", kinds));
-      out->mutable_init()->set_ov(k);
-    }
-    if (n["identity_scale"]) {
-      QKOV_TRY(d,
-               p.Double(n["identity_scale"], "training.init.identity_scale"));
-      out->mutable_init()->set_identity_scale(d);
-    }
-  }
-  if (const YAML::Node e = t["evaluation"]) {
-    QKOV_CHECK(p.CheckKeys(
-        e, "training.evaluation",
-        {"num_examples", "eval_seed", "tau_attention", "tau_probability",
-         "dtap_attention_edges", "dtap_probability_edges"}));
-    auto* m = out->mutable_evaluation();
-    uint64_t u;
-    if (e["num_examples"]) {
-      QKOV_TRY(i, p.Int(e["num_examples"], "training.evaluation.num_examples"));
-      m->set_num_examples(static_cast<int32_t>(i));
-    }
-    if (e["eval_seed"]) {
-      QKOV_TRY(u, p.Uint(e["eval_seed"], "training.evaluation.eval_seed"));
-      m->set_eval_seed(u);
-    }
-    if (e["tau_attention"]) {
-      QKOV_TRY(
-          d, p.Double(e["tau_attention"], "training.evaluation.tau_attention"));
-      m->set_tau_attention(d);
-    }
-    if (e["tau_probability"]) {
-      QKOV_TRY(d, p.Double(e["tau_probability"],
-                           "training.evaluation.tau_probability"));
-      m->set_tau_probability(d);
-    }
-    std::vector<double> edges;
-    if (e["dtap_attention_edges"]) {
-      QKOV_TRY(edges, p.Numbers(e["dtap_attention_edges"],
-                                "training.evaluation.dtap_attention_edges"));
-      for (double x : edges) m->add_dtap_attention_edges(x);
-    }
-    if (e["dtap_probability_edges"]) {
-      QKOV_TRY(edges, p.Numbers(e["dtap_probability_edges"],
-                                "training.evaluation.dtap_probability_edges"));
-      for (double x : edges) m->add_dtap_probability_edges(x);
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        QKOV_CHECK(ParseMessage(p, v, path, r->MutableMessage(out, f)));
+        break;
+      case FieldDescriptor::CPPTYPE_INT32: {
+        int64_t x;
+        QKOV_TRY(x, p.Int(v, path));
+        if (x < INT32_MIN || x > INT32_MAX)
+          return p.Error(
+              v, path,
+              absl::StrCat(x, " is out of range for a 32-bit integer"));
+        r->SetInt32(out, f, static_cast<int32_t>(x));
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_INT64: {
+        int64_t x;
+        QKOV_TRY(x, p.Int(v, path));
+        r->SetInt64(out, f, x);
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_UINT64: {
+        uint64_t x;
+        QKOV_TRY(x, p.Uint(v, path));
+        r->SetUInt64(out, f, x);
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_DOUBLE: {
+        double x;
+        QKOV_TRY(x, p.Double(v, path));
+        r->SetDouble(out, f, x);
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_STRING: {
+        std::string x;
+        QKOV_TRY(x, p.String(v, path));
+        r->SetString(out, f, x);
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_BOOL: {
+        bool x;
+        if (!v.IsScalar() || !YAML::convert<bool>::decode(v, x))
+          return p.Error(v, path, "must be true or false");
+        r->SetBool(out, f, x);
+        break;
+      }
+      case FieldDescriptor::CPPTYPE_ENUM: {
+        const std::map<std::string, int> names = EnumNames(f->enum_type());
+        if (!v.IsScalar()) return p.Error(v, path, "must be a name");
+        auto it = names.find(absl::AsciiStrToLower(v.Scalar()));
+        if (it == names.end()) {
+          std::vector<std::string> all;
+          for (const auto& [name, number] : names) all.push_back(name);
+          return p.Error(
+              v, path,
+              absl::StrCat("unknown value '", v.Scalar(), "' (expected ",
+                           absl::StrJoin(all, ", "), ")"));
+        }
+        r->SetEnumValue(out, f, it->second);
+        break;
+      }
+      default:
+        return p.Error(v, path, "fields of this type are not supported");
     }
   }
   return absl::OkStatus();
@@ -494,7 +392,7 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
     }
   }
   if (const YAML::Node t = root["training"])
-    QKOV_CHECK(ParseTraining(p, t, spec.mutable_training()));
+    QKOV_CHECK(ParseMessage(p, t, "training", spec.mutable_training()));
   return spec;
 }
 

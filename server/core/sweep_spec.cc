@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/trial_defaults.h"
+#include "common/trial_rules.h"
 
 namespace qkov::core {
 namespace {
@@ -24,31 +25,6 @@ absl::Status Invalid(const std::string& field, const std::string& reason) {
 }
 
 std::string Num(double x) { return absl::StrFormat("%g", x); }
-
-bool Finite(double x) { return std::isfinite(x); }
-
-absl::Status CheckEdges(const std::string& field,
-                        const google::protobuf::RepeatedField<double>& e) {
-  if (e.size() < 2) return Invalid(field, "needs at least 2 edges");
-  for (int i = 0; i < e.size(); ++i) {
-    if (!Finite(e[i]))
-      return Invalid(absl::StrCat(field, "[", i, "]"), "must be finite");
-    if (i > 0 && !(e[i - 1] < e[i]))
-      return Invalid(absl::StrCat(field, "[", i, "]"),
-                     "edges must be strictly increasing");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckRange(const std::string& field, double x, double lo,
-                        double hi, bool lo_open = false) {
-  if (!Finite(x) || x < lo || x > hi || (lo_open && x == lo)) {
-    return Invalid(
-        field, absl::StrCat("must be in ", lo_open ? "(" : "[", Num(lo), ", ",
-                            Num(hi), "] (got ", Num(x), ")"));
-  }
-  return absl::OkStatus();
-}
 
 absl::Status CheckInt(const std::string& field, int64_t x, int64_t lo,
                       int64_t hi) {
@@ -133,6 +109,86 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   }
 }
 
+absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
+  if (t.task() != qkov::v1::TASK_SYNTHETIC &&
+      t.task() != qkov::v1::TASK_THEORY &&
+      t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
+    return Invalid(absl::StrCat(prefix, "task"),
+                   absl::StrCat("unknown task ", static_cast<int>(t.task()),
+                                " (synthetic, theory or fixed_attention)"));
+  }
+  if (t.task() == qkov::v1::TASK_THEORY) {
+    const auto& th = t.theory();
+    if (absl::Status st = rules::CheckTheory(
+            prefix, th.m(), th.n(), th.b(), th.num_classes(), th.dtau(),
+            th.relative_step(), th.max_tau(), th.target_loss(),
+            th.num_thresholds(), th.num_samples());
+        !st.ok())
+      return st;
+  }
+  const auto& s = t.synthetic();
+  if (absl::Status st = rules::CheckSyntheticShape(
+          prefix, s.vocab_size(), s.num_common(), s.num_classes(),
+          s.distinct_per_class(), s.seq_len());
+      !st.ok())
+    return st;
+  const auto& o = t.optimizer();
+  if (!qkov::v1::OptimizerKind_IsValid(o.kind()) || o.kind() == 0)
+    return Invalid(absl::StrCat(prefix, "optimizer.kind"),
+                   absl::StrCat("unknown optimizer ", o.kind(),
+                                " (expected SGD or ADAMW)"));
+  if (!qkov::v1::ScheduleKind_IsValid(o.schedule()) || o.schedule() == 0)
+    return Invalid(
+        absl::StrCat(prefix, "optimizer.schedule"),
+        absl::StrCat("unknown schedule ", o.schedule(),
+                     " (expected CONSTANT, COSINE_WARMUP or QK_RAMP)"));
+  const auto& in = t.init();
+  for (auto [field, kind] : {std::pair<const char*, int>{"init.qk", in.qk()},
+                             std::pair<const char*, int>{"init.ov", in.ov()}}) {
+    if (!qkov::v1::InitKind_IsValid(kind) || kind == 0)
+      return Invalid(
+          absl::StrCat(prefix, field),
+          absl::StrCat("unknown init ", kind,
+                       " (expected INIT_IDENTITY or INIT_DEFAULT_LINEAR)"));
+  }
+  for (auto [rule, value] :
+       {std::pair{rules::kMomentum, o.momentum()},
+        std::pair{rules::kWeightDecay, o.weight_decay()},
+        std::pair{rules::kAdamBeta1, o.adam_beta1()},
+        std::pair{rules::kAdamBeta2, o.adam_beta2()},
+        std::pair{rules::kAdamEps, o.adam_eps()},
+        std::pair{rules::kIdentityScale, in.identity_scale()}}) {
+    if (absl::Status st = rules::Check(prefix, rule, value); !st.ok())
+      return st;
+  }
+  if (absl::Status st = rules::CheckRun(prefix, t.max_steps(), t.batch_size(),
+                                        t.report_every(), t.loss_window(),
+                                        t.target_loss(), o.warmup_steps());
+      !st.ok())
+    return st;
+  const auto& e = t.evaluation();
+  if (absl::Status st =
+          rules::Check(prefix, rules::kNumExamples, e.num_examples());
+      !st.ok())
+    return st;
+  for (auto [rule, value] :
+       {std::pair{rules::kTauAttention, e.tau_attention()},
+        std::pair{rules::kTauProbability, e.tau_probability()}}) {
+    if (absl::Status st = rules::Check(prefix, rule, value); !st.ok())
+      return st;
+  }
+  for (auto [field, edges] :
+       {std::pair{"evaluation.dtap_attention_edges", &e.dtap_attention_edges()},
+        std::pair{"evaluation.dtap_probability_edges",
+                  &e.dtap_probability_edges()}}) {
+    if (absl::Status st = rules::CheckEdges(
+            prefix, field, absl::MakeConstSpan(edges->data(), edges->size()));
+        !st.ok())
+      return st;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                                const SpecLimits& limits) {
   const std::string& name = spec.name();
@@ -171,9 +227,9 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
     std::set<double> seen;
     for (int i = 0; i < axes.alphas_size(); ++i) {
       const std::string field = absl::StrCat("spec.axes.alphas[", i, "]");
-      if (!(axes.alphas(i) > 0 && axes.alphas(i) <= 1))
-        return Invalid(field, absl::StrCat("must be in (0, 1] (got ",
-                                           Num(axes.alphas(i)), ")"));
+      rules::RealRule rule = rules::kAlpha;
+      rule.field = field.c_str();
+      if (auto st = rules::Check("", rule, axes.alphas(i)); !st.ok()) return st;
       if (!seen.insert(axes.alphas(i)).second)
         return Invalid(field, "duplicate value");
     }
@@ -199,24 +255,22 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
   }
   auto check_axis = [](const std::string& axis,
                        const google::protobuf::RepeatedField<double>& v,
-                       double hi) -> absl::Status {
+                       rules::RealRule rule) -> absl::Status {
     std::set<double> seen;
     for (int i = 0; i < v.size(); ++i) {
       const std::string field = absl::StrCat(axis, "[", i, "]");
-      if (!Finite(v[i]) || v[i] <= 0)
-        return Invalid(field, absl::StrCat("must be finite and > 0 (got ",
-                                           Num(v[i]), ")"));
-      if (v[i] > hi)
-        return Invalid(field, absl::StrCat("must be <= ", Num(hi), " (got ",
-                                           Num(v[i]), ")"));
+      rule.field = field.c_str();
+      if (auto s = rules::Check("", rule, v[i]); !s.ok()) return s;
       if (!seen.insert(v[i]).second) return Invalid(field, "duplicate value");
     }
     return absl::OkStatus();
   };
-  if (auto s = check_axis("spec.axes.lr_ratios", axes.lr_ratios(), 1e6);
+  if (auto s =
+          check_axis("spec.axes.lr_ratios", axes.lr_ratios(), rules::kLrRatio);
       !s.ok())
     return s;
-  if (auto s = check_axis("spec.axes.eta_ovs", axes.eta_ovs(), 1e3); !s.ok())
+  if (auto s = check_axis("spec.axes.eta_ovs", axes.eta_ovs(), rules::kEtaOv);
+      !s.ok())
     return s;
   std::set<uint64_t> seen_seeds;
   for (int i = 0; i < axes.seeds_size(); ++i) {
@@ -242,154 +296,7 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                    absl::StrCat("unknown task ", static_cast<int>(t.task()),
                                 " (synthetic, theory or fixed_attention)"));
   }
-  if (t.task() == qkov::v1::TASK_THEORY) {
-    const auto& th = t.theory();
-    for (auto [name, value] : {std::pair<const char*, double>{"m", th.m()},
-                               {"n", th.n()},
-                               {"b", th.b()},
-                               {"dtau", th.dtau()},
-                               {"max_tau", th.max_tau()},
-                               {"target_loss", th.target_loss()}}) {
-      if (auto st = CheckRange(absl::StrCat("spec.training.theory.", name),
-                               value, 0, 1e15, true);
-          !st.ok())
-        return st;
-    }
-    if (auto st = CheckRange("spec.training.theory.num_classes",
-                             th.num_classes(), 1, 1e9, true);
-        !st.ok())
-      return st;
-    if (auto st = CheckRange("spec.training.theory.relative_step",
-                             th.relative_step(), 0, 1);
-        !st.ok())
-      return st;
-    if (auto st = CheckInt("spec.training.theory.num_thresholds",
-                           th.num_thresholds(), 1, 10000);
-        !st.ok())
-      return st;
-    if (auto st = CheckInt("spec.training.theory.num_samples", th.num_samples(),
-                           2, 100000);
-        !st.ok())
-      return st;
-    if (th.relative_step() == 0 && th.max_tau() / th.dtau() > 1e9)
-      return Invalid("spec.training.theory.max_tau",
-                     "more than 1e9 fixed steps; set relative_step");
-  }
-  const auto& s = t.synthetic();
-  if (auto st = CheckInt("spec.training.synthetic.vocab_size", s.vocab_size(),
-                         2, 100000);
-      !st.ok())
-    return st;
-  if (auto st = CheckInt("spec.training.synthetic.num_classes", s.num_classes(),
-                         1, 10000);
-      !st.ok())
-    return st;
-  if (auto st = CheckInt("spec.training.synthetic.distinct_per_class",
-                         s.distinct_per_class(), 1, 100000);
-      !st.ok())
-    return st;
-  if (auto st =
-          CheckInt("spec.training.synthetic.seq_len", s.seq_len(), 3, 100000);
-      !st.ok())
-    return st;
-  if (s.num_common() < 2 * (s.num_classes() + 1))
-    return Invalid(
-        "spec.training.synthetic.num_common",
-        absl::StrCat(
-            "must be >= 2 * (num_classes + 1) = ", 2 * (s.num_classes() + 1),
-            " (labels and query tokens are common tokens)"));
-  if (static_cast<int64_t>(s.num_common()) +
-          static_cast<int64_t>(s.num_classes()) * s.distinct_per_class() >
-      s.vocab_size())
-    return Invalid("spec.training.synthetic.vocab_size",
-                   "must be >= num_common + num_classes * distinct_per_class");
-  const auto& o = t.optimizer();
-  if (!qkov::v1::OptimizerKind_IsValid(o.kind()) || o.kind() == 0)
-    return Invalid("spec.training.optimizer.kind",
-                   absl::StrCat("unknown optimizer ", o.kind(),
-                                " (expected SGD or ADAMW)"));
-  if (auto st = CheckRange("spec.training.optimizer.momentum", o.momentum(), 0,
-                           0.999999);
-      !st.ok())
-    return st;
-  if (auto st = CheckRange("spec.training.optimizer.weight_decay",
-                           o.weight_decay(), 0, 1e3);
-      !st.ok())
-    return st;
-  if (auto st = CheckRange("spec.training.optimizer.adam_beta1", o.adam_beta1(),
-                           0, 0.999999);
-      !st.ok())
-    return st;
-  if (auto st = CheckRange("spec.training.optimizer.adam_beta2", o.adam_beta2(),
-                           0, 0.999999999);
-      !st.ok())
-    return st;
-  if (auto st = CheckRange("spec.training.optimizer.adam_eps", o.adam_eps(), 0,
-                           1, true);
-      !st.ok())
-    return st;
-  if (!qkov::v1::ScheduleKind_IsValid(o.schedule()) || o.schedule() == 0)
-    return Invalid(
-        "spec.training.optimizer.schedule",
-        absl::StrCat("unknown schedule ", o.schedule(),
-                     " (expected CONSTANT, COSINE_WARMUP or QK_RAMP)"));
-  if (auto st = CheckInt("spec.training.optimizer.warmup_steps",
-                         o.warmup_steps(), 0, t.max_steps());
-      !st.ok())
-    return st;
-  const auto& in = t.init();
-  for (auto [field, kind] :
-       {std::pair<const char*, int>{"spec.training.init.qk", in.qk()},
-        std::pair<const char*, int>{"spec.training.init.ov", in.ov()}}) {
-    if (!qkov::v1::InitKind_IsValid(kind) || kind == 0)
-      return Invalid(
-          field,
-          absl::StrCat("unknown init ", kind,
-                       " (expected INIT_IDENTITY or INIT_DEFAULT_LINEAR)"));
-  }
-  if (auto st = CheckRange("spec.training.init.identity_scale",
-                           in.identity_scale(), 0, 1e3, true);
-      !st.ok())
-    return st;
-  if (auto st =
-          CheckInt("spec.training.max_steps", t.max_steps(), 1, 1000000000);
-      !st.ok())
-    return st;
-  if (auto st = CheckInt("spec.training.batch_size", t.batch_size(), 1, 65536);
-      !st.ok())
-    return st;
-  if (auto st = CheckInt("spec.training.report_every", t.report_every(), 1,
-                         1000000000);
-      !st.ok())
-    return st;
-  if (auto st =
-          CheckInt("spec.training.loss_window", t.loss_window(), 1, 1000000);
-      !st.ok())
-    return st;
-  if (!Finite(t.target_loss()))
-    return Invalid(
-        "spec.training.target_loss",
-        absl::StrCat("must be finite (got ", Num(t.target_loss()), ")"));
-  const auto& e = t.evaluation();
-  if (auto st = CheckInt("spec.training.evaluation.num_examples",
-                         e.num_examples(), 1, 1000000);
-      !st.ok())
-    return st;
-  if (auto st = CheckRange("spec.training.evaluation.tau_attention",
-                           e.tau_attention(), 0, 1);
-      !st.ok())
-    return st;
-  if (auto st = CheckRange("spec.training.evaluation.tau_probability",
-                           e.tau_probability(), 0, 1);
-      !st.ok())
-    return st;
-  if (auto st = CheckEdges("spec.training.evaluation.dtap_attention_edges",
-                           e.dtap_attention_edges());
-      !st.ok())
-    return st;
-  if (auto st = CheckEdges("spec.training.evaluation.dtap_probability_edges",
-                           e.dtap_probability_edges());
-      !st.ok())
+  if (absl::Status st = ValidateTraining(t, "spec.training."); !st.ok())
     return st;
   if (const int64_t bytes = EstimateTrialMemoryBytes(t);
       bytes > limits.max_trial_memory_bytes) {
@@ -401,7 +308,8 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
             "synthetic.seq_len %d, synthetic.vocab_size %d, "
             "evaluation.num_examples %d); this server's limit is %.1f GB",
             bytes / 1e9, t.batch_size(), syn.seq_len(), syn.vocab_size(),
-            e.num_examples(), limits.max_trial_memory_bytes / 1e9));
+            t.evaluation().num_examples(),
+            limits.max_trial_memory_bytes / 1e9));
   }
   if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100);
       !st.ok())

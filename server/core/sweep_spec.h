@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/text.h"
 #include "qkov/v1/config.pb.h"
 #include "qkov/v1/sweep.pb.h"
@@ -46,6 +47,11 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 // defaults applied.
 absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                                const SpecLimits& limits);
+// The training settings alone, by the rules of common/trial_rules.h (the
+// worker checks each trial by the same rules); field paths start with
+// `prefix` ("spec.training.").
+absl::Status ValidateTraining(const qkov::v1::Training& training,
+                              absl::string_view prefix);
 
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's

@@ -1,10 +1,13 @@
 // One table of defaults (common/trial_defaults.h): the server's completed
 // spec, the worker's option structs and the example in docs/sweep-files.md
-// say the same thing.
+// say the same thing. One set of rules (common/trial_rules.h): the server
+// and the worker refuse the same values in the same words.
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <sstream>
 
 #include "client/sweep_file.h"
@@ -28,11 +31,11 @@ TEST(DefaultsTest, TheWorkersOptionsAreTheServersDefaults) {
   ASSERT_TRUE(from_server.ok()) << from_server.status();
   const training::TrialOptions plain;  // the struct's own defaults
   const training::TrialOptions& s = *from_server;
-  EXPECT_EQ(s.task.vocab_size, plain.task.vocab_size);
-  EXPECT_EQ(s.task.num_common, plain.task.num_common);
-  EXPECT_EQ(s.task.num_classes, plain.task.num_classes);
-  EXPECT_EQ(s.task.distinct_per_class, plain.task.distinct_per_class);
-  EXPECT_EQ(s.task.seq_len, plain.task.seq_len);
+  EXPECT_EQ(s.synthetic.vocab_size, plain.synthetic.vocab_size);
+  EXPECT_EQ(s.synthetic.num_common, plain.synthetic.num_common);
+  EXPECT_EQ(s.synthetic.num_classes, plain.synthetic.num_classes);
+  EXPECT_EQ(s.synthetic.distinct_per_class, plain.synthetic.distinct_per_class);
+  EXPECT_EQ(s.synthetic.seq_len, plain.synthetic.seq_len);
   EXPECT_EQ(s.optimizer.kind, plain.optimizer.kind);
   EXPECT_EQ(s.optimizer.momentum, plain.optimizer.momentum);
   EXPECT_EQ(s.optimizer.weight_decay, plain.optimizer.weight_decay);
@@ -84,6 +87,110 @@ TEST(DefaultsTest, TheDocsExampleShowsTheDefaults) {
       << "docs/sweep-files.md and common/trial_defaults.h disagree:\n"
       << diff;
   EXPECT_EQ(documented->max_attempts(), defaults::kMaxAttempts);
+}
+
+// Each bad value as the server's validation and the worker's conversion see
+// it: both refuse it, with one message (the server's field paths carry a
+// prefix, here "").
+TEST(RulesTest, TheWorkerRefusesWhatTheServerRefusesInTheSameWords) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  using Mutation = std::function<void(v1::Training*)>;
+  const std::vector<std::pair<const char*, Mutation>> cases = {
+      {"vocab_size",
+       [](v1::Training* t) { t->mutable_synthetic()->set_vocab_size(1); }},
+      {"num_common",
+       [](v1::Training* t) { t->mutable_synthetic()->set_num_common(3); }},
+      {"vocab too small",
+       [](v1::Training* t) { t->mutable_synthetic()->set_vocab_size(20); }},
+      {"seq_len",
+       [](v1::Training* t) { t->mutable_synthetic()->set_seq_len(2); }},
+      {"momentum",
+       [](v1::Training* t) { t->mutable_optimizer()->set_momentum(1); }},
+      {"weight_decay",
+       [nan](v1::Training* t) {
+         t->mutable_optimizer()->set_weight_decay(nan);
+       }},
+      {"adam_eps",
+       [](v1::Training* t) { t->mutable_optimizer()->set_adam_eps(-1); }},
+      {"warmup_steps",
+       [](v1::Training* t) {
+         t->mutable_optimizer()->set_warmup_steps(200000);
+       }},
+      {"identity_scale",
+       [](v1::Training* t) { t->mutable_init()->set_identity_scale(-1); }},
+      {"max_steps", [](v1::Training* t) { t->set_max_steps(-5); }},
+      {"batch_size", [](v1::Training* t) { t->set_batch_size(100000); }},
+      {"report_every", [](v1::Training* t) { t->set_report_every(-1); }},
+      {"loss_window", [](v1::Training* t) { t->set_loss_window(-1); }},
+      {"target_loss", [nan](v1::Training* t) { t->set_target_loss(nan); }},
+      {"num_examples",
+       [](v1::Training* t) { t->mutable_evaluation()->set_num_examples(-1); }},
+      {"tau_attention",
+       [](v1::Training* t) { t->mutable_evaluation()->set_tau_attention(2); }},
+      {"dtap edges",
+       [](v1::Training* t) {
+         t->mutable_evaluation()->set_dtap_attention_edges(1, 0);
+       }},
+      {"theory.m",
+       [](v1::Training* t) {
+         t->set_task(v1::TASK_THEORY);
+         t->mutable_theory()->set_m(-1);
+       }},
+      {"theory.max_tau",
+       [](v1::Training* t) {
+         t->set_task(v1::TASK_THEORY);
+         t->mutable_theory()->set_max_tau(1e14);
+       }},
+      {"theory.num_samples",
+       [](v1::Training* t) {
+         t->set_task(v1::TASK_THEORY);
+         t->mutable_theory()->set_num_samples(1);
+       }},
+  };
+  for (const auto& [name, mutate] : cases) {
+    v1::SweepSpec spec;
+    spec.mutable_training()->set_task(v1::TASK_SYNTHETIC);
+    core::ApplySpecDefaults(&spec);
+    mutate(spec.mutable_training());
+    v1::TrialConfig config;
+    config.set_parameterization(v1::FAFO);
+    config.set_lr_ratio(1);
+    config.set_eta_ov(0.01);
+    *config.mutable_training() = spec.training();
+    const absl::Status server = core::ValidateTraining(spec.training(), "");
+    const absl::Status worker = agent::ToTrialOptions(config).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(server)) << name << ": " << server;
+    EXPECT_EQ(server.message(), worker.message()) << name;
+  }
+}
+
+// The axis values: the server names the axis entry, the worker the trial's
+// field; the reason is the same.
+TEST(RulesTest, AxisValuesAreRefusedForTheSameReason) {
+  for (auto [lr_ratio, eta_ov] :
+       {std::pair{-3.0, 0.01}, std::pair{2e6, 0.01},
+        std::pair{1.0, std::nan("")}, std::pair{1.0, 5e3}}) {
+    v1::SweepSpec spec;
+    spec.set_name("rules");
+    spec.mutable_axes()->add_parameterizations(v1::FAFO);
+    spec.mutable_axes()->add_lr_ratios(lr_ratio);
+    spec.mutable_axes()->add_eta_ovs(eta_ov);
+    spec.mutable_axes()->add_seeds(1);
+    core::ApplySpecDefaults(&spec);
+    const absl::Status server =
+        core::ValidateSweepSpec(spec, core::SpecLimits());
+    v1::TrialConfig config;
+    config.set_parameterization(v1::FAFO);
+    config.set_lr_ratio(lr_ratio);
+    config.set_eta_ov(eta_ov);
+    *config.mutable_training() = spec.training();
+    const absl::Status worker = agent::ToTrialOptions(config).status();
+    ASSERT_TRUE(absl::IsInvalidArgument(server)) << server;
+    ASSERT_TRUE(absl::IsInvalidArgument(worker)) << worker;
+    const std::string s(server.message()), w(worker.message());
+    EXPECT_EQ(s.substr(s.find(": ")), w.substr(w.find(": ")))
+        << s << " | " << w;
+  }
 }
 
 }  // namespace

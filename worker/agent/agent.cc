@@ -16,8 +16,7 @@
 #include "common/text.h"
 #include "common/version.h"
 #include "worker/agent/trial_options.h"
-#include "worker/training/fixed_attention.h"
-#include "worker/training/theory.h"
+#include "worker/training/torch_status.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::agent {
@@ -65,46 +64,6 @@ v1::MetricPoint ToProto(const training::MetricPoint& p) {
   m.set_name(p.name);
   m.set_value(p.value);
   return m;
-}
-
-// The theory task as a trial outcome: the trajectory and the threshold
-// crossings become metric points (docs/metrics.md), the end state results.
-training::TrialOutcome TheoryOutcome(const training::TheoryResult& r,
-                                     std::vector<v1::MetricPoint>* points) {
-  auto add = [points](int64_t step, const char* name, double value) {
-    v1::MetricPoint p;
-    p.set_step(step);
-    p.set_name(name);
-    p.set_value(value);
-    points->push_back(std::move(p));
-  };
-  for (size_t i = 0; i < r.trajectory.size(); ++i) {
-    const auto& t = r.trajectory[i];
-    add(static_cast<int64_t>(i), "theory_tau", t.tau);
-    add(static_cast<int64_t>(i), "theory_mu_ov", t.mu_ov);
-    add(static_cast<int64_t>(i), "theory_mu_qk", t.mu_qk);
-    add(static_cast<int64_t>(i), "theory_alpha", t.alpha);
-    add(static_cast<int64_t>(i), "theory_loss", t.loss);
-  }
-  for (size_t i = 0; i < r.at_thresholds.size(); ++i) {
-    const auto& t = r.at_thresholds[i];
-    add(static_cast<int64_t>(i), "threshold_loss", r.thresholds[i]);
-    add(static_cast<int64_t>(i), "threshold_tau", t.tau);
-    add(static_cast<int64_t>(i), "threshold_mu_ov", t.mu_ov);
-    add(static_cast<int64_t>(i), "threshold_mu_qk", t.mu_qk);
-    add(static_cast<int64_t>(i), "threshold_alpha", t.alpha);
-  }
-  training::TrialOutcome o;
-  o.end = r.reached_target ? training::TrialEnd::kConverged
-                           : training::TrialEnd::kMaxSteps;
-  o.steps = static_cast<int64_t>(r.trajectory.size());
-  o.results["mu_ov"] = r.final_point.mu_ov;
-  o.results["mu_qk"] = r.final_point.mu_qk;
-  o.results["alpha"] = r.final_point.alpha;
-  o.results["loss"] = r.final_point.loss;
-  o.results["tau"] = r.final_point.tau;
-  o.results["converged"] = r.reached_target ? 1 : 0;
-  return o;
 }
 
 }  // namespace
@@ -165,12 +124,10 @@ absl::Status Agent::Register() {
 
 absl::Status Agent::Run() {
   // Device and threads first: a bad --device is an error before any RPC.
-  try {
-    device_ = torch::Device(config_.device);
-  } catch (const c10::Error& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--device: '", config_.device, "' is not cpu or cuda[:N]"));
-  }
+  absl::StatusOr<torch::Device> device =
+      training::ParseDevice(config_.device, "--device");
+  if (!device.ok()) return device.status();
+  device_ = *device;
   if (device_.is_cuda() && !torch::cuda::is_available()) {
     return absl::FailedPreconditionError(
         absl::StrCat("--device=", config_.device, ": CUDA is not available"));
@@ -370,68 +327,45 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
         &stop_, &current[i]->lost, &current[i]->step));
   }
 
-  // Outcomes per lease: theory and fixed-attention trials one by one, the
-  // synthetic ones in one batch when they can train together.
+  // Outcomes per lease: the trials train in one batch when their trainer
+  // can batch them (training::CheckBatchable), else one by one.
   std::vector<absl::StatusOr<training::TrialOutcome>> outcomes(
       n, absl::UnknownError("not run"));
-  std::vector<std::vector<v1::MetricPoint>> extra(n);
-  std::vector<size_t> synthetic;
-  std::vector<training::TrialOptions> synthetic_options;
+  std::vector<size_t> runnable;
+  std::vector<training::TrialOptions> options;
   for (size_t i = 0; i < n; ++i) {
-    const v1::TrialConfig& config = leases[i].config();
-    const qkov::v1::TaskKind task = config.training().task();
-    if (task == qkov::v1::TASK_THEORY) {
-      absl::StatusOr<training::TheoryResult> theory =
-          training::IntegrateTheory(ToTheoryOptions(config));
-      outcomes[i] =
-          theory.ok() ? absl::StatusOr<training::TrialOutcome>(
-                            TheoryOutcome(*theory, &extra[i]))
-                      : absl::StatusOr<training::TrialOutcome>(theory.status());
+    absl::StatusOr<training::TrialOptions> o =
+        ToTrialOptions(leases[i].config());
+    if (!o.ok()) {
+      outcomes[i] = o.status();
       continue;
     }
-    absl::StatusOr<training::TrialOptions> options = ToTrialOptions(config);
-    if (!options.ok()) {
-      outcomes[i] = options.status();
-      continue;
-    }
-    if (task == qkov::v1::TASK_FIXED_ATTENTION) {
-      training::FixedAttentionOptions fo;
-      fo.trial = *options;
-      fo.alpha = config.alpha();
-      fo.factorized = training::OvFactorized(options->parameterization);
-      outcomes[i] = training::RunFixedAttention(fo, observers[i].get());
-      continue;
-    }
-    synthetic.push_back(i);
-    synthetic_options.push_back(*options);
+    runnable.push_back(i);
+    options.push_back(*std::move(o));
   }
-  if (!synthetic.empty()) {
-    // Trials that cannot share a batch (another sweep spec) run one by one.
-    // Groups hold positions in `synthetic`.
-    std::vector<std::vector<size_t>> groups;
-    if (training::CheckBatchable(synthetic_options).ok()) {
-      groups.emplace_back();
-      for (size_t k = 0; k < synthetic.size(); ++k) groups.back().push_back(k);
-    } else {
-      for (size_t k = 0; k < synthetic.size(); ++k) groups.push_back({k});
+  std::vector<std::vector<size_t>> groups;  // positions in `runnable`
+  if (!runnable.empty() && training::CheckBatchable(options).ok()) {
+    groups.emplace_back();
+    for (size_t k = 0; k < runnable.size(); ++k) groups.back().push_back(k);
+  } else {
+    for (size_t k = 0; k < runnable.size(); ++k) groups.push_back({k});
+  }
+  for (const auto& group : groups) {
+    std::vector<training::TrialOptions> opts;
+    std::vector<training::TrainingObserver*> obs;
+    std::vector<std::string> resume;
+    for (size_t k : group) {
+      opts.push_back(options[k]);
+      obs.push_back(observers[runnable[k]].get());
+      resume.push_back(leases[runnable[k]].checkpoint());
     }
-    for (const auto& group : groups) {
-      std::vector<training::TrialOptions> opts;
-      std::vector<training::TrainingObserver*> obs;
-      std::vector<std::string> resume;
-      for (size_t k : group) {
-        opts.push_back(synthetic_options[k]);
-        obs.push_back(observers[synthetic[k]].get());
-        resume.push_back(leases[synthetic[k]].checkpoint());
-      }
-      absl::StatusOr<std::vector<training::TrialOutcome>> run =
-          training::RunTrials(opts, obs, device_, resume);
-      for (size_t j = 0; j < group.size(); ++j) {
-        outcomes[synthetic[group[j]]] =
-            run.ok()
-                ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[j]))
-                : absl::StatusOr<training::TrialOutcome>(run.status());
-      }
+    absl::StatusOr<std::vector<training::TrialOutcome>> run =
+        training::RunTrials(opts, obs, device_, resume);
+    for (size_t j = 0; j < group.size(); ++j) {
+      outcomes[runnable[group[j]]] =
+          run.ok()
+              ? absl::StatusOr<training::TrialOutcome>(std::move((*run)[j]))
+              : absl::StatusOr<training::TrialOutcome>(run.status());
     }
   }
 
@@ -464,7 +398,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
                      n > 1 ? absl::StrCat(n, ")") : ""));
     for (auto& p : observers[i]->TakePending())
       *req.add_final_points() = std::move(p);
-    for (auto& p : extra[i]) *req.add_final_points() = std::move(p);
+    for (const training::MetricPoint& p : outcome->final_points)
+      *req.add_final_points() = ToProto(p);
   }
 
   // A batch that ended well reports in one RPC (one transaction), which also

@@ -7,6 +7,21 @@ namespace qkov::agent {
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const qkov::v1::TrialConfig& c) {
   training::TrialOptions o;
+  const qkov::v1::Training& t = c.training();
+  switch (t.task()) {
+    case qkov::v1::TASK_SYNTHETIC:
+      o.kind = training::TaskKind::kSynthetic;
+      break;
+    case qkov::v1::TASK_FIXED_ATTENTION:
+      o.kind = training::TaskKind::kFixedAttention;
+      break;
+    case qkov::v1::TASK_THEORY:
+      o.kind = training::TaskKind::kTheory;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("training.task: unknown value ", t.task()));
+  }
   switch (c.parameterization()) {
     case qkov::v1::FAFO:
       o.parameterization = training::Parameterization::kFafo;
@@ -21,24 +36,31 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
       o.parameterization = training::Parameterization::kCaco;
       break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameterization: unknown value ", c.parameterization()));
+      if (o.kind != training::TaskKind::kTheory) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "parameterization: unknown value ", c.parameterization()));
+      }
   }
-  const qkov::v1::Training& t = c.training();
-  if (t.task() != qkov::v1::TASK_SYNTHETIC &&
-      t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("training.task: not a trained-model task (",
-                     qkov::v1::TaskKind_Name(t.task()), ")"));
-  }
+  o.alpha = c.alpha();
+  const qkov::v1::Theory& th = t.theory();
+  o.theory.m = th.m();
+  o.theory.n = th.n();
+  o.theory.b = th.b();
+  o.theory.M = th.num_classes();
+  o.theory.dtau = th.dtau();
+  o.theory.relative_step = th.relative_step();
+  o.theory.max_tau = th.max_tau();
+  o.theory.target_loss = th.target_loss();
+  o.theory.num_thresholds = th.num_thresholds();
+  o.theory.num_samples = th.num_samples();
   o.lr_ratio = c.lr_ratio();
   o.eta_ov = c.eta_ov();
   o.seed = c.seed();
-  o.task.vocab_size = t.synthetic().vocab_size();
-  o.task.num_common = t.synthetic().num_common();
-  o.task.num_classes = t.synthetic().num_classes();
-  o.task.distinct_per_class = t.synthetic().distinct_per_class();
-  o.task.seq_len = t.synthetic().seq_len();
+  o.synthetic.vocab_size = t.synthetic().vocab_size();
+  o.synthetic.num_common = t.synthetic().num_common();
+  o.synthetic.num_classes = t.synthetic().num_classes();
+  o.synthetic.distinct_per_class = t.synthetic().distinct_per_class();
+  o.synthetic.seq_len = t.synthetic().seq_len();
   const auto& opt = t.optimizer();
   switch (opt.kind()) {
     case qkov::v1::SGD:
@@ -99,24 +121,6 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
   o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(),
                                        e.dtap_probability_edges().end());
   if (absl::Status s = o.Validate(); !s.ok()) return s;
-  return o;
-}
-
-training::TheoryOptions ToTheoryOptions(const qkov::v1::TrialConfig& c) {
-  const qkov::v1::Theory& t = c.training().theory();
-  training::TheoryOptions o;
-  o.m = t.m();
-  o.n = t.n();
-  o.b = t.b();
-  o.M = t.num_classes();
-  o.eta_ov = c.eta_ov();
-  o.lr_ratio = c.lr_ratio();
-  o.dtau = t.dtau();
-  o.relative_step = t.relative_step();
-  o.max_tau = t.max_tau();
-  o.target_loss = t.target_loss();
-  o.num_thresholds = t.num_thresholds();
-  o.num_samples = t.num_samples();
   return o;
 }
 

@@ -5,18 +5,13 @@
 #include "absl/status/statusor.h"
 #include "qkov/v1/config.pb.h"
 #include "worker/training/config.h"
-#include "worker/training/theory.h"
 
 namespace qkov::agent {
 
-// INVALID_ARGUMENT for enum values this worker does not know. For the
-// synthetic and fixed-attention tasks.
+// Every task kind; INVALID_ARGUMENT for enum values this worker does not
+// know and for values TrialOptions::Validate refuses.
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const qkov::v1::TrialConfig& config);
-
-// For TASK_THEORY: r = lr_ratio, eta_OV = eta_ov, the rest from
-// training.theory.
-training::TheoryOptions ToTheoryOptions(const qkov::v1::TrialConfig& config);
 
 }  // namespace qkov::agent
 

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/trial_defaults.h"
+#include "worker/training/theory.h"
 
 namespace qkov::training {
 
@@ -28,6 +29,10 @@ inline bool QkFactorized(Parameterization p) {
 inline bool OvFactorized(Parameterization p) {
   return p == Parameterization::kFafo || p == Parameterization::kCafo;
 }
+
+// The kinds of trial the worker trains; each has its trainer (trainer.h).
+enum class TaskKind { kSynthetic, kFixedAttention, kTheory };
+const char* TaskKindName(TaskKind kind);
 
 enum class OptimizerKind { kSgd, kAdamW };
 enum class ScheduleKind { kConstant, kCosineWarmup, kQkRamp };
@@ -74,11 +79,14 @@ struct EvalOptions {
 };
 
 struct TrialOptions {
+  TaskKind kind = TaskKind::kSynthetic;
   Parameterization parameterization = Parameterization::kFafo;
   double lr_ratio = 1.0;  // eta_QK / eta_OV
   double eta_ov = 1e-2;
   uint64_t seed = 1234;
-  SyntheticTaskOptions task;
+  SyntheticTaskOptions synthetic;  // synthetic and fixed_attention
+  double alpha = 0;                // fixed_attention: mass on distinct tokens
+  TheoryOptions theory;            // theory: the ODE (its rates are these)
   OptimizerOptions optimizer;
   InitOptions init;
   int64_t max_steps = defaults::kMaxSteps;
@@ -88,6 +96,8 @@ struct TrialOptions {
   int loss_window = defaults::kLossWindow;
   EvalOptions eval;
 
+  // The checks common/trial_rules.h makes on the server, with field paths
+  // relative to a trial ("synthetic.vocab_size: ...").
   absl::Status Validate() const;
 };
 

@@ -7,24 +7,24 @@
 #ifndef QKOV_WORKER_TRAINING_FIXED_ATTENTION_H_
 #define QKOV_WORKER_TRAINING_FIXED_ATTENTION_H_
 
-#include "absl/status/statusor.h"
-#include "worker/training/config.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {
 
-struct FixedAttentionOptions {
-  TrialOptions
-      trial;  // task, seed, eta_ov (the only rate), steps, batch, reporting
-  double alpha = 0.6;  // attention mass on distinct tokens, in (0, 1]
-  bool factorized = false;
+// TrialOptions: kind kFixedAttention, alpha in (0, 1], the synthetic task's
+// data, seed, eta_ov (the only rate), steps, batch, reporting; FAFO and CAFO
+// mean factorized OV, FACO and CACO collapsed. Reports train_loss and
+// train_accuracy every report_every steps; final results: loss and accuracy
+// on the held-out set, alpha, steps. Divergence ends the trial kDiverged.
+class FixedAttentionTrainer : public TaskTrainer {
+ public:
+  // Trials train one after another.
+  absl::StatusOr<std::vector<TrialOutcome>> Train(
+      const std::vector<TrialOptions>& options,
+      const std::vector<TrainingObserver*>& observers,
+      const torch::Device& device,
+      const std::vector<std::string>& resume_from) const override;
 };
-
-// Reports train_loss and train_accuracy every report_every steps; final
-// results: loss and accuracy on the held-out set, alpha, steps. Divergence
-// ends the trial kDiverged. InvalidArgument for a bad alpha or options.
-absl::StatusOr<TrialOutcome> RunFixedAttention(
-    const FixedAttentionOptions& options, TrainingObserver* observer);
 
 }  // namespace qkov::training
 

@@ -1,6 +1,7 @@
 #include "worker/training/model.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "worker/training/synthetic_task.h"
@@ -83,22 +84,36 @@ double AttentionModelImpl::OvBalancedness() const {
   return OvFactorized(p_) ? Balancedness(w_o_, w_v_) : 0.0;
 }
 
-ModelOutput AttentionModelImpl::forward(const torch::Tensor& tokens,
-                                        const torch::Tensor& key_mask) {
-  const int64_t t = tokens.size(1);
-  auto query = tokens.select(1, t - 1);            // [B]
-  auto rows = QkCircuit().index_select(0, query);  // [B, V]
-  auto scores =
-      rows.gather(1, tokens) / std::sqrt(static_cast<double>(vocab_size_));
+ModelOutput StackedAttentionForward(const torch::Tensor& qk,
+                                    const torch::Tensor& ov,
+                                    const torch::Tensor& tokens,
+                                    const torch::Tensor& key_mask) {
+  const int64_t n = tokens.size(0), b = tokens.size(1), len = tokens.size(2);
+  const int64_t v = qk.size(1);
+  auto offsets =
+      (torch::arange(n, tokens.options()) * v).view({n, 1});  // [T, 1]
+  auto query = tokens.select(2, len - 1);                     // [T, B]
+  auto rows = qk.reshape({n * v, v})
+                  .index_select(0, (query + offsets).view(-1));  // [T*B, V]
+  auto flat = tokens.reshape({n * b, len});
+  auto scores = rows.gather(1, flat) / std::sqrt(static_cast<double>(v));
   if (key_mask.defined()) {
-    scores = scores.masked_fill(key_mask.logical_not(),
+    scores = scores.masked_fill(key_mask.reshape({n * b, len}).logical_not(),
                                 -std::numeric_limits<double>::infinity());
   }
-  auto attention = torch::softmax(scores, 1);  // [B, T]
-  auto bag = torch::zeros({tokens.size(0), vocab_size_}, attention.options())
-                 .scatter_add(1, tokens, attention);  // [B, V]
-  auto logits = bag.matmul(OvCircuit().t());          // [B, V]
-  return ModelOutput{logits, attention};
+  auto attention = torch::softmax(scores, 1);  // [T*B, L]
+  auto bag = torch::zeros({n * b, v}, attention.options())
+                 .scatter_add(1, flat, attention);  // [T*B, V]
+  auto logits = torch::bmm(bag.view({n, b, v}), ov.transpose(1, 2));
+  return ModelOutput{logits, attention.view({n, b, len})};
+}
+
+ModelOutput AttentionModelImpl::forward(const torch::Tensor& tokens,
+                                        const torch::Tensor& key_mask) {
+  ModelOutput out = StackedAttentionForward(
+      QkCircuit().unsqueeze(0), OvCircuit().unsqueeze(0), tokens.unsqueeze(0),
+      key_mask.defined() ? key_mask.unsqueeze(0) : key_mask);
+  return ModelOutput{out.logits.squeeze(0), out.attention.squeeze(0)};
 }
 
 }  // namespace qkov::training

@@ -28,6 +28,16 @@ struct ModelOutput {
   torch::Tensor attention;  // [B, T], rows sum to 1
 };
 
+// The attention layer over T trials stacked along a leading dimension: the
+// circuits qk, ov [T, V, V], tokens int64 [T, B, L] whose last column is the
+// query, key_mask (optional, bool [T, B, L]). Returns logits [T, B, V] and
+// attention [T, B, L]. AttentionModel's forward is this with T = 1, and the
+// batched trainer trains through it.
+ModelOutput StackedAttentionForward(const torch::Tensor& qk,
+                                    const torch::Tensor& ov,
+                                    const torch::Tensor& tokens,
+                                    const torch::Tensor& key_mask = {});
+
 // ||W1^T W1 - W2 W2^T||_F / max(||W1^T W1||_F, ||W2 W2^T||_F): 0 for a
 // balanced factor pair (the gradient-flow invariant of docs/paper.md §1).
 double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2);

@@ -18,3 +18,19 @@ absl::Status TorchErrorStatus(const c10::Error& e) {
 }
 
 }  // namespace qkov::training
+
+namespace qkov::training {
+
+absl::StatusOr<torch::Device> ParseDevice(const std::string& name,
+                                          const std::string& flag) {
+  absl::StatusOr<torch::Device> device = CatchTorchErrors(
+      [&]() -> absl::StatusOr<torch::Device> { return torch::Device(name); },
+      flag);
+  if (!device.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", name, "' is not cpu or cuda[:N]"));
+  }
+  return device;
+}
+
+}  // namespace qkov::training

@@ -1,12 +1,20 @@
-// How LibTorch's exceptions become a Status around training (RunTrials,
-// RunFixedAttention). A checkpoint that does not parse is the one other
-// catch in worker/training: INVALID_ARGUMENT, in trainer.cc.
+// Where LibTorch's exceptions become a Status: every call into training that
+// can throw (RunTrials, a checkpoint's parse, a device name) goes through
+// CatchTorchErrors, and nothing else in worker/ catches c10::Error.
 #ifndef QKOV_WORKER_TRAINING_TORCH_STATUS_H_
 #define QKOV_WORKER_TRAINING_TORCH_STATUS_H_
 
 #include <c10/util/Exception.h>
+#include <torch/types.h>
+
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 
 namespace qkov::training {
 
@@ -14,6 +22,34 @@ namespace qkov::training {
 // CUDA "out of memory"), which the worker reports as a permanent failure;
 // INTERNAL for anything else. The message is LibTorch's, without backtrace.
 absl::Status TorchErrorStatus(const c10::Error& e);
+
+// Runs `body` (returning absl::StatusOr<T> or absl::Status) and returns what
+// it returns, or what it threw as a Status. `context` non-empty: a LibTorch
+// error means the input was bad (a checkpoint that does not parse) and
+// becomes INVALID_ARGUMENT "CONTEXT: message"; empty: TorchErrorStatus. A
+// std::bad_alloc is RESOURCE_EXHAUSTED, any other std::exception INTERNAL.
+template <typename Body>
+auto CatchTorchErrors(Body&& body, const std::string& context = "")
+    -> decltype(body()) {
+  try {
+    return std::forward<Body>(body)();
+  } catch (const c10::Error& e) {
+    if (!context.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(context, ": ", e.what_without_backtrace()));
+    }
+    return TorchErrorStatus(e);
+  } catch (const std::bad_alloc& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("training: allocation failed (", e.what(), ")"));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("training: ", e.what()));
+  }
+}
+
+// "cpu", "cuda", "cuda:1": the device, or INVALID_ARGUMENT naming `flag`.
+absl::StatusOr<torch::Device> ParseDevice(const std::string& name,
+                                          const std::string& flag);
 
 }  // namespace qkov::training
 

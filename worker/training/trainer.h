@@ -1,103 +1,74 @@
-// Trains one trial of the synthetic task and evaluates it. Knows nothing of
-// the coordinator: it reports through TrainingObserver, which may also ask it
-// to stop (lease lost, sweep cancelled, SIGTERM).
+// Trains trials of every task kind. Each kind has a TaskTrainer, with its
+// data, model, metrics and evaluation in files of its own:
+//   synthetic        synthetic_trainer.h (synthetic_task.h, model.h, metrics.h)
+//   fixed_attention  fixed_attention.h
+//   theory           theory_trainer.h (the ODE of theory.h)
+// RunTrials is the one entry: it validates, dispatches by kind, and turns
+// LibTorch's exceptions into a Status (torch_status.h). Knows nothing of the
+// coordinator: a trainer reports through TrainingObserver, which may also ask
+// it to stop (lease lost, sweep cancelled, SIGTERM).
 #ifndef QKOV_WORKER_TRAINING_TRAINER_H_
 #define QKOV_WORKER_TRAINING_TRAINER_H_
 
 #include <torch/torch.h>
 
-#include <cstdint>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "worker/training/config.h"
-#include "worker/training/metrics.h"
-#include "worker/training/model.h"
+#include "worker/training/optimizer.h"
+#include "worker/training/trial.h"
 
 namespace qkov::training {
 
-struct MetricPoint {
-  int64_t step;
-  std::string name;
-  double value;
-};
-
-enum class StopRequest {
-  kNone,
-  kDrop,      // stop now, nothing to keep (lease lost, sweep cancelled)
-  kHandBack,  // stop now and return a checkpoint to resume from (SIGTERM)
-};
-
-class TrainingObserver {
+class TaskTrainer {
  public:
-  virtual ~TrainingObserver() = default;
-  // Called every report_every steps and at the last step with that window's
-  // metrics. Return false to stop training now (the trial ends kStopped).
-  virtual bool OnReport(int64_t step,
-                        const std::vector<MetricPoint>& points) = 0;
-  // Polled before every step (must be cheap).
-  virtual StopRequest PollStop() { return StopRequest::kNone; }
+  virtual ~TaskTrainer() = default;
+
+  // OK when these trials (of this kind, each valid, at least one) can train
+  // in one call of Train. By default any can: Train runs them one after
+  // another.
+  virtual absl::Status CheckBatchable(
+      const std::vector<TrialOptions>& options) const {
+    return absl::OkStatus();
+  }
+
+  // Trains the trials on `device`, each from the start or from its
+  // `resume_from` (a checkpoint of the same options; "" to start). One
+  // outcome per trial; divergence is an outcome, not an error. May throw
+  // what LibTorch throws.
+  virtual absl::StatusOr<std::vector<TrialOutcome>> Train(
+      const std::vector<TrialOptions>& options,
+      const std::vector<TrainingObserver*>& observers,
+      const torch::Device& device,
+      const std::vector<std::string>& resume_from) const = 0;
 };
 
-enum class TrialEnd {
-  kConverged,  // windowed train loss fell below target_loss
-  kMaxSteps,   // ran max_steps
-  kDiverged,   // loss became NaN or inf; metrics so far are kept
-  kStopped,    // the observer asked to stop; no final evaluation
-};
-const char* TrialEndName(TrialEnd end);
+// The trainer of `kind`.
+const TaskTrainer& TrainerFor(TaskKind kind);
 
-struct TrialOutcome {
-  TrialEnd end = TrialEnd::kMaxSteps;
-  int64_t steps = 0;
-  std::map<std::string, double> results;  // final scalars (docs/metrics.md)
-  std::vector<Heatmap> heatmaps;
-  // Set when the trial was handed back (StopRequest::kHandBack): everything
-  // needed to continue bit-identically (model, optimizer, step, data RNG,
-  // loss window, partial report sums).
-  std::string checkpoint;
-};
+// OK when the trials can train in one batch: all valid, of one kind, and
+// batchable by its trainer.
+absl::Status CheckBatchable(const std::vector<TrialOptions>& options);
 
-// Learning rates in effect at `step` (0-based) for the QK and OV groups.
-struct LearningRates {
-  double qk;
-  double ov;
-};
-LearningRates ScheduledLearningRates(const TrialOptions& options, int64_t step);
+// Trains the trials together (CheckBatchable). InvalidArgument for invalid
+// options or a checkpoint that does not parse; RESOURCE_EXHAUSTED when memory
+// runs out; INTERNAL for another LibTorch error (message kept). `observers`
+// entries may be null.
+absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from);
 
-// Runs the trial on `device`, from the start or from `resume_from` (a
-// checkpoint of the same options). Returns InvalidArgument for invalid
-// options or a checkpoint that does not parse, Internal for a LibTorch error
-// (message kept); divergence is an outcome, not an error. `observer` may be
-// null.
+// One trial: RunTrials of one.
 absl::StatusOr<TrialOutcome> RunTrial(const TrialOptions& options,
                                       TrainingObserver* observer,
                                       const torch::Device& device = torch::kCPU,
                                       const std::string& resume_from = "");
 
-// Trains several trials of one shape together: parameters stacked along a
-// leading trial dimension (batched matrix products), each trial with its own
-// seed, data stream, learning rates, schedule, stopping and observer. Every
-// trial, RunTrial included, runs through this one engine, and each trial's
-// arithmetic does not depend on its batch-mates, so a trial's metrics are
-// bit-identical alone or batched (trainer_test). The optimizers are SGD
-// (momentum, weight decay) and AdamW exactly as torch.optim defines them,
-// applied per trial. InvalidArgument when the trials do not share a shape
-// (CheckBatchable).
-absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from);
-// OK when the trials can train in one batch: same parameterization, task
-// sizes, batch size and optimizer settings (rates, seeds, schedules, steps
-// and stopping may differ).
-absl::Status CheckBatchable(const std::vector<TrialOptions>& options);
-
-// The LibTorch version this was built against, "torch 1.13.1", for
-// provenance (the device and threads are recorded beside it).
+// "torch 1.13.1": the LibTorch this was built against, for provenance (the
+// device and threads are recorded beside it).
 std::string TorchVersion();
 
 }  // namespace qkov::training

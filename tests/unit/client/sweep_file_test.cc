@@ -41,6 +41,35 @@ TEST(SweepFileTest, ParsesEverySection) {
   EXPECT_DOUBLE_EQ(s->training().evaluation().tau_attention(), 0.5);
 }
 
+// training: is read by qkov.v1.Training's descriptor: enum names come from
+// the proto (prefix dropped, plus aliases), integers keep to their field's
+// width, and a wrong enum name lists the accepted ones.
+TEST(SweepFileTest, TrainingIsReadByTheProtoDescriptor) {
+  std::string text = kDemo;
+  text.replace(text.find("ov: default}"), 12, "ov: DEFAULT_LINEAR}");
+  text += "  task: fixed_attention\n  theory: {num_samples: 7}\n";
+  auto s = ParseSweepText(text, "demo.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->training().init().ov(), qkov::v1::INIT_DEFAULT_LINEAR);
+  EXPECT_EQ(s->training().task(), qkov::v1::TASK_FIXED_ATTENTION);
+  EXPECT_EQ(s->training().theory().num_samples(), 7);
+
+  text = kDemo;
+  text.replace(text.find("max_steps: 30000"), 16,
+               "batch_size: 5000000000");
+  s = ParseSweepText(text, "demo.yaml");
+  EXPECT_EQ(s.status().message(),
+            "demo.yaml:8: training.batch_size: 5000000000 is out of range "
+            "for a 32-bit integer");
+
+  text = kDemo;
+  text.replace(text.find("kind: sgd"), 9, "kind: adam");
+  s = ParseSweepText(text, "demo.yaml");
+  EXPECT_EQ(s.status().message(),
+            "demo.yaml:9: training.optimizer.kind: unknown value 'adam' "
+            "(expected adamw, sgd)");
+}
+
 TEST(SweepFileTest, JsonIsAccepted) {
   auto s = ParseSweepText(
       R"({"name": "j", "axes": {"parameterization": ["CACO"], "lr_ratio": [1], "eta_ov": [0.01], "seed": [1]}})",

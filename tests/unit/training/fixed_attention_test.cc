@@ -1,23 +1,25 @@
 // The fixed-attention experiment (docs/paper.md §3, Fig-3): with attention held
 // at alpha, the loss the OV circuit reaches falls as alpha grows, and the
 // factorized OV circuit reaches a lower loss than the collapsed one.
-#include "worker/training/fixed_attention.h"
-
 #include <gtest/gtest.h>
+
+#include "worker/training/trainer.h"
 
 namespace qkov::training {
 namespace {
 
 double FinalLoss(double alpha, bool factorized) {
-  FixedAttentionOptions o;
+  TrialOptions o;
+  o.kind = TaskKind::kFixedAttention;
   o.alpha = alpha;
-  o.factorized = factorized;
-  o.trial.eta_ov = 0.1;
-  o.trial.max_steps = 3000;
-  o.trial.batch_size = 128;
-  o.trial.report_every = 1000;
-  o.trial.eval.num_examples = 512;
-  auto r = RunFixedAttention(o, nullptr);
+  o.parameterization =
+      factorized ? Parameterization::kFafo : Parameterization::kFaco;
+  o.eta_ov = 0.1;
+  o.max_steps = 3000;
+  o.batch_size = 128;
+  o.report_every = 1000;
+  o.eval.num_examples = 512;
+  auto r = RunTrial(o, nullptr);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? r->results.at("loss") : 0;
 }
@@ -35,12 +37,13 @@ TEST(FixedAttentionTest, LossFallsWithAlphaAndFactorizedWins) {
 }
 
 TEST(FixedAttentionTest, RefusesAlphaOutsideUnitInterval) {
-  FixedAttentionOptions o;
+  TrialOptions o;
+  o.kind = TaskKind::kFixedAttention;
   o.alpha = 0;
-  EXPECT_EQ(RunFixedAttention(o, nullptr).status().code(),
+  EXPECT_EQ(RunTrial(o, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
   o.alpha = 1.01;
-  EXPECT_EQ(RunFixedAttention(o, nullptr).status().code(),
+  EXPECT_EQ(RunTrial(o, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

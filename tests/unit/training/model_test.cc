@@ -62,6 +62,29 @@ TEST(ModelTest, GatherFormulationEqualsPaperEquations) {
   }
 }
 
+// The batched trainer's forward over stacked trials equals each trial's
+// module forward (the module is that forward with one trial).
+TEST(ModelTest, StackedForwardEqualsEachTrialsModule) {
+  Batch b1 = SmallBatch(8, 5), b2 = SmallBatch(8, 6);
+  for (Parameterization p : kAll) {
+    AttentionModel m1(p, 50, RandomInit(), 21, torch::kFloat64);
+    AttentionModel m2(p, 50, RandomInit(), 22, torch::kFloat64);
+    ModelOutput stacked = StackedAttentionForward(
+        torch::stack({m1->QkCircuit(), m2->QkCircuit()}),
+        torch::stack({m1->OvCircuit(), m2->OvCircuit()}),
+        torch::stack({b1.tokens, b2.tokens}));
+    const ModelOutput one = m1->forward(b1.tokens),
+                      two = m2->forward(b2.tokens);
+    EXPECT_TRUE(torch::allclose(stacked.logits[0], one.logits, 1e-12, 1e-14))
+        << ParameterizationName(p);
+    EXPECT_TRUE(torch::allclose(stacked.logits[1], two.logits, 1e-12, 1e-14))
+        << ParameterizationName(p);
+    EXPECT_TRUE(
+        torch::allclose(stacked.attention[1], two.attention, 1e-12, 1e-14))
+        << ParameterizationName(p);
+  }
+}
+
 TEST(ModelTest, ParameterSetsMatchParameterization) {
   EXPECT_EQ(AttentionModel(Parameterization::kFafo, 50, InitOptions{}, 1)
                 ->parameters()

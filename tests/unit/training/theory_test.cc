@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "worker/training/trainer.h"
+
 namespace qkov::training {
 namespace {
 
@@ -21,6 +23,31 @@ TEST(TheoryTest, RecordedValuesAtLossTarget) {
   EXPECT_NEAR(r->final_point.mu_ov, 42.3, 0.5);
   EXPECT_NEAR(r->final_point.mu_qk, 1.40, 0.05);
   EXPECT_NEAR(r->final_point.alpha, 0.287, 0.005);
+}
+
+// The theory task as a trial (its trainer behind RunTrial): the ODE at the
+// trial's rates, the trajectory as final points, the end state as results.
+TEST(TheoryTest, RunsAsATrialThroughItsTrainer) {
+  TrialOptions o;
+  o.kind = TaskKind::kTheory;
+  o.lr_ratio = 0.1;
+  o.eta_ov = 1;
+  auto trial = RunTrial(o, nullptr);
+  ASSERT_TRUE(trial.ok()) << trial.status();
+  TheoryOptions direct;
+  direct.lr_ratio = 0.1;
+  auto r = IntegrateTheory(direct);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(trial->end, TrialEnd::kConverged);
+  EXPECT_DOUBLE_EQ(trial->results.at("alpha"), r->final_point.alpha);
+  EXPECT_DOUBLE_EQ(trial->results.at("mu_qk"), r->final_point.mu_qk);
+  int alphas = 0;
+  for (const MetricPoint& p : trial->final_points)
+    alphas += p.name == "theory_alpha";
+  EXPECT_EQ(alphas, static_cast<int>(r->trajectory.size()));
+  o.lr_ratio = -1;
+  EXPECT_EQ(RunTrial(o, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TheoryPoint At(double ratio, double tau) {

@@ -1,0 +1,68 @@
+// Learning-rate groups, schedules, and the per-trial optimizers of the
+// batched engine. The paper's subject is the QK/OV split: the QK group trains
+// at lr_ratio x the OV rate (docs/paper.md §1); the MLP group (the text
+// models' feed-forward and embedding layers) trains at the base rate.
+#ifndef QKOV_WORKER_TRAINING_OPTIMIZER_H_
+#define QKOV_WORKER_TRAINING_OPTIMIZER_H_
+
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "worker/training/config.h"
+
+namespace qkov::training {
+
+enum class ParamGroup { kQk, kOv, kMlp };
+inline constexpr int kNumParamGroups = 3;
+const char* ParamGroupName(ParamGroup group);  // "qk", "ov", "mlp"
+
+// Learning rates in effect at `step` (0-based) for the QK and OV groups.
+struct LearningRates {
+  double qk;
+  double ov;
+};
+LearningRates ScheduledLearningRates(const TrialOptions& options, int64_t step);
+
+// One step's rate per group and trial: rates[group][trial].
+using GroupRates = std::array<std::vector<double>, kNumParamGroups>;
+
+// SGD (momentum, weight decay) and AdamW exactly as torch.optim defines them,
+// applied per trial to parameters stacked along a leading trial dimension
+// [T, ...]: trial t's slice moves by its own rates and its own Adam step
+// count, whatever its batch-mates do. optimizer_test checks both against
+// torch::optim.
+class StackedOptimizer {
+ public:
+  // `params[i]` (requires grad, [T, ...]) belongs to `groups[i]`.
+  StackedOptimizer(const OptimizerOptions& options,
+                   std::vector<torch::Tensor> params,
+                   std::vector<ParamGroup> groups);
+
+  // One step from the parameters' .grad(). `live[t]` false: trial t has
+  // ended; its rates must be 0 and its Adam step count stays.
+  void Step(const GroupRates& rates, const std::vector<bool>& live);
+
+  // Trial t's buffers and step count, under `names[i]` for params[i]
+  // ("buf1/NAME", "buf2/NAME", "adam_steps").
+  void Save(int64_t t, const std::vector<std::string>& names,
+            torch::serialize::OutputArchive& archive) const;
+  // Throws c10::Error for a missing key (the checkpoint loader's guard).
+  void Load(int64_t t, const std::vector<std::string>& names,
+            torch::serialize::InputArchive& archive);
+
+ private:
+  OptimizerOptions options_;
+  std::vector<torch::Tensor> params_;
+  std::vector<ParamGroup> groups_;
+  std::vector<torch::Tensor> buf1_, buf2_;  // momentum | Adam m, v
+  std::vector<int64_t> adam_steps_;         // per trial
+};
+
+}  // namespace qkov::training
+
+#endif  // QKOV_WORKER_TRAINING_OPTIMIZER_H_

@@ -1,0 +1,406 @@
+#include "worker/training/synthetic_trainer.h"
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "worker/training/metrics.h"
+#include "worker/training/model.h"
+#include "worker/training/optimizer.h"
+#include "worker/training/synthetic_task.h"
+#include "worker/training/torch_status.h"
+
+namespace qkov::training {
+namespace {
+
+// Streams derived from the trial seed (MixSeed); the eval stream comes from
+// eval_seed so every trial of a sweep sees the same held-out set.
+constexpr uint64_t kDataStream = 1;
+constexpr uint64_t kInitStream = 2;
+constexpr uint64_t kEvalStream = 3;
+
+constexpr int64_t kCheckpointFormat = 2;
+
+// One trial's place in a batch: everything that is not a stacked tensor.
+struct TrialState {
+  const TrialOptions* o = nullptr;
+  TrainingObserver* observer = nullptr;
+  int64_t step = 0;
+  int64_t since_report = 0;
+  std::mt19937_64 data_rng;
+  bool done = false;
+  TrialOutcome outcome;
+};
+
+// The stacked state of T trials of one shape: parameters [T, V, V] under the
+// AttentionModel names, each in its rate group, their optimizer, loss windows
+// [T, W] and report sums [T, 3] (loss, correct, distinct).
+struct Stack {
+  std::vector<std::string> names;     // e.g. w_q, w_k, w_v, w_o
+  std::vector<ParamGroup> groups;     // kQk or kOv
+  std::vector<torch::Tensor> params;  // [T, V, V], requires grad
+  std::unique_ptr<StackedOptimizer> optimizer;
+  torch::Tensor window, sums;
+
+  torch::Tensor Param(const std::string& name) const {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) return params[i];
+    }
+    return torch::Tensor();
+  }
+  torch::Tensor QkCircuit(Parameterization p) const {
+    return QkFactorized(p)
+               ? torch::bmm(Param("w_q").transpose(1, 2), Param("w_k"))
+               : Param("w_qk");
+  }
+  torch::Tensor OvCircuit(Parameterization p) const {
+    return OvFactorized(p) ? torch::bmm(Param("w_o"), Param("w_v"))
+                           : Param("w_o");
+  }
+};
+
+std::vector<std::string> ParamNames(Parameterization p) {
+  std::vector<std::string> n = QkFactorized(p)
+                                   ? std::vector<std::string>{"w_q", "w_k"}
+                                   : std::vector<std::string>{"w_qk"};
+  if (OvFactorized(p)) n.push_back("w_v");
+  n.push_back("w_o");
+  return n;
+}
+
+// An AttentionModel holding trial t's slice (for evaluation and reporting).
+AttentionModel SliceModel(const Stack& s, const TrialOptions& o, int64_t t,
+                          const torch::Device& device) {
+  AttentionModel m(o.parameterization, o.synthetic.vocab_size, o.init, 0);
+  m->to(device);
+  torch::NoGradGuard no_grad;
+  auto named = m->named_parameters();
+  for (size_t i = 0; i < s.names.size(); ++i)
+    named[s.names[i]].copy_(s.params[i][t]);
+  return m;
+}
+
+std::string SaveCheckpoint(const Stack& s, const TrialState& st, int64_t t) {
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(kCheckpointFormat));
+  for (size_t i = 0; i < s.names.size(); ++i)
+    archive.write("param/" + s.names[i], s.params[i][t].detach().cpu());
+  s.optimizer->Save(t, s.names, archive);
+  archive.write("step", c10::IValue(st.step));
+  archive.write("since_report", c10::IValue(st.since_report));
+  std::ostringstream rng;
+  rng << st.data_rng;
+  archive.write("data_rng", c10::IValue(rng.str()));
+  archive.write("window", s.window[t].cpu());
+  archive.write("sums", s.sums[t].cpu());
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+absl::Status LoadCheckpoint(const std::string& bytes, Stack& s, TrialState& st,
+                            int64_t t, const torch::Device& device) {
+  const TrialOptions& o = *st.o;
+  const absl::Status wrong = absl::InvalidArgumentError(
+      "checkpoint does not belong to this trial's options");
+  torch::serialize::InputArchive archive;
+  std::istringstream in(bytes);
+  archive.load_from(in, device);
+  c10::IValue v;
+  archive.read("format", v);
+  if (v.toInt() != kCheckpointFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint format ", v.toInt(), " is not ", kCheckpointFormat));
+  }
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < s.names.size(); ++i) {
+    torch::Tensor x;
+    archive.read("param/" + s.names[i], x);
+    if (!x.sizes().equals(s.params[i][t].sizes())) return wrong;
+    s.params[i][t].copy_(x);
+  }
+  s.optimizer->Load(t, s.names, archive);
+  archive.read("step", v);
+  st.step = v.toInt();
+  archive.read("since_report", v);
+  st.since_report = v.toInt();
+  archive.read("data_rng", v);
+  std::istringstream rng(v.toStringRef());
+  rng >> st.data_rng;
+  torch::Tensor window, sums;
+  archive.read("window", window);
+  archive.read("sums", sums);
+  if (window.numel() != o.loss_window || sums.numel() != 3 || st.step < 0 ||
+      st.step > o.max_steps) {
+    return wrong;
+  }
+  s.window[t].copy_(window);
+  s.sums[t].copy_(sums);
+  return absl::OkStatus();
+}
+
+// Ends trial t: final evaluation on the held-out set (not for kStopped).
+void Finish(const Stack& s, TrialState& st, int64_t t,
+            const torch::Device& device) {
+  st.done = true;
+  const TrialOptions& o = *st.o;
+  TrialOutcome& outcome = st.outcome;
+  outcome.steps = st.step;
+  if (outcome.end == TrialEnd::kStopped) return;
+  torch::NoGradGuard no_grad;
+  SyntheticTask task(o.synthetic);
+  AttentionModel model = SliceModel(s, o, t, device);
+  std::mt19937_64 eval_rng(MixSeed(o.eval.eval_seed, kEvalStream));
+  Batch eval_batch = task.Sample(o.eval.num_examples, eval_rng);
+  eval_batch.tokens = eval_batch.tokens.to(device);
+  eval_batch.labels = eval_batch.labels.to(device);
+  Evaluation ev = Evaluate(model, task, eval_batch, o.eval);
+  outcome.results = std::move(ev.scalars);
+  outcome.heatmaps = std::move(ev.heatmaps);
+  outcome.results["steps"] = static_cast<double>(outcome.steps);
+  outcome.results["converged"] =
+      outcome.end == TrialEnd::kConverged ? 1.0 : 0.0;
+  const int64_t filled =
+      std::min<int64_t>(std::max<int64_t>(outcome.steps, 1), o.loss_window);
+  outcome.results["train_loss"] =
+      s.window[t].narrow(0, 0, filled).mean().item<double>();
+  outcome.results["qk_norm"] = model->QkCircuit().norm().item<double>();
+  outcome.results["ov_norm"] = model->OvCircuit().norm().item<double>();
+  if (QkFactorized(o.parameterization))
+    outcome.results["qk_balancedness"] = model->QkBalancedness();
+  if (OvFactorized(o.parameterization))
+    outcome.results["ov_balancedness"] = model->OvBalancedness();
+}
+
+// The report of trial t at its step: the window's means and the state of
+// its circuits (docs/metrics.md).
+std::vector<MetricPoint> ReportPoints(const Stack& s, const TrialState& st,
+                                      int64_t t, const torch::Tensor& a,
+                                      const torch::Tensor& bc,
+                                      const torch::Tensor& attention,
+                                      const torch::Tensor& tokens,
+                                      const GroupRates& rates) {
+  const TrialOptions& o = *st.o;
+  const Parameterization p = o.parameterization;
+  const double n = static_cast<double>(st.since_report);
+  std::vector<MetricPoint> points = {
+      {st.step, "train_loss", s.sums[t][0].item<double>() / n},
+      {st.step, "train_accuracy", s.sums[t][1].item<double>() / n},
+      {st.step, "distinct_attention", s.sums[t][2].item<double>() / n},
+      {st.step, "separability",
+       Separability(attention[t], tokens[t], o.synthetic.num_common)},
+      {st.step, "qk_norm", a[t].norm().item<double>()},
+      {st.step, "ov_norm", bc[t].norm().item<double>()},
+      {st.step, "lr_qk", rates[static_cast<int>(ParamGroup::kQk)][t]},
+      {st.step, "lr_ov", rates[static_cast<int>(ParamGroup::kOv)][t]},
+  };
+  if (QkFactorized(p))
+    points.push_back({st.step, "qk_balancedness",
+                      Balancedness(s.Param("w_q")[t].t(), s.Param("w_k")[t])});
+  if (OvFactorized(p))
+    points.push_back({st.step, "ov_balancedness",
+                      Balancedness(s.Param("w_o")[t], s.Param("w_v")[t])});
+  return points;
+}
+
+absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from) {
+  const int64_t n = static_cast<int64_t>(options.size());
+  const TrialOptions& first = options[0];
+  const Parameterization p = first.parameterization;
+  const int v = first.synthetic.vocab_size;
+  const int64_t len = first.synthetic.seq_len - 1;
+  const int64_t b = first.batch_size;
+  SyntheticTask task(first.synthetic);
+
+  Stack s;
+  s.names = ParamNames(p);
+  for (const std::string& name : s.names) {
+    s.groups.push_back(name == "w_q" || name == "w_k" || name == "w_qk"
+                           ? ParamGroup::kQk
+                           : ParamGroup::kOv);
+    std::vector<torch::Tensor> slices;
+    for (int64_t t = 0; t < n; ++t) {
+      // The same initial weights as AttentionModel with this trial's seed.
+      AttentionModel init(p, v, options[t].init,
+                          MixSeed(options[t].seed, kInitStream));
+      slices.push_back(init->named_parameters()[name].detach());
+    }
+    s.params.push_back(torch::stack(slices).to(device).set_requires_grad(true));
+  }
+  s.optimizer =
+      std::make_unique<StackedOptimizer>(first.optimizer, s.params, s.groups);
+  s.window = torch::zeros(
+      {n, first.loss_window},
+      torch::TensorOptions().dtype(torch::kFloat64).device(device));
+  s.sums = torch::zeros({n, 3}, s.window.options());
+  std::vector<TrialState> states(n);
+  for (int64_t t = 0; t < n; ++t) {
+    states[t].o = &options[t];
+    states[t].observer = observers[t];
+    states[t].data_rng.seed(MixSeed(options[t].seed, kDataStream));
+    if (!resume_from[t].empty()) {
+      absl::Status loaded = CatchTorchErrors(
+          [&] {
+            return LoadCheckpoint(resume_from[t], s, states[t], t, device);
+          },
+          "checkpoint does not parse");
+      if (!loaded.ok()) return loaded;
+    }
+    if (states[t].step >= options[t].max_steps) {
+      states[t].outcome.end = TrialEnd::kMaxSteps;
+      Finish(s, states[t], t, device);
+    }
+  }
+
+  auto tokens_host = torch::empty({n, b, len}, torch::kInt64);
+  auto labels_host = torch::empty({n, b}, torch::kInt64);
+  GroupRates rates;
+  for (auto& r : rates) r.assign(n, 0.0);
+  std::vector<bool> live(n);
+  std::vector<double> active(n);
+  while (true) {
+    // Stop requests and per-trial learning rates; finished trials train on
+    // with rate 0 (their slices stay as they ended) until the batch ends.
+    int64_t num_live = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      TrialState& st = states[t];
+      if (!st.done && st.observer != nullptr) {
+        const StopRequest stop = st.observer->PollStop();
+        if (stop != StopRequest::kNone) {
+          st.outcome.end = TrialEnd::kStopped;
+          if (stop == StopRequest::kHandBack)
+            st.outcome.checkpoint = SaveCheckpoint(s, st, t);
+          Finish(s, st, t, device);
+        }
+      }
+      live[t] = !st.done;
+      active[t] = st.done ? 0.0 : 1.0;
+      const LearningRates lr = st.done ? LearningRates{0, 0}
+                                       : ScheduledLearningRates(*st.o, st.step);
+      rates[static_cast<int>(ParamGroup::kQk)][t] = lr.qk;
+      rates[static_cast<int>(ParamGroup::kOv)][t] = lr.ov;
+      if (st.done) continue;
+      ++num_live;
+      task.SampleInto(static_cast<int>(b), st.data_rng,
+                      tokens_host.data_ptr<int64_t>() + t * b * len,
+                      labels_host.data_ptr<int64_t>() + t * b);
+    }
+    if (num_live == 0) break;
+    auto tokens = tokens_host.to(device);
+    auto labels = labels_host.to(device);
+    auto active_t =
+        torch::tensor(active, torch::TensorOptions().dtype(torch::kFloat64))
+            .to(device);
+
+    for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
+    auto a = s.QkCircuit(p);   // [T, V, V]
+    auto bc = s.OvCircuit(p);  // [T, V, V]
+    ModelOutput out = StackedAttentionForward(a, bc, tokens);
+    auto per_example = torch::nn::functional::cross_entropy(
+        out.logits.reshape({n * b, v}), labels.view(-1),
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(
+            torch::kNone));
+    auto loss = per_example.view({n, b}).mean(1);  // [T]
+    (loss * active_t.to(loss.dtype())).sum().backward();
+    s.optimizer->Step(rates, live);
+
+    torch::NoGradGuard no_grad;
+    auto attention = out.attention.detach();  // [T, B, L]
+    auto l64 = loss.detach().to(torch::kFloat64);
+    auto correct = out.logits.argmax(2).eq(labels).to(torch::kFloat64).mean(1);
+    auto distinct = DistinctTokenAttention(attention.view({n * b, len}),
+                                           tokens.view({n * b, len}),
+                                           first.synthetic.num_common)
+                        .view({n, b})
+                        .mean(1)
+                        .to(torch::kFloat64);
+    // Loss windows and report sums of the live trials, in two batched ops.
+    {
+      std::vector<int64_t> rows_live, cols_live;
+      for (int64_t t = 0; t < n; ++t) {
+        if (states[t].done) continue;
+        rows_live.push_back(t);
+        cols_live.push_back(states[t].step % states[t].o->loss_window);
+      }
+      auto r_idx = torch::tensor(rows_live, torch::kInt64).to(device);
+      auto c_idx = torch::tensor(cols_live, torch::kInt64).to(device);
+      s.window.index_put_({r_idx, c_idx}, l64.index_select(0, r_idx));
+      s.sums.add_(torch::stack({l64, correct, distinct}, 1) *
+                  active_t.view({n, 1}));
+    }
+    for (int64_t t = 0; t < n; ++t) {
+      TrialState& st = states[t];
+      if (st.done) continue;
+      const TrialOptions& o = *st.o;
+      ++st.since_report;
+      ++st.step;
+      const bool last = st.step == o.max_steps;
+      if (st.step % o.report_every != 0 && !last) continue;
+      const std::vector<MetricPoint> points =
+          ReportPoints(s, st, t, a, bc, attention, tokens, rates);
+      const double mean_loss = points[0].value;
+      const int64_t filled = std::min<int64_t>(st.step, o.loss_window);
+      const double window_loss =
+          s.window[t].narrow(0, 0, filled).mean().item<double>();
+      s.sums[t].zero_();
+      st.since_report = 0;
+      const bool keep_going =
+          st.observer == nullptr || st.observer->OnReport(st.step, points);
+      if (!std::isfinite(mean_loss) || !std::isfinite(window_loss)) {
+        st.outcome.end = TrialEnd::kDiverged;
+      } else if (!keep_going) {
+        st.outcome.end = TrialEnd::kStopped;
+      } else if (filled == o.loss_window && window_loss < o.target_loss) {
+        st.outcome.end = TrialEnd::kConverged;
+      } else if (last) {
+        st.outcome.end = TrialEnd::kMaxSteps;
+      } else {
+        continue;
+      }
+      Finish(s, st, t, device);
+    }
+  }
+  std::vector<TrialOutcome> result;
+  for (auto& st : states) result.push_back(std::move(st.outcome));
+  return result;
+}
+
+}  // namespace
+
+absl::Status SyntheticTrainer::CheckBatchable(
+    const std::vector<TrialOptions>& options) const {
+  const TrialOptions& a = options[0];
+  for (const TrialOptions& o : options) {
+    const OptimizerOptions &x = a.optimizer, &y = o.optimizer;
+    const SyntheticTaskOptions &s = a.synthetic, &u = o.synthetic;
+    const bool same =
+        o.parameterization == a.parameterization &&
+        u.vocab_size == s.vocab_size && u.num_common == s.num_common &&
+        u.num_classes == s.num_classes &&
+        u.distinct_per_class == s.distinct_per_class &&
+        u.seq_len == s.seq_len && o.batch_size == a.batch_size &&
+        x.kind == y.kind && x.momentum == y.momentum &&
+        x.weight_decay == y.weight_decay && x.adam_beta1 == y.adam_beta1 &&
+        x.adam_beta2 == y.adam_beta2 && x.adam_eps == y.adam_eps;
+    if (!same) {
+      return absl::InvalidArgumentError(
+          "trials in one batch need the same parameterization, task sizes, "
+          "batch size and optimizer settings");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TrialOutcome>> SyntheticTrainer::Train(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device,
+    const std::vector<std::string>& resume_from) const {
+  return TrainStacked(options, observers, device, resume_from);
+}
+
+}  // namespace qkov::training

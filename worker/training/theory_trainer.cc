@@ -1,0 +1,54 @@
+#include "worker/training/theory_trainer.h"
+
+namespace qkov::training {
+
+TrialOutcome TheoryOutcome(const TheoryResult& r) {
+  TrialOutcome o;
+  auto add = [&o](size_t step, const char* name, double value) {
+    o.final_points.push_back({static_cast<int64_t>(step), name, value});
+  };
+  for (size_t i = 0; i < r.trajectory.size(); ++i) {
+    const TheoryPoint& t = r.trajectory[i];
+    add(i, "theory_tau", t.tau);
+    add(i, "theory_mu_ov", t.mu_ov);
+    add(i, "theory_mu_qk", t.mu_qk);
+    add(i, "theory_alpha", t.alpha);
+    add(i, "theory_loss", t.loss);
+  }
+  for (size_t i = 0; i < r.at_thresholds.size(); ++i) {
+    const TheoryPoint& t = r.at_thresholds[i];
+    add(i, "threshold_loss", r.thresholds[i]);
+    add(i, "threshold_tau", t.tau);
+    add(i, "threshold_mu_ov", t.mu_ov);
+    add(i, "threshold_mu_qk", t.mu_qk);
+    add(i, "threshold_alpha", t.alpha);
+  }
+  o.end = r.reached_target ? TrialEnd::kConverged : TrialEnd::kMaxSteps;
+  o.steps = static_cast<int64_t>(r.trajectory.size());
+  o.results["mu_ov"] = r.final_point.mu_ov;
+  o.results["mu_qk"] = r.final_point.mu_qk;
+  o.results["alpha"] = r.final_point.alpha;
+  o.results["loss"] = r.final_point.loss;
+  o.results["tau"] = r.final_point.tau;
+  o.results["converged"] = r.reached_target ? 1 : 0;
+  return o;
+}
+
+absl::StatusOr<std::vector<TrialOutcome>> TheoryTrainer::Train(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device,
+    const std::vector<std::string>& resume_from) const {
+  std::vector<TrialOutcome> out;
+  for (const TrialOptions& o : options) {
+    TheoryOptions theory = o.theory;
+    theory.eta_ov = o.eta_ov;
+    theory.lr_ratio = o.lr_ratio;
+    absl::StatusOr<TheoryResult> result = IntegrateTheory(theory);
+    if (!result.ok()) return result.status();
+    out.push_back(TheoryOutcome(*result));
+  }
+  return out;
+}
+
+}  // namespace qkov::training

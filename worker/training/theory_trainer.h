@@ -1,0 +1,28 @@
+// The theory task's trainer: integrates the reduced ODE of theory.h for each
+// trial (TrialOptions::theory, at the trial's eta_ov and lr_ratio). The
+// trajectory and the loss-threshold crossings become the outcome's final
+// points, the end state its results (docs/metrics.md).
+#ifndef QKOV_WORKER_TRAINING_THEORY_TRAINER_H_
+#define QKOV_WORKER_TRAINING_THEORY_TRAINER_H_
+
+#include "worker/training/theory.h"
+#include "worker/training/trainer.h"
+
+namespace qkov::training {
+
+class TheoryTrainer : public TaskTrainer {
+ public:
+  // Trials train one after another.
+  absl::StatusOr<std::vector<TrialOutcome>> Train(
+      const std::vector<TrialOptions>& options,
+      const std::vector<TrainingObserver*>& observers,
+      const torch::Device& device,
+      const std::vector<std::string>& resume_from) const override;
+};
+
+// An integrated trajectory as a trial outcome.
+TrialOutcome TheoryOutcome(const TheoryResult& result);
+
+}  // namespace qkov::training
+
+#endif  // QKOV_WORKER_TRAINING_THEORY_TRAINER_H_
