@@ -44,6 +44,17 @@ TrialRecord ReadTrial(const Statement& s) {
   return t;
 }
 
+// Every row `s` (bound, over kTrialColumns) yields.
+absl::StatusOr<std::vector<TrialRecord>> ReadTrials(Statement* s) {
+  std::vector<TrialRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(ReadTrial(*s));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
@@ -83,13 +94,7 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
   s->BindText(3, state);
   s->BindInt64(4, after_ordinal);
   s->BindInt64(5, limit);
-  std::vector<TrialRecord> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) break;
-    out.push_back(ReadTrial(*s));
-  }
-  return out;
+  return ReadTrials(s);
 }
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
@@ -102,13 +107,7 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
   s->BindInt64(1, sweep.sweep_id);
   s->BindInt64(2, since_ms);
-  std::vector<TrialRecord> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) break;
-    out.push_back(ReadTrial(*s));
-  }
-  return out;
+  return ReadTrials(s);
 }
 
 absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
