@@ -12,6 +12,7 @@ packages=(
   libsqlite3-dev sqlite3
   googletest libgtest-dev libgmock-dev
   libcli11-dev libyaml-cpp-dev
+  libicu-dev nlohmann-json3-dev
   gnuplot-nox
   openssl
 )

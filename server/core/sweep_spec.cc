@@ -4,7 +4,6 @@
 #include <google/protobuf/reflection.h>
 #include <google/protobuf/stubs/strutil.h>
 #include <google/protobuf/util/json_util.h>
-#include <openssl/sha.h>
 
 #include <cmath>
 #include <limits>
@@ -406,17 +405,6 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
       4 * (16 * v * v + 8 * b * seq + 4 * b * v + e * (seq + v)) + 8 * b * seq;
   return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
                        : static_cast<int64_t>(bytes);
-}
-
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-         digest);
-  std::string hex;
-  hex.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char c : digest)
-    absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
-  return hex;
 }
 
 namespace {

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/sha256.h"
 #include "common/text.h"
 #include "qkov/v1/config.pb.h"
 #include "qkov/v1/sweep.pb.h"
@@ -71,7 +72,7 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
 std::string TrainingPb(const qkov::v1::SweepSpec& spec);
 
 std::string CanonicalJson(const google::protobuf::Message& message);
-std::string Sha256Hex(const std::string& data);
+using ::qkov::Sha256Hex;  // common/sha256.h
 
 }  // namespace qkov::core
 
