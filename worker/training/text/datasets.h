@@ -67,9 +67,8 @@ absl::StatusOr<TextData> LoadTextData(const TextSource& source);
 // Assigns every example to train (a `train_fraction` share, drawn with
 // `seed`) or test, for sources without splits of their own (Linzen's TSV,
 // the filtered SVA set). The same seed gives the same split everywhere.
-void SplitByFraction(const std::vector<TextExample>& all,
-                     double train_fraction, uint64_t seed,
-                     std::vector<TextExample>* train,
+void SplitByFraction(const std::vector<TextExample>& all, double train_fraction,
+                     uint64_t seed, std::vector<TextExample>* train,
                      std::vector<TextExample>* test);
 
 }  // namespace qkov::training::text

@@ -62,8 +62,8 @@ TEST(TextDatasetsTest, OfficialHateXplainDropsPostsWithoutAMajority) {
        "rationales": [], "post_tokens": ["no", "majority"]},
  "c": {"post_id": "c", "annotators": [{"label": "hatespeech"}, {"label": "hatespeech"}, {"label": "normal"}],
        "rationales": [[0, 1, 1], [0, 0, 1]], "post_tokens": ["x", "y", "z"]}})");
-  const std::string divisions =
-      Write("divisions.json", R"({"train": ["c", "b", "a"], "val": [], "test": []})");
+  const std::string divisions = Write(
+      "divisions.json", R"({"train": ["c", "b", "a"], "val": [], "test": []})");
   TextSource src;
   src.format = TextFormat::kHateXplainOfficial;
   src.path = dataset;
@@ -75,10 +75,12 @@ TEST(TextDatasetsTest, OfficialHateXplainDropsPostsWithoutAMajority) {
   EXPECT_EQ(d->dropped, 1);
   EXPECT_EQ(d->examples[0].id, "c");  // the divisions' order
   EXPECT_EQ(d->examples[0].label, 0);
-  EXPECT_EQ(d->examples[0].rationale, (std::vector<float>{0, 1.0f / 3, 2.0f / 3}));
+  EXPECT_EQ(d->examples[0].rationale,
+            (std::vector<float>{0, 1.0f / 3, 2.0f / 3}));
   EXPECT_EQ(d->examples[1].label, 1);
   src.split = "dev";
-  EXPECT_EQ(LoadTextData(src).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LoadTextData(src).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(TextDatasetsTest, FilteredSvaLabelsByVerbNumberAndMarksTheVerb) {
@@ -95,15 +97,16 @@ TEST(TextDatasetsTest, FilteredSvaLabelsByVerbNumberAndMarksTheVerb) {
   EXPECT_EQ(first.words[11], "is");
   EXPECT_EQ(first.label, 0);
   EXPECT_EQ(first.rationale[11], 1.0f);
-  EXPECT_EQ(std::count(first.rationale.begin(), first.rationale.end(), 1.0f), 1);
+  EXPECT_EQ(std::count(first.rationale.begin(), first.rationale.end(), 1.0f),
+            1);
 }
 
 TEST(TextDatasetsTest, LinzenTsvMarksSubjectAndVerb) {
-  const std::string path = Write(
-      "agr.tsv",
-      "sentence\torig_sentence\tverb_pos\tsubj_index\tverb_index\n"
-      "x\tthe keys to the cabinet are here\tVBP\t2\t6\n"
-      "x\tthe dog runs\tVBZ\t2\t3\n");
+  const std::string path =
+      Write("agr.tsv",
+            "sentence\torig_sentence\tverb_pos\tsubj_index\tverb_index\n"
+            "x\tthe keys to the cabinet are here\tVBP\t2\t6\n"
+            "x\tthe dog runs\tVBZ\t2\t3\n");
   TextSource src;
   src.format = TextFormat::kLinzenTsv;
   src.path = path;
@@ -128,8 +131,9 @@ TEST(TextDatasetsTest, LinzenTsvMarksSubjectAndVerb) {
 }
 
 TEST(TextDatasetsTest, GenericJsonLinesWithSplitsAndRationales) {
-  const std::string path = Write("data.jsonl",
-                                 R"({"tokens": ["a", "b"], "label": 1, "rationale": [0, 1], "split": "train"}
+  const std::string path = Write(
+      "data.jsonl",
+      R"({"tokens": ["a", "b"], "label": 1, "rationale": [0, 1], "split": "train"}
 {"tokens": ["c"], "label": 0, "split": "test", "id": "t1"}
 {"tokens": ["d", "e"], "label": 2, "rationales": [[1, 0], [0, 0]], "split": "train"}
 )");

@@ -1,0 +1,189 @@
+#include "worker/training/text/text_model.h"
+
+#include <cmath>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "worker/training/synthetic_task.h"
+
+namespace qkov::training::text {
+namespace {
+
+// The authors' mask value (DemoTransformer's IGNORE).
+constexpr double kMasked = -1e5;
+
+// N(0, std^2) of `shape` from `rng` (Box-Muller over our uniform draws).
+torch::Tensor Normal(std::vector<int64_t> shape, double std,
+                     std::mt19937_64& rng, torch::Dtype dtype) {
+  auto t = torch::empty(shape, torch::kFloat64);
+  double* d = t.data_ptr<double>();
+  const int64_t n = t.numel();
+  constexpr double kTwoPi = 6.283185307179586;
+  for (int64_t i = 0; i < n; i += 2) {
+    const double u1 = 1.0 - UniformDouble(rng), u2 = UniformDouble(rng);
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    d[i] = r * std::cos(kTwoPi * u2) * std;
+    if (i + 1 < n) d[i + 1] = r * std::sin(kTwoPi * u2) * std;
+  }
+  return t.to(dtype);
+}
+
+}  // namespace
+
+TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
+                             uint64_t seed, torch::Dtype dtype)
+    : options_(o), p_(p) {
+  std::mt19937_64 rng(seed);
+  const int64_t d = o.d_model, h = o.heads, dh = o.d_head;
+  const double s = o.init_std;
+  const double s_collapsed = s * s * std::sqrt(static_cast<double>(dh));
+  auto zeros = [dtype](std::vector<int64_t> shape) {
+    return torch::zeros(shape, dtype);
+  };
+  w_e_ = register_parameter("w_e", Normal({o.vocab_size, d}, s, rng, dtype));
+  w_pos_ = register_parameter("w_pos", Normal({o.n_ctx, d}, s, rng, dtype));
+  for (int64_t l = 0; l < o.layers; ++l) {
+    Layer L;
+    const std::string n = absl::StrCat("layer", l, "_");
+    if (QkFactorized(p)) {
+      L.w_q = register_parameter(n + "w_q", Normal({h, d, dh}, s, rng, dtype));
+      L.w_k = register_parameter(n + "w_k", Normal({h, d, dh}, s, rng, dtype));
+      L.b_q = register_parameter(n + "b_q", zeros({h, dh}));
+      L.b_k = register_parameter(n + "b_k", zeros({h, dh}));
+    } else {
+      L.w_qk = register_parameter(n + "w_qk",
+                                  Normal({h, d, d}, s_collapsed, rng, dtype));
+      L.u_qk = register_parameter(n + "u_qk", zeros({h, d}));
+    }
+    if (OvFactorized(p)) {
+      L.w_v = register_parameter(n + "w_v", Normal({h, d, dh}, s, rng, dtype));
+      L.b_v = register_parameter(n + "b_v", zeros({h, dh}));
+      L.w_o = register_parameter(n + "w_o", Normal({h, dh, d}, s, rng, dtype));
+    } else {
+      L.w_ov = register_parameter(n + "w_ov",
+                                  Normal({h, d, d}, s_collapsed, rng, dtype));
+    }
+    L.b_o = register_parameter(n + "b_o", zeros({d}));
+    if (o.d_mlp > 0) {
+      L.w_in =
+          register_parameter(n + "w_in", Normal({d, o.d_mlp}, s, rng, dtype));
+      L.b_in = register_parameter(n + "b_in", zeros({o.d_mlp}));
+      L.w_out =
+          register_parameter(n + "w_out", Normal({o.d_mlp, d}, s, rng, dtype));
+      L.b_out = register_parameter(n + "b_out", zeros({d}));
+    }
+    if (o.layer_norm) {
+      L.ln1 = register_module(
+          n + "ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+      L.ln2 = register_module(
+          n + "ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+      L.ln1->to(dtype);
+      L.ln2->to(dtype);
+    }
+    layers_.push_back(std::move(L));
+  }
+  if (o.layer_norm) {
+    ln_final_ = register_module(
+        "ln_final", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+    ln_final_->to(dtype);
+  }
+  w_cls_ =
+      register_parameter("w_cls", Normal({o.num_classes, d}, s, rng, dtype));
+  b_cls_ = register_parameter("b_cls", zeros({o.num_classes}));
+}
+
+TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
+                                       int64_t pad_id) {
+  const TextModelOptions& o = options_;
+  const int64_t b = ids.size(0), len = ids.size(1), h = o.heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_head));
+  torch::Tensor x = w_e_.index_select(0, ids.reshape(-1)).view({b, len, -1}) +
+                    w_pos_.narrow(0, 0, len);
+  const torch::Tensor pad = ids.eq(pad_id);  // [B, L]
+  torch::Tensor allowed = torch::ones(
+      {1, 1, len, len},
+      torch::TensorOptions().dtype(torch::kBool).device(ids.device()));
+  if (o.causal) allowed = allowed.tril();
+  if (o.padding_mask)
+    allowed = allowed.logical_and(pad.logical_not().view({b, 1, 1, len}));
+  TextModelOutput out;
+  for (Layer& L : layers_) {
+    const torch::Tensor hx = o.layer_norm ? L.ln1->forward(x) : x;
+    torch::Tensor scores;
+    if (QkFactorized(p_)) {
+      auto q = torch::einsum("bld,hde->bhle", {hx, L.w_q}) +
+               L.b_q.view({1, h, 1, -1});
+      auto k = torch::einsum("bld,hde->bhle", {hx, L.w_k}) +
+               L.b_k.view({1, h, 1, -1});
+      scores = torch::matmul(q, k.transpose(-1, -2));
+    } else {
+      auto t = torch::einsum("bld,hde->bhle", {hx, L.w_qk});  // [B,H,L,d]
+      scores = torch::matmul(t, hx.unsqueeze(1).transpose(-1, -2)) +
+               torch::einsum("hd,bkd->bhk", {L.u_qk, hx}).unsqueeze(2);
+    }
+    scores = (scores * scale).masked_fill(allowed.logical_not(), kMasked);
+    const torch::Tensor a = torch::softmax(scores, -1);  // [B, H, L, L]
+    out.attention.push_back(a);
+    torch::Tensor attn_out;
+    if (OvFactorized(p_)) {
+      auto v = torch::einsum("bld,hde->bhle", {hx, L.w_v}) +
+               L.b_v.view({1, h, 1, -1});
+      attn_out =
+          torch::einsum("bhle,hed->bld", {torch::matmul(a, v), L.w_o}) + L.b_o;
+    } else {
+      auto v = torch::einsum("bld,hde->bhle", {hx, L.w_ov});  // [B,H,L,d]
+      attn_out = torch::matmul(a, v).sum(1) + L.b_o;
+    }
+    x = o.residual ? x + attn_out : attn_out;
+    if (o.d_mlp > 0) {
+      const torch::Tensor m = o.layer_norm ? L.ln2->forward(x) : x;
+      x = x +
+          torch::matmul(torch::gelu(torch::matmul(m, L.w_in) + L.b_in, "tanh"),
+                        L.w_out) +
+          L.b_out;
+    }
+  }
+  if (o.layer_norm) x = ln_final_->forward(x);
+  // The authors' readouts: (ids == pad).argmax(), which is 0 when there is
+  // no pad; the last real token is the position before it (from the end
+  // when that is -1).
+  torch::Tensor first_pad = pad.to(torch::kInt64).argmax(1);
+  torch::Tensor pos = first_pad;
+  if (o.readout == Readout::kLastToken) {
+    pos = first_pad - 1;
+    pos = torch::where(pos.lt(0), pos + len, pos);
+  }
+  out.readout = pos;
+  const torch::Tensor picked =
+      x.gather(1, pos.view({b, 1, 1}).expand({b, 1, x.size(2)})).squeeze(1);
+  out.logits = torch::matmul(picked, w_cls_.t()) + b_cls_;
+  return out;
+}
+
+std::vector<std::pair<std::string, ParamGroup>> TextModelImpl::ParamGroups(
+    ParamGroup embed_group, ParamGroup pos_group) const {
+  std::vector<std::pair<std::string, ParamGroup>> groups;
+  for (const auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    // "layer0_w_q" -> "w_q"; LayerNorms are "layer0_ln1.weight".
+    const std::string leaf = name.rfind("layer", 0) == 0
+                                 ? name.substr(name.find('_') + 1)
+                                 : name;
+    ParamGroup g = ParamGroup::kOv;
+    if (name == "w_e") {
+      g = embed_group;
+    } else if (name == "w_pos") {
+      g = pos_group;
+    } else if (leaf == "w_q" || leaf == "w_k" || leaf == "b_q" ||
+               leaf == "b_k" || leaf == "w_qk" || leaf == "u_qk") {
+      g = ParamGroup::kQk;
+    } else if (leaf == "w_in" || leaf == "b_in" || leaf == "w_out" ||
+               leaf == "b_out" || name.find("ln") != std::string::npos) {
+      g = ParamGroup::kMlp;
+    }
+    groups.emplace_back(name, g);
+  }
+  return groups;
+}
+
+}  // namespace qkov::training::text

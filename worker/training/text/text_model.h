@@ -1,0 +1,95 @@
+// The authors' text classifiers (docs/text-tasks.md), every size a setting:
+// token and learned position embeddings, `layers` attention blocks of
+// `heads` heads, optional residual stream, MLP (GELU) and pre-LayerNorm, a
+// linear classifier read at one position per example. The attention of
+// every head comes in the paper's four parameterizations:
+//   QK factorized (FA)  score = (W_Q x_q + b_Q) . (W_K x_k + b_K) /
+//   sqrt(d_head) QK collapsed  (CA)  score = (x_q^T W_QK x_k + u . x_k) /
+//   sqrt(d_head) OV factorized (FO)  out = sum_h W_O,h (sum_k a_hk (W_V,h x_k +
+//   b_V,h)) + b_O OV collapsed  (CO)  out = sum_h sum_k a_hk W_OV,h x_k + b_O
+// (u is all that survives of the QK biases under softmax over keys; b_V
+// folds into b_O when OV is collapsed, since attention rows sum to 1.)
+#ifndef QKOV_WORKER_TRAINING_TEXT_TEXT_MODEL_H_
+#define QKOV_WORKER_TRAINING_TEXT_TEXT_MODEL_H_
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "worker/training/config.h"
+#include "worker/training/optimizer.h"
+
+namespace qkov::training::text {
+
+// Where the classifier reads the residual stream.
+enum class Readout {
+  kFirstPad,   // the first pad position; position 0 when none (HateXplain)
+  kLastToken,  // the last real token (SVA)
+};
+
+struct TextModelOptions {
+  int64_t vocab_size = 30522;
+  int64_t num_classes = 3;
+  int64_t max_len = 128;  // sequence length (padded)
+  int64_t n_ctx = 256;    // position embeddings
+  int64_t d_model = 64;
+  int64_t heads = 4;
+  int64_t d_head = 64;
+  int64_t d_mlp = 256;  // 0: no MLP
+  int64_t layers = 1;
+  bool residual = true;
+  bool layer_norm = false;
+  bool causal = true;
+  bool padding_mask = false;
+  Readout readout = Readout::kFirstPad;
+  double init_std = 0.02;  // N(0, init_std^2) weights, zero biases
+};
+
+struct TextModelOutput {
+  torch::Tensor logits;                  // [B, C]
+  std::vector<torch::Tensor> attention;  // per layer [B, H, L, L]
+  torch::Tensor readout;                 // int64 [B]: the position read
+};
+
+class TextModelImpl : public torch::nn::Module {
+ public:
+  // Weights drawn from `seed` with our own generator, so a seed gives the
+  // same model on every build. Collapsed matrices start at the scale of a
+  // product of two initial factors (std init_std^2 sqrt(d_head)).
+  TextModelImpl(const TextModelOptions& options, Parameterization p,
+                uint64_t seed, torch::Dtype dtype = torch::kFloat32);
+
+  // ids int64 [B, L]; pad_id marks padding (the padding mask and the
+  // readout position follow it).
+  TextModelOutput forward(const torch::Tensor& ids, int64_t pad_id);
+
+  // Each parameter's rate group: QK (W_Q, W_K, their biases, W_QK, u), OV
+  // (W_V, W_O, their biases, W_OV, classifier), MLP (MLP weights and
+  // LayerNorms); the embeddings go where `embed_group` and `pos_group` say.
+  std::vector<std::pair<std::string, ParamGroup>> ParamGroups(
+      ParamGroup embed_group, ParamGroup pos_group) const;
+
+  const TextModelOptions& options() const { return options_; }
+  Parameterization parameterization() const { return p_; }
+
+ private:
+  struct Layer {
+    torch::Tensor w_q, w_k, b_q, b_k, w_qk, u_qk;  // QK
+    torch::Tensor w_v, b_v, w_o, w_ov, b_o;        // OV
+    torch::Tensor w_in, b_in, w_out, b_out;        // MLP
+    torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+  };
+  TextModelOptions options_;
+  Parameterization p_;
+  torch::Tensor w_e_, w_pos_;
+  std::vector<Layer> layers_;
+  torch::nn::LayerNorm ln_final_{nullptr};
+  torch::Tensor w_cls_, b_cls_;
+};
+TORCH_MODULE(TextModel);
+
+}  // namespace qkov::training::text
+
+#endif  // QKOV_WORKER_TRAINING_TEXT_TEXT_MODEL_H_
