@@ -166,9 +166,8 @@ std::vector<std::pair<std::string, ParamGroup>> TextModelImpl::ParamGroups(
   for (const auto& item : named_parameters()) {
     const std::string& name = item.key();
     // "layer0_w_q" -> "w_q"; LayerNorms are "layer0_ln1.weight".
-    const std::string leaf = name.rfind("layer", 0) == 0
-                                 ? name.substr(name.find('_') + 1)
-                                 : name;
+    const std::string leaf =
+        name.rfind("layer", 0) == 0 ? name.substr(name.find('_') + 1) : name;
     ParamGroup g = ParamGroup::kOv;
     if (name == "w_e") {
       g = embed_group;

@@ -100,8 +100,7 @@ TEST(TextModelTest, CollapsedCircuitsAreTheProductsOfTheFactors) {
     torch::NoGradGuard g;
     auto f = fa->named_parameters();
     auto c = ca->named_parameters();
-    for (std::string n : {"w_e", "w_pos", "w_cls", "b_cls"})
-      c[n].copy_(f[n]);
+    for (std::string n : {"w_e", "w_pos", "w_cls", "b_cls"}) c[n].copy_(f[n]);
     for (int l = 0; l < o.layers; ++l) {
       const std::string p = "layer" + std::to_string(l) + "_";
       c[p + "w_qk"].copy_(
