@@ -91,6 +91,25 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                warmup_steps);
 }
 
+absl::Status CheckTextShape(absl::string_view prefix, int64_t max_len,
+                            int64_t n_ctx, int64_t d_model, int64_t heads,
+                            int64_t d_head, int64_t d_mlp, int64_t layers,
+                            int64_t epochs) {
+  for (auto [rule, value] :
+       {std::pair{kTextMaxLen, max_len}, std::pair{kTextNCtx, n_ctx},
+        std::pair{kTextDModel, d_model}, std::pair{kTextHeads, heads},
+        std::pair{kTextDHead, d_head}, std::pair{kTextDMlp, d_mlp},
+        std::pair{kTextLayers, layers}, std::pair{kTextEpochs, epochs}}) {
+    if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
+  }
+  if (n_ctx < max_len) {
+    return Invalid(prefix, "text.n_ctx",
+                   absl::StrCat("must be >= text.max_len = ", max_len,
+                                " (got ", n_ctx, ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckEdges(absl::string_view prefix, const char* field,
                         absl::Span<const double> e) {
   if (e.size() < 2) return Invalid(prefix, field, "needs at least 2 edges");

@@ -75,6 +75,30 @@ inline constexpr IntRule kTheoryNumThresholds{"theory.num_thresholds", 1,
                                               10000};
 inline constexpr IntRule kTheoryNumSamples{"theory.num_samples", 2, 100000};
 
+// training.text (the text-classification tasks).
+inline constexpr IntRule kTextMaxLen{"text.max_len", 2, 4096};
+inline constexpr IntRule kTextNCtx{"text.n_ctx", 2, 65536};
+inline constexpr IntRule kTextDModel{"text.d_model", 1, 4096};
+inline constexpr IntRule kTextHeads{"text.heads", 1, 64};
+inline constexpr IntRule kTextDHead{"text.d_head", 1, 1024};
+inline constexpr IntRule kTextDMlp{"text.d_mlp", 0, 65536};
+inline constexpr IntRule kTextLayers{"text.layers", 1, 48};
+inline constexpr IntRule kTextEpochs{"text.epochs", 1, 100000};
+inline constexpr IntRule kTextMaxExamples{"text.*.max_examples", 0,
+                                          1000000000};
+inline constexpr RealRule kTextTrainFraction{"text.train_fraction", 0, 0.999};
+inline constexpr RealRule kTextInitStd{"text.init_std", 0, 10, true};
+inline constexpr RealRule kTextMlpLrMultiplier{"text.mlp_lr_multiplier", 0,
+                                               1e6};
+inline constexpr RealRule kTextQkWeightDecay{"text.qk_weight_decay", 0, 1e3};
+inline constexpr RealRule kTextOvWeightDecay{"text.ov_weight_decay", 0, 1e3};
+inline constexpr RealRule kTextMlpWeightDecay{"text.mlp_weight_decay", 0,
+                                              1e3};
+inline constexpr RealRule kTextGradClip{"text.grad_clip", 0, 1e6};
+inline constexpr RealRule kTextWarmupFraction{"text.warmup_fraction", 0, 1};
+inline constexpr RealRule kTextRolloutAlpha{"text.rollout_alpha", 0, 1};
+inline constexpr RealRule kTextKPercent{"text.k_percent", 0, 100, true};
+
 // INVALID_ARGUMENT "PREFIXfield: must be in [lo, hi] (got x)" when outside.
 absl::Status Check(absl::string_view prefix, const IntRule& rule,
                    int64_t value);
@@ -95,6 +119,13 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                       int64_t batch_size, int64_t report_every,
                       int64_t loss_window, double target_loss,
                       int64_t warmup_steps);
+
+// The text model's sizes, each in range, and positions for every token
+// (n_ctx >= max_len).
+absl::Status CheckTextShape(absl::string_view prefix, int64_t max_len,
+                            int64_t n_ctx, int64_t d_model, int64_t heads,
+                            int64_t d_head, int64_t d_mlp, int64_t layers,
+                            int64_t epochs);
 
 // DTAP bin edges: at least 2, finite, strictly increasing.
 absl::Status CheckEdges(absl::string_view prefix, const char* field,

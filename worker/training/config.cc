@@ -38,6 +38,8 @@ const char* TaskKindName(TaskKind kind) {
       return "fixed_attention";
     case TaskKind::kTheory:
       return "theory";
+    case TaskKind::kText:
+      return "text";
   }
   return "?";
 }
@@ -67,7 +69,34 @@ absl::Status TrialOptions::Validate() const {
              !s.ok()) {
     return s;
   }
-  if (absl::Status s = synthetic.Validate(); !s.ok()) return s;
+  if (kind == TaskKind::kText) {
+    const text::TextTaskOptions& t = text;
+    const text::TextModelOptions& m = t.model;
+    if (absl::Status s = rules::CheckTextShape("", m.max_len, m.n_ctx,
+                                               m.d_model, m.heads, m.d_head,
+                                               m.d_mlp, m.layers, t.epochs);
+        !s.ok())
+      return s;
+    for (auto [rule, value] :
+         {std::pair{rules::kTextTrainFraction, t.train_fraction},
+          std::pair{rules::kTextInitStd, m.init_std},
+          std::pair{rules::kTextMlpLrMultiplier, t.mlp_lr_multiplier},
+          std::pair{rules::kTextQkWeightDecay, t.weight_decay[0]},
+          std::pair{rules::kTextOvWeightDecay, t.weight_decay[1]},
+          std::pair{rules::kTextMlpWeightDecay, t.weight_decay[2]},
+          std::pair{rules::kTextGradClip, t.grad_clip},
+          std::pair{rules::kTextWarmupFraction, t.warmup_fraction},
+          std::pair{rules::kTextRolloutAlpha, t.rollout_alpha},
+          std::pair{rules::kTextKPercent, t.k_percent}}) {
+      if (absl::Status s = rules::Check("", rule, value); !s.ok()) return s;
+    }
+    if (t.train.path.empty())
+      return absl::InvalidArgumentError("text.train.path: is required");
+    if (t.tokenizer.vocab_path.empty())
+      return absl::InvalidArgumentError("text.vocab_path: is required");
+  } else if (absl::Status s = synthetic.Validate(); !s.ok()) {
+    return s;
+  }
   for (auto [rule, value] :
        {std::pair{rules::kMomentum, optimizer.momentum},
         std::pair{rules::kWeightDecay, optimizer.weight_decay},

@@ -12,6 +12,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/trial_defaults.h"
+#include "worker/training/param_group.h"
+#include "worker/training/text/text_options.h"
 #include "worker/training/theory.h"
 
 namespace qkov::training {
@@ -31,7 +33,7 @@ inline bool OvFactorized(Parameterization p) {
 }
 
 // The kinds of trial the worker trains; each has its trainer (trainer.h).
-enum class TaskKind { kSynthetic, kFixedAttention, kTheory };
+enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText };
 const char* TaskKindName(TaskKind kind);
 
 enum class OptimizerKind { kSgd, kAdamW };
@@ -87,6 +89,7 @@ struct TrialOptions {
   SyntheticTaskOptions synthetic;  // synthetic and fixed_attention
   double alpha = 0;                // fixed_attention: mass on distinct tokens
   TheoryOptions theory;            // theory: the ODE (its rates are these)
+  text::TextTaskOptions text;      // text: data, tokenizer, model, groups
   OptimizerOptions optimizer;
   InitOptions init;
   int64_t max_steps = defaults::kMaxSteps;

@@ -1,7 +1,5 @@
-// Learning-rate groups, schedules, and the per-trial optimizers of the
-// batched engine. The paper's subject is the QK/OV split: the QK group trains
-// at lr_ratio x the OV rate (docs/paper.md §1); the MLP group (the text
-// models' feed-forward and embedding layers) trains at the base rate.
+// Schedules and the per-trial optimizers of the batched engine, over the
+// rate groups of config.h (ParamGroup).
 #ifndef QKOV_WORKER_TRAINING_OPTIMIZER_H_
 #define QKOV_WORKER_TRAINING_OPTIMIZER_H_
 
@@ -16,10 +14,6 @@
 #include "worker/training/config.h"
 
 namespace qkov::training {
-
-enum class ParamGroup { kQk, kOv, kMlp };
-inline constexpr int kNumParamGroups = 3;
-const char* ParamGroupName(ParamGroup group);  // "qk", "ov", "mlp"
 
 // Learning rates in effect at `step` (0-based) for the QK and OV groups.
 struct LearningRates {

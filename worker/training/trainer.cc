@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "worker/training/fixed_attention.h"
 #include "worker/training/synthetic_trainer.h"
+#include "worker/training/text/text_trainer.h"
 #include "worker/training/theory_trainer.h"
 #include "worker/training/torch_status.h"
 
@@ -31,6 +32,7 @@ const TaskTrainer& TrainerFor(TaskKind kind) {
   static const SyntheticTrainer synthetic;
   static const FixedAttentionTrainer fixed_attention;
   static const TheoryTrainer theory;
+  static const text::TextTrainer text;
   switch (kind) {
     case TaskKind::kSynthetic:
       return synthetic;
@@ -38,6 +40,8 @@ const TaskTrainer& TrainerFor(TaskKind kind) {
       return fixed_attention;
     case TaskKind::kTheory:
       return theory;
+    case TaskKind::kText:
+      return text;
   }
   return synthetic;
 }

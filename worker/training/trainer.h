@@ -3,6 +3,8 @@
 //   synthetic        synthetic_trainer.h (synthetic_task.h, model.h, metrics.h)
 //   fixed_attention  fixed_attention.h
 //   theory           theory_trainer.h (the ODE of theory.h)
+//   text             text/text_trainer.h (data, tokenizer, model, metrics
+//                    in text/)
 // RunTrials is the one entry: it validates, dispatches by kind, and turns
 // LibTorch's exceptions into a Status (torch_status.h). Knows nothing of the
 // coordinator: a trainer reports through TrainingObserver, which may also ask

@@ -19,33 +19,9 @@
 #include <vector>
 
 #include "worker/training/config.h"
-#include "worker/training/optimizer.h"
+#include "worker/training/text/text_options.h"
 
 namespace qkov::training::text {
-
-// Where the classifier reads the residual stream.
-enum class Readout {
-  kFirstPad,   // the first pad position; position 0 when none (HateXplain)
-  kLastToken,  // the last real token (SVA)
-};
-
-struct TextModelOptions {
-  int64_t vocab_size = 30522;
-  int64_t num_classes = 3;
-  int64_t max_len = 128;  // sequence length (padded)
-  int64_t n_ctx = 256;    // position embeddings
-  int64_t d_model = 64;
-  int64_t heads = 4;
-  int64_t d_head = 64;
-  int64_t d_mlp = 256;  // 0: no MLP
-  int64_t layers = 1;
-  bool residual = true;
-  bool layer_norm = false;
-  bool causal = true;
-  bool padding_mask = false;
-  Readout readout = Readout::kFirstPad;
-  double init_std = 0.02;  // N(0, init_std^2) weights, zero biases
-};
 
 struct TextModelOutput {
   torch::Tensor logits;                  // [B, C]

@@ -1,0 +1,63 @@
+// The settings of a text-classification trial (docs/text-tasks.md): where
+// its data is, how it is tokenized, the model's shape, and how its
+// parameters are grouped for the learning rates. Plain values, no LibTorch.
+#ifndef QKOV_WORKER_TRAINING_TEXT_TEXT_OPTIONS_H_
+#define QKOV_WORKER_TRAINING_TEXT_TEXT_OPTIONS_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "worker/training/param_group.h"
+#include "worker/training/text/datasets.h"
+#include "worker/training/text/wordpiece.h"
+
+namespace qkov::training::text {
+
+// Where the classifier reads the residual stream.
+enum class Readout {
+  kFirstPad,   // the first pad position; position 0 when none (HateXplain)
+  kLastToken,  // the last real token (SVA)
+};
+
+struct TextModelOptions {
+  int64_t vocab_size = 30522;
+  int64_t num_classes = 3;
+  int64_t max_len = 128;  // sequence length (padded)
+  int64_t n_ctx = 256;    // position embeddings
+  int64_t d_model = 64;
+  int64_t heads = 4;
+  int64_t d_head = 64;
+  int64_t d_mlp = 256;  // 0: no MLP
+  int64_t layers = 1;
+  bool residual = true;
+  bool layer_norm = false;
+  bool causal = true;
+  bool padding_mask = false;
+  Readout readout = Readout::kFirstPad;
+  double init_std = 0.02;  // N(0, init_std^2) weights, zero biases
+};
+
+struct TextTaskOptions {
+  TextSource train, validation, test;  // an empty path: no such split
+  // > 0: `train`'s examples are split, this share (drawn with split_seed)
+  // for training and the rest for test (sources without splits).
+  double train_fraction = 0;
+  uint64_t split_seed = 0;
+  WordPieceOptions tokenizer;
+  TextModelOptions model;
+  int64_t epochs = 30;
+  ParamGroup embed_group = ParamGroup::kQk;  // the token embedding's group
+  ParamGroup pos_group = ParamGroup::kOv;    // the position embedding's
+  double mlp_lr_multiplier = 1;  // MLP rate = this x eta_ov; 0: frozen
+  // Weight decay per group (qk, ov, mlp).
+  std::array<double, kNumParamGroups> weight_decay = {0, 0, 0};
+  double grad_clip = 1.0;        // global norm; 0: none
+  double warmup_fraction = 0.1;  // of the steps, for cosine_warmup
+  double rollout_alpha = 1.0;
+  double k_percent = 5;  // comprehensiveness / sufficiency
+};
+
+}  // namespace qkov::training::text
+
+#endif  // QKOV_WORKER_TRAINING_TEXT_TEXT_OPTIONS_H_

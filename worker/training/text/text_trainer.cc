@@ -1,0 +1,280 @@
+#include "worker/training/text/text_trainer.h"
+
+#include <cmath>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "worker/training/synthetic_task.h"
+#include "worker/training/text/encoding.h"
+#include "worker/training/text/text_metrics.h"
+#include "worker/training/text/text_model.h"
+#include "worker/training/text/wordpiece.h"
+
+namespace qkov::training::text {
+namespace {
+
+// Streams derived from the trial seed (MixSeed), as in the synthetic task.
+constexpr uint64_t kOrderStream = 1;
+constexpr uint64_t kInitStream = 2;
+
+struct Splits {
+  TextData train;
+  std::vector<TextExample> validation, test;
+};
+
+absl::StatusOr<Splits> LoadSplits(const TextTaskOptions& t, int64_t eval_cap) {
+  Splits s;
+  absl::StatusOr<TextData> train = LoadTextData(t.train);
+  if (!train.ok()) return train.status();
+  s.train = *std::move(train);
+  if (t.train_fraction > 0) {
+    std::vector<TextExample> kept, rest;
+    SplitByFraction(s.train.examples, t.train_fraction, t.split_seed, &kept,
+                    &rest);
+    s.train.examples = std::move(kept);
+    s.test = std::move(rest);
+  }
+  for (auto [source, out] :
+       {std::pair{&t.validation, &s.validation}, std::pair{&t.test, &s.test}}) {
+    if (source->path.empty()) continue;
+    absl::StatusOr<TextData> d = LoadTextData(*source);
+    if (!d.ok()) return d.status();
+    if (d->label_names.size() > s.train.label_names.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source->path, ": labels up to ", d->label_names.size() - 1,
+          "; the training data has ", s.train.label_names.size(), " classes"));
+    }
+    *out = std::move(d->examples);
+  }
+  for (auto* split : {&s.validation, &s.test}) {
+    if (static_cast<int64_t>(split->size()) > eval_cap) split->resize(eval_cap);
+  }
+  return s;
+}
+
+// A permutation of n drawn from `rng` (Fisher-Yates with our uniform draws).
+std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng) {
+  std::vector<int64_t> p(n);
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  for (int64_t i = n; i > 1; --i) {
+    const int64_t j =
+        std::min<int64_t>(i - 1, static_cast<int64_t>(UniformDouble(rng) * i));
+    std::swap(p[i - 1], p[j]);
+  }
+  return p;
+}
+
+void AddEvaluation(const std::string& split, const TextEvaluation& ev,
+                   const std::string& x_label, TrialOutcome* outcome) {
+  for (const auto& [name, value] : ev.scalars)
+    outcome->results[absl::StrCat(split, "_", name)] = value;
+  Heatmap h = ev.dtap;
+  h.name = split == "test" ? "dtap" : absl::StrCat("dtap_", split);
+  h.x_label = x_label;
+  outcome->heatmaps.push_back(std::move(h));
+}
+
+absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
+                                      TrainingObserver* observer,
+                                      const torch::Device& device) {
+  const TextTaskOptions& t = o.text;
+  absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> tokenizer =
+      WordPieceTokenizer::Load(t.tokenizer);
+  if (!tokenizer.ok()) return tokenizer.status();
+  const WordPieceTokenizer& tok = **tokenizer;
+  absl::StatusOr<Splits> splits = LoadSplits(t, o.eval.num_examples);
+  if (!splits.ok()) return splits.status();
+  const int64_t len = t.model.max_len;
+  const EncodedText train = EncodeExamples(tok, splits->train.examples, len);
+  const int64_t n = train.ids.size(0);
+
+  TextModelOptions mo = t.model;
+  mo.vocab_size = tok.vocab_size();
+  mo.num_classes = static_cast<int64_t>(splits->train.label_names.size());
+  TextModel model(mo, o.parameterization, MixSeed(o.seed, kInitStream));
+  model->to(device);
+
+  // The optimizer's groups: QK, OV, and MLP unless it is frozen.
+  std::array<std::vector<torch::Tensor>, kNumParamGroups> by_group;
+  auto named = model->named_parameters();
+  for (const auto& [name, group] :
+       model->ParamGroups(t.embed_group, t.pos_group)) {
+    torch::Tensor p = named[name];
+    if (group == ParamGroup::kMlp && t.mlp_lr_multiplier == 0) {
+      p.set_requires_grad(false);
+      continue;
+    }
+    by_group[static_cast<int>(group)].push_back(p);
+  }
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  std::vector<ParamGroup> group_of;
+  for (int g = 0; g < kNumParamGroups; ++g) {
+    if (by_group[g].empty()) continue;
+    const double wd = t.weight_decay[g];
+    if (o.optimizer.kind == OptimizerKind::kAdamW) {
+      auto opts = std::make_unique<torch::optim::AdamWOptions>(o.eta_ov);
+      opts->betas({o.optimizer.adam_beta1, o.optimizer.adam_beta2})
+          .eps(o.optimizer.adam_eps)
+          .weight_decay(wd);
+      groups.emplace_back(by_group[g], std::move(opts));
+    } else {
+      auto opts = std::make_unique<torch::optim::SGDOptions>(o.eta_ov);
+      opts->momentum(o.optimizer.momentum).weight_decay(wd);
+      groups.emplace_back(by_group[g], std::move(opts));
+    }
+    group_of.push_back(static_cast<ParamGroup>(g));
+  }
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  if (o.optimizer.kind == OptimizerKind::kAdamW) {
+    optimizer = std::make_unique<torch::optim::AdamW>(
+        std::move(groups), torch::optim::AdamWOptions(o.eta_ov));
+  } else {
+    optimizer = std::make_unique<torch::optim::SGD>(
+        std::move(groups), torch::optim::SGDOptions(o.eta_ov));
+  }
+  std::vector<torch::Tensor> trained;
+  for (const auto& g : by_group)
+    trained.insert(trained.end(), g.begin(), g.end());
+
+  const int64_t batch = o.batch_size;
+  const int64_t per_epoch = (n + batch - 1) / batch;
+  const int64_t total = std::min<int64_t>(t.epochs * per_epoch, o.max_steps);
+  TrialOptions schedule = o;  // the rates follow the steps this data gives
+  schedule.max_steps = total;
+  if (o.optimizer.schedule == ScheduleKind::kCosineWarmup) {
+    schedule.optimizer.warmup_steps = static_cast<int64_t>(
+        std::llround(t.warmup_fraction * static_cast<double>(total)));
+  }
+
+  TrialOutcome outcome;
+  std::mt19937_64 order_rng(MixSeed(o.seed, kOrderStream));
+  std::vector<int64_t> order;
+  double sum_loss = 0, sum_correct = 0;
+  int64_t since = 0, seen = 0, step = 0;
+  model->train();
+  for (; step < total; ++step) {
+    if (observer != nullptr && observer->PollStop() != StopRequest::kNone) {
+      // No checkpoint: a handed-back text trial starts again.
+      outcome.end = TrialEnd::kStopped;
+      outcome.steps = step;
+      return outcome;
+    }
+    const int64_t in_epoch = step % per_epoch;
+    if (in_epoch == 0) order = Permutation(n, order_rng);
+    const int64_t begin = in_epoch * batch;
+    const int64_t b = std::min(batch, n - begin);
+    const torch::Tensor idx = torch::tensor(
+        std::vector<int64_t>(order.begin() + begin, order.begin() + begin + b),
+        torch::kInt64);
+    const torch::Tensor ids = train.ids.index_select(0, idx).to(device);
+    const torch::Tensor labels = train.labels.index_select(0, idx).to(device);
+    const LearningRates lr = ScheduledLearningRates(schedule, step);
+    for (size_t g = 0; g < group_of.size(); ++g) {
+      const double rate = group_of[g] == ParamGroup::kQk ? lr.qk
+                          : group_of[g] == ParamGroup::kOv
+                              ? lr.ov
+                              : lr.ov * t.mlp_lr_multiplier;
+      optimizer->param_groups()[g].options().set_lr(rate);
+    }
+    optimizer->zero_grad();
+    const torch::Tensor logits = model->forward(ids, tok.pad_id()).logits;
+    const torch::Tensor loss = torch::cross_entropy_loss(logits, labels);
+    loss.backward();
+    if (t.grad_clip > 0)
+      torch::nn::utils::clip_grad_norm_(trained, t.grad_clip);
+    optimizer->step();
+    const double l = loss.item<double>();
+    sum_loss += l * b;
+    sum_correct += logits.argmax(1).eq(labels).sum().item<double>();
+    seen += b;
+    ++since;
+    const bool last = step + 1 == total;
+    if (!std::isfinite(l)) {
+      outcome.end = TrialEnd::kDiverged;
+      ++step;
+      break;
+    }
+    if ((step + 1) % o.report_every != 0 && !last) continue;
+    std::vector<MetricPoint> points = {
+        {step + 1, "train_loss", sum_loss / seen},
+        {step + 1, "train_accuracy", sum_correct / seen},
+        {step + 1, "lr_qk", lr.qk},
+        {step + 1, "lr_ov", lr.ov},
+        {step + 1, "epoch", static_cast<double>(step + 1) / per_epoch},
+    };
+    sum_loss = sum_correct = 0;
+    seen = since = 0;
+    if (observer != nullptr && !observer->OnReport(step + 1, points)) {
+      outcome.end = TrialEnd::kStopped;
+      outcome.steps = step + 1;
+      return outcome;
+    }
+  }
+  if (outcome.end != TrialEnd::kDiverged) outcome.end = TrialEnd::kMaxSteps;
+  outcome.steps = step;
+
+  TextEvalOptions eo;
+  eo.tau_attention = o.eval.tau_attention;
+  eo.tau_probability = o.eval.tau_probability;
+  eo.dtap_attention_edges = o.eval.dtap_attention_edges;
+  eo.dtap_probability_edges = o.eval.dtap_probability_edges;
+  eo.rollout_alpha = t.rollout_alpha;
+  eo.k_percent = t.k_percent;
+  const std::string x_label = "rationale attention (layer 0, head 0)";
+  for (auto [name, examples] : {std::pair{"validation", &splits->validation},
+                                std::pair{"test", &splits->test}}) {
+    if (examples->empty()) continue;
+    const EncodedText data = EncodeExamples(tok, *examples, len);
+    AddEvaluation(name, EvaluateText(model, data, tok.pad_id(), eo), x_label,
+                  &outcome);
+    outcome.results[absl::StrCat(name, "_examples")] =
+        static_cast<double>(examples->size());
+  }
+  // Training accuracy on (at most evaluation.num_examples of) the training
+  // set, as the authors report it.
+  {
+    torch::NoGradGuard no_grad;
+    model->eval();
+    const int64_t m = std::min<int64_t>(n, o.eval.num_examples);
+    double correct = 0;
+    for (int64_t s = 0; s < m; s += 256) {
+      const int64_t b = std::min<int64_t>(256, m - s);
+      const torch::Tensor logits =
+          model->forward(train.ids.narrow(0, s, b).to(device), tok.pad_id())
+              .logits;
+      correct += logits.argmax(1)
+                     .eq(train.labels.narrow(0, s, b).to(device))
+                     .sum()
+                     .item<double>();
+    }
+    outcome.results["train_accuracy"] = correct / m;
+  }
+  outcome.results["steps"] = static_cast<double>(step);
+  outcome.results["epochs"] = static_cast<double>(step) / per_epoch;
+  outcome.results["train_examples"] = static_cast<double>(n);
+  outcome.results["train_truncated_fraction"] =
+      static_cast<double>(train.truncated) / std::max<int64_t>(n, 1);
+  outcome.results["dropped_examples"] =
+      static_cast<double>(splits->train.dropped);
+  outcome.results["converged"] = 0;
+  return outcome;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TrialOutcome>> TextTrainer::Train(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device,
+    const std::vector<std::string>& resume_from) const {
+  std::vector<TrialOutcome> out;
+  for (size_t i = 0; i < options.size(); ++i) {
+    absl::StatusOr<TrialOutcome> one =
+        TrainOne(options[i], observers[i], device);
+    if (!one.ok()) return one.status();
+    out.push_back(*std::move(one));
+  }
+  return out;
+}
+
+}  // namespace qkov::training::text

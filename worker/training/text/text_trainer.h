@@ -1,0 +1,28 @@
+// The text-classification task's trainer (HateXplain, SVA, or a dataset in
+// the generic JSON Lines form; docs/text-tasks.md): reads and tokenizes the
+// trial's data, trains the TextModel of text_model.h with the trial's rate
+// groups (torch::optim's AdamW or SGD, one cosine schedule with warm-up,
+// gradient clipping, epochs over the training set in a seeded order), and
+// evaluates on validation and test (text_metrics.h).
+#ifndef QKOV_WORKER_TRAINING_TEXT_TEXT_TRAINER_H_
+#define QKOV_WORKER_TRAINING_TEXT_TEXT_TRAINER_H_
+
+#include "worker/training/trainer.h"
+
+namespace qkov::training::text {
+
+class TextTrainer : public TaskTrainer {
+ public:
+  // Trials train one after another. A data or vocabulary file that is
+  // missing or malformed is the trial's error (INVALID_ARGUMENT or
+  // NOT_FOUND, "PATH:LINE: ...").
+  absl::StatusOr<std::vector<TrialOutcome>> Train(
+      const std::vector<TrialOptions>& options,
+      const std::vector<TrainingObserver*>& observers,
+      const torch::Device& device,
+      const std::vector<std::string>& resume_from) const override;
+};
+
+}  // namespace qkov::training::text
+
+#endif  // QKOV_WORKER_TRAINING_TEXT_TEXT_TRAINER_H_
