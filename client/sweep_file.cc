@@ -181,8 +181,11 @@ struct EnumPrefix {
   const char* type;
   const char* prefix;
 };
-constexpr EnumPrefix kEnumPrefixes[] = {{"qkov.v1.TaskKind", "task_"},
-                                        {"qkov.v1.InitKind", "init_"}};
+constexpr EnumPrefix kEnumPrefixes[] = {
+    {"qkov.v1.TaskKind", "task_"},
+    {"qkov.v1.InitKind", "init_"},
+    {"qkov.v1.TextReadout", "readout_"},
+    {"qkov.v1.ParamGroupKind", "param_group_"}};
 struct EnumAlias {
   const char* type;
   const char* alias;

@@ -42,6 +42,55 @@ inline constexpr double kTauProbability = 0.6;
 inline constexpr std::array<double, 6> kDtapEdges = {0,   0.2, 0.4,
                                                      0.6, 0.8, 1.0};
 
+// The text tasks' model and training (docs/text-tasks.md): the authors'
+// HateXplain setup, and where SVA differs. Task kind `text` takes the
+// HateXplain values.
+struct TextDefaults {
+  int max_len;
+  int n_ctx;
+  int d_model;
+  int heads;
+  int d_head;
+  int d_mlp;
+  int layers;
+  bool residual;
+  bool layer_norm;
+  bool causal;
+  bool padding_mask;
+  bool readout_last_token;  // else the first pad position
+  double init_std;
+  int epochs;
+  bool pos_embed_in_qk;  // else in the OV group (the token embedding: QK)
+  double eta_ov;         // base rate, when eta_ov is the sweep's default
+  bool sgd;              // else AdamW
+  double momentum;
+  double weight_decay;
+  double grad_clip;
+  double warmup_fraction;
+  double rollout_alpha;
+  double k_percent;
+  double train_fraction;  // for a single file without splits
+  std::array<double, 4> dtap_attention_edges;
+  double tau_attention;
+  double tau_probability;
+};
+inline constexpr TextDefaults kHateXplainText = {
+    128,   256,   64,   4,     64,
+    256,   1,     true, false, true,
+    false, false, 0.02, 30,    false,
+    5e-5,  false, 0,    1e-4,  1.0,
+    0.1,   1.0,   5,    0.1,   {0, 0.33, 0.66, 1.1},
+    0.33,  0.66};
+inline constexpr TextDefaults kSvaText = {
+    128,  256,  64,    4,     64,
+    0,    1,    false, false, true,
+    true, true, 0.02,  15,    true,
+    5e-4, true, 0.99,  1e-5,  1.0,
+    0.1,  1.0,  5,     0.1,   {0, 0.1, 0.5, 1.1},
+    0.1,  0.66};
+inline constexpr char kBertVocabSha256[] =
+    "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3";
+
 // Retry budget of a trial's failures.
 inline constexpr int kMaxAttempts = 3;
 

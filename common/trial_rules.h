@@ -84,16 +84,14 @@ inline constexpr IntRule kTextDHead{"text.d_head", 1, 1024};
 inline constexpr IntRule kTextDMlp{"text.d_mlp", 0, 65536};
 inline constexpr IntRule kTextLayers{"text.layers", 1, 48};
 inline constexpr IntRule kTextEpochs{"text.epochs", 1, 100000};
-inline constexpr IntRule kTextMaxExamples{"text.*.max_examples", 0,
-                                          1000000000};
+inline constexpr IntRule kTextMaxExamples{"text.*.max_examples", 0, 1000000000};
 inline constexpr RealRule kTextTrainFraction{"text.train_fraction", 0, 0.999};
 inline constexpr RealRule kTextInitStd{"text.init_std", 0, 10, true};
 inline constexpr RealRule kTextMlpLrMultiplier{"text.mlp_lr_multiplier", 0,
                                                1e6};
 inline constexpr RealRule kTextQkWeightDecay{"text.qk_weight_decay", 0, 1e3};
 inline constexpr RealRule kTextOvWeightDecay{"text.ov_weight_decay", 0, 1e3};
-inline constexpr RealRule kTextMlpWeightDecay{"text.mlp_weight_decay", 0,
-                                              1e3};
+inline constexpr RealRule kTextMlpWeightDecay{"text.mlp_weight_decay", 0, 1e3};
 inline constexpr RealRule kTextGradClip{"text.grad_clip", 0, 1e6};
 inline constexpr RealRule kTextWarmupFraction{"text.warmup_fraction", 0, 1};
 inline constexpr RealRule kTextRolloutAlpha{"text.rollout_alpha", 0, 1};

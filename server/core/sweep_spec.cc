@@ -39,6 +39,7 @@ void ApplyTrainingDefaults(Training* t) {
   namespace d = ::qkov::defaults;
   if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED)
     t->set_task(qkov::v1::TASK_SYNTHETIC);
+  ApplyTextDefaults(t);  // first: some of its defaults differ
   auto* s = t->mutable_synthetic();
   if (s->vocab_size() == 0) s->set_vocab_size(d::kVocabSize);
   if (s->num_common() == 0) s->set_num_common(d::kNumCommon);
@@ -111,11 +112,13 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
   if (t.task() != qkov::v1::TASK_SYNTHETIC &&
       t.task() != qkov::v1::TASK_THEORY &&
-      t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
+      t.task() != qkov::v1::TASK_FIXED_ATTENTION && !IsTextTaskKind(t.task())) {
     return Invalid(absl::StrCat(prefix, "task"),
                    absl::StrCat("unknown task ", static_cast<int>(t.task()),
-                                " (synthetic, theory or fixed_attention)"));
+                                " (synthetic, theory, fixed_attention, text, "
+                                "hatexplain or sva)"));
   }
+  if (absl::Status st = ValidateText(t, prefix); !st.ok()) return st;
   if (t.task() == qkov::v1::TASK_THEORY) {
     const auto& th = t.theory();
     if (absl::Status st = rules::CheckTheory(
@@ -288,17 +291,20 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
   }
 
   const Training& t = spec.training();
-  if (t.task() != qkov::v1::TASK_SYNTHETIC &&
-      t.task() != qkov::v1::TASK_THEORY &&
-      t.task() != qkov::v1::TASK_FIXED_ATTENTION) {
-    return Invalid("spec.training.task",
-                   absl::StrCat("unknown task ", static_cast<int>(t.task()),
-                                " (synthetic, theory or fixed_attention)"));
-  }
   if (absl::Status st = ValidateTraining(t, "spec.training."); !st.ok())
     return st;
   if (const int64_t bytes = EstimateTrialMemoryBytes(t);
       bytes > limits.max_trial_memory_bytes) {
+    if (IsTextTaskKind(t.task())) {
+      return Invalid(
+          "spec.training",
+          absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
+                          "text.max_len %d, text.heads %d, text.layers %d); "
+                          "this server's limit is %.1f GB",
+                          bytes / 1e9, t.batch_size(), t.text().max_len(),
+                          t.text().heads(), t.text().layers(),
+                          limits.max_trial_memory_bytes / 1e9));
+    }
     const auto& syn = t.synthetic();
     return Invalid(
         "spec.training",
@@ -396,6 +402,23 @@ std::string CanonicalJson(const google::protobuf::Message& message) {
 
 int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
   if (t.task() == qkov::v1::TASK_THEORY) return 0;
+  if (IsTextTaskKind(t.task())) {
+    // Weights with their gradients and two optimizer moments, plus each
+    // layer's attention tensors in training ([B, H, L, L], ~8 kept for
+    // backward) and in evaluation (256 examples at a time). The datasets
+    // themselves are not counted.
+    const auto& x = t.text();
+    const double d = x.d_model(), h = x.heads(), dh = x.d_head();
+    const double len = x.max_len(), layers = x.layers();
+    const double params =
+        (30522.0 + x.n_ctx()) * d +
+        layers * (4 * h * d * std::max(dh, d) + 2 * d * x.d_mlp());
+    const double bytes =
+        4 * (4 * params +
+             layers * h * len * len * (8.0 * t.batch_size() + 3 * 256));
+    return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
+                         : static_cast<int64_t>(bytes);
+  }
   // In double: the product of the largest accepted shapes overflows int64.
   const double v = t.synthetic().vocab_size();
   const double seq = t.synthetic().seq_len();

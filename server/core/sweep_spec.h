@@ -40,6 +40,11 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
 // Fills every unset (zero) field of `training` with the paper's synthetic
 // defaults (docs/sweep-files.md lists them).
 void ApplyTrainingDefaults(qkov::v1::Training* training);
+// The text tasks' defaults (training.text and what differs in optimizer and
+// evaluation; server/core/text_spec.cc); nothing for the other tasks.
+void ApplyTextDefaults(qkov::v1::Training* training);
+// TASK_TEXT, TASK_HATEXPLAIN or TASK_SVA.
+bool IsTextTaskKind(qkov::v1::TaskKind kind);
 // ApplyTrainingDefaults plus max_attempts.
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 
@@ -53,6 +58,9 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
 // `prefix` ("spec.training.").
 absl::Status ValidateTraining(const qkov::v1::Training& training,
                               absl::string_view prefix);
+// The text settings alone (OK for other tasks).
+absl::Status ValidateText(const qkov::v1::Training& training,
+                          absl::string_view prefix);
 
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's

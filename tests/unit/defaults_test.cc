@@ -14,6 +14,7 @@
 #include "server/core/sweep_spec.h"
 #include "worker/agent/trial_options.h"
 #include "worker/training/config.h"
+#include "worker/training/trainer.h"
 
 namespace qkov {
 namespace {
@@ -191,6 +192,76 @@ TEST(RulesTest, AxisValuesAreRefusedForTheSameReason) {
     EXPECT_EQ(s.substr(s.find(": ")), w.substr(w.find(": ")))
         << s << " | " << w;
   }
+}
+
+// A text sweep file, completed and validated by the server, reaches the
+// worker as complete options with the task's defaults, and trains.
+TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
+  const std::string shared = QKOV_SHARED_DATA_DIR;
+  const std::string vocab = shared + "/tokenizers/bert-base-uncased/vocab.txt";
+  const std::string hx = shared + "/hatexplain/";
+  auto spec = client::ParseSweepText(
+      "name: hx\naxes: {parameterization: [FAFO], lr_ratio: [30], eta_ov: "
+      "[1.0e-3], seed: [1]}\ntraining:\n  task: hatexplain\n  batch_size: 16\n"
+      "  text:\n    train: {path: " +
+          hx +
+          "validation.jsonl, max_examples: 64}\n"
+          "    test: {path: " +
+          hx +
+          "test.jsonl, max_examples: 48}\n"
+          "    vocab_path: " +
+          vocab + "\n    epochs: 2\n    max_len: 64\n",
+      "hx.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  core::ApplySpecDefaults(&*spec);
+  const absl::Status valid = core::ValidateSweepSpec(*spec, core::SpecLimits());
+  ASSERT_TRUE(valid.ok()) << valid;
+  v1::TrialConfig config = core::ExpandSweep(*spec)[0].config;
+  *config.mutable_training() = spec->training();
+  absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->kind, training::TaskKind::kText);
+  EXPECT_EQ(o->text.model.d_model, 64);
+  EXPECT_EQ(o->text.model.heads, 4);
+  EXPECT_TRUE(o->text.model.causal);
+  EXPECT_EQ(o->text.model.readout, training::text::Readout::kFirstPad);
+  EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kAdamW);
+  EXPECT_EQ(o->optimizer.schedule, training::ScheduleKind::kCosineWarmup);
+  EXPECT_EQ(o->eval.dtap_attention_edges,
+            (std::vector<double>{0, 0.33, 0.66, 1.1}));
+  absl::StatusOr<training::TrialOutcome> r = training::RunTrial(*o, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps, 8);  // 2 epochs of 64 / 16
+  EXPECT_EQ(r->results.at("test_examples"), 48);
+  EXPECT_GE(r->results.at("test_rationale_mass"), 0);
+  ASSERT_FALSE(r->heatmaps.empty());
+  EXPECT_EQ(r->heatmaps[0].name, "dtap");
+
+  // SVA's defaults differ where the authors' setup does.
+  v1::SweepSpec sva = *spec;
+  sva.mutable_training()->Clear();
+  sva.mutable_training()->set_task(v1::TASK_SVA);
+  sva.mutable_training()->mutable_text()->mutable_train()->set_path(
+      shared + "/sva/subj_agr_filtered.text");
+  sva.mutable_training()->mutable_text()->set_vocab_path(vocab);
+  core::ApplySpecDefaults(&sva);
+  ASSERT_TRUE(core::ValidateSweepSpec(sva, core::SpecLimits()).ok());
+  *config.mutable_training() = sva.training();
+  o = agent::ToTrialOptions(config);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->text.model.residual);
+  EXPECT_EQ(o->text.model.d_mlp, 0);
+  EXPECT_TRUE(o->text.model.padding_mask);
+  EXPECT_EQ(o->text.model.readout, training::text::Readout::kLastToken);
+  EXPECT_EQ(o->text.pos_group, training::ParamGroup::kQk);
+  EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kSgd);
+  EXPECT_DOUBLE_EQ(o->optimizer.momentum, 0.99);
+  EXPECT_DOUBLE_EQ(o->text.train_fraction, 0.1);
+
+  // Without data the server refuses, naming the field.
+  sva.mutable_training()->mutable_text()->mutable_train()->clear_path();
+  EXPECT_EQ(core::ValidateSweepSpec(sva, core::SpecLimits()).message(),
+            "spec.training.text.train.path: is required");
 }
 
 }  // namespace

@@ -4,6 +4,79 @@
 
 namespace qkov::agent {
 
+namespace {
+
+absl::Status ToSource(const qkov::v1::TextData& d, const std::string& field,
+                      training::text::TextSource* out) {
+  if (d.path().empty()) return absl::OkStatus();  // no such split
+  absl::StatusOr<training::text::TextFormat> format =
+      training::text::ParseTextFormat(d.format());
+  if (!format.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".format: ", format.status().message()));
+  out->format = *format;
+  out->path = d.path();
+  out->divisions_path = d.divisions_path();
+  out->split = d.split();
+  out->max_examples = d.max_examples();
+  out->sha256 = d.sha256();
+  return absl::OkStatus();
+}
+
+absl::Status ToTextOptions(const qkov::v1::TextTask& x,
+                           training::text::TextTaskOptions* t) {
+  if (absl::Status s = ToSource(x.train(), "training.text.train", &t->train);
+      !s.ok())
+    return s;
+  if (absl::Status s =
+          ToSource(x.validation(), "training.text.validation", &t->validation);
+      !s.ok())
+    return s;
+  if (absl::Status s = ToSource(x.test(), "training.text.test", &t->test);
+      !s.ok())
+    return s;
+  t->train_fraction = x.train_fraction();
+  t->split_seed = x.split_seed();
+  t->tokenizer.vocab_path = x.vocab_path();
+  t->tokenizer.vocab_sha256 =
+      x.vocab_sha256() == "none" ? "" : x.vocab_sha256();
+  t->tokenizer.lowercase = x.lowercase();
+  t->tokenizer.strip_accents = x.lowercase();  // as Hugging Face's default
+  training::text::TextModelOptions& m = t->model;
+  m.max_len = x.max_len();
+  m.n_ctx = x.n_ctx();
+  m.d_model = x.d_model();
+  m.heads = x.heads();
+  m.d_head = x.d_head();
+  m.d_mlp = x.d_mlp();
+  m.layers = x.layers();
+  m.residual = x.residual();
+  m.layer_norm = x.layer_norm();
+  m.causal = x.causal();
+  m.padding_mask = x.padding_mask();
+  m.readout = x.readout() == qkov::v1::READOUT_LAST_TOKEN
+                  ? training::text::Readout::kLastToken
+                  : training::text::Readout::kFirstPad;
+  m.init_std = x.init_std();
+  t->epochs = x.epochs();
+  auto group = [](qkov::v1::ParamGroupKind g) {
+    return g == qkov::v1::PARAM_GROUP_QK ? training::ParamGroup::kQk
+                                         : training::ParamGroup::kOv;
+  };
+  t->embed_group = group(x.embed_group());
+  t->pos_group = group(x.pos_group());
+  t->mlp_lr_multiplier = x.mlp_lr_multiplier();
+  t->weight_decay = {x.qk_weight_decay(), x.ov_weight_decay(),
+                     x.mlp_weight_decay()};
+  t->grad_clip = x.grad_clip();
+  t->warmup_fraction = x.warmup_fraction();
+  t->rollout_alpha = x.rollout_alpha();
+  t->k_percent = x.k_percent();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const qkov::v1::TrialConfig& c) {
   training::TrialOptions o;
@@ -17,6 +90,12 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
       break;
     case qkov::v1::TASK_THEORY:
       o.kind = training::TaskKind::kTheory;
+      break;
+    case qkov::v1::TASK_TEXT:
+    case qkov::v1::TASK_HATEXPLAIN:
+    case qkov::v1::TASK_SVA:
+      o.kind = training::TaskKind::kText;
+      if (absl::Status s = ToTextOptions(t.text(), &o.text); !s.ok()) return s;
       break;
     default:
       return absl::InvalidArgumentError(

@@ -490,6 +490,11 @@ absl::StatusOr<TextData> LoadTextData(const TextSource& src) {
     return absl::NotFoundError(
         absl::StrCat(src.path, ": cannot open the data file"));
   data.sha256 = *sha;
+  if (!src.sha256.empty() && *sha != src.sha256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(src.path, ": sha256 ", *sha, " is not the expected ",
+                     src.sha256, " (another version of the file?)"));
+  }
   absl::Status s;
   switch (src.format) {
     case TextFormat::kJsonl:

@@ -42,6 +42,7 @@ struct TextSource {
   // hatexplain_official: train, val or test.
   std::string split;
   int64_t max_examples = 0;  // > 0: the first ones only (tests, quick runs)
+  std::string sha256;        // non-empty: `path` must have this checksum
 };
 
 struct TextExample {

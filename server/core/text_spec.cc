@@ -1,0 +1,151 @@
+// Defaults and validation of the text tasks' settings (training.text), for
+// sweep_spec.cc. The defaults are common/trial_defaults.h's kHateXplainText
+// and kSvaText; the rules common/trial_rules.h's, which the worker applies
+// again.
+#include "absl/strings/str_cat.h"
+#include "common/trial_defaults.h"
+#include "common/trial_rules.h"
+#include "server/core/sweep_spec.h"
+
+namespace qkov::core {
+namespace {
+
+bool IsTextTask(qkov::v1::TaskKind k) {
+  return k == qkov::v1::TASK_TEXT || k == qkov::v1::TASK_HATEXPLAIN ||
+         k == qkov::v1::TASK_SVA;
+}
+
+}  // namespace
+
+bool IsTextTaskKind(qkov::v1::TaskKind kind) { return IsTextTask(kind); }
+
+void ApplyTextDefaults(qkov::v1::Training* t) {
+  if (!IsTextTask(t->task())) return;
+  const defaults::TextDefaults& d = t->task() == qkov::v1::TASK_SVA
+                                        ? defaults::kSvaText
+                                        : defaults::kHateXplainText;
+  qkov::v1::TextTask* x = t->mutable_text();
+  const char* format =
+      t->task() == qkov::v1::TASK_SVA
+          ? "sva_filtered"
+          : (t->task() == qkov::v1::TASK_HATEXPLAIN ? "hatexplain" : "jsonl");
+  for (qkov::v1::TextData* data :
+       {x->mutable_train(), x->mutable_validation(), x->mutable_test()}) {
+    if (data->format().empty()) data->set_format(format);
+  }
+  if (x->vocab_sha256().empty())
+    x->set_vocab_sha256(defaults::kBertVocabSha256);
+  if (!x->has_lowercase()) x->set_lowercase(true);
+  if (x->max_len() == 0) x->set_max_len(d.max_len);
+  if (x->n_ctx() == 0) x->set_n_ctx(std::max(d.n_ctx, x->max_len()));
+  if (x->d_model() == 0) x->set_d_model(d.d_model);
+  if (x->heads() == 0) x->set_heads(d.heads);
+  if (x->d_head() == 0) x->set_d_head(d.d_head);
+  if (!x->has_d_mlp()) x->set_d_mlp(d.d_mlp);
+  if (x->layers() == 0) x->set_layers(d.layers);
+  if (!x->has_residual()) x->set_residual(d.residual);
+  if (!x->has_layer_norm()) x->set_layer_norm(d.layer_norm);
+  if (!x->has_causal()) x->set_causal(d.causal);
+  if (!x->has_padding_mask()) x->set_padding_mask(d.padding_mask);
+  if (x->readout() == qkov::v1::READOUT_UNSPECIFIED)
+    x->set_readout(d.readout_last_token ? qkov::v1::READOUT_LAST_TOKEN
+                                        : qkov::v1::READOUT_FIRST_PAD);
+  if (x->init_std() == 0) x->set_init_std(d.init_std);
+  if (x->epochs() == 0) x->set_epochs(d.epochs);
+  if (x->embed_group() == qkov::v1::PARAM_GROUP_UNSPECIFIED)
+    x->set_embed_group(qkov::v1::PARAM_GROUP_QK);
+  if (x->pos_group() == qkov::v1::PARAM_GROUP_UNSPECIFIED)
+    x->set_pos_group(d.pos_embed_in_qk ? qkov::v1::PARAM_GROUP_QK
+                                       : qkov::v1::PARAM_GROUP_OV);
+  if (!x->has_mlp_lr_multiplier()) x->set_mlp_lr_multiplier(1);
+  if (x->train_fraction() == 0 && x->test().path().empty() &&
+      x->train().format() == "sva_filtered")
+    x->set_train_fraction(d.train_fraction);
+  if (!x->has_grad_clip()) x->set_grad_clip(d.grad_clip);
+  if (!x->has_warmup_fraction()) x->set_warmup_fraction(d.warmup_fraction);
+  if (!x->has_rollout_alpha()) x->set_rollout_alpha(d.rollout_alpha);
+  if (x->k_percent() == 0) x->set_k_percent(d.k_percent);
+  auto* o = t->mutable_optimizer();
+  if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED) {
+    o->set_kind(d.sgd ? qkov::v1::SGD : qkov::v1::ADAMW);
+    if (o->momentum() == 0) o->set_momentum(d.momentum);
+  }
+  if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED)
+    o->set_schedule(qkov::v1::COSINE_WARMUP);
+  if (o->weight_decay() == 0) o->set_weight_decay(d.weight_decay);
+  for (auto [has, set] :
+       {std::pair{&qkov::v1::TextTask::has_qk_weight_decay,
+                  &qkov::v1::TextTask::set_qk_weight_decay},
+        std::pair{&qkov::v1::TextTask::has_ov_weight_decay,
+                  &qkov::v1::TextTask::set_ov_weight_decay},
+        std::pair{&qkov::v1::TextTask::has_mlp_weight_decay,
+                  &qkov::v1::TextTask::set_mlp_weight_decay}}) {
+    if (!(x->*has)()) (x->*set)(o->weight_decay());
+  }
+  auto* e = t->mutable_evaluation();
+  if (e->dtap_attention_edges().empty()) {
+    for (double v : d.dtap_attention_edges) e->add_dtap_attention_edges(v);
+  }
+  if (e->dtap_probability_edges().empty()) {
+    for (double v : defaults::kHateXplainText.dtap_attention_edges)
+      e->add_dtap_probability_edges(v);
+  }
+  if (e->tau_attention() == 0) e->set_tau_attention(d.tau_attention);
+  if (e->tau_probability() == 0) e->set_tau_probability(d.tau_probability);
+  if (e->num_examples() == 0) e->set_num_examples(100000);
+  if (t->loss_window() == 0) t->set_loss_window(1);
+  if (t->report_every() == 0) t->set_report_every(100);
+  if (t->target_loss() == 0) t->set_target_loss(-1);  // epochs decide
+}
+
+absl::Status ValidateText(const qkov::v1::Training& t,
+                          absl::string_view prefix) {
+  if (!IsTextTask(t.task())) return absl::OkStatus();
+  const qkov::v1::TextTask& x = t.text();
+  if (absl::Status s = rules::CheckTextShape(prefix, x.max_len(), x.n_ctx(),
+                                             x.d_model(), x.heads(), x.d_head(),
+                                             x.d_mlp(), x.layers(), x.epochs());
+      !s.ok())
+    return s;
+  for (auto [rule, value] :
+       {std::pair{rules::kTextTrainFraction, x.train_fraction()},
+        std::pair{rules::kTextInitStd, x.init_std()},
+        std::pair{rules::kTextMlpLrMultiplier, x.mlp_lr_multiplier()},
+        std::pair{rules::kTextQkWeightDecay, x.qk_weight_decay()},
+        std::pair{rules::kTextOvWeightDecay, x.ov_weight_decay()},
+        std::pair{rules::kTextMlpWeightDecay, x.mlp_weight_decay()},
+        std::pair{rules::kTextGradClip, x.grad_clip()},
+        std::pair{rules::kTextWarmupFraction, x.warmup_fraction()},
+        std::pair{rules::kTextRolloutAlpha, x.rollout_alpha()},
+        std::pair{rules::kTextKPercent, x.k_percent()}}) {
+    if (absl::Status s = rules::Check(prefix, rule, value); !s.ok()) return s;
+  }
+  if (x.train().path().empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "text.train.path: is required"));
+  if (x.vocab_path().empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "text.vocab_path: is required"));
+  for (auto [name, data] : {std::pair{"train", &x.train()},
+                            std::pair{"validation", &x.validation()},
+                            std::pair{"test", &x.test()}}) {
+    const std::string field = absl::StrCat(prefix, "text.", name);
+    static const char* const kFormats[] = {"jsonl", "hatexplain",
+                                           "hatexplain_official", "linzen_tsv",
+                                           "sva_filtered"};
+    bool known = false;
+    for (const char* f : kFormats) known = known || data->format() == f;
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".format: unknown format '", data->format(),
+          "' (jsonl, hatexplain, hatexplain_official, linzen_tsv or "
+          "sva_filtered)"));
+    }
+    if (data->max_examples() < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".max_examples: must be >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace qkov::core
