@@ -100,6 +100,33 @@ training:
 )",
        {"training.max_steps=10000", "training.report_every=500",
         "axes.eta_ov=[0.1]", "name=paper-fixed-attention-quick"}},
+      {"paper-hatexplain",
+       "HateXplain, the 1-layer GPT-2-style block, eta_QK/eta_OV in {1, 30} "
+       "(the token embedding in the QK group), AdamW 5e-5, 30 epochs, 5 seeds "
+       "(docs/text-tasks.md); data paths from the repository root",
+       R"(name: paper-hatexplain
+description: HateXplain baseline vs faster QK (docs/text-tasks.md; docs/paper.md §6)
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1, 30]
+  eta_ov: [5.0e-5]
+  seed: [1234, 1235, 1236, 1237, 1238]
+training:
+  task: hatexplain
+  batch_size: 32
+  report_every: 100
+  optimizer: {kind: adamw, weight_decay: 1.0e-3}
+  text:
+    train: {path: ../shared/data/hatexplain/train-reconstructed.jsonl}
+    validation: {path: ../shared/data/hatexplain/validation.jsonl}
+    test: {path: ../shared/data/hatexplain/test.jsonl}
+    vocab_path: ../shared/data/tokenizers/bert-base-uncased/vocab.txt
+    epochs: 30
+)",
+       {"training.text.epochs=1", "training.text.train.max_examples=4000",
+        "training.text.validation.max_examples=500",
+        "training.text.test.max_examples=1000", "axes.seed=[1234]",
+        "name=paper-hatexplain-quick"}},
   };
   return *presets;
 }
