@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/synthetic_task.h"
@@ -9,6 +10,7 @@
 #include "worker/training/text/text_metrics.h"
 #include "worker/training/text/text_model.h"
 #include "worker/training/text/wordpiece.h"
+#include "worker/training/torch_status.h"
 
 namespace qkov::training::text {
 namespace {
@@ -74,9 +76,78 @@ void AddEvaluation(const std::string& split, const TextEvaluation& ev,
   outcome->heatmaps.push_back(std::move(h));
 }
 
+// The loop's state besides model and optimizer, for checkpoints.
+struct LoopState {
+  int64_t step = 0;
+  std::mt19937_64 order_rng;
+  std::vector<int64_t> order;
+  double sum_loss = 0, sum_correct = 0;
+  int64_t seen = 0;
+};
+
+constexpr int64_t kTextCheckpointFormat = 1;
+
+std::string SaveCheckpoint(TextModel& model, torch::optim::Optimizer& opt,
+                           const LoopState& st) {
+  torch::serialize::OutputArchive archive, m, a;
+  archive.write("format", c10::IValue(kTextCheckpointFormat));
+  model->save(m);
+  opt.save(a);
+  archive.write("model", m);
+  archive.write("optimizer", a);
+  archive.write("step", c10::IValue(st.step));
+  std::ostringstream rng;
+  rng << st.order_rng;
+  archive.write("order_rng", c10::IValue(rng.str()));
+  archive.write("order", torch::tensor(st.order, torch::kInt64));
+  archive.write("sums",
+                torch::tensor({st.sum_loss, st.sum_correct}, torch::kFloat64));
+  archive.write("seen", c10::IValue(st.seen));
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+absl::Status LoadCheckpoint(const std::string& bytes, TextModel& model,
+                            torch::optim::Optimizer& opt, int64_t total,
+                            LoopState* st) {
+  torch::serialize::InputArchive archive, m, a;
+  std::istringstream in(bytes);
+  archive.load_from(in);
+  c10::IValue v;
+  archive.read("format", v);
+  if (v.toInt() != kTextCheckpointFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint format ", v.toInt(), " is not ", kTextCheckpointFormat));
+  }
+  archive.read("model", m);
+  archive.read("optimizer", a);
+  model->load(m);
+  opt.load(a);
+  archive.read("step", v);
+  st->step = v.toInt();
+  archive.read("order_rng", v);
+  std::istringstream rng(v.toStringRef());
+  rng >> st->order_rng;
+  torch::Tensor order, sums;
+  archive.read("order", order);
+  archive.read("sums", sums);
+  st->order.assign(order.data_ptr<int64_t>(),
+                   order.data_ptr<int64_t>() + order.numel());
+  st->sum_loss = sums[0].item<double>();
+  st->sum_correct = sums[1].item<double>();
+  archive.read("seen", v);
+  st->seen = v.toInt();
+  if (st->step < 0 || st->step > total)
+    return absl::InvalidArgumentError(
+        "checkpoint does not belong to this trial's options");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
                                       TrainingObserver* observer,
-                                      const torch::Device& device) {
+                                      const torch::Device& device,
+                                      const std::string& resume_from) {
   const TextTaskOptions& t = o.text;
   absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> tokenizer =
       WordPieceTokenizer::Load(t.tokenizer);
@@ -147,17 +218,33 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   }
 
   TrialOutcome outcome;
-  std::mt19937_64 order_rng(MixSeed(o.seed, kOrderStream));
-  std::vector<int64_t> order;
-  double sum_loss = 0, sum_correct = 0;
-  int64_t since = 0, seen = 0, step = 0;
+  LoopState st;
+  st.order_rng.seed(MixSeed(o.seed, kOrderStream));
+  if (!resume_from.empty()) {
+    absl::Status loaded = CatchTorchErrors(
+        [&] {
+          return LoadCheckpoint(resume_from, model, *optimizer, total, &st);
+        },
+        "checkpoint does not parse");
+    if (!loaded.ok()) return loaded;
+  }
+  std::mt19937_64& order_rng = st.order_rng;
+  std::vector<int64_t>& order = st.order;
+  double& sum_loss = st.sum_loss;
+  double& sum_correct = st.sum_correct;
+  int64_t& seen = st.seen;
+  int64_t& step = st.step;
   model->train();
   for (; step < total; ++step) {
-    if (observer != nullptr && observer->PollStop() != StopRequest::kNone) {
-      // No checkpoint: a handed-back text trial starts again.
-      outcome.end = TrialEnd::kStopped;
-      outcome.steps = step;
-      return outcome;
+    if (observer != nullptr) {
+      const StopRequest stop = observer->PollStop();
+      if (stop != StopRequest::kNone) {
+        outcome.end = TrialEnd::kStopped;
+        outcome.steps = step;
+        if (stop == StopRequest::kHandBack)
+          outcome.checkpoint = SaveCheckpoint(model, *optimizer, st);
+        return outcome;
+      }
     }
     const int64_t in_epoch = step % per_epoch;
     if (in_epoch == 0) order = Permutation(n, order_rng);
@@ -187,7 +274,6 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
     sum_loss += l * b;
     sum_correct += logits.argmax(1).eq(labels).sum().item<double>();
     seen += b;
-    ++since;
     const bool last = step + 1 == total;
     if (!std::isfinite(l)) {
       outcome.end = TrialEnd::kDiverged;
@@ -203,7 +289,7 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
         {step + 1, "epoch", static_cast<double>(step + 1) / per_epoch},
     };
     sum_loss = sum_correct = 0;
-    seen = since = 0;
+    seen = 0;
     if (observer != nullptr && !observer->OnReport(step + 1, points)) {
       outcome.end = TrialEnd::kStopped;
       outcome.steps = step + 1;
@@ -270,7 +356,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TextTrainer::Train(
   std::vector<TrialOutcome> out;
   for (size_t i = 0; i < options.size(); ++i) {
     absl::StatusOr<TrialOutcome> one =
-        TrainOne(options[i], observers[i], device);
+        TrainOne(options[i], observers[i], device, resume_from[i]);
     if (!one.ok()) return one.status();
     out.push_back(*std::move(one));
   }
