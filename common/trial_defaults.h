@@ -61,7 +61,6 @@ struct TextDefaults {
   double init_std;
   int epochs;
   bool pos_embed_in_qk;  // else in the OV group (the token embedding: QK)
-  double eta_ov;         // base rate, when eta_ov is the sweep's default
   bool sgd;              // else AdamW
   double momentum;
   double weight_decay;
@@ -75,19 +74,15 @@ struct TextDefaults {
   double tau_probability;
 };
 inline constexpr TextDefaults kHateXplainText = {
-    128,   256,   64,   4,     64,
-    256,   1,     true, false, true,
-    false, false, 0.02, 30,    false,
-    5e-5,  false, 0,    1e-4,  1.0,
-    0.1,   1.0,   5,    0.1,   {0, 0.33, 0.66, 1.1},
+    128,   256,  64,    4,     64,   256, 1,     true,
+    false, true, false, false, 0.02, 30,  false, false,
+    0,     1e-4, 1.0,   0.1,   1.0,  5,   0.1,   {0, 0.33, 0.66, 1.1},
     0.33,  0.66};
 inline constexpr TextDefaults kSvaText = {
-    128,  256,  64,    4,     64,
-    0,    1,    false, false, true,
-    true, true, 0.02,  15,    true,
-    5e-4, true, 0.99,  1e-5,  1.0,
-    0.1,  1.0,  5,     0.1,   {0, 0.1, 0.5, 1.1},
-    0.1,  0.66};
+    128,   256,  64,   4,    64,   0,  1,    false,
+    false, true, true, true, 0.02, 15, true, true,
+    0.99,  1e-5, 1.0,  0.1,  1.0,  5,  0.1,  {0, 0.1, 0.5, 1.1},
+    0.1,   0.66};
 inline constexpr char kBertVocabSha256[] =
     "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3";
 

@@ -104,8 +104,8 @@ absl::Status CheckTextShape(absl::string_view prefix, int64_t max_len,
   }
   if (n_ctx < max_len) {
     return Invalid(prefix, "text.n_ctx",
-                   absl::StrCat("must be >= text.max_len = ", max_len,
-                                " (got ", n_ctx, ")"));
+                   absl::StrCat("must be >= text.max_len = ", max_len, " (got ",
+                                n_ctx, ")"));
   }
   return absl::OkStatus();
 }

@@ -8,19 +8,13 @@
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
-namespace {
-
-bool IsTextTask(qkov::v1::TaskKind k) {
+bool IsTextTaskKind(qkov::v1::TaskKind k) {
   return k == qkov::v1::TASK_TEXT || k == qkov::v1::TASK_HATEXPLAIN ||
          k == qkov::v1::TASK_SVA;
 }
 
-}  // namespace
-
-bool IsTextTaskKind(qkov::v1::TaskKind kind) { return IsTextTask(kind); }
-
 void ApplyTextDefaults(qkov::v1::Training* t) {
-  if (!IsTextTask(t->task())) return;
+  if (!IsTextTaskKind(t->task())) return;
   const defaults::TextDefaults& d = t->task() == qkov::v1::TASK_SVA
                                         ? defaults::kSvaText
                                         : defaults::kHateXplainText;
@@ -100,7 +94,7 @@ void ApplyTextDefaults(qkov::v1::Training* t) {
 
 absl::Status ValidateText(const qkov::v1::Training& t,
                           absl::string_view prefix) {
-  if (!IsTextTask(t.task())) return absl::OkStatus();
+  if (!IsTextTaskKind(t.task())) return absl::OkStatus();
   const qkov::v1::TextTask& x = t.text();
   if (absl::Status s = rules::CheckTextShape(prefix, x.max_len(), x.n_ctx(),
                                              x.d_model(), x.heads(), x.d_head(),

@@ -72,9 +72,9 @@ absl::Status TrialOptions::Validate() const {
   if (kind == TaskKind::kText) {
     const text::TextTaskOptions& t = text;
     const text::TextModelOptions& m = t.model;
-    if (absl::Status s = rules::CheckTextShape("", m.max_len, m.n_ctx,
-                                               m.d_model, m.heads, m.d_head,
-                                               m.d_mlp, m.layers, t.epochs);
+    if (absl::Status s =
+            rules::CheckTextShape("", m.max_len, m.n_ctx, m.d_model, m.heads,
+                                  m.d_head, m.d_mlp, m.layers, t.epochs);
         !s.ok())
       return s;
     for (auto [rule, value] :

@@ -55,8 +55,7 @@ TEST(SweepFileTest, TrainingIsReadByTheProtoDescriptor) {
   EXPECT_EQ(s->training().theory().num_samples(), 7);
 
   text = kDemo;
-  text.replace(text.find("max_steps: 30000"), 16,
-               "batch_size: 5000000000");
+  text.replace(text.find("max_steps: 30000"), 16, "batch_size: 5000000000");
   s = ParseSweepText(text, "demo.yaml");
   EXPECT_EQ(s.status().message(),
             "demo.yaml:8: training.batch_size: 5000000000 is out of range "

@@ -17,12 +17,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/trial_defaults.h"
 
 namespace qkov::training::text {
 
-// The published bert-base-uncased vocab.txt.
-inline constexpr char kBertBaseUncasedVocabSha256[] =
-    "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3";
+// The published bert-base-uncased vocab.txt (common/trial_defaults.h).
+inline constexpr const char* kBertBaseUncasedVocabSha256 =
+    defaults::kBertVocabSha256;
 
 struct WordPieceOptions {
   std::string vocab_path;  // one token per line, id = line number - 1
