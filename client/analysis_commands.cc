@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "client/aggregate.h"
 #include "client/commands.h"
+#include "client/metric_defaults.h"
 #include "client/plot.h"
 #include "client/table.h"
 #include "common/grpc_status.h"
@@ -233,6 +234,7 @@ int Plot(Connection& conn, const PlotArgs& args) {
   for (const auto& r : *rows)
     theory |= r.config().training().task() == v1::TASK_THEORY;
   const bool all = args.kind == "all" && !theory;
+  const MetricDefaults& defaults = MetricDefaultsFor(*rows);
   std::vector<std::string> written;
   auto check = [&](const absl::Status& s, const std::string& base) {
     if (!s.ok()) return ReportError(s);
@@ -241,7 +243,7 @@ int Plot(Connection& conn, const PlotArgs& args) {
   };
   if (all || args.kind == "ratio") {
     std::vector<std::string> metrics = args.metrics;
-    if (metrics.empty()) metrics = {"distinct_attention", "ac", "accuracy"};
+    if (metrics.empty()) metrics = defaults.ratio;
     for (const auto& m : metrics) {
       const std::string base = args.out_dir + "/ratio_" + m;
       if (int rc = check(PlotRatio(*rows, m, base), base); rc != kExitOk)
@@ -265,7 +267,7 @@ int Plot(Connection& conn, const PlotArgs& args) {
   }
   if (all || args.kind == "curves") {
     std::vector<std::string> metrics = args.metrics;
-    if (metrics.empty() || all) metrics = {"train_loss", "distinct_attention"};
+    if (metrics.empty() || all) metrics = defaults.curves;
     for (const auto& m : metrics) {
       std::map<std::pair<std::string, double>, Curve> by_group;
       for (const auto& r : *rows) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/aggregate.h"
+#include "client/metric_defaults.h"
 #include "client/presets.h"
 #include "client/sweep_file.h"
 #include "client/table.h"
@@ -184,8 +185,8 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
           absl::StrFormat("%s r=%s step %d:",
                           ParameterizationLabel(t.config().parameterization()),
                           FormatNumber(t.config().lr_ratio()), t.last_step());
-      for (const char* name :
-           {"train_loss", "train_accuracy", "distinct_attention"}) {
+      for (const std::string& name :
+           MetricDefaultsFor(t.config().training().task()).latest) {
         auto it = t.latest().find(name);
         if (it != t.latest().end())
           absl::StrAppend(&m, " ", name, "=", FormatNumber(it->second));
@@ -224,9 +225,11 @@ int Results(Connection& conn, const ResultsArgs& args) {
   grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
   std::vector<std::string> metrics = args.metrics;
+  const MetricDefaults& defaults = MetricDefaultsFor(
+      resp.rows().empty() ? v1::TASK_SYNTHETIC
+                          : resp.rows(0).config().training().task());
   if (!args.by.empty()) {
-    if (metrics.empty())
-      metrics = {"accuracy", "distinct_attention", "ac", "acmc"};
+    if (metrics.empty()) metrics = defaults.summary;
     std::vector<v1::ResultRow> rows(resp.rows().begin(), resp.rows().end());
     absl::StatusOr<std::vector<Group>> groups =
         Aggregate(rows, args.by, metrics, args.where);
@@ -259,10 +262,7 @@ int Results(Connection& conn, const ResultsArgs& args) {
     }
     return kExitOk;
   }
-  if (metrics.empty()) {
-    metrics = {"steps", "accuracy", "loss",        "distinct_attention",
-               "ac",    "acmc",     "separability"};
-  }
+  if (metrics.empty()) metrics = defaults.results;
   std::vector<std::string> header = {"trial",  "param", "lr_ratio",
                                      "eta_ov", "seed",  "state"};
   header.insert(header.end(), metrics.begin(), metrics.end());

@@ -91,22 +91,54 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                warmup_steps);
 }
 
-absl::Status CheckTextShape(absl::string_view prefix, int64_t max_len,
-                            int64_t n_ctx, int64_t d_model, int64_t heads,
-                            int64_t d_head, int64_t d_mlp, int64_t layers,
-                            int64_t epochs) {
+absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
+                                    absl::string_view field,
+                                    absl::string_view name) {
+  constexpr int n = sizeof(kTextFormats) / sizeof(kTextFormats[0]);
+  for (int i = 0; i < n; ++i) {
+    if (name == kTextFormats[i]) return i;
+  }
+  std::string known;
+  for (int i = 0; i < n; ++i)
+    absl::StrAppend(&known,
+                    i == 0       ? ""
+                    : i + 1 == n ? " or "
+                                 : ", ",
+                    kTextFormats[i]);
+  return Invalid(prefix, field,
+                 absl::StrCat("unknown format '", name, "' (", known, ")"));
+}
+
+absl::Status CheckText(absl::string_view prefix, const TextSettings& t) {
   for (auto [rule, value] :
-       {std::pair{kTextMaxLen, max_len}, std::pair{kTextNCtx, n_ctx},
-        std::pair{kTextDModel, d_model}, std::pair{kTextHeads, heads},
-        std::pair{kTextDHead, d_head}, std::pair{kTextDMlp, d_mlp},
-        std::pair{kTextLayers, layers}, std::pair{kTextEpochs, epochs}}) {
+       {std::pair{kTextMaxLen, t.max_len}, std::pair{kTextNCtx, t.n_ctx},
+        std::pair{kTextDModel, t.d_model}, std::pair{kTextHeads, t.heads},
+        std::pair{kTextDHead, t.d_head}, std::pair{kTextDMlp, t.d_mlp},
+        std::pair{kTextLayers, t.layers}, std::pair{kTextEpochs, t.epochs}}) {
     if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
   }
-  if (n_ctx < max_len) {
+  if (t.n_ctx < t.max_len) {
     return Invalid(prefix, "text.n_ctx",
-                   absl::StrCat("must be >= text.max_len = ", max_len, " (got ",
-                                n_ctx, ")"));
+                   absl::StrCat("must be >= text.max_len = ", t.max_len,
+                                " (got ", t.n_ctx, ")"));
   }
+  for (auto [rule, value] :
+       {std::pair{kTextTrainFraction, t.train_fraction},
+        std::pair{kTextInitStd, t.init_std},
+        std::pair{kTextMlpLrMultiplier, t.mlp_lr_multiplier},
+        std::pair{kTextQkWeightDecay, t.qk_weight_decay},
+        std::pair{kTextOvWeightDecay, t.ov_weight_decay},
+        std::pair{kTextMlpWeightDecay, t.mlp_weight_decay},
+        std::pair{kTextGradClip, t.grad_clip},
+        std::pair{kTextWarmupFraction, t.warmup_fraction},
+        std::pair{kTextRolloutAlpha, t.rollout_alpha},
+        std::pair{kTextKPercent, t.k_percent}}) {
+    if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
+  }
+  if (!t.has_train_path)
+    return Invalid(prefix, "text.train.path", "is required");
+  if (!t.has_vocab_path)
+    return Invalid(prefix, "text.vocab_path", "is required");
   return absl::OkStatus();
 }
 

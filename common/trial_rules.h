@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
@@ -118,12 +119,31 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                       int64_t loss_window, double target_loss,
                       int64_t warmup_steps);
 
-// The text model's sizes, each in range, and positions for every token
-// (n_ctx >= max_len).
-absl::Status CheckTextShape(absl::string_view prefix, int64_t max_len,
-                            int64_t n_ctx, int64_t d_model, int64_t heads,
-                            int64_t d_head, int64_t d_mlp, int64_t layers,
-                            int64_t epochs);
+// A text trial's settings as plain values: the server fills it from the
+// proto, the worker from its options, so both refuse the same values.
+struct TextSettings {
+  int64_t max_len = 0, n_ctx = 0, d_model = 0, heads = 0, d_head = 0, d_mlp = 0,
+          layers = 0, epochs = 0;
+  double train_fraction = 0, init_std = 0, mlp_lr_multiplier = 0,
+         qk_weight_decay = 0, ov_weight_decay = 0, mlp_weight_decay = 0,
+         grad_clip = 0, warmup_fraction = 0, rollout_alpha = 0, k_percent = 0;
+  bool has_train_path = false, has_vocab_path = false;
+};
+
+// The text data formats (docs/text-tasks.md), in the order of the worker's
+// text::TextFormat.
+inline constexpr const char* kTextFormats[] = {
+    "jsonl", "hatexplain", "hatexplain_official", "linzen_tsv", "sva_filtered"};
+
+// The index of `name` in kTextFormats, or INVALID_ARGUMENT
+// "PREFIXfield: unknown format 'x' (jsonl, ... or sva_filtered)".
+absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
+                                    absl::string_view field,
+                                    absl::string_view name);
+
+// Every text setting in range, positions for every token (n_ctx >=
+// max_len), and a training file and a vocabulary named.
+absl::Status CheckText(absl::string_view prefix, const TextSettings& s);
 
 // DTAP bin edges: at least 2, finite, strictly increasing.
 absl::Status CheckEdges(absl::string_view prefix, const char* field,

@@ -56,6 +56,18 @@ absl::Status CheckProvenance(const v1::Provenance& p, const char* field) {
           absl::StrCat(field, ".", f->name(), ": longer than 256 bytes"));
     }
   }
+  if (p.input_sha256_size() > 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".input_sha256: ", p.input_sha256_size(), " files; at most 16"));
+  }
+  for (const auto& [setting, sha] : p.input_sha256()) {
+    if (setting.empty() || setting.size() > 64 || sha.size() > 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field,
+          ".input_sha256: a setting of 1-64 bytes and a checksum of at "
+          "most 64 bytes each"));
+    }
+  }
   return absl::OkStatus();
 }
 

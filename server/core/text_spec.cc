@@ -81,7 +81,7 @@ void ApplyTextDefaults(qkov::v1::Training* t) {
     for (double v : d.dtap_attention_edges) e->add_dtap_attention_edges(v);
   }
   if (e->dtap_probability_edges().empty()) {
-    for (double v : defaults::kHateXplainText.dtap_attention_edges)
+    for (double v : defaults::kTextDtapProbabilityEdges)
       e->add_dtap_probability_edges(v);
   }
   if (e->tau_attention() == 0) e->set_tau_attention(d.tau_attention);
@@ -96,45 +96,36 @@ absl::Status ValidateText(const qkov::v1::Training& t,
                           absl::string_view prefix) {
   if (!IsTextTaskKind(t.task())) return absl::OkStatus();
   const qkov::v1::TextTask& x = t.text();
-  if (absl::Status s = rules::CheckTextShape(prefix, x.max_len(), x.n_ctx(),
-                                             x.d_model(), x.heads(), x.d_head(),
-                                             x.d_mlp(), x.layers(), x.epochs());
-      !s.ok())
-    return s;
-  for (auto [rule, value] :
-       {std::pair{rules::kTextTrainFraction, x.train_fraction()},
-        std::pair{rules::kTextInitStd, x.init_std()},
-        std::pair{rules::kTextMlpLrMultiplier, x.mlp_lr_multiplier()},
-        std::pair{rules::kTextQkWeightDecay, x.qk_weight_decay()},
-        std::pair{rules::kTextOvWeightDecay, x.ov_weight_decay()},
-        std::pair{rules::kTextMlpWeightDecay, x.mlp_weight_decay()},
-        std::pair{rules::kTextGradClip, x.grad_clip()},
-        std::pair{rules::kTextWarmupFraction, x.warmup_fraction()},
-        std::pair{rules::kTextRolloutAlpha, x.rollout_alpha()},
-        std::pair{rules::kTextKPercent, x.k_percent()}}) {
-    if (absl::Status s = rules::Check(prefix, rule, value); !s.ok()) return s;
-  }
-  if (x.train().path().empty())
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "text.train.path: is required"));
-  if (x.vocab_path().empty())
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "text.vocab_path: is required"));
+  rules::TextSettings v;
+  v.max_len = x.max_len();
+  v.n_ctx = x.n_ctx();
+  v.d_model = x.d_model();
+  v.heads = x.heads();
+  v.d_head = x.d_head();
+  v.d_mlp = x.d_mlp();
+  v.layers = x.layers();
+  v.epochs = x.epochs();
+  v.train_fraction = x.train_fraction();
+  v.init_std = x.init_std();
+  v.mlp_lr_multiplier = x.mlp_lr_multiplier();
+  v.qk_weight_decay = x.qk_weight_decay();
+  v.ov_weight_decay = x.ov_weight_decay();
+  v.mlp_weight_decay = x.mlp_weight_decay();
+  v.grad_clip = x.grad_clip();
+  v.warmup_fraction = x.warmup_fraction();
+  v.rollout_alpha = x.rollout_alpha();
+  v.k_percent = x.k_percent();
+  v.has_train_path = !x.train().path().empty();
+  v.has_vocab_path = !x.vocab_path().empty();
+  if (absl::Status s = rules::CheckText(prefix, v); !s.ok()) return s;
   for (auto [name, data] : {std::pair{"train", &x.train()},
                             std::pair{"validation", &x.validation()},
                             std::pair{"test", &x.test()}}) {
     const std::string field = absl::StrCat(prefix, "text.", name);
-    static const char* const kFormats[] = {"jsonl", "hatexplain",
-                                           "hatexplain_official", "linzen_tsv",
-                                           "sva_filtered"};
-    bool known = false;
-    for (const char* f : kFormats) known = known || data->format() == f;
-    if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".format: unknown format '", data->format(),
-          "' (jsonl, hatexplain, hatexplain_official, linzen_tsv or "
-          "sva_filtered)"));
-    }
+    if (absl::StatusOr<int> f = rules::TextFormatIndex(
+            prefix, absl::StrCat("text.", name, ".format"), data->format());
+        !f.ok())
+      return f.status();
     if (data->max_examples() < 0)
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".max_examples: must be >= 0"));

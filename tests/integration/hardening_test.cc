@@ -404,6 +404,23 @@ TEST_F(HardeningTest, AWorkerCannotActAsAnother) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("provenance.hostname"), std::string::npos)
       << s.error_message();
+  c.mutable_provenance()->set_hostname("node");
+  for (int i = 0; i < 17; ++i)
+    (*c.mutable_provenance()->mutable_input_sha256())[absl::StrCat("f", i)] =
+        "0";
+  s = workers->CompleteTrial(Context(kFarm).get(), c, &cr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("provenance.input_sha256: 17 files"),
+            std::string::npos)
+      << s.error_message();
+  c.mutable_provenance()->clear_input_sha256();
+  (*c.mutable_provenance()->mutable_input_sha256())["text.train"] =
+      std::string(1 << 20, 'x');
+  s = workers->CompleteTrial(Context(kFarm).get(), c, &cr);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("provenance.input_sha256"),
+            std::string::npos)
+      << s.error_message();
   EXPECT_EQ(QueryInt(server->db_path(),
                      "SELECT COUNT(*) FROM trials WHERE state = 'done'"),
             1);

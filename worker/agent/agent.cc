@@ -396,6 +396,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.mutable_provenance()->set_device(
         absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
                      n > 1 ? absl::StrCat(n, ")") : ""));
+    for (const auto& [setting, sha] : outcome->input_sha256)
+      (*req.mutable_provenance()->mutable_input_sha256())[setting] = sha;
     for (auto& p : observers[i]->TakePending())
       *req.add_final_points() = std::move(p);
     for (const training::MetricPoint& p : outcome->final_points)

@@ -10,10 +10,9 @@ absl::Status ToSource(const qkov::v1::TextData& d, const std::string& field,
                       training::text::TextSource* out) {
   if (d.path().empty()) return absl::OkStatus();  // no such split
   absl::StatusOr<training::text::TextFormat> format =
-      training::text::ParseTextFormat(d.format());
-  if (!format.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".format: ", format.status().message()));
+      training::text::ParseTextFormat(absl::StrCat(field, ".format"),
+                                      d.format());
+  if (!format.ok()) return format.status();
   out->format = *format;
   out->path = d.path();
   out->divisions_path = d.divisions_path();

@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   namespace text = qkov::training::text;
   absl::StatusOr<text::TextFormat> format =
-      text::ParseTextFormat(absl::GetFlag(FLAGS_format));
+      text::ParseTextFormat("--format", absl::GetFlag(FLAGS_format));
   if (!format.ok()) {
-    std::fprintf(stderr, "qkov-data: --format: %s\n",
+    std::fprintf(stderr, "qkov-data: %s\n",
                  std::string(format.status().message()).c_str());
     return 2;
   }

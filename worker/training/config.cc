@@ -72,28 +72,28 @@ absl::Status TrialOptions::Validate() const {
   if (kind == TaskKind::kText) {
     const text::TextTaskOptions& t = text;
     const text::TextModelOptions& m = t.model;
-    if (absl::Status s =
-            rules::CheckTextShape("", m.max_len, m.n_ctx, m.d_model, m.heads,
-                                  m.d_head, m.d_mlp, m.layers, t.epochs);
-        !s.ok())
-      return s;
-    for (auto [rule, value] :
-         {std::pair{rules::kTextTrainFraction, t.train_fraction},
-          std::pair{rules::kTextInitStd, m.init_std},
-          std::pair{rules::kTextMlpLrMultiplier, t.mlp_lr_multiplier},
-          std::pair{rules::kTextQkWeightDecay, t.weight_decay[0]},
-          std::pair{rules::kTextOvWeightDecay, t.weight_decay[1]},
-          std::pair{rules::kTextMlpWeightDecay, t.weight_decay[2]},
-          std::pair{rules::kTextGradClip, t.grad_clip},
-          std::pair{rules::kTextWarmupFraction, t.warmup_fraction},
-          std::pair{rules::kTextRolloutAlpha, t.rollout_alpha},
-          std::pair{rules::kTextKPercent, t.k_percent}}) {
-      if (absl::Status s = rules::Check("", rule, value); !s.ok()) return s;
-    }
-    if (t.train.path.empty())
-      return absl::InvalidArgumentError("text.train.path: is required");
-    if (t.tokenizer.vocab_path.empty())
-      return absl::InvalidArgumentError("text.vocab_path: is required");
+    rules::TextSettings v;
+    v.max_len = m.max_len;
+    v.n_ctx = m.n_ctx;
+    v.d_model = m.d_model;
+    v.heads = m.heads;
+    v.d_head = m.d_head;
+    v.d_mlp = m.d_mlp;
+    v.layers = m.layers;
+    v.epochs = t.epochs;
+    v.train_fraction = t.train_fraction;
+    v.init_std = m.init_std;
+    v.mlp_lr_multiplier = t.mlp_lr_multiplier;
+    v.qk_weight_decay = t.weight_decay[0];
+    v.ov_weight_decay = t.weight_decay[1];
+    v.mlp_weight_decay = t.weight_decay[2];
+    v.grad_clip = t.grad_clip;
+    v.warmup_fraction = t.warmup_fraction;
+    v.rollout_alpha = t.rollout_alpha;
+    v.k_percent = t.k_percent;
+    v.has_train_path = !t.train.path.empty();
+    v.has_vocab_path = !t.tokenizer.vocab_path.empty();
+    if (absl::Status s = rules::CheckText("", v); !s.ok()) return s;
   } else if (absl::Status s = synthetic.Validate(); !s.ok()) {
     return s;
   }

@@ -51,6 +51,9 @@ struct TrialOutcome {
   // Curves that exist only once the run ends (the theory task's trajectory),
   // stored like reported points.
   std::vector<MetricPoint> final_points;
+  // The sha256 of each file the trial read, by its setting ("text.train",
+  // "text.vocab_path"); stored with the attempt's provenance.
+  std::map<std::string, std::string> input_sha256;
   // Set when the trial was handed back (StopRequest::kHandBack): everything
   // needed to continue bit-identically (model, optimizer, step, data RNG,
   // loss window, partial report sums).

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/sha256.h"
+#include "common/trial_rules.h"
 #include "worker/training/synthetic_task.h"
 
 namespace qkov::training::text {
@@ -456,31 +457,14 @@ absl::Status ReadSvaFiltered(const TextSource& src, TextData* data) {
 }  // namespace
 
 const char* TextFormatName(TextFormat format) {
-  switch (format) {
-    case TextFormat::kJsonl:
-      return "jsonl";
-    case TextFormat::kHateXplain:
-      return "hatexplain";
-    case TextFormat::kHateXplainOfficial:
-      return "hatexplain_official";
-    case TextFormat::kLinzenTsv:
-      return "linzen_tsv";
-    case TextFormat::kSvaFiltered:
-      return "sva_filtered";
-  }
-  return "?";
+  return rules::kTextFormats[static_cast<int>(format)];
 }
 
-absl::StatusOr<TextFormat> ParseTextFormat(const std::string& name) {
-  for (TextFormat f : {TextFormat::kJsonl, TextFormat::kHateXplain,
-                       TextFormat::kHateXplainOfficial, TextFormat::kLinzenTsv,
-                       TextFormat::kSvaFiltered}) {
-    if (name == TextFormatName(f)) return f;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown text format '", name,
-                   "' (expected jsonl, hatexplain, hatexplain_official, "
-                   "linzen_tsv or sva_filtered)"));
+absl::StatusOr<TextFormat> ParseTextFormat(absl::string_view field,
+                                           absl::string_view name) {
+  absl::StatusOr<int> f = rules::TextFormatIndex("", field, name);
+  if (!f.ok()) return f.status();
+  return static_cast<TextFormat>(*f);
 }
 
 absl::StatusOr<TextData> LoadTextData(const TextSource& src) {

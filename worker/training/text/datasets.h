@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace qkov::training::text {
 
@@ -30,7 +31,10 @@ enum class TextFormat {
   kSvaFiltered
 };
 const char* TextFormatName(TextFormat format);
-absl::StatusOr<TextFormat> ParseTextFormat(const std::string& name);
+// INVALID_ARGUMENT "field: unknown format ..." for a name not in
+// rules::kTextFormats.
+absl::StatusOr<TextFormat> ParseTextFormat(absl::string_view field,
+                                           absl::string_view name);
 
 struct TextSource {
   TextFormat format = TextFormat::kJsonl;

@@ -16,17 +16,23 @@
 #include "worker/training/metrics.h"
 #include "worker/training/text/encoding.h"
 #include "worker/training/text/text_model.h"
+#include "worker/training/text/text_options.h"
 
 namespace qkov::training::text {
 
+// Unset fields take the HateXplain setup (text_options.h's kDefaults).
 struct TextEvalOptions {
-  double tau_attention = 0.33;
-  double tau_probability = 0.66;
-  std::vector<double> dtap_attention_edges = {0, 0.33, 0.66, 1.1};
-  std::vector<double> dtap_probability_edges = {0, 0.33, 0.66, 1.1};
-  double rollout_alpha = 1.0;  // A' = a A + (1 - a) I
-  double k_percent = 5;        // k = max(1, ceil(k_percent / 100 * L))
-  int64_t batch = 256;         // examples per forward
+  double tau_attention = kDefaults.tau_attention;
+  double tau_probability = kDefaults.tau_probability;
+  std::vector<double> dtap_attention_edges{
+      kDefaults.dtap_attention_edges.begin(),
+      kDefaults.dtap_attention_edges.end()};
+  std::vector<double> dtap_probability_edges{
+      defaults::kTextDtapProbabilityEdges.begin(),
+      defaults::kTextDtapProbabilityEdges.end()};
+  double rollout_alpha = kDefaults.rollout_alpha;  // A' = a A + (1 - a) I
+  double k_percent = kDefaults.k_percent;  // k = max(1, ceil(k_percent/100 L))
+  int64_t batch = 256;                     // examples per forward
 };
 
 // Attention rollout over layers: each layer's head-mean attention [B, L, L]

@@ -8,11 +8,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/trial_defaults.h"
 #include "worker/training/param_group.h"
 #include "worker/training/text/datasets.h"
 #include "worker/training/text/wordpiece.h"
 
 namespace qkov::training::text {
+
+// Unset fields take the HateXplain setup (task kind `text`); the agent fills
+// every field from the trial's config.
+inline constexpr const defaults::TextDefaults& kDefaults =
+    defaults::kHateXplainText;
 
 // Where the classifier reads the residual stream.
 enum class Readout {
@@ -23,19 +29,20 @@ enum class Readout {
 struct TextModelOptions {
   int64_t vocab_size = 30522;
   int64_t num_classes = 3;
-  int64_t max_len = 128;  // sequence length (padded)
-  int64_t n_ctx = 256;    // position embeddings
-  int64_t d_model = 64;
-  int64_t heads = 4;
-  int64_t d_head = 64;
-  int64_t d_mlp = 256;  // 0: no MLP
-  int64_t layers = 1;
-  bool residual = true;
-  bool layer_norm = false;
-  bool causal = true;
-  bool padding_mask = false;
+  int64_t max_len = kDefaults.max_len;  // sequence length (padded)
+  int64_t n_ctx = kDefaults.n_ctx;      // position embeddings
+  int64_t d_model = kDefaults.d_model;
+  int64_t heads = kDefaults.heads;
+  int64_t d_head = kDefaults.d_head;
+  int64_t d_mlp = kDefaults.d_mlp;  // 0: no MLP
+  int64_t layers = kDefaults.layers;
+  bool residual = kDefaults.residual;
+  bool layer_norm = kDefaults.layer_norm;
+  bool causal = kDefaults.causal;
+  bool padding_mask = kDefaults.padding_mask;
   Readout readout = Readout::kFirstPad;
-  double init_std = 0.02;  // N(0, init_std^2) weights, zero biases
+  double init_std =
+      kDefaults.init_std;  // N(0, init_std^2) weights, zero biases
 };
 
 struct TextTaskOptions {
@@ -46,16 +53,16 @@ struct TextTaskOptions {
   uint64_t split_seed = 0;
   WordPieceOptions tokenizer;
   TextModelOptions model;
-  int64_t epochs = 30;
+  int64_t epochs = kDefaults.epochs;
   ParamGroup embed_group = ParamGroup::kQk;  // the token embedding's group
   ParamGroup pos_group = ParamGroup::kOv;    // the position embedding's
   double mlp_lr_multiplier = 1;  // MLP rate = this x eta_ov; 0: frozen
   // Weight decay per group (qk, ov, mlp).
   std::array<double, kNumParamGroups> weight_decay = {0, 0, 0};
-  double grad_clip = 1.0;        // global norm; 0: none
-  double warmup_fraction = 0.1;  // of the steps, for cosine_warmup
-  double rollout_alpha = 1.0;
-  double k_percent = 5;  // comprehensiveness / sufficiency
+  double grad_clip = kDefaults.grad_clip;              // global norm; 0: none
+  double warmup_fraction = kDefaults.warmup_fraction;  // of the steps
+  double rollout_alpha = kDefaults.rollout_alpha;
+  double k_percent = kDefaults.k_percent;  // comprehensiveness / sufficiency
 };
 
 }  // namespace qkov::training::text

@@ -1,8 +1,10 @@
 #include "worker/training/text/text_trainer.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/synthetic_task.h"
@@ -22,6 +24,7 @@ constexpr uint64_t kInitStream = 2;
 struct Splits {
   TextData train;
   std::vector<TextExample> validation, test;
+  std::map<std::string, std::string> sha256;  // "text.train" -> the file's
 };
 
 absl::StatusOr<Splits> LoadSplits(const TextTaskOptions& t, int64_t eval_cap) {
@@ -29,6 +32,7 @@ absl::StatusOr<Splits> LoadSplits(const TextTaskOptions& t, int64_t eval_cap) {
   absl::StatusOr<TextData> train = LoadTextData(t.train);
   if (!train.ok()) return train.status();
   s.train = *std::move(train);
+  s.sha256["text.train"] = s.train.sha256;
   if (t.train_fraction > 0) {
     std::vector<TextExample> kept, rest;
     SplitByFraction(s.train.examples, t.train_fraction, t.split_seed, &kept,
@@ -36,11 +40,13 @@ absl::StatusOr<Splits> LoadSplits(const TextTaskOptions& t, int64_t eval_cap) {
     s.train.examples = std::move(kept);
     s.test = std::move(rest);
   }
-  for (auto [source, out] :
-       {std::pair{&t.validation, &s.validation}, std::pair{&t.test, &s.test}}) {
+  for (auto [name, source, out] :
+       {std::tuple{"text.validation", &t.validation, &s.validation},
+        std::tuple{"text.test", &t.test, &s.test}}) {
     if (source->path.empty()) continue;
     absl::StatusOr<TextData> d = LoadTextData(*source);
     if (!d.ok()) return d.status();
+    s.sha256[name] = d->sha256;
     if (d->label_names.size() > s.train.label_names.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
           source->path, ": labels up to ", d->label_names.size() - 1,
@@ -218,6 +224,8 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   }
 
   TrialOutcome outcome;
+  outcome.input_sha256 = splits->sha256;
+  outcome.input_sha256["text.vocab_path"] = tok.vocab_sha256();
   LoopState st;
   st.order_rng.seed(MixSeed(o.seed, kOrderStream));
   if (!resume_from.empty()) {

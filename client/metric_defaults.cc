@@ -1,0 +1,39 @@
+#include "client/metric_defaults.h"
+
+namespace qkov::client {
+
+const MetricDefaults& MetricDefaultsFor(v1::TaskKind task) {
+  static const MetricDefaults* const synthetic = new MetricDefaults{
+      {"steps", "accuracy", "loss", "distinct_attention", "ac", "acmc",
+       "separability"},
+      {"accuracy", "distinct_attention", "ac", "acmc"},
+      {"distinct_attention", "ac", "accuracy"},
+      {"train_loss", "distinct_attention"},
+      {"train_loss", "train_accuracy", "distinct_attention"}};
+  static const MetricDefaults* const text = new MetricDefaults{
+      {"steps", "test_accuracy", "test_rationale_mass_head0",
+       "test_rationale_mass_rollout", "test_comprehensiveness",
+       "test_sufficiency", "test_ac"},
+      {"test_accuracy", "test_rationale_mass_head0", "test_comprehensiveness",
+       "test_sufficiency"},
+      {"test_rationale_mass_head0", "test_ac", "test_accuracy"},
+      {"train_loss", "train_accuracy"},
+      {"train_loss", "train_accuracy", "epoch"}};
+  switch (task) {
+    case v1::TASK_TEXT:
+    case v1::TASK_HATEXPLAIN:
+    case v1::TASK_SVA:
+      return *text;
+    default:
+      return *synthetic;
+  }
+}
+
+const MetricDefaults& MetricDefaultsFor(
+    const std::vector<v1::ResultRow>& rows) {
+  return MetricDefaultsFor(rows.empty()
+                               ? v1::TASK_SYNTHETIC
+                               : rows.front().config().training().task());
+}
+
+}  // namespace qkov::client
