@@ -127,6 +127,28 @@ training:
         "training.text.validation.max_examples=500",
         "training.text.test.max_examples=1000", "axes.seed=[1234]",
         "name=paper-hatexplain-quick"}},
+      {"paper-sva",
+       "subject-verb agreement, the attention-only block, eta_QK/eta_OV in "
+       "{1, 100} (token and position embeddings in the QK group), SGD "
+       "momentum 0.99 at 5e-4, 15 epochs, 5 seeds, on the shipped "
+       "subj_agr_filtered file split 10/90 (docs/text-tasks.md); data paths "
+       "from the repository root",
+       R"(name: paper-sva
+description: SVA baseline vs faster QK (docs/text-tasks.md; docs/paper.md §6)
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1, 100]
+  eta_ov: [5.0e-4]
+  seed: [1234, 1235, 1236, 1237, 1238]
+training:
+  task: sva
+  batch_size: 32
+  report_every: 100
+  text:
+    train: {format: sva_filtered, path: ../shared/data/sva/subj_agr_filtered.text}
+    vocab_path: ../shared/data/tokenizers/bert-base-uncased/vocab.txt
+)",
+       {"training.text.epochs=1", "axes.seed=[1234]", "name=paper-sva-quick"}},
   };
   return *presets;
 }

@@ -23,5 +23,23 @@ TEST(PresetsTest, EveryPresetAndItsQuickVariantPassTheServersValidation) {
   }
 }
 
+// The SVA preset gets the authors' SVA setup from the task's defaults.
+TEST(PresetsTest, SvaPresetTrainsTheAuthorsSvaSetup) {
+  absl::StatusOr<Preset> p = FindPreset("paper-sva");
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<qkov::v1::SweepSpec> spec =
+      ParseSweepText(p->yaml, p->name, {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  core::ApplySpecDefaults(&*spec);
+  const qkov::v1::Training& t = spec->training();
+  EXPECT_EQ(t.optimizer().kind(), qkov::v1::SGD);
+  EXPECT_DOUBLE_EQ(t.optimizer().momentum(), 0.99);
+  EXPECT_EQ(t.text().epochs(), 15);
+  EXPECT_DOUBLE_EQ(t.text().train_fraction(), 0.1);
+  EXPECT_EQ(t.text().d_mlp(), 0);
+  EXPECT_FALSE(t.text().residual());
+  EXPECT_TRUE(t.text().padding_mask());
+}
+
 }  // namespace
 }  // namespace qkov::client
