@@ -1,13 +1,17 @@
 #include "client/commands.h"
 
 #include <google/protobuf/util/time_util.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -66,6 +70,28 @@ std::pair<std::string, std::string> Throughput(const v1::Sweep& s) {
   if (left == 0) return {FormatNumber(per_hour), "done"};
   if (per_hour <= 0) return {"0", "?"};
   return {FormatNumber(per_hour), Duration(left * 3600.0 / per_hour)};
+}
+
+// The terminal's width: TIOCGWINSZ on stdout, else $COLUMNS, else 80.
+int TerminalColumns() {
+  struct winsize w;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0)
+    return w.ws_col;
+  int n = 0;
+  const char* columns = std::getenv("COLUMNS");
+  if (columns != nullptr && absl::SimpleAtoi(columns, &n) && n > 0) return n;
+  return 80;
+}
+
+// `s` cut to at most `columns` characters (UTF-8 sequences kept whole).
+std::string FitColumns(const std::string& s, int columns) {
+  int seen = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (seen == std::max(columns, 1)) return s.substr(0, i);
+    ++seen;
+  }
+  return s;
 }
 
 }  // namespace
@@ -172,11 +198,6 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
           static_cast<double>(finished - first_finished) / elapsed;
       eta = Duration(static_cast<double>(s.total_trials() - finished) / rate);
     }
-    const int width = 30;
-    const int filled =
-        s.total_trials() > 0
-            ? static_cast<int>(width * finished / s.total_trials())
-            : 0;
     const std::string line = CountsLine(s);
     // The latest metrics of the most recently reporting trial.
     for (const v1::Trial& t : p.updated()) {
@@ -194,11 +215,22 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
       latest = m;
     }
     if (tty) {
-      std::printf("\r\033[K[%s%s] %s  elapsed %s  eta %s%s%s",
-                  std::string(filled, '#').c_str(),
-                  std::string(width - filled, '.').c_str(), line.c_str(),
-                  Duration(elapsed).c_str(), eta.c_str(),
-                  latest.empty() ? "" : "  | ", latest.c_str());
+      // One line that fits the terminal, so each update redraws it: the
+      // bar gives way first (30 down to 10 cells), then the line is cut.
+      const std::string text = absl::StrFormat(
+          " %s  elapsed %s  eta %s%s%s", line, Duration(elapsed), eta,
+          latest.empty() ? "" : "  | ", latest);
+      const int columns = TerminalColumns() - 1;
+      const int width =
+          std::clamp(columns - 2 - static_cast<int>(text.size()), 10, 30);
+      const int filled =
+          s.total_trials() > 0
+              ? static_cast<int>(width * finished / s.total_trials())
+              : 0;
+      const std::string shown =
+          absl::StrCat("[", std::string(filled, '#'),
+                       std::string(width - filled, '.'), "]", text);
+      std::printf("\r\033[K%s", FitColumns(shown, columns).c_str());
       std::fflush(stdout);
     } else if (line != last_line) {
       std::printf("%s\n", line.c_str());

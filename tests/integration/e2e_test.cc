@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -394,10 +395,34 @@ TEST(PlotTest, TheoryCurvesWithTrainedModelsOverlaid) {
   EXPECT_NE(status.out.find("per hour"), std::string::npos) << status.out;
   EXPECT_NE(status.out.find(" done "), std::string::npos)
       << status.out;  // the ETA column
+  // The terminal's width comes from $COLUMNS when stdout is not a terminal.
+  setenv("COLUMNS", "300", 1);
   CommandResult watch =
       RunCommand({QKOV_CLI_BIN, at, "watch", "it-sweep", "--tty"});
   ASSERT_EQ(watch.exit_code, 0);
   EXPECT_NE(watch.out.find("train_loss="), std::string::npos) << watch.out;
+  EXPECT_NE(watch.out.find("[" + std::string(30, '#') + "]"), std::string::npos)
+      << watch.out;
+  // In a narrow terminal every redraw fits in one line (a longer one would
+  // wrap, and each update would print a new line).
+  setenv("COLUMNS", "40", 1);
+  CommandResult narrow =
+      RunCommand({QKOV_CLI_BIN, at, "watch", "it-sweep", "--tty"});
+  unsetenv("COLUMNS");
+  ASSERT_EQ(narrow.exit_code, 0);
+  int redraws = 0;
+  for (absl::string_view part :
+       absl::StrSplit(narrow.out, '\r', absl::SkipEmpty())) {
+    absl::ConsumePrefix(&part, "\033[K");
+    part = absl::StripTrailingAsciiWhitespace(part);
+    if (part.empty()) continue;
+    EXPECT_LE(part.size(), 39u) << part;
+    ++redraws;
+  }
+  EXPECT_GE(redraws, 1);
+  EXPECT_NE(narrow.out.find("[" + std::string(10, '#') + "]"),
+            std::string::npos)
+      << narrow.out;
 }
 
 }  // namespace
