@@ -84,8 +84,8 @@ inline constexpr TextDefaults kSvaText = {
     0.99,  1e-5, 1.0,  0.1,  1.0,  5,  0.1,  {0, 0.1, 0.5, 1.1},
     0.1,   0.66};
 // The p(y) edges of both text tasks' DTAP heatmaps.
-inline constexpr std::array<double, 4> kTextDtapProbabilityEdges = {
-    0, 0.33, 0.66, 1.1};
+inline constexpr std::array<double, 4> kTextDtapProbabilityEdges = {0, 0.33,
+                                                                    0.66, 1.1};
 inline constexpr char kBertVocabSha256[] =
     "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3";
 
