@@ -11,7 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/aggregate.h"
+#include "common/aggregate.h"
 #include "client/commands.h"
 #include "client/metric_defaults.h"
 #include "client/plot.h"

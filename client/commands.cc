@@ -15,11 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/aggregate.h"
 #include "client/metric_defaults.h"
 #include "client/presets.h"
 #include "client/sweep_file.h"
 #include "client/table.h"
+#include "common/aggregate.h"
 #include "common/grpc_status.h"
 #include "common/text.h"
 
@@ -250,9 +250,60 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   return kExitOk;
 }
 
+// Aggregated on the server: only the groups cross the wire.
+int AggregatedResults(Connection& conn, const ResultsArgs& args) {
+  std::vector<std::string> metrics = args.metrics;
+  if (metrics.empty()) {
+    v1::GetSweepRequest get;
+    get.set_name(args.sweep);
+    v1::Sweep sweep;
+    grpc::Status s = conn.stub()->GetSweep(conn.Context().get(), get, &sweep);
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+    metrics = MetricDefaultsFor(sweep.spec().training().task()).summary;
+  }
+  v1::AggregateResultsRequest req;
+  req.set_sweep_name(args.sweep);
+  for (const auto& k : args.by) req.add_by(k);
+  for (const auto& m : metrics) req.add_metrics(m);
+  for (const auto& w : args.where) req.add_where(w);
+  v1::AggregateResultsResponse resp;
+  grpc::Status s =
+      conn.stub()->AggregateResults(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::vector<std::string> header = args.by;
+  header.push_back("n");
+  for (const auto& m : metrics) {
+    header.push_back(m + " mean");
+    header.push_back("std");
+    header.push_back("ci95");
+  }
+  Table t(header);
+  for (const v1::ResultGroup& g : resp.groups()) {
+    std::vector<std::string> row(g.keys().begin(), g.keys().end());
+    int64_t n = 0;
+    for (const auto& [m, summary] : g.metrics()) n = std::max(n, summary.n());
+    row.push_back(absl::StrCat(n));
+    for (const auto& m : metrics) {
+      const v1::MetricSummary& sm = g.metrics().at(m);
+      row.push_back(FormatNumber(sm.mean()));
+      row.push_back(FormatNumber(sm.std()));
+      row.push_back(FormatNumber(sm.ci95()));
+    }
+    t.AddRow(row);
+  }
+  if (args.format == "csv") {
+    t.PrintCsv(std::cout);
+  } else {
+    t.Print(std::cout);
+  }
+  return kExitOk;
+}
+
 int Results(Connection& conn, const ResultsArgs& args) {
+  if (!args.by.empty()) return AggregatedResults(conn, args);
   v1::QueryResultsRequest req;
   req.set_sweep_name(args.sweep);
+  for (const auto& w : args.where) req.add_where(w);
   v1::QueryResultsResponse resp;
   grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
@@ -260,40 +311,6 @@ int Results(Connection& conn, const ResultsArgs& args) {
   const MetricDefaults& defaults = MetricDefaultsFor(
       resp.rows().empty() ? v1::TASK_SYNTHETIC
                           : resp.rows(0).config().training().task());
-  if (!args.by.empty()) {
-    if (metrics.empty()) metrics = defaults.summary;
-    std::vector<v1::ResultRow> rows(resp.rows().begin(), resp.rows().end());
-    absl::StatusOr<std::vector<Group>> groups =
-        Aggregate(rows, args.by, metrics, args.where);
-    if (!groups.ok()) return ReportError(groups.status());
-    std::vector<std::string> header = args.by;
-    header.push_back("n");
-    for (const auto& m : metrics) {
-      header.push_back(m + " mean");
-      header.push_back("std");
-      header.push_back("ci95");
-    }
-    Table t(header);
-    for (const Group& g : *groups) {
-      std::vector<std::string> row = g.keys;
-      int n = 0;
-      for (const auto& [m, summary] : g.metrics) n = std::max(n, summary.n);
-      row.push_back(absl::StrCat(n));
-      for (const auto& m : metrics) {
-        const Summary& sm = g.metrics.at(m);
-        row.push_back(FormatNumber(sm.mean));
-        row.push_back(FormatNumber(sm.std));
-        row.push_back(FormatNumber(sm.ci95));
-      }
-      t.AddRow(row);
-    }
-    if (args.format == "csv") {
-      t.PrintCsv(std::cout);
-    } else {
-      t.Print(std::cout);
-    }
-    return kExitOk;
-  }
   if (metrics.empty()) metrics = defaults.results;
   std::vector<std::string> header = {"trial",  "param", "lr_ratio",
                                      "eta_ov", "seed",  "state"};

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "client/aggregate.h"
+#include "common/aggregate.h"
 #include "qkov/v1/sweep.pb.h"
 
 namespace qkov::client {

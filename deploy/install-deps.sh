@@ -13,6 +13,7 @@ packages=(
   googletest libgtest-dev libgmock-dev
   libcli11-dev libyaml-cpp-dev
   libicu-dev nlohmann-json3-dev
+  libcpp-httplib-dev libjs-chart.js
   gnuplot-nox
   openssl
 )

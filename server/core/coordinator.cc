@@ -5,15 +5,19 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/aggregate.h"
 #include "common/status_macros.h"
+#include "common/text.h"
 #include "server/core/convert.h"
 
 namespace qkov::core {
@@ -65,13 +69,13 @@ void Coordinator::NotifyChange() {
   ++change_seq_;
 }
 
-void Coordinator::WaitForChange(absl::Time deadline) {
+bool Coordinator::WaitForChange(absl::Time deadline) {
   absl::MutexLock lock(&change_mu_);
   const uint64_t seen = change_seq_;
   auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(change_mu_) {
     return change_seq_ != seen;
   };
-  change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  return change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
 }
 
 absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {
@@ -238,20 +242,193 @@ absl::StatusOr<v1::Trial> Coordinator::GetTrial(const std::string& trial_id) {
   return ToTrial(r);
 }
 
+namespace {
+
+// A key QueryResults may sort or filter by: an axis, the state, the trial id,
+// or a metric of the sweep.
+bool IsRowKey(const std::string& key) {
+  static const std::set<std::string> kAxes = {
+      "parameterization", "lr_ratio", "eta_ov", "seed", "state", "trial"};
+  if (kAxes.count(key)) return true;
+  return !key.empty() && key.size() <= 128 &&
+         std::all_of(key.begin(), key.end(), [](char c) {
+           return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';
+         });
+}
+
+absl::StatusOr<std::vector<v1::ResultRow>> ResultRows(
+    storage::ResultsStore* store, const std::string& sweep_name,
+    const std::vector<std::string>& metrics) {
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> records,
+                   store->TrialsWithResults(sweep_name, metrics));
+  std::vector<v1::ResultRow> rows(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const storage::TrialRecord& record = records[i];
+    v1::ResultRow& out = rows[i];
+    out.set_trial_id(record.trial_id);
+    RETURN_IF_ERROR(ParseJson(record.config_json, out.mutable_config()));
+    out.set_state(TrialStateFromString(record.state));
+    for (const auto& [k, v] : record.results) (*out.mutable_values())[k] = v;
+  }
+  return rows;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
     const v1::QueryResultsRequest& r) {
   if (r.sweep_name().empty())
     return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (r.offset() < 0 || r.limit() < 0)
+    return absl::InvalidArgumentError("offset, limit: must be >= 0");
+  if (!r.sort_by().empty() && !IsRowKey(r.sort_by()))
+    return absl::InvalidArgumentError(
+        absl::StrCat("sort_by: '", TerminalSafe(r.sort_by()),
+                     "' is not an axis, state, trial or metric name"));
   std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> rows,
-                   store_->TrialsWithResults(r.sweep_name(), metrics));
+  std::vector<std::string> where(r.where().begin(), r.where().end());
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
+  for (const Filter& f : filters) {
+    if (!IsRowKey(f.key))
+      return absl::InvalidArgumentError(
+          absl::StrCat("where: '", TerminalSafe(f.key),
+                       "' is not an axis, state, trial or metric name"));
+  }
+  // Filtering and sorting need every metric they name.
+  if (!metrics.empty()) {
+    for (const Filter& f : filters) metrics.push_back(f.key);
+    if (!r.sort_by().empty()) metrics.push_back(r.sort_by());
+  }
+  ASSIGN_OR_RETURN(std::vector<v1::ResultRow> rows,
+                   ResultRows(store_, r.sweep_name(), metrics));
+  std::vector<const v1::ResultRow*> kept;
+  kept.reserve(rows.size());
+  for (const v1::ResultRow& row : rows) {
+    if (Matches(row, filters)) kept.push_back(&row);
+  }
+  if (!r.sort_by().empty()) {
+    const std::string& key = r.sort_by();
+    auto before = [&](const v1::ResultRow* a, const v1::ResultRow* b) {
+      const double x = NumberOf(*a, key), y = NumberOf(*b, key);
+      const bool nx = std::isnan(x), ny = std::isnan(y);
+      if (!nx && !ny && x != y) return r.descending() ? x > y : x < y;
+      if (nx != ny) return ny;  // numbers before text and missing values
+      if (nx && ny) {
+        const std::string sa = KeyOf(*a, key), sb = KeyOf(*b, key);
+        if (sa != sb) {
+          if (sa.empty() || sb.empty()) return sb.empty();  // missing last
+          return r.descending() ? sa > sb : sa < sb;
+        }
+      }
+      return false;
+    };
+    std::stable_sort(kept.begin(), kept.end(), before);
+  }
   v1::QueryResultsResponse resp;
-  for (const auto& row : rows) {
+  resp.set_total_rows(static_cast<int64_t>(kept.size()));
+  const size_t begin = std::min(kept.size(), static_cast<size_t>(r.offset()));
+  const size_t end =
+      r.limit() == 0
+          ? kept.size()
+          : std::min(kept.size(), begin + static_cast<size_t>(r.limit()));
+  // The rows named in the request's metrics only.
+  const std::set<std::string> asked(r.metrics().begin(), r.metrics().end());
+  for (size_t i = begin; i < end; ++i) {
     v1::ResultRow* out = resp.add_rows();
-    out->set_trial_id(row.trial_id);
-    RETURN_IF_ERROR(ParseJson(row.config_json, out->mutable_config()));
-    out->set_state(TrialStateFromString(row.state));
-    for (const auto& [k, v] : row.results) (*out->mutable_values())[k] = v;
+    *out = *kept[i];
+    if (!asked.empty()) {
+      for (auto it = out->mutable_values()->begin();
+           it != out->mutable_values()->end();) {
+        it = asked.count(it->first) ? std::next(it)
+                                    : out->mutable_values()->erase(it);
+      }
+    }
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
+    const v1::AggregateResultsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (r.metrics().empty())
+    return absl::InvalidArgumentError("metrics: name at least one");
+  std::vector<std::string> by(r.by().begin(), r.by().end());
+  std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
+  std::vector<std::string> where(r.where().begin(), r.where().end());
+  for (const std::string& m : metrics) {
+    if (!IsRowKey(m))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metrics: '", TerminalSafe(m), "' is not a metric name"));
+  }
+  std::vector<std::string> needed = metrics;
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
+  for (const Filter& f : filters) needed.push_back(f.key);
+  ASSIGN_OR_RETURN(std::vector<v1::ResultRow> rows,
+                   ResultRows(store_, r.sweep_name(), needed));
+  ASSIGN_OR_RETURN(std::vector<Group> groups,
+                   Aggregate(rows, by, metrics, where));
+  v1::AggregateResultsResponse resp;
+  int64_t matched = 0;
+  for (const v1::ResultRow& row : rows) matched += Matches(row, filters);
+  resp.set_rows(matched);
+  for (const Group& g : groups) {
+    v1::ResultGroup* out = resp.add_groups();
+    for (const std::string& k : g.keys) out->add_keys(k);
+    for (const auto& [name, summary] : g.metrics) {
+      v1::MetricSummary& m = (*out->mutable_metrics())[name];
+      m.set_n(summary.n);
+      m.set_mean(summary.mean);
+      m.set_std(summary.std);
+      m.set_ci95(summary.ci95);
+    }
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
+    const v1::SweepCurvesRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (!IsRowKey(r.metric()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metric: '", TerminalSafe(r.metric()), "' is not a metric name"));
+  if (r.offset() < 0 || r.limit() < 0 || r.limit() > 500)
+    return absl::InvalidArgumentError(
+        "offset: must be >= 0; limit: must be in [0, 500]");
+  if (r.max_points() < 0 || r.max_points() > 10000)
+    return absl::InvalidArgumentError("max_points: must be in [0, 10000]");
+  const int64_t limit = r.limit() == 0 ? 50 : r.limit();
+  const size_t max_points = r.max_points() == 0 ? 200 : r.max_points();
+  ASSIGN_OR_RETURN(storage::SweepRecord sweep,
+                   store_->GetSweep(r.sweep_name()));
+  ASSIGN_OR_RETURN(std::vector<v1::ResultRow> rows,
+                   ResultRows(store_, r.sweep_name(), {r.metric()}));
+  v1::SweepCurvesResponse resp;
+  resp.set_total_trials(static_cast<int64_t>(rows.size()));
+  const size_t begin = std::min(rows.size(), static_cast<size_t>(r.offset()));
+  const size_t end = std::min(rows.size(), begin + static_cast<size_t>(limit));
+  for (size_t i = begin; i < end; ++i) {
+    ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                     store_->Metrics(rows[i].trial_id()));
+    std::vector<const storage::MetricRecord*> curve;
+    for (const storage::MetricRecord& p : points) {
+      if (p.name == r.metric()) curve.push_back(&p);
+    }
+    v1::TrialCurve* out = resp.add_curves();
+    out->set_trial_id(rows[i].trial_id());
+    *out->mutable_config() = rows[i].config();
+    out->set_state(rows[i].state());
+    v1::MetricSeries* series = out->mutable_series();
+    series->set_name(r.metric());
+    // Every stride-th point, and the last.
+    const size_t stride = (curve.size() + max_points - 1) / max_points;
+    for (size_t j = 0; j < curve.size(); ++j) {
+      if (j % std::max<size_t>(stride, 1) != 0 && j + 1 != curve.size())
+        continue;
+      series->add_steps(curve[j]->step);
+      series->add_values(curve[j]->value);
+    }
   }
   return resp;
 }

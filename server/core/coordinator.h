@@ -61,8 +61,16 @@ class Coordinator {
   absl::StatusOr<qkov::v1::ListTrialsResponse> ListTrials(
       const qkov::v1::ListTrialsRequest& r);
   absl::StatusOr<qkov::v1::Trial> GetTrial(const std::string& trial_id);
+  // Final results of a sweep's trials, filtered by `where`, sorted by
+  // `sort_by` (numbers numerically, missing values last) and paged.
   absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(
       const qkov::v1::QueryResultsRequest& r);
+  // The same rows grouped and summarized (common/aggregate.h).
+  absl::StatusOr<qkov::v1::AggregateResultsResponse> AggregateResults(
+      const qkov::v1::AggregateResultsRequest& r);
+  // One metric's curve for a page of a sweep's trials, thinned.
+  absl::StatusOr<qkov::v1::SweepCurvesResponse> SweepCurves(
+      const qkov::v1::SweepCurvesRequest& r);
   absl::StatusOr<qkov::v1::GetTrialMetricsResponse> GetTrialMetrics(
       const qkov::v1::GetTrialMetricsRequest& r);
   // Runs the statement in the SQL console's sandbox; `cancelled` (may be
@@ -74,8 +82,9 @@ class Coordinator {
   // changed at or after *since (advanced to now).
   absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
                                                    absl::Time* since);
-  // Blocks until any trial changes or `deadline` passes. For watch streams.
-  void WaitForChange(absl::Time deadline);
+  // Blocks until any trial changes or `deadline` passes; true on a change.
+  // For watch streams.
+  bool WaitForChange(absl::Time deadline);
 
   // --- worker API (worker.proto) ---
   // RegisterWorker hands out a worker_id and a secret key; every other call

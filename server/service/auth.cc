@@ -149,6 +149,25 @@ grpc::Status Authenticator::Check(
   return grpc::Status::OK;
 }
 
+absl::Status Authenticator::CheckToken(absl::string_view token,
+                                       Permission needed, const char* what,
+                                       storage::Actor* actor) const {
+  if (token.empty()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat(what, ": missing bearer token"));
+  }
+  auto it = tokens_.find(std::string(token));
+  if (it == tokens_.end())
+    return absl::UnauthenticatedError(absl::StrCat(what, ": unknown token"));
+  if (!Allows(it->second.role, needed)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        what, ": role ", RoleName(it->second.role), " may not read this"));
+  }
+  if (actor != nullptr)
+    *actor = storage::Actor{it->second.name, it->second.role == Role::kAdmin};
+  return absl::OkStatus();
+}
+
 grpc::Status Authenticator::CheckAnyToken(
     const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
     const char* method) const {

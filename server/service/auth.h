@@ -47,6 +47,12 @@ class Authenticator {
       const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
       Permission needed, const char* method,
       storage::Actor* actor = nullptr) const;
+  // The same check for a bare token (the HTTP adapter reads it from an
+  // Authorization header or a session cookie): UNAUTHENTICATED for an empty
+  // or unknown token, PERMISSION_DENIED for a role too weak, naming `what`.
+  absl::Status CheckToken(absl::string_view token, Permission needed,
+                          const char* what,
+                          storage::Actor* actor = nullptr) const;
   // Whether `metadata` carries a known token, of any role.
   grpc::Status CheckAnyToken(
       const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,

@@ -6,6 +6,7 @@
 // the database or port cannot be opened.
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -44,6 +45,37 @@ ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM); enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "CA (PEM) that client certificates must chain to; requires them");
+
+ABSL_FLAG(std::string, http_listen, "",
+          "serve the read-only dashboard on HOST:PORT (port 0 picks one); "
+          "off when empty (docs/dashboard.md)");
+ABSL_FLAG(std::string, http_static_dir, "",
+          "the dashboard's files (default: share/qkov/dashboard beside the "
+          "binary's bin/)");
+ABSL_FLAG(std::string, http_port_file, "",
+          "write the dashboard's bound port here once listening");
+
+namespace {
+
+// share/qkov/dashboard next to the directory holding this binary.
+std::string DefaultStaticDir() {
+  std::error_code ec;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "share/qkov/dashboard";
+  return (exe.parent_path().parent_path() / "share" / "qkov" / "dashboard")
+      .string();
+}
+
+void WritePortFile(const std::string& path, int port) {
+  if (path.empty()) return;
+  // Write then rename, so a reader never sees a half-written port.
+  const std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -88,6 +120,10 @@ int main(int argc, char** argv) {
       static_cast<int64_t>(memory_gb * 1e9);
   config.sql_console.time_budget =
       absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
+  config.http_listen = absl::GetFlag(FLAGS_http_listen);
+  config.http_static_dir = absl::GetFlag(FLAGS_http_static_dir);
+  if (config.http_static_dir.empty())
+    config.http_static_dir = DefaultStaticDir();
   if (config.db_path.empty()) {
     std::fprintf(stderr, "qkov-server: --db is required\n");
     return 2;
@@ -100,18 +136,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int port = (*server)->port();
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty()) {
-    // Write then rename, so a reader never sees a half-written port.
-    const std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), port_file.c_str());
-  }
+  WritePortFile(absl::GetFlag(FLAGS_port_file), port);
+  WritePortFile(absl::GetFlag(FLAGS_http_port_file), (*server)->http_port());
   std::fprintf(
       stderr, "qkov-server %s listening on port %d (%s, %s), database %s\n",
       qkov::CodeVersion(), port, config.tls_cert.empty() ? "plaintext" : "TLS",
       config.token_file.empty() ? "no authentication" : "bearer tokens",
       config.db_path.c_str());
+  if ((*server)->http_port() > 0) {
+    const std::string& l = config.http_listen;
+    std::string host = l.substr(0, l.rfind(':'));
+    if (host == "0.0.0.0" || host == "[::]" || host.empty()) host = "localhost";
+    std::fprintf(stderr, "qkov-server: dashboard at %s://%s:%d/\n",
+                 config.tls_cert.empty() ? "http" : "https", host.c_str(),
+                 (*server)->http_port());
+  }
   if (config.token_file.empty() && config.listen.rfind("127.", 0) != 0 &&
       config.listen.rfind("localhost", 0) != 0) {
     std::fprintf(stderr,

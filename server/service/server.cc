@@ -211,6 +211,21 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
         : grpc_error.empty() ? ""
                              : absl::StrCat(" (", grpc_error, ")")));
   }
+  if (!config.http_listen.empty()) {
+    HttpConfig http;
+    http.listen = config.http_listen;
+    http.static_dir = config.http_static_dir;
+    http.tls_cert = config.tls_cert;
+    http.tls_key = config.tls_key;
+    http.tls_client_ca = config.tls_client_ca;
+    absl::StatusOr<std::unique_ptr<HttpService>> started =
+        HttpService::Start(http, s->coordinator_.get(), s->auth_.get());
+    if (!started.ok()) {
+      s->server_->Shutdown();
+      return started.status();
+    }
+    s->http_ = *std::move(started);
+  }
   const absl::Duration period =
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
   QkovServer* self = s.get();
@@ -229,6 +244,7 @@ void QkovServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   if (sql_console_ != nullptr) sql_console_->Shutdown();
+  if (http_ != nullptr) http_->Stop();
   stop_.Notify();
   if (reaper_.joinable()) reaper_.join();
   if (server_ != nullptr)

@@ -1,5 +1,6 @@
 // QkovServer: owns the results store, the Coordinator, both gRPC services
-// (plus health checking and reflection) and the lease reaper thread.
+// (plus health checking and reflection), the dashboard's HTTP service when
+// asked for, and the lease reaper thread.
 #ifndef QKOV_SERVER_SERVICE_SERVER_H_
 #define QKOV_SERVER_SERVICE_SERVER_H_
 
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "server/core/coordinator.h"
+#include "server/service/http_service.h"
 #include "server/service/sweep_service.h"
 #include "server/service/worker_service.h"
 #include "storage/results_store.h"
@@ -37,6 +39,10 @@ struct ServerConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
+  // The dashboard (server/service/http_service.h): empty http_listen is
+  // off. It shares the TLS files and tokens above.
+  std::string http_listen;
+  std::string http_static_dir;
 };
 
 class QkovServer {
@@ -48,6 +54,8 @@ class QkovServer {
   ~QkovServer();
 
   int port() const { return port_; }
+  // The dashboard's port; 0 when it is off.
+  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }
   // The server's store (for benchmarks that read its write statistics).
   storage::ResultsStore* store() { return store_.get(); }
   // Stops SQL console queries at once, stops accepting calls, finishes
@@ -65,6 +73,7 @@ class QkovServer {
   std::unique_ptr<SweepServiceImpl> sweep_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<HttpService> http_;
   absl::Notification stop_;
   std::thread reaper_;
   int port_ = 0;

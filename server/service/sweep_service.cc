@@ -92,6 +92,16 @@ grpc::Status SweepServiceImpl::QueryResults(
   return Reply(core_->QueryResults(*req), resp);
 }
 
+grpc::Status SweepServiceImpl::AggregateResults(
+    grpc::ServerContext* ctx, const qkov::v1::AggregateResultsRequest* req,
+    qkov::v1::AggregateResultsResponse* resp) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "AggregateResults");
+      !a.ok())
+    return a;
+  return Reply(core_->AggregateResults(*req), resp);
+}
+
 grpc::Status SweepServiceImpl::GetTrialMetrics(
     grpc::ServerContext* ctx, const qkov::v1::GetTrialMetricsRequest* req,
     qkov::v1::GetTrialMetricsResponse* resp) {

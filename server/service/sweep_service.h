@@ -40,6 +40,9 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
   grpc::Status QueryResults(grpc::ServerContext*,
                             const qkov::v1::QueryResultsRequest*,
                             qkov::v1::QueryResultsResponse*) override;
+  grpc::Status AggregateResults(grpc::ServerContext*,
+                                const qkov::v1::AggregateResultsRequest*,
+                                qkov::v1::AggregateResultsResponse*) override;
   grpc::Status GetTrialMetrics(grpc::ServerContext*,
                                const qkov::v1::GetTrialMetricsRequest*,
                                qkov::v1::GetTrialMetricsResponse*) override;

@@ -1,4 +1,4 @@
-#include "client/aggregate.h"
+#include "common/aggregate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "common/text.h"
 
-namespace qkov::client {
+namespace qkov {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -129,42 +131,56 @@ double NumberOf(const qkov::v1::ResultRow& row, const std::string& key) {
   return kNaN;
 }
 
-absl::StatusOr<std::vector<Group>> Aggregate(
-    const std::vector<qkov::v1::ResultRow>& rows,
-    const std::vector<std::string>& by, const std::vector<std::string>& metrics,
+absl::StatusOr<std::vector<Filter>> ParseWhere(
+    const std::vector<std::string>& where) {
+  std::vector<Filter> filters;
+  for (const std::string& w : where) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("where ", TerminalSafe(w), ": expected key=value"));
+    filters.push_back(Filter{w.substr(0, eq), w.substr(eq + 1)});
+  }
+  return filters;
+}
+
+bool Matches(const qkov::v1::ResultRow& row,
+             const std::vector<Filter>& filters) {
+  for (const Filter& f : filters) {
+    const std::string have = KeyOf(row, f.key);
+    double a, b;
+    if (!(have == f.value ||
+          (absl::SimpleAtod(have, &a) && absl::SimpleAtod(f.value, &b) &&
+           a == b) ||
+          absl::AsciiStrToLower(have) == absl::AsciiStrToLower(f.value))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+template <typename Rows>
+absl::StatusOr<std::vector<Group>> AggregateRows(
+    const Rows& rows, const std::vector<std::string>& by,
+    const std::vector<std::string>& metrics,
     const std::vector<std::string>& where) {
   static const std::vector<std::string> kKeys = {
       "parameterization", "lr_ratio", "eta_ov", "seed", "state", "trial"};
   for (const std::string& k : by) {
     if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--by: unknown key '", k,
+          "by: unknown key '", TerminalSafe(k),
           "' (parameterization, lr_ratio, eta_ov, seed, state, trial)"));
     }
   }
-  std::vector<std::pair<std::string, std::string>> filters;
-  for (const std::string& w : where) {
-    const size_t eq = w.find('=');
-    if (eq == std::string::npos)
-      return absl::InvalidArgumentError(
-          absl::StrCat("--where ", w, ": expected key=value"));
-    filters.emplace_back(w.substr(0, eq), w.substr(eq + 1));
-  }
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
   // Keys in first-seen order, then sorted: numbers numerically.
   std::map<std::vector<std::string>, std::map<std::string, std::vector<double>>>
       groups;
   for (const auto& row : rows) {
-    bool keep = true;
-    for (const auto& [k, v] : filters) {
-      const std::string have = KeyOf(row, k);
-      double a, b;
-      if (!(have == v ||
-            (absl::SimpleAtod(have, &a) && absl::SimpleAtod(v, &b) && a == b) ||
-            absl::AsciiStrToLower(have) == absl::AsciiStrToLower(v))) {
-        keep = false;
-      }
-    }
-    if (!keep) continue;
+    if (!Matches(row, filters)) continue;
     std::vector<std::string> key;
     for (const std::string& k : by) key.push_back(KeyOf(row, k));
     auto& m = groups[key];
@@ -193,4 +209,20 @@ absl::StatusOr<std::vector<Group>> Aggregate(
   return out;
 }
 
-}  // namespace qkov::client
+}  // namespace
+
+absl::StatusOr<std::vector<Group>> Aggregate(
+    const std::vector<qkov::v1::ResultRow>& rows,
+    const std::vector<std::string>& by, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& where) {
+  return AggregateRows(rows, by, metrics, where);
+}
+
+absl::StatusOr<std::vector<Group>> Aggregate(
+    const google::protobuf::RepeatedPtrField<qkov::v1::ResultRow>& rows,
+    const std::vector<std::string>& by, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& where) {
+  return AggregateRows(rows, by, metrics, where);
+}
+
+}  // namespace qkov

@@ -1,9 +1,10 @@
 // Aggregation over seeds (or any grouping): n, mean, sample standard
 // deviation and the 95% confidence interval of the mean (Student t). The
-// definitions are in docs/cli.md; tests/unit/client/aggregate_test.cc pins
-// them to the last digit.
-#ifndef QKOV_CLIENT_AGGREGATE_H_
-#define QKOV_CLIENT_AGGREGATE_H_
+// definitions are in docs/cli.md; the server aggregates with it (qkov results
+// --by, the dashboard); tests/unit/common/aggregate_test.cc pins them to the
+// last digit.
+#ifndef QKOV_COMMON_AGGREGATE_H_
+#define QKOV_COMMON_AGGREGATE_H_
 
 #include <map>
 #include <string>
@@ -12,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "qkov/v1/sweep.pb.h"
 
-namespace qkov::client {
+namespace qkov {
 
 struct Summary {
   int n = 0;        // finite values aggregated
@@ -37,6 +38,19 @@ std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key);
 // The same keys as numbers (NaN when not numeric).
 double NumberOf(const qkov::v1::ResultRow& row, const std::string& key);
 
+// One `where` condition: KEY=VALUE. A row matches when its KeyOf equals
+// VALUE as text, as a number, or ignoring case.
+struct Filter {
+  std::string key;
+  std::string value;
+};
+// INVALID_ARGUMENT naming the condition without '=' or a key.
+absl::StatusOr<std::vector<Filter>> ParseWhere(
+    const std::vector<std::string>& where);
+// Whether `row` matches every filter.
+bool Matches(const qkov::v1::ResultRow& row,
+             const std::vector<Filter>& filters);
+
 struct Group {
   std::vector<std::string> keys;           // one per `by` key
   std::map<std::string, Summary> metrics;  // metric -> summary
@@ -49,7 +63,11 @@ absl::StatusOr<std::vector<Group>> Aggregate(
     const std::vector<qkov::v1::ResultRow>& rows,
     const std::vector<std::string>& by, const std::vector<std::string>& metrics,
     const std::vector<std::string>& where);
+absl::StatusOr<std::vector<Group>> Aggregate(
+    const google::protobuf::RepeatedPtrField<qkov::v1::ResultRow>& rows,
+    const std::vector<std::string>& by, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& where);
 
-}  // namespace qkov::client
+}  // namespace qkov
 
-#endif  // QKOV_CLIENT_AGGREGATE_H_
+#endif  // QKOV_COMMON_AGGREGATE_H_

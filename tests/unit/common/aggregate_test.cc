@@ -1,11 +1,11 @@
 // Aggregation over seeds to the last digit.
-#include "client/aggregate.h"
+#include "common/aggregate.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace qkov::client {
+namespace qkov {
 namespace {
 
 TEST(AggregateTest, StudentTQuantileMatchesTables) {
@@ -80,4 +80,4 @@ TEST(AggregateTest, GroupsByAxesSortsNumericallyAndFilters) {
 }
 
 }  // namespace
-}  // namespace qkov::client
+}  // namespace qkov

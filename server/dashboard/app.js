@@ -1,0 +1,424 @@
+'use strict';
+// The qkov-sweep dashboard: one page script for the three views (sweeps, a
+// sweep, a trial), reading the JSON API (docs/dashboard.md) and following
+// server-sent events. No framework; charts with Chart.js.
+
+const COLORS = { FAFO: '#2563eb', FACO: '#16a34a', CAFO: '#d97706', CACO: '#dc2626', '-': '#6b7280' };
+// The metric a sweep page opens on, first present wins (docs/metrics.md).
+const PREFERRED_METRICS = ['distinct_attention', 'ac', 'test_rationale_mass', 'rationale_mass',
+  'test_accuracy', 'alpha', 'final_loss', 'train_loss'];
+const TABLE_PAGE = 50;
+
+// What the page shows, for tests and for the curious: window.qkov.
+window.qkov = { ratioPoints: [], tableRows: [], events: 0, ready: false };
+
+function $(sel, root) { return (root || document).querySelector(sel); }
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+function num(v) { return v === undefined || v === null ? NaN : Number(v); }
+function fmt(v) {
+  const x = num(v);
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? '-' : String(x);
+  if (x !== 0 && (Math.abs(x) < 1e-3 || Math.abs(x) >= 1e5)) return x.toExponential(3);
+  return String(Number(x.toPrecision(4)));
+}
+function stateName(s) { return String(s || '').toLowerCase(); }
+function showError(message) {
+  const e = $('#error');
+  e.textContent = message;
+  e.hidden = false;
+}
+
+async function api(path) {
+  const r = await fetch(path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  if (r.status === 401) { location.href = '/login'; throw new Error('not logged in'); }
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error ? body.error.message : `HTTP ${r.status}`);
+  return body;
+}
+
+function counts(sweep) {
+  const c = { done: 0, running: 0, queued: 0, failed: 0, diverged: 0, preempted: 0, cancelled: 0 };
+  for (const sc of sweep.counts || []) c[stateName(sc.state)] = num(sc.count);
+  return c;
+}
+
+function progressBar(sweep) {
+  const c = counts(sweep), total = Math.max(1, num(sweep.total_trials));
+  const bar = el('div', { class: 'bar', title: `${c.done} done, ${c.running} running, ${c.queued + c.preempted} queued, ${c.failed + c.diverged} failed` });
+  for (const [cls, n] of [['done', c.done], ['running', c.running], ['failed', c.failed + c.diverged]]) {
+    const s = el('span', { class: cls });
+    s.style.width = `${(100 * n / total).toFixed(2)}%`;
+    bar.append(s);
+  }
+  return bar;
+}
+
+// Trials per minute over the last 10 minutes, and the time left at that rate.
+function throughput(sweep) {
+  const c = counts(sweep);
+  const perMin = num(sweep.ended_last_10min) / 10;
+  const left = c.queued + c.running + c.preempted;
+  let eta = '-';
+  if (left === 0) eta = 'finished';
+  else if (perMin > 0) {
+    const m = left / perMin;
+    eta = m < 1 ? '<1 min' : m < 120 ? `${Math.round(m)} min` : `${(m / 60).toFixed(1)} h`;
+  }
+  return { perMin, eta };
+}
+
+function crumbs(...parts) {
+  const nav = $('#crumbs');
+  nav.replaceChildren();
+  for (const [text, href] of parts) {
+    nav.append(' / ', href ? el('a', { href, text }) : el('span', { text }));
+  }
+}
+
+let liveSource = null;
+function follow(url, event, onData) {
+  if (liveSource) liveSource.close();
+  liveSource = new EventSource(url);
+  liveSource.addEventListener(event, (e) => {
+    window.qkov.events++;
+    $('#live').classList.add('on');
+    onData(JSON.parse(e.data));
+  });
+  liveSource.onerror = () => $('#live').classList.remove('on');
+}
+
+// ---- sweeps ----
+
+function renderSweeps(list) {
+  const sweeps = list.sweeps || [];
+  const main = $('#main');
+  const rows = sweeps.map((s) => {
+    const c = counts(s), t = throughput(s);
+    const status = s.cancelled ? 'cancelled' : s.paused ? 'paused' : (c.queued + c.running + c.preempted) ? 'active' : 'finished';
+    return el('tr', { 'data-sweep': s.name },
+      el('td', {}, el('a', { href: `/sweeps/${encodeURIComponent(s.name)}`, text: s.name })),
+      el('td', {}, progressBar(s)),
+      el('td', { class: 'num', text: `${c.done}/${num(s.total_trials)}` }),
+      el('td', { class: 'num', text: c.running }),
+      el('td', { class: 'num', text: c.queued + c.preempted }),
+      el('td', { class: 'num', text: c.failed + c.diverged }),
+      el('td', { class: 'num', text: t.perMin ? t.perMin.toFixed(1) : '-' }),
+      el('td', { text: t.eta }),
+      el('td', { class: 'num', text: s.priority }),
+      el('td', { text: status }),
+      el('td', { text: s.owner || '-' }));
+  });
+  main.replaceChildren(
+    el('h1', { text: `Sweeps (${sweeps.length})` }),
+    sweeps.length === 0 ? el('p', { class: 'muted', text: 'No sweeps yet: qkov submit FILE.' }) :
+      el('table', { id: 'sweeps' },
+        el('thead', {}, el('tr', {}, ...['sweep', 'progress', 'done', 'running', 'queued', 'failed',
+          'trials/min', 'ETA', 'priority', 'status', 'owner'].map((h) => el('th', { text: h })))),
+        el('tbody', {}, ...rows)));
+}
+
+async function sweepsPage() {
+  crumbs();
+  renderSweeps(await api('/api/v1/sweeps'));
+  window.qkov.ready = true;
+  follow('/api/v1/events', 'sweeps', renderSweeps);
+}
+
+// ---- one sweep ----
+
+const charts = {};
+function chart(id, config) {
+  if (charts[id]) charts[id].destroy();
+  charts[id] = new Chart($(`#${id}`), config);
+  return charts[id];
+}
+
+function ratioChart(name, metric, agg) {
+  const byParam = {};
+  const points = [];
+  for (const g of agg.groups || []) {
+    const [param, ratio] = g.keys;
+    const m = g.metrics[metric];
+    if (!m || num(m.n) === 0) continue;
+    const p = { parameterization: param, lr_ratio: Number(ratio), mean: num(m.mean), ci95: num(m.ci95), n: num(m.n) };
+    points.push(p);
+    (byParam[param] = byParam[param] || []).push(p);
+  }
+  window.qkov.ratioPoints = points;
+  const datasets = [];
+  for (const [param, ps] of Object.entries(byParam)) {
+    ps.sort((a, b) => a.lr_ratio - b.lr_ratio);
+    const color = COLORS[param] || '#111827';
+    const band = (sign) => ps.map((p) => ({ x: p.lr_ratio, y: Number.isFinite(p.ci95) ? p.mean + sign * p.ci95 : p.mean }));
+    datasets.push({ label: `${param} ci95-`, data: band(-1), borderWidth: 0, pointRadius: 0, fill: false, borderColor: color });
+    datasets.push({ label: `${param} ci95+`, data: band(1), borderWidth: 0, pointRadius: 0, fill: '-1', backgroundColor: `${color}33`, borderColor: color });
+    datasets.push({ label: param, data: ps.map((p) => ({ x: p.lr_ratio, y: p.mean, n: p.n, ci: p.ci95 })), borderColor: color, backgroundColor: color, pointRadius: 3 });
+  }
+  chart('ratio', {
+    type: 'line',
+    data: { datasets },
+    options: {
+      animation: false, parsing: true, maintainAspectRatio: false,
+      scales: { x: { type: 'logarithmic', title: { display: true, text: 'eta_QK / eta_OV' } },
+                y: { title: { display: true, text: `${metric} (mean over seeds, 95% CI)` } } },
+      plugins: {
+        legend: { labels: { filter: (item) => !item.text.includes('ci95') } },
+        tooltip: { filter: (item) => !item.dataset.label.includes('ci95'),
+          callbacks: { label: (c) => `${c.dataset.label} ratio ${fmt(c.raw.x)}: ${fmt(c.raw.y)} ± ${fmt(c.raw.ci)} (n=${c.raw.n})` } },
+      },
+    },
+  });
+}
+
+function curvesChart(metric, curves) {
+  const datasets = (curves.curves || []).map((c) => {
+    const param = c.config.parameterization === 'PARAMETERIZATION_UNSPECIFIED' ? '-' : c.config.parameterization;
+    const s = c.series || { steps: [], values: [] };
+    return {
+      label: `${c.trial_id} ${param} ratio ${fmt(c.config.lr_ratio)} seed ${c.config.seed}`,
+      data: s.steps.map((st, i) => ({ x: num(st), y: num(s.values[i]) })),
+      borderColor: `${COLORS[param] || '#111827'}99`, borderWidth: 1, pointRadius: 0,
+    };
+  });
+  chart('curves', {
+    type: 'line',
+    data: { datasets },
+    options: {
+      animation: false, maintainAspectRatio: false,
+      interaction: { mode: 'nearest', intersect: false },
+      scales: { x: { type: 'linear', title: { display: true, text: 'step' } },
+                y: { title: { display: true, text: metric } } },
+      plugins: { legend: { display: false },
+        tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${fmt(c.raw.y)} at step ${c.raw.x}` } } },
+    },
+  });
+}
+
+function axisLabel(row) {
+  const p = row.config.parameterization;
+  return p === 'PARAMETERIZATION_UNSPECIFIED' ? '-' : p;
+}
+
+async function sweepPage(name) {
+  crumbs(['sweeps', '/'], [name, null]);
+  const sweep = await api(`/api/v1/sweeps/${encodeURIComponent(name)}`);
+  const first = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/results?limit=${TABLE_PAGE}`);
+  const names = new Set();
+  for (const r of first.rows || []) for (const k of Object.keys(r.values || {})) names.add(k);
+  const metrics = [...names].sort();
+  const state = {
+    metric: PREFERRED_METRICS.find((m) => names.has(m)) || metrics[0] || 'train_loss',
+    curveMetric: names.has('train_loss') ? 'train_loss' : (metrics[0] || 'train_loss'),
+    sort: '', order: 'asc', offset: 0, where: [],
+  };
+  const main = $('#main');
+  const metricSelect = (value, onchange) => {
+    const s = el('select', { onchange });
+    for (const m of metrics) s.append(el('option', { value: m, text: m }));
+    s.value = value;
+    return s;
+  };
+  const header = el('div', { id: 'sweep-header' });
+  const table = el('div', { id: 'trial-table' });
+  const filter = el('input', { type: 'text', placeholder: 'filter: key=value, e.g. parameterization=FAFO', size: 40 });
+  const stateFilter = el('select', {});
+  for (const s of ['', 'queued', 'running', 'done', 'failed', 'diverged', 'preempted', 'cancelled'])
+    stateFilter.append(el('option', { value: s, text: s || 'any state' }));
+  main.replaceChildren(
+    el('h1', { text: name }),
+    header,
+    el('div', { class: 'controls' },
+      el('a', { href: `/api/v1/sweeps/${encodeURIComponent(name)}/export.csv`, text: 'export CSV' }),
+      el('a', { href: `/api/v1/sweeps/${encodeURIComponent(name)}/export.json`, text: 'export JSON' })),
+    el('div', { class: 'grid' },
+      el('div', { class: 'panel' },
+        el('div', { class: 'controls' }, 'metric ', metricSelect(state.metric, (e) => { state.metric = e.target.value; refreshPlot(); })),
+        el('div', {}, el('canvas', { id: 'ratio' }))),
+      el('div', { class: 'panel' },
+        el('div', { class: 'controls' }, 'learning curves ', metricSelect(state.curveMetric, (e) => { state.curveMetric = e.target.value; refreshCurves(); }),
+          el('span', { class: 'muted', id: 'curves-note' })),
+        el('div', {}, el('canvas', { id: 'curves' })))),
+    el('h2', { text: 'Trials' }),
+    el('div', { class: 'controls' }, stateFilter, filter,
+      el('button', { text: 'apply', onclick: () => { applyFilter(); } })),
+    table);
+
+  function renderHeader(s) {
+    const c = counts(s), t = throughput(s);
+    header.replaceChildren(el('div', { class: 'controls' }, progressBar(s),
+      el('span', { id: 'sweep-counts', text: `${c.done} done, ${c.running} running, ${c.queued + c.preempted} queued, ${c.failed + c.diverged} failed of ${num(s.total_trials)}` }),
+      el('span', { class: 'muted', text: `${t.perMin ? t.perMin.toFixed(1) : '-'} trials/min, ETA ${t.eta}, priority ${s.priority}${s.paused ? ', paused' : ''}${s.cancelled ? ', cancelled' : ''}` })),
+      s.description ? el('p', { class: 'muted', text: s.description }) : null);
+  }
+  async function refreshPlot() {
+    const agg = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/aggregate?by=parameterization,lr_ratio&metric=${encodeURIComponent(state.metric)}`);
+    ratioChart(name, state.metric, agg);
+  }
+  async function refreshCurves() {
+    const c = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${encodeURIComponent(state.curveMetric)}&limit=100&max_points=200`);
+    curvesChart(state.curveMetric, c);
+    $('#curves-note').textContent = num(c.total_trials) > 100 ? `first 100 of ${num(c.total_trials)} trials` : '';
+  }
+  function applyFilter() {
+    state.where = filter.value.split(/[\s,]+/).filter((w) => w.includes('='));
+    if (stateFilter.value) state.where.push(`state=${stateFilter.value}`);
+    state.offset = 0;
+    refreshTable().catch((e) => showError(e.message));
+  }
+  async function refreshTable() {
+    const q = new URLSearchParams({ offset: state.offset, limit: TABLE_PAGE });
+    if (state.sort) { q.set('sort', state.sort); q.set('order', state.order); }
+    for (const w of state.where) q.append('where', w);
+    const page = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/results?${q}`);
+    const rows = page.rows || [];
+    window.qkov.tableRows = rows;
+    const cols = ['trial', 'parameterization', 'lr_ratio', 'eta_ov', 'seed', 'state', ...metrics];
+    const head = el('tr', {}, ...cols.map((c) => {
+      const th = el('th', { class: 'sortable', text: c, onclick: () => {
+        if (state.sort === c) state.order = state.order === 'asc' ? 'desc' : 'asc';
+        else { state.sort = c; state.order = 'asc'; }
+        refreshTable().catch((e) => showError(e.message));
+      } });
+      if (state.sort === c) th.classList.add('sorted', ...(state.order === 'desc' ? ['desc'] : []));
+      return th;
+    }));
+    const body = rows.map((r) => el('tr', { 'data-trial': r.trial_id },
+      el('td', {}, el('a', { href: `/trials/${encodeURIComponent(r.trial_id)}`, text: r.trial_id })),
+      el('td', { text: axisLabel(r) }),
+      el('td', { class: 'num', text: fmt(r.config.lr_ratio) }),
+      el('td', { class: 'num', text: fmt(r.config.eta_ov) }),
+      el('td', { class: 'num', text: r.config.seed }),
+      el('td', { class: 'state', text: stateName(r.state) }),
+      ...metrics.map((m) => el('td', { class: 'num', text: fmt((r.values || {})[m]) }))));
+    const total = num(page.total_rows);
+    const pager = el('div', { class: 'controls' },
+      el('button', { text: 'previous', disabled: state.offset === 0 ? '' : null, onclick: () => { state.offset = Math.max(0, state.offset - TABLE_PAGE); refreshTable(); } }),
+      el('span', { id: 'table-range', text: total ? `${state.offset + 1}-${state.offset + rows.length} of ${total}` : 'no trials match' }),
+      el('button', { text: 'next', disabled: state.offset + TABLE_PAGE >= total ? '' : null, onclick: () => { state.offset += TABLE_PAGE; refreshTable(); } }));
+    table.replaceChildren(el('table', { id: 'trials' }, el('thead', {}, head), el('tbody', {}, ...body)), pager);
+  }
+
+  renderHeader(sweep);
+  await Promise.all([refreshPlot(), refreshCurves(), refreshTable()]);
+  window.qkov.ready = true;
+  let pending = null;
+  follow(`/api/v1/events?sweep=${encodeURIComponent(name)}`, 'progress', (p) => {
+    renderHeader(p.sweep);
+    const finished = (p.updated || []).some((t) => !['RUNNING', 'QUEUED'].includes(t.state));
+    if (!finished && !(p.updated || []).length) return;
+    if (pending) return;
+    // Coalesce: redraw at most once a second.
+    pending = setTimeout(() => {
+      pending = null;
+      Promise.all([refreshTable(), finished ? refreshPlot() : null, refreshCurves()])
+        .catch((e) => showError(e.message));
+    }, 1000);
+  });
+}
+
+// ---- one trial ----
+
+// The config as a sweep file writes it: YAML, lists inline.
+function yaml(value, indent) {
+  const pad = '  '.repeat(indent);
+  if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
+  if (value && typeof value === 'object') {
+    return Object.entries(value).map(([k, v]) => {
+      if (v && typeof v === 'object' && !Array.isArray(v)) return `${pad}${k}:\n${yaml(v, indent + 1)}`;
+      return `${pad}${k}: ${yaml(v, indent + 1)}`;
+    }).join('\n');
+  }
+  return typeof value === 'string' && /^[A-Za-z0-9_./-]+$/.test(value) ? value : JSON.stringify(value);
+}
+
+function heatmapTable(h) {
+  const values = h.values || [];
+  const nx = (h.x_edges || []).length - 1, ny = (h.y_edges || []).length - 1;
+  const max = Math.max(1e-12, ...values.map(num));
+  const t = el('table', { class: 'heat' });
+  t.append(el('caption', { text: `${h.name} (${h.y_label} rows, ${h.x_label} columns, % of examples)` }));
+  const head = el('tr', {}, el('th', { text: '' }));
+  for (let i = 0; i < nx; i++) head.append(el('th', { text: `${fmt(h.x_edges[i])}-${fmt(h.x_edges[i + 1])}` }));
+  t.append(head);
+  for (let r = ny - 1; r >= 0; r--) {
+    const tr = el('tr', {}, el('th', { text: `${fmt(h.y_edges[r])}-${fmt(h.y_edges[r + 1])}` }));
+    for (let c = 0; c < nx; c++) {
+      const v = num(values[r * nx + c]);
+      const td = el('td', { text: fmt(v) });
+      td.style.background = `rgba(37, 99, 235, ${(0.85 * v / max).toFixed(3)})`;
+      if (v / max > 0.55) td.style.color = '#fff';
+      tr.append(td);
+    }
+    t.append(tr);
+  }
+  return t;
+}
+
+async function trialPage(id) {
+  const t = await api(`/api/v1/trials/${encodeURIComponent(id)}`);
+  crumbs(['sweeps', '/'], [t.sweep_name, `/sweeps/${encodeURIComponent(t.sweep_name)}`], [id, null]);
+  const m = await api(`/api/v1/trials/${encodeURIComponent(id)}/metrics`);
+  const results = Object.entries(t.results || {}).sort();
+  const main = $('#main');
+  main.replaceChildren(
+    el('h1', { text: `${id}: ${stateName(t.state)}` }),
+    el('p', { class: 'muted', text: `sweep ${t.sweep_name}, trial ${t.ordinal}, ${t.attempts} attempt(s), last step ${t.last_step}, config hash ${t.config_hash}` }),
+    el('div', { class: 'grid' },
+      el('div', {}, el('h2', { text: 'Config' }), el('pre', { id: 'config', text: yaml(t.config, 0) })),
+      el('div', {}, el('h2', { text: 'Final results' }),
+        results.length ? el('table', { id: 'results' }, ...results.map(([k, v]) => el('tr', {}, el('td', { text: k }), el('td', { class: 'num', text: fmt(v) }))))
+          : el('p', { class: 'muted', text: 'none yet' }))),
+    el('h2', { text: 'Attempts' }),
+    el('table', { id: 'attempts' },
+      el('thead', {}, el('tr', {}, ...['attempt', 'worker', 'state', 'started', 'ended', 'error', 'provenance'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, ...(t.attempt_history || []).map((a) => el('tr', {},
+        el('td', { class: 'num', text: a.attempt }), el('td', { text: a.worker_id }), el('td', { text: a.state }),
+        el('td', { text: a.started_at || '-' }), el('td', { text: a.ended_at || '-' }),
+        el('td', { class: a.error ? 'bad' : '', text: a.error || '' }),
+        el('td', {}, a.provenance_json ? el('details', {}, el('summary', { text: 'show' }),
+          el('pre', { text: JSON.stringify(JSON.parse(a.provenance_json), null, 2) })) : '-'))))),
+    el('h2', { text: 'Curves' }),
+    el('div', { class: 'grid', id: 'metric-charts' }),
+    (t.heatmaps || []).length ? el('h2', { text: 'Heatmaps' }) : null,
+    el('div', { class: 'grid' }, ...(t.heatmaps || []).map((h) => el('div', { class: 'panel' }, heatmapTable(h)))));
+  const grid = $('#metric-charts');
+  (m.series || []).forEach((s, i) => {
+    const id = `metric-${i}`;
+    grid.append(el('div', { class: 'panel' }, el('div', {}, el('canvas', { id }))));
+    chart(id, {
+      type: 'line',
+      data: { datasets: [{ label: s.name, data: s.steps.map((st, j) => ({ x: num(st), y: num(s.values[j]) })), borderColor: '#2563eb', borderWidth: 1.5, pointRadius: 0 }] },
+      options: { animation: false, maintainAspectRatio: false, scales: { x: { type: 'linear', title: { display: true, text: 'step' } } } },
+    });
+  });
+  window.qkov.ready = true;
+  if (['QUEUED', 'RUNNING', 'PREEMPTED'].includes(t.state)) {
+    follow(`/api/v1/events?sweep=${encodeURIComponent(t.sweep_name)}`, 'progress', (p) => {
+      if ((p.updated || []).some((u) => u.trial_id === id && u.state !== 'RUNNING')) location.reload();
+    });
+  }
+}
+
+async function route() {
+  const path = decodeURIComponent(location.pathname);
+  const sweep = path.match(/^\/sweeps\/([^/]+)$/);
+  const trial = path.match(/^\/trials\/([^/]+)$/);
+  if (sweep) return sweepPage(sweep[1]);
+  if (trial) return trialPage(trial[1]);
+  return sweepsPage();
+}
+
+window.addEventListener('DOMContentLoaded', () => {
+  route().catch((e) => { showError(e.message); window.qkov.ready = true; window.qkov.error = e.message; });
+});
