@@ -312,16 +312,20 @@ async function sweepPage(name) {
   renderHeader(sweep);
   await Promise.all([refreshPlot(), refreshCurves(), refreshTable()]);
   window.qkov.ready = true;
-  let pending = null;
+  let pending = null, plotStale = false;
   follow(`/api/v1/events?sweep=${encodeURIComponent(name)}`, 'progress', (p) => {
     renderHeader(p.sweep);
-    const finished = (p.updated || []).some((t) => !['RUNNING', 'QUEUED'].includes(t.state));
-    if (!finished && !(p.updated || []).length) return;
+    const updated = p.updated || [];
+    if (!updated.length) return;
+    // Final metrics change only when a trial ends.
+    plotStale = plotStale || updated.some((t) => !['RUNNING', 'QUEUED'].includes(t.state));
     if (pending) return;
     // Coalesce: redraw at most once a second.
     pending = setTimeout(() => {
+      const plot = plotStale;
       pending = null;
-      Promise.all([refreshTable(), finished ? refreshPlot() : null, refreshCurves()])
+      plotStale = false;
+      Promise.all([refreshTable(), plot ? refreshPlot() : null, refreshCurves()])
         .catch((e) => showError(e.message));
     }, 1000);
   });

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""The dashboard in a real headless Chromium against a real qkov-server.
+
+A server with tokens and its SQLite file, a real worker that trains a small
+synthetic sweep, then Chromium (Debian's) through the DevTools protocol:
+  - every page (login, sweeps, sweep, trial) loads without console errors,
+    exceptions or failed loads, and is saved as a screenshot;
+  - the login form sets the session cookie the API then accepts;
+  - the ratio plot's points are SQL over the database (mean and count over
+    seeds per parameterization and ratio);
+  - trials that finish while the sweep page is open show up without a reload
+    (server-sent events), and the plot follows.
+
+  dashboard_browser_test.py BIN_DIR ARTIFACT_DIR
+"""
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else 'build/bin'
+ARTIFACTS = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else 'build/test-artifacts/dashboard'
+READER = 'reader-token-0123456789'
+USER = 'user-token-0123456789ab'
+WORKER = 'worker-token-0123456789'
+
+SWEEP = """name: browse
+description: the browser test's sweep
+axes: {{parameterization: [FAFO, CACO], lr_ratio: [1, 20], eta_ov: [0.1], seed: {seeds}}}
+training: {{max_steps: 300, report_every: 50, evaluation: {{num_examples: 128}}}}
+"""
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def wait_file(path, proc, timeout=30):
+    deadline = time.time() + timeout
+    while not (os.path.exists(path) and read(path).strip()):
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f'{path} never appeared')
+        time.sleep(0.02)
+    return int(read(path))
+
+
+class DashboardInBrowser(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        cls.dir = tempfile.mkdtemp(prefix='qkov-dashboard-')
+        d = cls.dir
+        with open(f'{d}/tokens', 'w') as f:
+            f.write(f'worker {WORKER}\nuser {USER} alice\nread-only {READER}\n')
+        for name, token in (('user', USER), ('worker', WORKER)):
+            with open(f'{d}/{name}.token', 'w') as f:
+                f.write(token + '\n')
+        cls.db = f'{d}/results.db'
+        with open(f'{d}/server.log', 'w') as log:
+            cls.server = subprocess.Popen(
+                [f'{BIN}/qkov-server', f'--db={cls.db}', '--listen=127.0.0.1:0',
+                 f'--port_file={d}/port', f'--token_file={d}/tokens',
+                 '--http_listen=127.0.0.1:0', f'--http_port_file={d}/http.port'],
+                stdout=log, stderr=subprocess.STDOUT)
+        cls.grpc = f'127.0.0.1:{wait_file(f"{d}/port", cls.server)}'
+        cls.base = f'http://127.0.0.1:{wait_file(f"{d}/http.port", cls.server)}'
+        cls.submit([1, 2])
+        cls.train()
+        cls.browser = cdp.Browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        cls.server.terminate()
+        cls.server.wait(30)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def qkov(cls, *args):
+        r = subprocess.run([f'{BIN}/qkov', f'--server={cls.grpc}',
+                            f'--token_file={cls.dir}/user.token', *args],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise AssertionError(f'qkov {args}: {r.stderr}')
+        return r.stdout
+
+    @classmethod
+    def submit(cls, seeds):
+        path = f'{cls.dir}/sweep.yaml'
+        with open(path, 'w') as f:
+            f.write(SWEEP.format(seeds=seeds))
+        cls.qkov('submit', path)
+
+    @classmethod
+    def train(cls, wait=True):
+        with open(f'{cls.dir}/worker.log', 'a') as log:
+            w = subprocess.Popen([f'{BIN}/qkov-worker', f'--server={cls.grpc}',
+                                  f'--token_file={cls.dir}/worker.token', '--exit_when_idle'],
+                                 stdout=log, stderr=subprocess.STDOUT)
+        if wait:
+            assert w.wait(300) == 0, read(f'{cls.dir}/worker.log')[-3000:]
+        return w
+
+    def sql(self, query):
+        with sqlite3.connect(f'file:{self.db}?mode=ro', uri=True) as c:
+            return c.execute(query).fetchall()
+
+    def sql_ratio_points(self, metric):
+        return {(p, r): (mean, n) for p, r, mean, n in self.sql(
+            "SELECT t.parameterization, t.lr_ratio, AVG(r.value), COUNT(*) FROM trials t "
+            "JOIN results r ON r.trial_id = t.trial_id JOIN sweeps s ON s.sweep_id = t.sweep_id "
+            f"WHERE s.name = 'browse' AND r.name = '{metric}' GROUP BY 1, 2")}
+
+    def page_points(self):
+        return {(p['parameterization'], p['lr_ratio']): (p['mean'], p['n'])
+                for p in self.browser.evaluate('window.qkov.ratioPoints')}
+
+    def assertPointsMatchSql(self):
+        metric = self.browser.evaluate("document.querySelector('.panel select').value")
+        self.assertEqual(metric, 'distinct_attention')
+        want = self.sql_ratio_points(metric)
+        got = self.page_points()
+        self.assertEqual(set(got), set(want))
+        for key, (mean, n) in want.items():
+            self.assertAlmostEqual(got[key][0], mean, places=12, msg=key)
+            self.assertEqual(got[key][1], n, msg=key)
+
+    def assertNoErrors(self):
+        self.assertEqual(self.browser.errors, [])
+
+    def shot(self, name):
+        path = os.path.join(ARTIFACTS, name)
+        self.browser.screenshot(path)
+        with open(path, 'rb') as f:
+            self.assertEqual(f.read(8), b'\x89PNG\r\n\x1a\n')
+
+    def test_pages_plot_and_live_updates(self):
+        b = self.browser
+        # Without a session the page sends the reader to the login form.
+        b.url = f'{self.base}/'
+        b.call('Page.navigate', url=b.url)
+        b.wait_for("location.pathname === '/login' && document.readyState === 'complete'",
+                   what='the redirect to /login')
+        # The one error that page may report: the API's 401 that sent it here.
+        self.assertTrue(b.errors and all('401' in text for _, text in b.errors), b.errors)
+        b.errors.clear()
+        b.open(f'{self.base}/login?failed=token', ready="!document.getElementById('failed').hidden")
+        self.shot('login.png')
+        self.assertNoErrors()
+        b.evaluate(f"document.querySelector('input[name=token]').value = '{READER}';"
+                   "document.querySelector('form.login').submit(); true")
+        b.wait_for(f"location.href === '{self.base}/' && window.qkov && window.qkov.ready",
+                   what='the sweeps page after logging in')
+        b.url = f'{self.base}/'
+        self.assertEqual(b.evaluate("document.cookie"), '', 'the session cookie is HttpOnly')
+        self.assertEqual(b.evaluate("document.querySelector('tr[data-sweep=browse] td:nth-child(3)').textContent"),
+                         '8/8')
+        self.shot('sweeps.png')
+        self.assertNoErrors()
+
+        b.open(f'{self.base}/sweeps/browse')
+        self.assertPointsMatchSql()
+        self.assertEqual(b.evaluate('window.qkov.tableRows.length'), 8)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#trials tbody tr').length"), 8)
+        self.shot('sweep.png')
+        self.assertNoErrors()
+
+        # A third seed: four more trials, trained while the page stays open.
+        b.evaluate('window.sameDocument = true')
+        events_before = b.evaluate('window.qkov.events')
+        self.submit([1, 2, 3])
+        b.wait_for("document.getElementById('sweep-counts').textContent.endsWith('of 12')",
+                   what='the new trials in the header')
+        worker = self.train(wait=False)
+        b.wait_for("document.getElementById('sweep-counts').textContent.startsWith('12 done')",
+                   timeout=300, what='12 trials done in the header')
+        self.assertEqual(worker.wait(60), 0)
+        b.wait_for("window.qkov.tableRows.length === 12 && "
+                   "window.qkov.tableRows.every(r => r.state === 'DONE')",
+                   what='every trial done in the table')
+        b.wait_for("window.qkov.ratioPoints.length === 4 && window.qkov.ratioPoints.every(p => p.n === 3)",
+                   what='the plot over three seeds')
+        self.assertTrue(b.evaluate('window.sameDocument === true'), 'the page was reloaded')
+        self.assertGreater(b.evaluate('window.qkov.events'), events_before)
+        self.assertPointsMatchSql()
+        self.assertEqual(b.evaluate("document.querySelectorAll('#trials tbody td.state').length"), 12)
+        self.shot('sweep-live.png')
+        self.assertNoErrors()
+
+        # Sorting happens on the server: the table's first row is the largest.
+        b.evaluate("[...document.querySelectorAll('#trials th')].find(th => th.textContent === "
+                   "'distinct_attention').click(); true")
+        b.wait_for("document.querySelector('#trials th.sorted') !== null", what='the sorted column')
+        b.evaluate("[...document.querySelectorAll('#trials th')].find(th => th.textContent === "
+                   "'distinct_attention').click(); true")
+        b.wait_for("document.querySelector('#trials th.sorted.desc') !== null", what='descending order')
+        top = b.evaluate("window.qkov.tableRows[0].values.distinct_attention")
+        (best,), = self.sql("SELECT MAX(value) FROM results WHERE name = 'distinct_attention'")
+        self.assertAlmostEqual(top, best, places=12)
+
+        trial = b.evaluate('window.qkov.tableRows[0].trial_id')
+        b.open(f'{self.base}/trials/{trial}')
+        config = b.evaluate("document.getElementById('config').textContent")
+        self.assertIn('lr_ratio: ', config)
+        self.assertIn('\n  max_steps: 300\n', config)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#attempts tbody tr').length"), 1)
+        self.assertGreater(b.evaluate("document.querySelectorAll('#metric-charts canvas').length"), 2)
+        self.assertGreater(b.evaluate("document.querySelectorAll('table.heat').length"), 0)
+        self.shot('trial.png')
+        self.assertNoErrors()
+
+        b.open(f'{self.base}/sweeps/no-such-sweep')
+        self.assertEqual(b.evaluate("document.getElementById('error').textContent"),
+                         "no sweep named 'no-such-sweep'")
+        # The one error this page may report: the 404 of the API call.
+        self.assertTrue(b.errors and all('404' in text for _, text in b.errors), b.errors)
+
+
+if __name__ == '__main__':
+    unittest.main(argv=sys.argv[:1], verbosity=2)
