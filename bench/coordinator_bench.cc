@@ -21,6 +21,7 @@
 //              carried to 1-second trials
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
+#include <httplib.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -51,6 +52,11 @@ ABSL_FLAG(int, overhead_trials, 10000, "fake trials in the overhead run");
 ABSL_FLAG(int, trial_ms, 20, "duration of one fake trial");
 ABSL_FLAG(bool, profile_sql, false,
           "print the store's SQL statements by time spent (SQLite's timing)");
+ABSL_FLAG(int, dashboard_tabs, 0,
+          "open dashboard sweep pages during the runs: each follows the "
+          "sweep's server-sent events and, as the page does, fetches the "
+          "sweep, a table page, the ratio plot and the curves after each "
+          "event, at most once a second");
 ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,rpc,ingest,overhead",
           "which runs to make (submit always runs: the others need its grid)");
 
@@ -313,6 +319,11 @@ int main(int argc, char** argv) {
   config.coordinator.lease_duration = absl::Seconds(600);
   config.coordinator.limits.max_trials = 1000000;
   config.profile_sql = absl::GetFlag(FLAGS_profile_sql);
+  const int tabs = absl::GetFlag(FLAGS_dashboard_tabs);
+  if (tabs > 0) {
+    config.http_listen = "127.0.0.1:0";
+    config.http_static_dir = QKOV_DASHBOARD_DIR;
+  }
   auto server = qkov::service::QkovServer::Start(config);
   if (!server.ok()) {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
@@ -427,6 +438,55 @@ int main(int argc, char** argv) {
         cycles / Since(t0), threads, batch,
         static_cast<double>(stats.writes) /
             std::max<int64_t>(1, stats.commits));
+  }
+
+  // Dashboard tabs: one thread follows the events, one fetches.
+  std::atomic<bool> tabs_stop{false};
+  std::atomic<int64_t> tab_fetches{0};
+  std::vector<std::unique_ptr<httplib::Client>> tab_clients;
+  std::vector<std::thread> tab_threads;
+  for (int i = 0; i < tabs; ++i) {
+    auto changed = std::make_shared<std::atomic<bool>>(true);
+    tab_clients.push_back(
+        std::make_unique<httplib::Client>("127.0.0.1", (*server)->http_port()));
+    httplib::Client* events = tab_clients.back().get();
+    events->set_read_timeout(3600, 0);
+    tab_threads.emplace_back([events, changed, &tabs_stop] {
+      events->Get("/api/v1/events?sweep=big", [changed, &tabs_stop](
+                                                  const char* data, size_t n) {
+        if (std::string(data, n).find("event: progress") != std::string::npos)
+          *changed = true;
+        return !tabs_stop;
+      });
+    });
+    const int port = (*server)->http_port();
+    tab_threads.emplace_back([port, changed, &tabs_stop, &tab_fetches] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_read_timeout(120, 0);
+      while (!tabs_stop) {
+        if (changed->exchange(false)) {
+          for (const char* path :
+               {"/api/v1/sweeps/big", "/api/v1/sweeps/big/results?limit=50",
+                "/api/v1/sweeps/big/aggregate?by=parameterization,lr_ratio&"
+                "metric=distinct_attention",
+                "/api/v1/sweeps/big/curves?metric=train_loss&limit=100"}) {
+            c.Get(path);
+            ++tab_fetches;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    });
+  }
+  if (tabs > 0) {
+    // An open page has drawn once: wait for each tab's first four calls.
+    const auto t0 = Clock::now();
+    while (tab_fetches < 4 * tabs)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::printf(
+        "dashboard   %d sweep page(s) open during the runs below (first "
+        "draw of all: %.1f s)\n",
+        tabs, Since(t0));
   }
 
   std::vector<Worker> workers;
@@ -605,6 +665,13 @@ int main(int argc, char** argv) {
           static_cast<long long>(
               (*server)->store()->GetWriteStats().checkpoints));
     }
+  }
+  if (tabs > 0) {
+    tabs_stop = true;
+    for (auto& c : tab_clients) c->stop();
+    for (auto& t : tab_threads) t.join();
+    std::printf("dashboard   %lld page fetches by %d open sweep page(s)\n",
+                static_cast<long long>(tab_fetches.load()), tabs);
   }
   if (config.profile_sql) {
     // Whole run, submit included; per run: --runs=<one run>.

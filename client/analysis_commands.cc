@@ -11,11 +11,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/aggregate.h"
 #include "client/commands.h"
 #include "client/metric_defaults.h"
 #include "client/plot.h"
 #include "client/table.h"
+#include "common/aggregate.h"
 #include "common/grpc_status.h"
 
 namespace qkov::client {
@@ -230,10 +230,13 @@ int Plot(Connection& conn, const PlotArgs& args) {
         absl::StrCat("cannot create ", args.out_dir)));
   absl::StatusOr<std::vector<v1::ResultRow>> rows = FetchRows(conn, args.sweep);
   if (!rows.ok()) return ReportError(rows.status(), conn.address());
-  bool theory = false;
-  for (const auto& r : *rows)
+  bool theory = false, fixed = false;
+  for (const auto& r : *rows) {
     theory |= r.config().training().task() == v1::TASK_THEORY;
-  const bool all = args.kind == "all" && !theory;
+    fixed |= r.config().training().task() == v1::TASK_FIXED_ATTENTION;
+  }
+  // A theory or fixed-attention sweep's "all" is its own figure.
+  const bool all = args.kind == "all" && !theory && !fixed;
   const MetricDefaults& defaults = MetricDefaultsFor(*rows);
   std::vector<std::string> written;
   auto check = [&](const absl::Status& s, const std::string& base) {
@@ -290,6 +293,54 @@ int Plot(Connection& conn, const PlotArgs& args) {
       if (int rc = check(PlotCurves(curves, m, base), base); rc != kExitOk)
         return rc;
     }
+  }
+  if (args.kind == "fixed" || (args.kind == "all" && fixed)) {
+    const std::string base = args.out_dir + "/fixed_attention_loss";
+    if (int rc = check(PlotFixedAttention(*rows, base), base); rc != kExitOk)
+      return rc;
+  }
+  if (args.kind == "theory" || (args.kind == "all" && theory)) {
+    // Fig. 4: the trajectories against time, and the values at each loss
+    // threshold.
+    std::vector<TheoryTrajectory> trajectories;
+    std::vector<TheoryThresholds> thresholds;
+    for (const auto& r : *rows) {
+      if (r.state() != v1::DONE ||
+          r.config().training().task() != v1::TASK_THEORY)
+        continue;
+      absl::StatusOr<v1::GetTrialMetricsResponse> m = FetchCurves(
+          conn, r.trial_id(),
+          {"theory_tau", "theory_mu_ov", "theory_mu_qk", "theory_loss",
+           "theory_alpha", "threshold_loss", "threshold_mu_ov",
+           "threshold_mu_qk", "threshold_alpha"});
+      if (!m.ok()) return ReportError(m.status(), conn.address());
+      TheoryTrajectory t;
+      TheoryThresholds h;
+      t.r = h.r = r.config().lr_ratio();
+      const std::map<std::string, std::vector<double>*> into = {
+          {"theory_tau", &t.tau},        {"theory_mu_ov", &t.mu_ov},
+          {"theory_mu_qk", &t.mu_qk},    {"theory_loss", &t.loss},
+          {"theory_alpha", &t.alpha},    {"threshold_loss", &h.loss},
+          {"threshold_mu_ov", &h.mu_ov}, {"threshold_mu_qk", &h.mu_qk},
+          {"threshold_alpha", &h.alpha}};
+      for (const auto& series : m->series()) {
+        auto it = into.find(series.name());
+        if (it != into.end())
+          it->second->assign(series.values().begin(), series.values().end());
+      }
+      trajectories.push_back(std::move(t));
+      thresholds.push_back(std::move(h));
+    }
+    auto by_r = [](const auto& a, const auto& b) { return a.r < b.r; };
+    std::sort(trajectories.begin(), trajectories.end(), by_r);
+    std::sort(thresholds.begin(), thresholds.end(), by_r);
+    std::string base = args.out_dir + "/theory_time";
+    if (int rc = check(PlotTheoryTime(trajectories, base), base); rc != kExitOk)
+      return rc;
+    base = args.out_dir + "/theory_thresholds";
+    if (int rc = check(PlotTheoryThresholds(thresholds, base), base);
+        rc != kExitOk)
+      return rc;
   }
   if (args.kind == "theory" || (args.kind == "all" && theory)) {
     std::vector<TheoryCurve> curves;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/metric_defaults.h"
 #include "client/presets.h"
 #include "client/sweep_file.h"
@@ -384,8 +385,11 @@ int ShowTrial(Connection& conn, const std::string& trial_id) {
               TerminalSafe(t.sweep_name()).c_str(),
               static_cast<long long>(t.ordinal()), StateName(t.state()).c_str(),
               t.attempts(), static_cast<long long>(t.last_step()));
-  std::printf("config_hash %s\n%s\n", TerminalSafe(t.config_hash()).c_str(),
-              t.config().DebugString().c_str());
+  std::printf("config_hash %s\n# the trial as a sweep file of one point:\n",
+              TerminalSafe(t.config_hash()).c_str());
+  for (absl::string_view line :
+       absl::StrSplit(TrialSweepText(t.sweep_name(), t.config()), '\n'))
+    std::printf("%s\n", TerminalSafe(line).c_str());
   std::map<std::string, double> sorted(t.results().begin(), t.results().end());
   if (!sorted.empty()) {
     Table r({"result", "value"});

@@ -100,8 +100,11 @@ int main(int argc, char** argv) {
   plot_cmd->add_option("sweep", plot.sweep, "sweep name")->required();
   plot_cmd->add_option("--out", plot.out_dir, "output folder (default .)");
   plot_cmd
-      ->add_option("--kind", plot.kind, "all, ratio, dtap, curves or theory")
-      ->check(CLI::IsMember({"all", "ratio", "dtap", "curves", "theory"}));
+      ->add_option("--kind", plot.kind,
+                   "all, ratio, dtap, curves, theory (Fig. 4) or fixed "
+                   "(Fig. 3)")
+      ->check(
+          CLI::IsMember({"all", "ratio", "dtap", "curves", "theory", "fixed"}));
   plot_cmd->add_option(
       "--overlay", plot.overlay,
       "theory: a trained sweep whose models to overlay as points");

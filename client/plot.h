@@ -53,6 +53,31 @@ absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
                         const std::vector<TrainedPoint>& points,
                         const std::string& out_base);
 
+// Fig. 3 (docs/paper.md §3): the fixed-attention task's final loss against
+// the attention mass alpha, one series per parameterization (collapsed vs
+// factorized OV), mean over seeds (log y); beside it the slope
+// -(L(alpha_{i+1}) - L(alpha_i)) / (alpha_{i+1} - alpha_i) between adjacent
+// alphas, the paper's (L(a) - L(a + 0.005)) / 0.005 on the sweep's grid.
+absl::Status PlotFixedAttention(const std::vector<qkov::v1::ResultRow>& rows,
+                                const std::string& out_base);
+
+// Fig. 4 (docs/paper.md §4): the reduced gradient flow's mu_OV, mu_QK, loss
+// and alpha against log10(1 + tau), one curve per r, four panels.
+struct TheoryTrajectory {
+  double r;
+  std::vector<double> tau, mu_ov, mu_qk, loss, alpha;
+};
+absl::Status PlotTheoryTime(const std::vector<TheoryTrajectory>& curves,
+                            const std::string& out_base);
+// Fig. 4's second row: mu_OV, mu_QK and alpha at the first time the loss
+// falls below each threshold, against the threshold (log, decreasing).
+struct TheoryThresholds {
+  double r;
+  std::vector<double> loss, mu_ov, mu_qk, alpha;
+};
+absl::Status PlotTheoryThresholds(const std::vector<TheoryThresholds>& curves,
+                                  const std::string& out_base);
+
 }  // namespace qkov::client
 
 #endif  // QKOV_CLIENT_PLOT_H_

@@ -217,6 +217,74 @@ std::map<std::string, int> EnumNames(
   return names;
 }
 
+// The sweep-file name of enum value `number` of `type` ("" for 0).
+std::string EnumName(const google::protobuf::EnumDescriptor* type, int number) {
+  for (const auto& [name, n] : EnumNames(type)) {
+    // Aliases are extra names; the canonical one is the proto's own.
+    bool alias = false;
+    for (const EnumAlias& a : kEnumAliases)
+      alias |= type->full_name() == a.type && name == a.alias;
+    if (n == number && !alias) return name;
+  }
+  return "";
+}
+
+// `m` as a YAML mapping by its descriptor, the inverse of ParseMessage:
+// scalars always (proto3 has no presence), messages when set, repeated
+// doubles as flow lists, enums by name (left out when unspecified).
+void EmitMessage(const google::protobuf::Message& m, YAML::Emitter& out) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* d = m.GetDescriptor();
+  const google::protobuf::Reflection* r = m.GetReflection();
+  out << YAML::BeginMap;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE) continue;
+      out << YAML::Key << f->name() << YAML::Value << YAML::Flow
+          << YAML::BeginSeq;
+      for (int k = 0; k < r->FieldSize(m, f); ++k)
+        out << r->GetRepeatedDouble(m, f, k);
+      out << YAML::EndSeq;
+      continue;
+    }
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        if (!r->HasField(m, f)) break;
+        out << YAML::Key << f->name() << YAML::Value;
+        EmitMessage(r->GetMessage(m, f), out);
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        out << YAML::Key << f->name() << YAML::Value << r->GetInt32(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_INT64:
+        out << YAML::Key << f->name() << YAML::Value << r->GetInt64(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        out << YAML::Key << f->name() << YAML::Value << r->GetUInt64(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        out << YAML::Key << f->name() << YAML::Value << r->GetDouble(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_STRING:
+        out << YAML::Key << f->name() << YAML::Value << r->GetString(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        out << YAML::Key << f->name() << YAML::Value << r->GetBool(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_ENUM: {
+        const std::string name =
+            EnumName(f->enum_type(), r->GetEnumValue(m, f));
+        if (!name.empty()) out << YAML::Key << f->name() << YAML::Value << name;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  out << YAML::EndMap;
+}
+
 // Fills `out` from the mapping `node` by `out`'s descriptor: every key a
 // field name, every value of the field's type (a message is a nested
 // mapping; repeated doubles take Numbers). `field` is the path so far.
@@ -481,6 +549,35 @@ absl::StatusOr<v1::SweepSpec> LoadSweepFile(
   std::stringstream buf;
   buf << in.rdbuf();
   return ParseSweepText(buf.str(), path, overrides);
+}
+
+std::string TrialSweepText(const std::string& name,
+                           const v1::TrialConfig& config) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << name;
+  out << YAML::Key << "axes" << YAML::Value << YAML::BeginMap;
+  if (config.parameterization() != v1::PARAMETERIZATION_UNSPECIFIED) {
+    out << YAML::Key << "parameterization" << YAML::Value << YAML::Flow
+        << YAML::BeginSeq
+        << v1::Parameterization_Name(config.parameterization()) << YAML::EndSeq;
+  }
+  out << YAML::Key << "lr_ratio" << YAML::Value << YAML::Flow << YAML::BeginSeq
+      << config.lr_ratio() << YAML::EndSeq;
+  out << YAML::Key << "eta_ov" << YAML::Value << YAML::Flow << YAML::BeginSeq
+      << config.eta_ov() << YAML::EndSeq;
+  out << YAML::Key << "seed" << YAML::Value << YAML::Flow << YAML::BeginSeq
+      << config.seed() << YAML::EndSeq;
+  if (config.training().task() == v1::TASK_FIXED_ATTENTION) {
+    out << YAML::Key << "alpha" << YAML::Value << YAML::Flow << YAML::BeginSeq
+        << config.alpha() << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "training" << YAML::Value;
+  EmitMessage(config.training(), out);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace qkov::client

@@ -30,6 +30,13 @@ inline constexpr std::uintmax_t kMaxSweepFileBytes = 1 << 20;
 absl::StatusOr<qkov::v1::SweepSpec> LoadSweepFile(
     const std::string& path, const std::vector<std::string>& overrides = {});
 
+// A sweep file holding exactly one grid point, `config`, named `name`: the
+// axes as one-element lists, every training setting the config carries (the
+// server filled every default), in the names and enum spellings
+// ParseSweepText reads back. What `qkov trial` and the dashboard print.
+std::string TrialSweepText(const std::string& name,
+                           const qkov::v1::TrialConfig& config);
+
 }  // namespace qkov::client
 
 #endif  // QKOV_CLIENT_SWEEP_FILE_H_

@@ -116,6 +116,11 @@ std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key) {
     return ParameterizationLabel(c.parameterization());
   if (key == "lr_ratio") return FormatKeyNumber(c.lr_ratio());
   if (key == "eta_ov") return FormatKeyNumber(c.eta_ov());
+  if (key == "alpha")
+    return c.training().task() == qkov::v1::TASK_FIXED_ATTENTION ||
+                   c.alpha() != 0
+               ? FormatKeyNumber(c.alpha())
+               : "";
   if (key == "seed") return absl::StrCat(c.seed());
   if (key == "state")
     return absl::AsciiStrToLower(qkov::v1::TrialState_Name(row.state()));
@@ -166,13 +171,19 @@ absl::StatusOr<std::vector<Group>> AggregateRows(
     const Rows& rows, const std::vector<std::string>& by,
     const std::vector<std::string>& metrics,
     const std::vector<std::string>& where) {
-  static const std::vector<std::string> kKeys = {
-      "parameterization", "lr_ratio", "eta_ov", "seed", "state", "trial"};
+  static const std::vector<std::string> kKeys = {"parameterization",
+                                                 "lr_ratio",
+                                                 "eta_ov",
+                                                 "seed",
+                                                 "alpha",
+                                                 "state",
+                                                 "trial"};
   for (const std::string& k : by) {
     if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "by: unknown key '", TerminalSafe(k),
-          "' (parameterization, lr_ratio, eta_ov, seed, state, trial)"));
+          "' (parameterization, lr_ratio, eta_ov, seed, alpha, state, "
+          "trial)"));
     }
   }
   ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));

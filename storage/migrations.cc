@@ -124,9 +124,15 @@ ALTER TABLE workers ADD COLUMN key_sha256 TEXT;
 ALTER TABLE workers ADD COLUMN principal TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Migration 4: attempts by end time, so a sweep's throughput (trials ended
+// in the last 10 minutes) reads those attempts only, not the whole sweep.
+constexpr char kMigration4[] = R"sql(
+CREATE INDEX attempts_by_end ON attempts (ended_ms);
+)sql";
+
 const std::vector<const char*>& Migrations() {
-  static const auto* m =
-      new std::vector<const char*>{kMigration1, kMigration2, kMigration3};
+  static const auto* m = new std::vector<const char*>{kMigration1, kMigration2,
+                                                      kMigration3, kMigration4};
   return *m;
 }
 

@@ -19,6 +19,13 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
   RETURN_IF_ERROR(Migrate(db.get()));
   std::unique_ptr<ResultsStore> store(new ResultsStore(std::move(db)));
   ResultsStore* s = store.get();
+  {
+    Database::Options reader = options;
+    reader.read_only = true;
+    ASSIGN_OR_RETURN(std::unique_ptr<Database> r, Database::Open(path, reader));
+    absl::MutexLock lock(&s->reader_mu_);
+    s->reader_ = std::move(r);
+  }
   if (!options.read_only) {
     s->checkpointer_ =
         std::make_unique<WalCheckpointer>(path, options, s->db_.get());

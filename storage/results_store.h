@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -140,6 +141,11 @@ struct TrialRecord {
   int64_t updated_ms = 0;
   std::map<std::string, double>
       results;  // filled by GetTrial / TrialsWithResults
+  // TrialsWithResults only: the config in binary, as leases carry it (the
+  // trial's axes, and its sweep's training part; empty for trials stored
+  // before schema 2, whose config_json is filled instead).
+  std::string axes_pb;
+  std::string training_pb;
   std::vector<AttemptRecord> attempt_history;  // filled by GetTrial
   std::vector<ArtifactRecord> artifacts;       // filled by GetTrial
 };
@@ -299,9 +305,12 @@ class ResultsStore {
       const std::string& sweep_name, int64_t since_ms);
   absl::StatusOr<TrialRecord> GetTrial(
       const std::string& trial_id);  // NOT_FOUND
-  // Trials of a sweep with their final results (all metrics, or `metrics`).
+  // Trials of a sweep with their final results (all metrics, or `metrics`),
+  // configs in binary (axes_pb, training_pb) rather than JSON; only those
+  // changed at or after since_ms when it is > 0.
   absl::StatusOr<std::vector<TrialRecord>> TrialsWithResults(
-      const std::string& sweep_name, const std::vector<std::string>& metrics);
+      const std::string& sweep_name, const std::vector<std::string>& metrics,
+      int64_t since_ms = 0);
   // The trial's curve across attempts: the last attempt's points, and each
   // earlier attempt's points up to the step where later attempts resumed from
   // its checkpoint (docs/schema.md).
@@ -388,14 +397,26 @@ class ResultsStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<SweepRecord> GetSweepLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FillCounts(SweepRecord* sweep)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // On `db`: db_ with mu_ held, or reader_ with reader_mu_ held.
+  absl::StatusOr<SweepRecord> SweepOn(Database* db, const std::string& name);
+  absl::Status FillCounts(Database* db, SweepRecord* sweep);
+  // The sweep's id without its counts; NOT_FOUND for an unknown name.
+  absl::StatusOr<int64_t> SweepId(Database* db, const std::string& name);
   // ExpireLeases inside the caller's transaction.
   absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
+  // A second, read-only connection for the long reads of whole sweeps
+  // (TrialsWithResults, Metrics): WAL lets it read while the writer
+  // commits, so a dashboard never holds mu_ against the workers.
+  absl::Mutex reader_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::unique_ptr<Database> reader_ ABSL_GUARDED_BY(reader_mu_);
+  // sweep_id -> its first attempt's start, once there is one (FillCounts).
+  absl::Mutex first_started_mu_;
+  absl::flat_hash_map<int64_t, int64_t> first_started_ms_
+      ABSL_GUARDED_BY(first_started_mu_);
   std::unique_ptr<WalCheckpointer> checkpointer_;  // null when read-only
   std::unique_ptr<WriteQueue> writes_;
 };

@@ -69,8 +69,8 @@ SweepRecord ReadSweep(const Statement& s) {
 
 }  // namespace
 
-absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCountsSql));
+absl::Status ResultsStore::FillCounts(Database* db, SweepRecord* sweep) {
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kCountsSql));
   s->BindInt64(1, sweep->sweep_id);
   sweep->counts.clear();
   sweep->total_trials = 0;
@@ -80,36 +80,70 @@ absl::Status ResultsStore::FillCounts(SweepRecord* sweep) {
     sweep->counts[s->ColumnText(0)] = s->ColumnInt64(1);
     sweep->total_trials += s->ColumnInt64(1);
   }
-  constexpr char kThroughputSql[] =
-      "SELECT COALESCE(SUM(a.state IN ('done', 'diverged', 'failed') AND "
-      "a.ended_ms >= ?), 0), "
-      "COALESCE(MIN(a.started_ms), 0) FROM attempts a JOIN trials t USING "
-      "(trial_id) "
-      "WHERE t.sweep_id = ?";
-  ASSIGN_OR_RETURN(Statement * th, db_->Cached(kThroughputSql));
   // Display only (status throughput), so the real clock is fine here.
+  constexpr char kEndedSql[] =
+      "SELECT COUNT(*) FROM attempts a JOIN trials t USING (trial_id) WHERE "
+      "a.ended_ms >= ? AND a.state IN ('done', 'diverged', 'failed') AND "
+      "t.sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * th, db->Cached(kEndedSql));
   th->BindInt64(1, absl::ToUnixMillis(absl::Now()) - 10 * 60 * 1000);
   th->BindInt64(2, sweep->sweep_id);
   ASSIGN_OR_RETURN(bool row, th->Step());
-  if (row) {
-    sweep->ended_last_10min = th->ColumnInt64(0);
-    sweep->first_started_ms = th->ColumnInt64(1);
+  sweep->ended_last_10min = row ? th->ColumnInt64(0) : 0;
+  th->Reset();
+  // The first start never changes once there is one: read it until then.
+  {
+    absl::MutexLock lock(&first_started_mu_);
+    auto known = first_started_ms_.find(sweep->sweep_id);
+    if (known != first_started_ms_.end()) {
+      sweep->first_started_ms = known->second;
+      return absl::OkStatus();
+    }
+  }
+  constexpr char kFirstStartSql[] =
+      "SELECT COALESCE(MIN(a.started_ms), 0) FROM attempts a JOIN trials t "
+      "USING (trial_id) WHERE t.sweep_id = ?";
+  ASSIGN_OR_RETURN(th, db->Cached(kFirstStartSql));
+  th->BindInt64(1, sweep->sweep_id);
+  ASSIGN_OR_RETURN(row, th->Step());
+  sweep->first_started_ms = row ? th->ColumnInt64(0) : 0;
+  if (sweep->first_started_ms > 0) {
+    absl::MutexLock lock(&first_started_mu_);
+    first_started_ms_[sweep->sweep_id] = sweep->first_started_ms;
   }
   th->Reset();
   return absl::OkStatus();
 }
 
-absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
-    const std::string& name) {
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSelectSweepSql));
+absl::StatusOr<SweepRecord> ResultsStore::SweepOn(Database* db,
+                                                  const std::string& name) {
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kSelectSweepSql));
   s->BindText(1, name);
   ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row)
     return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
   SweepRecord r = ReadSweep(*s);
   s->Reset();
-  RETURN_IF_ERROR(FillCounts(&r));
+  RETURN_IF_ERROR(FillCounts(db, &r));
   return r;
+}
+
+absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
+    const std::string& name) {
+  return SweepOn(db_.get(), name);
+}
+
+absl::StatusOr<int64_t> ResultsStore::SweepId(Database* db,
+                                              const std::string& name) {
+  constexpr char kSweepIdSql[] = "SELECT sweep_id FROM sweeps WHERE name = ?";
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kSweepIdSql));
+  s->BindText(1, name);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no sweep named '", name, "'"));
+  const int64_t id = s->ColumnInt64(0);
+  s->Reset();
+  return id;
 }
 
 absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
@@ -263,22 +297,23 @@ absl::Status ResultsStore::SubmitSweepLocked(
 }
 
 absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  return GetSweepLocked(name);
+  absl::MutexLock lock(&reader_mu_);
+  return SweepOn(reader_.get(), name);
 }
 
 absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
   std::vector<SweepRecord> out;
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kListSweepsSql));
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(kListSweepsSql));
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
       if (!row) break;
       out.push_back(ReadSweep(*s));
     }
   }
-  for (SweepRecord& r : out) RETURN_IF_ERROR(FillCounts(&r));
+  for (SweepRecord& r : out) RETURN_IF_ERROR(FillCounts(db, &r));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "storage/results_store.h"
@@ -82,14 +83,15 @@ absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
     const std::string& sweep_name, const std::string& state,
     int64_t after_ordinal, int limit) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
   static const std::string sql = absl::StrCat(
       kTrialColumns,
       "WHERE t.sweep_id = ? AND (? = '' OR t.state = ?) AND t.ordinal > ? ",
       "ORDER BY t.ordinal LIMIT ?");
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
-  s->BindInt64(1, sweep.sweep_id);
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(sql.c_str()));
+  s->BindInt64(1, sweep_id);
   s->BindText(2, state);
   s->BindText(3, state);
   s->BindInt64(4, after_ordinal);
@@ -99,13 +101,14 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
     const std::string& sweep_name, int64_t since_ms) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
   static const std::string sql = absl::StrCat(
       kTrialColumns,
       "WHERE t.sweep_id = ? AND t.updated_ms >= ? ORDER BY t.ordinal");
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
-  s->BindInt64(1, sweep.sweep_id);
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(sql.c_str()));
+  s->BindInt64(1, sweep_id);
   s->BindInt64(2, since_ms);
   return ReadTrials(s);
 }
@@ -157,42 +160,76 @@ absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
 }
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
-    const std::string& sweep_name, const std::vector<std::string>& metrics) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SweepRecord sweep, GetSweepLocked(sweep_name));
-  static const std::string trials_sql =
-      absl::StrCat(kTrialColumns, "WHERE t.sweep_id = ? ORDER BY t.ordinal");
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(trials_sql.c_str()));
-  s->BindInt64(1, sweep.sweep_id);
-  std::vector<TrialRecord> out;
-  std::map<std::string, size_t> index;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) break;
-    index[s->ColumnText(0)] = out.size();
-    out.push_back(ReadTrial(*s));
-  }
-  constexpr char kSweepResultsSql[] =
-      "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING "
-      "(trial_id) "
-      "WHERE t.sweep_id = ?";
-  ASSIGN_OR_RETURN(Statement * r, db_->Cached(kSweepResultsSql));
-  r->BindInt64(1, sweep.sweep_id);
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, r->Step());
-    if (!row) break;
-    const std::string name = r->ColumnText(1);
-    if (!metrics.empty() &&
-        std::find(metrics.begin(), metrics.end(), name) == metrics.end())
-      continue;
-    out[index[r->ColumnText(0)]].results[name] = r->ColumnDouble(2);
-  }
+    const std::string& sweep_name, const std::vector<std::string>& metrics,
+    int64_t since_ms) {
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
+  // One snapshot for the three statements.
+  RETURN_IF_ERROR(db->Execute("BEGIN"));
+  absl::StatusOr<std::vector<TrialRecord>> out =
+      [&]() -> absl::StatusOr<std::vector<TrialRecord>> {
+    ASSIGN_OR_RETURN(Statement * id,
+                     db->Cached("SELECT sweep_id FROM sweeps WHERE "
+                                "name = ?"));
+    id->BindText(1, sweep_name);
+    ASSIGN_OR_RETURN(bool found, id->Step());
+    if (!found)
+      return absl::NotFoundError(
+          absl::StrCat("no sweep named '", sweep_name, "'"));
+    const int64_t sweep_id = id->ColumnInt64(0);
+    id->Reset();
+    // kTrialColumns' order, config_json only where no binary config exists.
+    constexpr char kTrialsSql[] =
+        "SELECT t.trial_id, s.name, t.ordinal, CASE WHEN t.axes_pb IS NULL OR "
+        "g.training_pb IS NULL THEN t.config_json ELSE '' END, t.config_hash, "
+        "t.state, t.attempts, t.failures, t.last_step, t.updated_ms, "
+        "t.axes_pb, "
+        "g.training_pb FROM trials t JOIN sweeps s USING (sweep_id) LEFT JOIN "
+        "trainings g ON g.training_id = t.training_id WHERE t.sweep_id = ? "
+        "AND t.updated_ms >= ? ORDER BY t.ordinal";
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(kTrialsSql));
+    s->BindInt64(1, sweep_id);
+    s->BindInt64(2, since_ms);
+    std::vector<TrialRecord> out;
+    absl::flat_hash_map<std::string, size_t> index;
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      index[s->ColumnText(0)] = out.size();
+      out.push_back(ReadTrial(*s));
+      if (out.back().config_json.empty()) {
+        out.back().axes_pb = s->ColumnBlob(10);
+        out.back().training_pb = s->ColumnBlob(11);
+      }
+    }
+    constexpr char kSweepResultsSql[] =
+        "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING "
+        "(trial_id) "
+        "WHERE t.sweep_id = ? AND t.updated_ms >= ?";
+    ASSIGN_OR_RETURN(Statement * r, db->Cached(kSweepResultsSql));
+    r->BindInt64(1, sweep_id);
+    r->BindInt64(2, since_ms);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, r->Step());
+      if (!row) break;
+      const std::string name = r->ColumnText(1);
+      if (!metrics.empty() &&
+          std::find(metrics.begin(), metrics.end(), name) == metrics.end())
+        continue;
+      // One snapshot: every result is of a trial read above.
+      auto it = index.find(r->ColumnText(0));
+      if (it != index.end()) out[it->second].results[name] = r->ColumnDouble(2);
+    }
+    return out;
+  }();
+  db->Execute("COMMIT").IgnoreError();
   return out;
 }
 
 absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
     const std::string& trial_id) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
   // The trial's curve: the last attempt's points, plus each earlier
   // attempt's points up to where every later attempt resumed from its
   // checkpoint. An attempt followed by a restart from step 0 contributes none.
@@ -201,7 +238,7 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
       "attempt DESC";
   std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept (-1: none)
   {
-    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kStartStepsSql));
+    ASSIGN_OR_RETURN(Statement * a, db->Cached(kStartStepsSql));
     a->BindText(1, trial_id);
     int64_t limit = std::numeric_limits<int64_t>::max();
     while (true) {
@@ -215,7 +252,7 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
   constexpr char kAllMetricsSql[] =
       "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER "
       "BY name, step, attempt";
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAllMetricsSql));
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kAllMetricsSql));
   s->BindText(1, trial_id);
   std::vector<MetricRecord> out;
   while (true) {

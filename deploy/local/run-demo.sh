@@ -10,7 +10,8 @@
 #
 # Environment: QKOV_DATA (data folder; default qkov-data/demo-<time>),
 # QKOV_WORKERS (default: number of cores), QKOV_BATCH_TRIALS (compatible
-# trials each worker trains together; default 8).
+# trials each worker trains together; default 8), QKOV_HTTP_LISTEN (the
+# dashboard's address; default 127.0.0.1:0, a free port, printed).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 submit_args=()
@@ -46,6 +47,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 "$bin/qkov-server" --db="$data/results.db" --listen=127.0.0.1:0 --port_file="$data/server.port" \
+  --http_listen="${QKOV_HTTP_LISTEN:-127.0.0.1:0}" --http_port_file="$data/http.port" \
   2>>"$data/server.log" &
 server_pid=$!
 for _ in $(seq 1 300); do
@@ -56,6 +58,11 @@ done
 [ -s "$data/server.port" ] || { echo "qkov-server did not start; see $data/server.log" >&2; exit 1; }
 export QKOV_SERVER="127.0.0.1:$(cat "$data/server.port")"
 echo "== qkov-server on $QKOV_SERVER, database $data/results.db"
+for _ in $(seq 1 50); do [ -s "$data/http.port" ] && break; sleep 0.1; done
+http_host=${QKOV_HTTP_LISTEN:-127.0.0.1:0}
+http_host=${http_host%:*}
+[ "$http_host" = "0.0.0.0" ] && http_host=localhost
+echo "== dashboard: http://$http_host:$(cat "$data/http.port")/ (open it in a browser; live while the sweep runs)"
 
 submit_out=$("$bin/qkov" submit "${submit_args[@]}" "$@")
 echo "$submit_out"
@@ -82,3 +89,5 @@ echo "== mean over seeds, 95% confidence interval"
 echo "== figures"
 "$bin/qkov" plot "$sweep" --out "$data/plots"
 echo "== in $data: results.db, results.txt, summary.txt, results.csv, curves.csv, plots/"
+echo "== the dashboard stops with this script; to browse these results again:"
+echo "   $bin/qkov-server --db=$data/results.db --http_listen=127.0.0.1:8080   # then http://127.0.0.1:8080/"

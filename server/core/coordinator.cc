@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -62,7 +63,8 @@ Coordinator::Coordinator(storage::ResultsStore* store, Clock* clock,
     : store_(store),
       sql_console_(sql_console),
       clock_(clock),
-      options_(options) {}
+      options_(options),
+      rows_cache_(store, clock) {}
 
 void Coordinator::NotifyChange() {
   absl::MutexLock lock(&change_mu_);
@@ -248,7 +250,8 @@ namespace {
 // or a metric of the sweep.
 bool IsRowKey(const std::string& key) {
   static const std::set<std::string> kAxes = {
-      "parameterization", "lr_ratio", "eta_ov", "seed", "state", "trial"};
+      "parameterization", "lr_ratio", "eta_ov", "seed", "alpha", "state",
+      "trial"};
   if (kAxes.count(key)) return true;
   return !key.empty() && key.size() <= 128 &&
          std::all_of(key.begin(), key.end(), [](char c) {
@@ -256,21 +259,31 @@ bool IsRowKey(const std::string& key) {
          });
 }
 
-absl::StatusOr<std::vector<v1::ResultRow>> ResultRows(
-    storage::ResultsStore* store, const std::string& sweep_name,
-    const std::vector<std::string>& metrics) {
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> records,
-                   store->TrialsWithResults(sweep_name, metrics));
-  std::vector<v1::ResultRow> rows(records.size());
-  for (size_t i = 0; i < records.size(); ++i) {
-    const storage::TrialRecord& record = records[i];
-    v1::ResultRow& out = rows[i];
-    out.set_trial_id(record.trial_id);
-    RETURN_IF_ERROR(ParseJson(record.config_json, out.mutable_config()));
-    out.set_state(TrialStateFromString(record.state));
-    for (const auto& [k, v] : record.results) (*out.mutable_values())[k] = v;
+// Sorts the row indices `kept` by `key`: numbers first, then text, then
+// rows without the key, numbers and text in the asked order; stable.
+void SortRows(const std::vector<v1::ResultRow>& rows, const std::string& key,
+              bool desc, std::vector<size_t>* kept) {
+  struct SortKey {
+    double number;
+    std::string text;
+  };
+  std::vector<SortKey> keys(rows.size());
+  for (size_t i : *kept) {
+    keys[i].number = NumberOf(rows[i], key);
+    if (std::isnan(keys[i].number)) keys[i].text = KeyOf(rows[i], key);
   }
-  return rows;
+  auto before = [&](size_t a, size_t b) {
+    const SortKey &x = keys[a], &y = keys[b];
+    const int cx = !std::isnan(x.number) ? 0 : x.text.empty() ? 2 : 1;
+    const int cy = !std::isnan(y.number) ? 0 : y.text.empty() ? 2 : 1;
+    if (cx != cy) return cx < cy;
+    if (cx == 0 && x.number != y.number)
+      return desc ? x.number > y.number : x.number < y.number;
+    if (cx == 1 && x.text != y.text)
+      return desc ? x.text > y.text : x.text < y.text;
+    return false;
+  };
+  std::stable_sort(kept->begin(), kept->end(), before);
 }
 
 }  // namespace
@@ -294,56 +307,40 @@ absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
           absl::StrCat("where: '", TerminalSafe(f.key),
                        "' is not an axis, state, trial or metric name"));
   }
-  // Filtering and sorting need every metric they name.
-  if (!metrics.empty()) {
-    for (const Filter& f : filters) metrics.push_back(f.key);
-    if (!r.sort_by().empty()) metrics.push_back(r.sort_by());
-  }
-  ASSIGN_OR_RETURN(std::vector<v1::ResultRow> rows,
-                   ResultRows(store_, r.sweep_name(), metrics));
-  std::vector<const v1::ResultRow*> kept;
-  kept.reserve(rows.size());
-  for (const v1::ResultRow& row : rows) {
-    if (Matches(row, filters)) kept.push_back(&row);
-  }
-  if (!r.sort_by().empty()) {
-    const std::string& key = r.sort_by();
-    auto before = [&](const v1::ResultRow* a, const v1::ResultRow* b) {
-      const double x = NumberOf(*a, key), y = NumberOf(*b, key);
-      const bool nx = std::isnan(x), ny = std::isnan(y);
-      if (!nx && !ny && x != y) return r.descending() ? x > y : x < y;
-      if (nx != ny) return ny;  // numbers before text and missing values
-      if (nx && ny) {
-        const std::string sa = KeyOf(*a, key), sb = KeyOf(*b, key);
-        if (sa != sb) {
-          if (sa.empty() || sb.empty()) return sb.empty();  // missing last
-          return r.descending() ? sa > sb : sa < sb;
-        }
-      }
-      return false;
-    };
-    std::stable_sort(kept.begin(), kept.end(), before);
-  }
   v1::QueryResultsResponse resp;
-  resp.set_total_rows(static_cast<int64_t>(kept.size()));
-  const size_t begin = std::min(kept.size(), static_cast<size_t>(r.offset()));
-  const size_t end =
-      r.limit() == 0
-          ? kept.size()
-          : std::min(kept.size(), begin + static_cast<size_t>(r.limit()));
-  // The rows named in the request's metrics only.
-  const std::set<std::string> asked(r.metrics().begin(), r.metrics().end());
-  for (size_t i = begin; i < end; ++i) {
-    v1::ResultRow* out = resp.add_rows();
-    *out = *kept[i];
-    if (!asked.empty()) {
-      for (auto it = out->mutable_values()->begin();
-           it != out->mutable_values()->end();) {
-        it = asked.count(it->first) ? std::next(it)
-                                    : out->mutable_values()->erase(it);
-      }
-    }
-  }
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        const std::vector<v1::ResultRow>& rows = stored.rows();
+        std::vector<size_t> kept;
+        kept.reserve(rows.size());
+        for (size_t i = 0; i < rows.size(); ++i) {
+          if (Matches(rows[i], filters)) kept.push_back(i);
+        }
+        if (!r.sort_by().empty())
+          SortRows(rows, r.sort_by(), r.descending(), &kept);
+        resp.set_total_rows(static_cast<int64_t>(kept.size()));
+        const size_t begin =
+            std::min(kept.size(), static_cast<size_t>(r.offset()));
+        const size_t end =
+            r.limit() == 0
+                ? kept.size()
+                : std::min(kept.size(), begin + static_cast<size_t>(r.limit()));
+        // The metrics the request names, or all.
+        const std::set<std::string> asked(r.metrics().begin(),
+                                          r.metrics().end());
+        for (size_t k = begin; k < end; ++k) {
+          const size_t i = kept[k];
+          v1::ResultRow* out = resp.add_rows();
+          out->set_trial_id(rows[i].trial_id());
+          out->set_state(rows[i].state());
+          RETURN_IF_ERROR(stored.FullConfig(i, out->mutable_config()));
+          for (const auto& [name, value] : rows[i].values()) {
+            if (asked.empty() || asked.count(name))
+              (*out->mutable_values())[name] = value;
+          }
+        }
+        return absl::OkStatus();
+      }));
   return resp;
 }
 
@@ -361,17 +358,18 @@ absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
       return absl::InvalidArgumentError(absl::StrCat(
           "metrics: '", TerminalSafe(m), "' is not a metric name"));
   }
-  std::vector<std::string> needed = metrics;
   ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
-  for (const Filter& f : filters) needed.push_back(f.key);
-  ASSIGN_OR_RETURN(std::vector<v1::ResultRow> rows,
-                   ResultRows(store_, r.sweep_name(), needed));
-  ASSIGN_OR_RETURN(std::vector<Group> groups,
-                   Aggregate(rows, by, metrics, where));
   v1::AggregateResultsResponse resp;
-  int64_t matched = 0;
-  for (const v1::ResultRow& row : rows) matched += Matches(row, filters);
-  resp.set_rows(matched);
+  std::vector<Group> groups;
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        ASSIGN_OR_RETURN(groups, Aggregate(stored.rows(), by, metrics, where));
+        int64_t matched = 0;
+        for (const v1::ResultRow& row : stored.rows())
+          matched += Matches(row, filters);
+        resp.set_rows(matched);
+        return absl::OkStatus();
+      }));
   for (const Group& g : groups) {
     v1::ResultGroup* out = resp.add_groups();
     for (const std::string& k : g.keys) out->add_keys(k);
@@ -402,23 +400,23 @@ absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
   const size_t max_points = r.max_points() == 0 ? 200 : r.max_points();
   ASSIGN_OR_RETURN(storage::SweepRecord sweep,
                    store_->GetSweep(r.sweep_name()));
-  ASSIGN_OR_RETURN(std::vector<v1::ResultRow> rows,
-                   ResultRows(store_, r.sweep_name(), {r.metric()}));
+  // Ordinals count a sweep's trials from 0 in submission order.
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> page,
+                   store_->ListTrials(r.sweep_name(), "", r.offset() - 1,
+                                      static_cast<int>(limit)));
   v1::SweepCurvesResponse resp;
-  resp.set_total_trials(static_cast<int64_t>(rows.size()));
-  const size_t begin = std::min(rows.size(), static_cast<size_t>(r.offset()));
-  const size_t end = std::min(rows.size(), begin + static_cast<size_t>(limit));
-  for (size_t i = begin; i < end; ++i) {
+  resp.set_total_trials(sweep.total_trials);
+  for (const storage::TrialRecord& trial : page) {
     ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
-                     store_->Metrics(rows[i].trial_id()));
+                     store_->Metrics(trial.trial_id));
     std::vector<const storage::MetricRecord*> curve;
     for (const storage::MetricRecord& p : points) {
       if (p.name == r.metric()) curve.push_back(&p);
     }
     v1::TrialCurve* out = resp.add_curves();
-    out->set_trial_id(rows[i].trial_id());
-    *out->mutable_config() = rows[i].config();
-    out->set_state(rows[i].state());
+    out->set_trial_id(trial.trial_id);
+    RETURN_IF_ERROR(ParseJson(trial.config_json, out->mutable_config()));
+    out->set_state(TrialStateFromString(trial.state));
     v1::MetricSeries* series = out->mutable_series();
     series->set_name(r.metric());
     // Every stride-th point, and the last.
@@ -491,7 +489,8 @@ absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(
 }
 
 absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
-                                                        absl::Time* since) {
+                                                        absl::Time* since,
+                                                        bool brief) {
   const int64_t now = NowMs();
   ASSIGN_OR_RETURN(storage::SweepRecord sweep, store_->GetSweep(name));
   ASSIGN_OR_RETURN(
@@ -509,6 +508,12 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
   p.set_finished(active == 0);
   for (const auto& t : changed) {
     v1::Trial* out = p.add_updated();
+    if (brief) {
+      out->set_trial_id(t.trial_id);
+      out->set_state(TrialStateFromString(t.state));
+      out->set_last_step(t.last_step);
+      continue;
+    }
     ASSIGN_OR_RETURN(*out, ToTrial(t));
     if (t.state == storage::kRunning || t.state == storage::kDone) {
       ASSIGN_OR_RETURN(auto latest, store_->LatestMetrics(t.trial_id));

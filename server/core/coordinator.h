@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "qkov/v1/sweep.pb.h"
 #include "qkov/v1/worker.pb.h"
+#include "server/core/result_rows.h"
 #include "server/core/sweep_spec.h"
 #include "storage/results_store.h"
 #include "storage/sql_console.h"
@@ -79,9 +80,12 @@ class Coordinator {
       const qkov::v1::QuerySqlRequest& r,
       const std::function<bool()>& cancelled = {});
   // One progress message: the sweep, whether it is finished, and trials
-  // changed at or after *since (advanced to now).
+  // changed at or after *since (advanced to now). `brief`: the changed
+  // trials carry only id, state and last step (no config, attempts or
+  // latest values), for the dashboard's event stream.
   absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
-                                                   absl::Time* since);
+                                                   absl::Time* since,
+                                                   bool brief = false);
   // Blocks until any trial changes or `deadline` passes; true on a change.
   // For watch streams.
   bool WaitForChange(absl::Time deadline);
@@ -139,6 +143,9 @@ class Coordinator {
   absl::Mutex workers_mu_;
   absl::flat_hash_map<std::string, storage::ResultsStore::WorkerIdentity>
       workers_ ABSL_GUARDED_BY(workers_mu_);
+
+  // Result rows of recently queried sweeps (QueryResults, AggregateResults).
+  ResultRowsCache rows_cache_;
 
   absl::Mutex change_mu_;
   uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;

@@ -32,6 +32,16 @@ function fmt(v) {
   if (x !== 0 && (Math.abs(x) < 1e-3 || Math.abs(x) >= 1e5)) return x.toExponential(3);
   return String(Number(x.toPrecision(4)));
 }
+// Axis tick labels: short numbers, and on log axes only 1, 2 and 5 times a
+// power of ten.
+function tick(value) {
+  const v = Number(value);
+  if (this.type === 'logarithmic') {
+    const lead = v / 10 ** Math.floor(Math.log10(v) + 1e-9);
+    if (![1, 2, 5].some((d) => Math.abs(lead - d) < 1e-6)) return '';
+  }
+  return fmt(v);
+}
 function stateName(s) { return String(s || '').toLowerCase(); }
 function showError(message) {
   const e = $('#error');
@@ -170,7 +180,7 @@ function ratioChart(name, metric, agg) {
     data: { datasets },
     options: {
       animation: false, parsing: true, maintainAspectRatio: false,
-      scales: { x: { type: 'logarithmic', title: { display: true, text: 'eta_QK / eta_OV' } },
+      scales: { x: { type: 'logarithmic', title: { display: true, text: 'eta_QK / eta_OV' }, ticks: { callback: tick } },
                 y: { title: { display: true, text: `${metric} (mean over seeds, 95% CI)` } } },
       plugins: {
         legend: { labels: { filter: (item) => !item.text.includes('ci95') } },
@@ -222,6 +232,7 @@ async function sweepPage(name) {
     curveMetric: names.has('train_loss') ? 'train_loss' : (metrics[0] || 'train_loss'),
     sort: '', order: 'asc', offset: 0, where: [],
   };
+  const task = ((sweep.spec || {}).training || {}).task;
   const main = $('#main');
   const metricSelect = (value, onchange) => {
     const s = el('select', { onchange });
@@ -245,10 +256,11 @@ async function sweepPage(name) {
       el('div', { class: 'panel' },
         el('div', { class: 'controls' }, 'metric ', metricSelect(state.metric, (e) => { state.metric = e.target.value; refreshPlot(); })),
         el('div', {}, el('canvas', { id: 'ratio' }))),
-      el('div', { class: 'panel' },
+      task === 'TASK_THEORY' ? null : el('div', { class: 'panel' },
         el('div', { class: 'controls' }, 'learning curves ', metricSelect(state.curveMetric, (e) => { state.curveMetric = e.target.value; refreshCurves(); }),
           el('span', { class: 'muted', id: 'curves-note' })),
         el('div', {}, el('canvas', { id: 'curves' })))),
+    el('div', { class: 'grid', id: 'paper-figures' }),
     el('h2', { text: 'Trials' }),
     el('div', { class: 'controls' }, stateFilter, filter,
       el('button', { text: 'apply', onclick: () => { applyFilter(); } })),
@@ -266,6 +278,7 @@ async function sweepPage(name) {
     ratioChart(name, state.metric, agg);
   }
   async function refreshCurves() {
+    if (task === 'TASK_THEORY') return;
     const c = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${encodeURIComponent(state.curveMetric)}&limit=100&max_points=200`);
     curvesChart(state.curveMetric, c);
     $('#curves-note').textContent = num(c.total_trials) > 100 ? `first 100 of ${num(c.total_trials)} trials` : '';
@@ -309,8 +322,13 @@ async function sweepPage(name) {
     table.replaceChildren(el('table', { id: 'trials' }, el('thead', {}, head), el('tbody', {}, ...body)), pager);
   }
 
+  async function refreshFigures() {
+    if (task === 'TASK_FIXED_ATTENTION') return fixedAttentionFigures(name);
+    if (task === 'TASK_THEORY') return theoryFigures(name);
+    return null;
+  }
   renderHeader(sweep);
-  await Promise.all([refreshPlot(), refreshCurves(), refreshTable()]);
+  await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures()]);
   window.qkov.ready = true;
   let pending = null, plotStale = false;
   follow(`/api/v1/events?sweep=${encodeURIComponent(name)}`, 'progress', (p) => {
@@ -325,10 +343,107 @@ async function sweepPage(name) {
       const plot = plotStale;
       pending = null;
       plotStale = false;
-      Promise.all([refreshTable(), plot ? refreshPlot() : null, refreshCurves()])
+      Promise.all([refreshTable(), plot ? refreshPlot() : null, plot ? refreshFigures() : null, refreshCurves()])
         .catch((e) => showError(e.message));
     }, 1000);
   });
+}
+
+// ---- the paper's task figures ----
+
+function figurePanel(id, title) {
+  const grid = $('#paper-figures');
+  let panel = document.getElementById(`${id}-panel`);
+  if (!panel) {
+    panel = el('div', { class: 'panel', id: `${id}-panel` }, el('div', { class: 'controls', text: title }),
+      el('div', {}, el('canvas', { id })));
+    grid.append(panel);
+  }
+  return panel;
+}
+
+function lineChart(id, datasets, xTitle, yTitle, { logX = false, logY = false, reverseX = false } = {}) {
+  chart(id, {
+    type: 'line',
+    data: { datasets },
+    options: {
+      animation: false, maintainAspectRatio: false,
+      scales: {
+        x: { type: logX ? 'logarithmic' : 'linear', reverse: reverseX, title: { display: true, text: xTitle }, ticks: { callback: tick } },
+        y: { type: logY ? 'logarithmic' : 'linear', title: { display: true, text: yTitle }, ticks: { callback: tick } },
+      },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: (${fmt(c.raw.x)}, ${fmt(c.raw.y)})` } } },
+    },
+  });
+}
+
+const R_COLORS = ['#1d4ed8', '#0891b2', '#16a34a', '#d97706', '#dc2626', '#7c3aed', '#db2777', '#4b5563'];
+
+// Fig. 3: final loss against alpha per parameterization, and its slope.
+async function fixedAttentionFigures(name) {
+  const agg = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/aggregate?by=parameterization,alpha&metric=loss&where=state%3Ddone`);
+  const byParam = {};
+  for (const g of agg.groups || []) {
+    const m = g.metrics.loss;
+    if (!m || num(m.n) === 0 || g.keys[1] === '') continue;
+    (byParam[g.keys[0]] = byParam[g.keys[0]] || []).push({ x: Number(g.keys[1]), y: num(m.mean) });
+  }
+  const loss = [], slope = [];
+  window.qkov.fixedAttention = byParam;
+  for (const [param, ps] of Object.entries(byParam)) {
+    ps.sort((a, b) => a.x - b.x);
+    const ov = param.endsWith('CO') ? 'collapsed OV' : param.endsWith('FO') ? 'factorized OV' : '';
+    const label = ov ? `${ov} (${param})` : param;
+    const color = COLORS[param] || '#111827';
+    loss.push({ label, data: ps, borderColor: color, backgroundColor: color });
+    slope.push({ label, borderColor: color, backgroundColor: color,
+      data: ps.slice(1).map((p, i) => ({ x: (p.x + ps[i].x) / 2, y: -(p.y - ps[i].y) / (p.x - ps[i].x) })) });
+  }
+  figurePanel('fig3-loss', 'Fig. 3: final loss against the fixed attention alpha (mean over seeds)');
+  lineChart('fig3-loss', loss, 'alpha', 'final loss', { logY: true });
+  figurePanel('fig3-slope', 'Fig. 3: -dL/dalpha between adjacent alphas');
+  lineChart('fig3-slope', slope, 'alpha (midpoint)', '-dL/dalpha');
+}
+
+// Fig. 4: mu_OV, mu_QK, loss and alpha against log10(1 + tau), one curve per
+// r; and alpha at each loss threshold, with a trained sweep overlaid.
+async function theoryFigures(name) {
+  const get = (metric) => api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${metric}&limit=50&max_points=400`);
+  const [tau, ...series] = await Promise.all(['theory_tau', 'theory_mu_ov', 'theory_mu_qk', 'theory_loss', 'theory_alpha',
+    'threshold_loss', 'threshold_alpha'].map(get));
+  const byTrial = (resp) => Object.fromEntries((resp.curves || []).map((c) => [c.trial_id, c]));
+  const taus = byTrial(tau);
+  const rOf = (c) => Number(c.config.lr_ratio);
+  const trials = (tau.curves || []).slice().sort((a, b) => rOf(a) - rOf(b));
+  const panels = [['fig4-mu-ov', 'mu_OV', series[0]], ['fig4-mu-qk', 'mu_QK', series[1]],
+    ['fig4-loss', 'loss', series[2]], ['fig4-alpha', 'alpha', series[3]]];
+  for (const [id, label, resp] of panels) {
+    const curves = byTrial(resp);
+    const datasets = trials.map((t, i) => {
+      const x = taus[t.trial_id].series, y = (curves[t.trial_id] || {}).series || { steps: [], values: [] };
+      const at = Object.fromEntries(x.steps.map((st, k) => [st, Math.log10(1 + num(x.values[k]))]));
+      return { label: `r = ${fmt(rOf(t))}`, borderColor: R_COLORS[i % R_COLORS.length], pointRadius: 0, borderWidth: 1.5,
+        data: y.steps.map((st, k) => ({ x: at[st], y: num(y.values[k]) })).filter((p) => p.x !== undefined) };
+    });
+    figurePanel(id, `Fig. 4: ${label} against log10(1 + tau)`);
+    lineChart(id, datasets, 'log10(1 + tau)', label, { logY: label === 'loss' });
+  }
+  const thLoss = byTrial(series[4]), thAlpha = byTrial(series[5]);
+  const datasets = trials.map((t, i) => {
+    const l = (thLoss[t.trial_id] || {}).series || { values: [] }, a = (thAlpha[t.trial_id] || {}).series || { values: [] };
+    return { label: `r = ${fmt(rOf(t))}`, borderColor: R_COLORS[i % R_COLORS.length], pointRadius: 0, borderWidth: 1.5,
+      data: l.values.map((v, k) => ({ x: num(v), y: num(a.values[k]) })) };
+  });
+  const overlay = new URLSearchParams(location.search).get('overlay');
+  if (overlay) {
+    const agg = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/aggregate?by=parameterization,lr_ratio&metric=loss,distinct_attention&where=state%3Ddone`);
+    datasets.push({ label: `trained: ${overlay}`, showLine: false, pointRadius: 5, borderColor: '#111827', backgroundColor: '#111827',
+      data: (agg.groups || []).map((g) => ({ x: num(g.metrics.loss.mean), y: num(g.metrics.distinct_attention.mean), label: g.keys.join(' r=') })) });
+  }
+  const panel = figurePanel('fig4-thresholds', 'Fig. 4: alpha at each loss threshold (add ?overlay=SWEEP for trained models)');
+  panel.querySelector('.controls').title = 'points: a trained sweep, mean over seeds of final loss and distinct-token attention';
+  lineChart('fig4-thresholds', datasets, 'loss threshold (decreasing)', 'alpha', { logX: true, reverseX: true });
+  window.qkov.theoryTrials = trials.length;
 }
 
 // ---- one trial ----

@@ -382,7 +382,8 @@ void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
           event = absl::StrCat("event: sweeps\ndata: ", *json, "\n\n");
         } else {
           absl::Time since = stream->since;
-          absl::StatusOr<v1::SweepProgress> p = core_->Progress(sweep, &since);
+          absl::StatusOr<v1::SweepProgress> p =
+              core_->Progress(sweep, &since, /*brief=*/true);
           if (!p.ok()) return false;
           stream->since = since;
           v1::SweepProgress compact;

@@ -151,8 +151,12 @@ int main(int argc, char** argv) {
                  config.tls_cert.empty() ? "http" : "https", host.c_str(),
                  (*server)->http_port());
   }
-  if (config.token_file.empty() && config.listen.rfind("127.", 0) != 0 &&
-      config.listen.rfind("localhost", 0) != 0) {
+  auto beyond_loopback = [](const std::string& listen) {
+    return !listen.empty() && listen.rfind("127.", 0) != 0 &&
+           listen.rfind("localhost", 0) != 0 && listen.rfind("[::1]", 0) != 0;
+  };
+  if (config.token_file.empty() &&
+      (beyond_loopback(config.listen) || beyond_loopback(config.http_listen))) {
     std::fprintf(stderr,
                  "qkov-server: WARNING: listening beyond loopback without "
                  "--token_file\n");

@@ -23,6 +23,47 @@ TEST(PresetsTest, EveryPresetAndItsQuickVariantPassTheServersValidation) {
   }
 }
 
+// `qkov trial` prints a trial as a sweep file of one point; read back, that
+// file expands to the same trial (same config, same hash), for every
+// preset's task and settings.
+TEST(PresetsTest, TrialSweepTextReadsBackToTheSameTrial) {
+  for (const Preset& p : Presets()) {
+    absl::StatusOr<qkov::v1::SweepSpec> spec = ParseSweepText(p.yaml, p.name);
+    ASSERT_TRUE(spec.ok()) << p.name << ": " << spec.status();
+    core::ApplySpecDefaults(&*spec);
+    const std::vector<core::ExpandedTrial> trials = core::ExpandSweep(*spec);
+    ASSERT_FALSE(trials.empty()) << p.name;
+    for (const core::ExpandedTrial& t : {trials.front(), trials.back()}) {
+      qkov::v1::TrialConfig full = t.config;  // the axes
+      *full.mutable_training() = spec->training();
+      const std::string text = TrialSweepText("one", full);
+      absl::StatusOr<qkov::v1::SweepSpec> back =
+          ParseSweepText(text, "trial.yaml");
+      ASSERT_TRUE(back.ok()) << p.name << ": " << back.status() << "\n" << text;
+      core::ApplySpecDefaults(&*back);
+      const std::vector<core::ExpandedTrial> again = core::ExpandSweep(*back);
+      ASSERT_EQ(again.size(), 1u) << text;
+      EXPECT_EQ(again[0].config.DebugString(), t.config.DebugString()) << text;
+      EXPECT_EQ(back->training().DebugString(), spec->training().DebugString())
+          << text;
+      EXPECT_EQ(again[0].config_hash, t.config_hash) << p.name;
+    }
+  }
+  // The shape a reader sees: lists for the axes, names for enums.
+  absl::StatusOr<qkov::v1::SweepSpec> ratio =
+      ParseSweepText(FindPreset("paper-ratio")->yaml, "paper-ratio");
+  ASSERT_TRUE(ratio.ok());
+  core::ApplySpecDefaults(&*ratio);
+  qkov::v1::TrialConfig first = core::ExpandSweep(*ratio)[0].config;
+  *first.mutable_training() = ratio->training();
+  const std::string text = TrialSweepText("paper-ratio", first);
+  EXPECT_NE(text.find("axes:\n  parameterization: [FAFO]\n  lr_ratio: [1]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  task: synthetic\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("kind: sgd"), std::string::npos) << text;
+}
+
 // The SVA preset gets the authors' SVA setup from the task's defaults.
 TEST(PresetsTest, SvaPresetTrainsTheAuthorsSvaSetup) {
   absl::StatusOr<Preset> p = FindPreset("paper-sva");
