@@ -229,14 +229,19 @@ async function sweepPage(name) {
   const metrics = [...names].sort();
   const state = {
     metric: PREFERRED_METRICS.find((m) => names.has(m)) || metrics[0] || 'train_loss',
-    curveMetric: names.has('train_loss') ? 'train_loss' : (metrics[0] || 'train_loss'),
+    curveMetric: 'train_loss',
     sort: '', order: 'asc', offset: 0, where: [],
   };
   const task = ((sweep.spec || {}).training || {}).task;
+  // Theory and fixed-attention sweeps have their own figures (Fig. 4, 3).
+  const showRatio = !['TASK_THEORY', 'TASK_FIXED_ATTENTION'].includes(task);
+  const axisColumns = task === 'TASK_FIXED_ATTENTION' ? ['alpha'] : [];
   const main = $('#main');
-  const metricSelect = (value, onchange) => {
+  // Every task reports train_loss as a curve, though not as a result.
+  const curveMetrics = metrics.includes('train_loss') ? metrics : ['train_loss', ...metrics];
+  const metricSelect = (value, onchange, options = metrics) => {
     const s = el('select', { onchange });
-    for (const m of metrics) s.append(el('option', { value: m, text: m }));
+    for (const m of options) s.append(el('option', { value: m, text: m }));
     s.value = value;
     return s;
   };
@@ -253,11 +258,11 @@ async function sweepPage(name) {
       el('a', { href: `/api/v1/sweeps/${encodeURIComponent(name)}/export.csv`, text: 'export CSV' }),
       el('a', { href: `/api/v1/sweeps/${encodeURIComponent(name)}/export.json`, text: 'export JSON' })),
     el('div', { class: 'grid' },
-      el('div', { class: 'panel' },
+      !showRatio ? null : el('div', { class: 'panel' },
         el('div', { class: 'controls' }, 'metric ', metricSelect(state.metric, (e) => { state.metric = e.target.value; refreshPlot(); })),
         el('div', {}, el('canvas', { id: 'ratio' }))),
       task === 'TASK_THEORY' ? null : el('div', { class: 'panel' },
-        el('div', { class: 'controls' }, 'learning curves ', metricSelect(state.curveMetric, (e) => { state.curveMetric = e.target.value; refreshCurves(); }),
+        el('div', { class: 'controls' }, 'learning curves ', metricSelect(state.curveMetric, (e) => { state.curveMetric = e.target.value; refreshCurves(); }, curveMetrics),
           el('span', { class: 'muted', id: 'curves-note' })),
         el('div', {}, el('canvas', { id: 'curves' })))),
     el('div', { class: 'grid', id: 'paper-figures' }),
@@ -274,6 +279,7 @@ async function sweepPage(name) {
       s.description ? el('p', { class: 'muted', text: s.description }) : null);
   }
   async function refreshPlot() {
+    if (!showRatio) return;
     const agg = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/aggregate?by=parameterization,lr_ratio&metric=${encodeURIComponent(state.metric)}`);
     ratioChart(name, state.metric, agg);
   }
@@ -296,7 +302,8 @@ async function sweepPage(name) {
     const page = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/results?${q}`);
     const rows = page.rows || [];
     window.qkov.tableRows = rows;
-    const cols = ['trial', 'parameterization', 'lr_ratio', 'eta_ov', 'seed', 'state', ...metrics];
+    const cols = ['trial', 'parameterization', 'lr_ratio', 'eta_ov', 'seed', ...axisColumns, 'state',
+      ...metrics.filter((m) => !axisColumns.includes(m))];
     const head = el('tr', {}, ...cols.map((c) => {
       const th = el('th', { class: 'sortable', text: c, onclick: () => {
         if (state.sort === c) state.order = state.order === 'asc' ? 'desc' : 'asc';
@@ -312,8 +319,9 @@ async function sweepPage(name) {
       el('td', { class: 'num', text: fmt(r.config.lr_ratio) }),
       el('td', { class: 'num', text: fmt(r.config.eta_ov) }),
       el('td', { class: 'num', text: r.config.seed }),
+      ...axisColumns.map((a) => el('td', { class: 'num', text: fmt(r.config[a]) })),
       el('td', { class: 'state', text: stateName(r.state) }),
-      ...metrics.map((m) => el('td', { class: 'num', text: fmt((r.values || {})[m]) }))));
+      ...metrics.filter((m) => !axisColumns.includes(m)).map((m) => el('td', { class: 'num', text: fmt((r.values || {})[m]) }))));
     const total = num(page.total_rows);
     const pager = el('div', { class: 'controls' },
       el('button', { text: 'previous', disabled: state.offset === 0 ? '' : null, onclick: () => { state.offset = Math.max(0, state.offset - TABLE_PAGE); refreshTable(); } }),
@@ -329,6 +337,7 @@ async function sweepPage(name) {
   }
   renderHeader(sweep);
   await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures()]);
+  window.qkovReadyAt = performance.now();
   window.qkov.ready = true;
   let pending = null, plotStale = false;
   follow(`/api/v1/events?sweep=${encodeURIComponent(name)}`, 'progress', (p) => {

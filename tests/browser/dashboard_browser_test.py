@@ -9,7 +9,9 @@ synthetic sweep, then Chromium (Debian's) through the DevTools protocol:
   - the ratio plot's points are SQL over the database (mean and count over
     seeds per parameterization and ratio);
   - trials that finish while the sweep page is open show up without a reload
-    (server-sent events), and the plot follows.
+    (server-sent events), and the plot follows;
+  - a theory sweep's page draws Fig. 4, a fixed-attention sweep's Fig. 3,
+    whose points are SQL over the database too.
 
   dashboard_browser_test.py BIN_DIR ARTIFACT_DIR
 """
@@ -215,6 +217,33 @@ class DashboardInBrowser(unittest.TestCase):
         self.assertGreater(b.evaluate("document.querySelectorAll('#metric-charts canvas').length"), 2)
         self.assertGreater(b.evaluate("document.querySelectorAll('table.heat').length"), 0)
         self.shot('trial.png')
+        self.assertNoErrors()
+
+        # The paper's other figures: Fig. 4 for a theory sweep, Fig. 3 for a
+        # fixed-attention sweep (shortened to 300 steps).
+        self.qkov('submit', '--preset', 'paper-theory')
+        self.qkov('submit', '--preset', 'paper-fixed-attention', '--quick',
+                  '--set', 'training.max_steps=300')
+        self.train()
+        b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.theoryTrials === 5')
+        self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 5)
+        self.assertIsNone(b.evaluate("document.getElementById('ratio')"))
+        self.shot('theory.png')
+        self.assertNoErrors()
+        b.open(f'{self.base}/sweeps/paper-fixed-attention-quick',
+               ready='window.qkov && window.qkov.ready && window.qkov.fixedAttention')
+        series = b.evaluate('window.qkov.fixedAttention')
+        self.assertEqual(sorted(series), ['CACO', 'FAFO'])
+        losses = {(p, round(a, 6)): l for p, a, l in self.sql(
+            "SELECT t.parameterization, json_extract(t.config_json, '$.alpha'), r.value FROM trials t "
+            "JOIN results r ON r.trial_id = t.trial_id JOIN sweeps s ON s.sweep_id = t.sweep_id "
+            "WHERE s.name = 'paper-fixed-attention-quick' AND r.name = 'loss'")}
+        self.assertEqual(len(losses), 10)
+        for param, points in series.items():
+            self.assertEqual([p['x'] for p in points], [0.2, 0.4, 0.6, 0.8, 1])
+            for p in points:
+                self.assertAlmostEqual(p['y'], losses[(param, p['x'])], places=12)
+        self.shot('fixed-attention.png')
         self.assertNoErrors()
 
         b.open(f'{self.base}/sweeps/no-such-sweep')

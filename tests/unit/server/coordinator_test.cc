@@ -218,3 +218,95 @@ TEST_F(CoordinatorTest,
 
 }  // namespace
 }  // namespace qkov::core
+
+namespace qkov::core {
+namespace {
+
+// The cached result rows (server/core/result_rows.h) follow completions and
+// extensions, and QueryResults filters, sorts and pages them on the server.
+TEST_F(CoordinatorTest, ResultRowsFollowCompletionsAndPageOnTheServer) {
+  SubmitDemo(4);
+  v1::QueryResultsRequest q;
+  q.set_sweep_name("demo");
+  auto before = core_->QueryResults(q);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(before->total_rows(), 4);
+  for (const auto& r : before->rows()) EXPECT_TRUE(r.values().empty());
+
+  // Complete seeds 0..2 with accuracy 0.1 * (seed + 1), one at a time.
+  const std::string w = Register();
+  for (int i = 0; i < 3; ++i) {
+    v1::LeaseTrialRequest lr;
+    lr.set_worker_id(w);
+    lr.set_worker_key(Key(w));
+    auto lease = core_->LeaseTrial(lr);
+    ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
+    clock_.Advance(absl::Seconds(1));  // past the cache's refresh interval
+    v1::CompleteTrialRequest done;
+    done.set_worker_id(w);
+    done.set_worker_key(Key(w));
+    done.set_trial_id(lease->lease().trial_id());
+    done.set_attempt(lease->lease().attempt());
+    (*done.mutable_results())["accuracy"] =
+        0.1 * (lease->lease().config().seed() + 1);
+    ASSERT_TRUE(core_->CompleteTrial(done).ok());
+    clock_.Advance(absl::Seconds(1));
+    // Each read sees the completion just made, with the trial's full config.
+    v1::QueryResultsRequest done_only = q;
+    done_only.add_where("state=done");
+    auto rows = core_->QueryResults(done_only);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    EXPECT_EQ(rows->total_rows(), i + 1);
+    for (const auto& r : rows->rows())
+      EXPECT_EQ(r.config().training().batch_size(), 32) << "full config";
+  }
+  v1::QueryResultsRequest sorted = q;
+  sorted.set_sort_by("accuracy");
+  sorted.set_descending(true);
+  sorted.set_limit(2);
+  auto page = core_->QueryResults(sorted);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total_rows(), 4);
+  ASSERT_EQ(page->rows_size(), 2);
+  EXPECT_DOUBLE_EQ(page->rows(0).values().at("accuracy"), 0.3);
+  EXPECT_DOUBLE_EQ(page->rows(1).values().at("accuracy"), 0.2);
+  sorted.set_offset(2);
+  page = core_->QueryResults(sorted);
+  ASSERT_EQ(page->rows_size(), 2);
+  EXPECT_DOUBLE_EQ(page->rows(0).values().at("accuracy"), 0.1);
+  EXPECT_TRUE(page->rows(1).values().empty()) << "missing values sort last";
+
+  // An extension appends its trials after the cached ones.
+  SubmitDemo(6);
+  clock_.Advance(absl::Seconds(1));
+  auto extended = core_->QueryResults(q);
+  ASSERT_EQ(extended->total_rows(), 6);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(extended->rows(i).config().seed(), static_cast<uint64_t>(i));
+
+  // Aggregation over the same rows: mean of the three done trials.
+  v1::AggregateResultsRequest a;
+  a.set_sweep_name("demo");
+  a.add_by("parameterization");
+  a.add_metrics("accuracy");
+  a.add_where("state=done");
+  auto agg = core_->AggregateResults(a);
+  ASSERT_TRUE(agg.ok()) << agg.status();
+  EXPECT_EQ(agg->rows(), 3);
+  ASSERT_EQ(agg->groups_size(), 1);
+  EXPECT_EQ(agg->groups(0).keys(0), "FAFO");
+  EXPECT_EQ(agg->groups(0).metrics().at("accuracy").n(), 3);
+  EXPECT_NEAR(agg->groups(0).metrics().at("accuracy").mean(), 0.2, 1e-15);
+
+  v1::QueryResultsRequest unknown = q;
+  unknown.set_sweep_name("nope");
+  EXPECT_EQ(core_->QueryResults(unknown).status().code(),
+            absl::StatusCode::kNotFound);
+  v1::QueryResultsRequest bad = q;
+  bad.set_sort_by("a b");
+  EXPECT_EQ(core_->QueryResults(bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qkov::core
