@@ -388,6 +388,22 @@ absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
   return resp;
 }
 
+absl::Status Coordinator::WarmResultRows(int max_sweeps,
+                                         const std::function<bool()>& stop) {
+  ASSIGN_OR_RETURN(std::vector<storage::SweepRecord> sweeps,
+                   store_->ListSweeps());
+  std::sort(sweeps.begin(), sweeps.end(),
+            [](const storage::SweepRecord& a, const storage::SweepRecord& b) {
+              return a.created_ms > b.created_ms;
+            });
+  for (int i = 0; i < static_cast<int>(sweeps.size()) && i < max_sweeps; ++i) {
+    if (stop && stop()) break;
+    RETURN_IF_ERROR(rows_cache_.WithRows(
+        sweeps[i].name, [](const SweepRows&) { return absl::OkStatus(); }));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
     const v1::SweepCurvesRequest& r) {
   if (r.sweep_name().empty())

@@ -69,6 +69,11 @@ class Coordinator {
   // The same rows grouped and summarized (common/aggregate.h).
   absl::StatusOr<qkov::v1::AggregateResultsResponse> AggregateResults(
       const qkov::v1::AggregateResultsRequest& r);
+  // Reads the result rows of the `max_sweeps` most recently created sweeps
+  // into the cache, so the first dashboard visit after a restart is fast;
+  // `stop` (may be empty) is asked between sweeps.
+  absl::Status WarmResultRows(int max_sweeps,
+                              const std::function<bool()>& stop = {});
   // One metric's curve for a page of a sweep's trials, thinned.
   absl::StatusOr<qkov::v1::SweepCurvesResponse> SweepCurves(
       const qkov::v1::SweepCurvesRequest& r);

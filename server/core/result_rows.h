@@ -57,11 +57,12 @@ class ResultRowsCache {
  public:
   static constexpr int64_t kRereadMarginMs = 500;
   static constexpr int64_t kMinRefreshMs = 500;
+  static constexpr int kMaxSweeps = 8;
 
   // `store` and `clock` must outlive the cache; it keeps at most
   // `max_sweeps` sweeps, dropping the least recently read.
   ResultRowsCache(storage::ResultsStore* store, Clock* clock,
-                  int max_sweeps = 8);
+                  int max_sweeps = kMaxSweeps);
 
   // Calls `fn` with the sweep's rows, up to date as of this call (NOT_FOUND
   // for an unknown sweep). `fn` must not keep references past its return.

@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // A client that goes away mid-reply (a closed browser tab on the TLS
+  // dashboard) must not end the server.
+  std::signal(SIGPIPE, SIG_IGN);
   auto server = qkov::service::QkovServer::Start(config);
   if (!server.ok()) {
     std::fprintf(stderr, "qkov-server: %s\n",

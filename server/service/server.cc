@@ -225,6 +225,16 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
       return started.status();
     }
     s->http_ = *std::move(started);
+    // The dashboard's first visits after a restart read from memory.
+    QkovServer* self = s.get();
+    s->warmer_ = std::thread([self] {
+      absl::Status st = self->coordinator_->WarmResultRows(
+          core::ResultRowsCache::kMaxSweeps,
+          [self] { return self->stop_.HasBeenNotified(); });
+      if (!st.ok())
+        std::fprintf(stderr, "qkov-server: warming the dashboard: %s\n",
+                     st.ToString().c_str());
+    });
   }
   const absl::Duration period =
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
@@ -247,6 +257,7 @@ void QkovServer::Shutdown(absl::Duration grace) {
   if (http_ != nullptr) http_->Stop();
   stop_.Notify();
   if (reaper_.joinable()) reaper_.join();
+  if (warmer_.joinable()) warmer_.join();
   if (server_ != nullptr)
     server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
 }

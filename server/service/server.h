@@ -56,6 +56,11 @@ class QkovServer {
   int port() const { return port_; }
   // The dashboard's port; 0 when it is off.
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }
+  // Waits until the dashboard's row cache has read the most recent sweeps
+  // (started with the dashboard; for benchmarks).
+  void WaitUntilWarm() {
+    if (warmer_.joinable()) warmer_.join();
+  }
   // The server's store (for benchmarks that read its write statistics).
   storage::ResultsStore* store() { return store_.get(); }
   // Stops SQL console queries at once, stops accepting calls, finishes
@@ -76,6 +81,7 @@ class QkovServer {
   std::unique_ptr<HttpService> http_;
   absl::Notification stop_;
   std::thread reaper_;
+  std::thread warmer_;
   int port_ = 0;
   bool shut_down_ = false;
 };

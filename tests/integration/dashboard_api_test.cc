@@ -6,6 +6,7 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <csignal>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -349,6 +350,53 @@ TEST_F(DashboardApiTest, EventsFollowChanges) {
   ASSERT_EQ(Qkov({"resume", "dash"}).exit_code, 0);
   EXPECT_EQ(ErrorOf(Get("/api/v1/events?sweep=nope"), 404),
             "NOT_FOUND: no sweep named 'nope'");
+}
+
+// With --tls_cert/--tls_key/--tls_client_ca the dashboard serves HTTPS with
+// the gRPC port's certificate and asks for a client certificate too; its
+// session cookie is Secure.
+TEST(DashboardTlsTest, HttpsWithTheServersCertificatesAndClientCertificates) {
+  // A refused handshake closes the socket under OpenSSL's writes.
+  std::signal(SIGPIPE, SIG_IGN);
+  TempDir dir;
+  CommandResult certs = MakeTestCertificates(dir.path());
+  ASSERT_EQ(certs.exit_code, 0) << certs.err;
+  WriteFile(dir.File("tokens"), absl::StrCat("read-only ", kReader, "\n"));
+  ServerUnderTest server(dir, {"--token_file=" + dir.File("tokens"),
+                               "--tls_cert=" + dir.File("server.pem"),
+                               "--tls_key=" + dir.File("server.key"),
+                               "--tls_client_ca=" + dir.File("ca.pem"),
+                               "--http_listen=127.0.0.1:0",
+                               "--http_port_file=" + dir.File("http.port")});
+  ASSERT_TRUE(
+      WaitUntil([&] { return !ReadFile(dir.File("http.port")).empty(); }, 30));
+  const int port = std::stoi(ReadFile(dir.File("http.port")));
+  const httplib::Headers auth = {
+      {"Authorization", absl::StrCat("Bearer ", kReader)}};
+
+  httplib::Client plain("127.0.0.1", port);
+  plain.set_read_timeout(5, 0);
+  httplib::Result r = plain.Get("/api/v1/sweeps", auth);
+  EXPECT_TRUE(!r || r->status != 200) << "plaintext must not be served";
+
+  httplib::SSLClient anonymous("127.0.0.1", port);
+  anonymous.set_ca_cert_path(dir.File("ca.pem"));
+  anonymous.enable_server_certificate_verification(true);
+  EXPECT_FALSE(anonymous.Get("/api/v1/sweeps", auth))
+      << "a client without a certificate must be refused";
+
+  httplib::SSLClient c("127.0.0.1", port, dir.File("client.pem"),
+                       dir.File("client.key"));
+  c.set_ca_cert_path(dir.File("ca.pem"));
+  c.enable_server_certificate_verification(true);
+  r = c.Get("/api/v1/sweeps", auth);
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  httplib::Result login = c.Post("/login", httplib::Params{{"token", kReader}});
+  ASSERT_TRUE(login);
+  EXPECT_NE(login->get_header_value("Set-Cookie").find("; Secure"),
+            std::string::npos)
+      << login->get_header_value("Set-Cookie");
 }
 
 }  // namespace

@@ -70,6 +70,11 @@ std::vector<std::vector<std::string>> QueryRows(const std::string& db_path,
                                                 const std::string& sql);
 void WriteFile(const std::string& path, const std::string& text);
 
+// Makes, with openssl, in `dir`: a CA (ca.pem, ca.key), a server
+// certificate for localhost and 127.0.0.1 (server.pem, server.key) and a
+// client certificate (client.pem, client.key), valid for a day.
+CommandResult MakeTestCertificates(const std::string& dir);
+
 // Starts qkov-server with its database in `dir`; waits (by polling its port
 // file, up to 30 s) until it listens.
 class ServerUnderTest {

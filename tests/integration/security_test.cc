@@ -43,24 +43,7 @@ class SecurityTest : public ::testing::Test {
   }
 
   void MakeCertificates() {
-    const std::string script = absl::StrCat(
-        "set -e; cd '", dir_.path(), "'\n",
-        "ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n"
-        "openssl req -x509 $ec -keyout ca.key -out ca.pem -days 1 -subj "
-        "/CN=qkov-test-ca 2>/dev/null\n"
-        "openssl req $ec -keyout server.key -out server.csr -subj "
-        "/CN=localhost 2>/dev/null\n"
-        "echo 'subjectAltName=DNS:localhost,IP:127.0.0.1' > server.ext\n"
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
-        "-CAcreateserial -out server.pem "
-        "-days 1 -extfile server.ext 2>/dev/null\n"
-        "openssl req $ec -keyout client.key -out client.csr -subj "
-        "/CN=qkov-worker 2>/dev/null\n"
-        "echo 'extendedKeyUsage=clientAuth' > client.ext\n"
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key "
-        "-CAcreateserial -out client.pem "
-        "-days 1 -extfile client.ext 2>/dev/null\n");
-    CommandResult r = RunCommand({"/bin/bash", "-c", script});
+    CommandResult r = MakeTestCertificates(dir_.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
