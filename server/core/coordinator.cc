@@ -388,6 +388,50 @@ absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
   return resp;
 }
 
+absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
+    const v1::SweepHeatmapsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  const std::string name = r.name().empty() ? "dtap" : r.name();
+  if (!IsRowKey(name))
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: '", TerminalSafe(name), "' is not a heatmap name"));
+  if (r.per_group() < 0 || r.per_group() > 1000)
+    return absl::InvalidArgumentError("per_group: must be in [0, 1000]");
+  ASSIGN_OR_RETURN(
+      std::vector<storage::ResultsStore::SweepHeatmap> maps,
+      store_->SweepHeatmaps(r.sweep_name(), name,
+                            r.per_group() == 0 ? 50 : r.per_group()));
+  std::map<std::pair<int, double>, v1::HeatmapGroup> groups;
+  for (const auto& m : maps) {
+    v1::Heatmap h;
+    RETURN_IF_ERROR(ParseJson(m.content, &h));
+    v1::Parameterization p = v1::PARAMETERIZATION_UNSPECIFIED;
+    v1::Parameterization_Parse(m.parameterization, &p);
+    v1::HeatmapGroup& g = groups[{p, m.lr_ratio}];
+    if (g.n() == 0) {
+      g.set_parameterization(p);
+      g.set_lr_ratio(m.lr_ratio);
+      *g.mutable_mean() = h;
+    } else if (h.values_size() == g.mean().values_size()) {
+      for (int i = 0; i < h.values_size(); ++i)
+        g.mutable_mean()->set_values(i, g.mean().values(i) + h.values(i));
+    } else {
+      return absl::DataLossError(
+          absl::StrCat("trial ", m.trial_id, ": heatmap '", name,
+                       "' has a different shape from its group's"));
+    }
+    g.set_n(g.n() + 1);
+  }
+  v1::SweepHeatmapsResponse resp;
+  for (auto& [key, g] : groups) {
+    for (int i = 0; i < g.mean().values_size(); ++i)
+      g.mutable_mean()->set_values(i, g.mean().values(i) / g.n());
+    *resp.add_groups() = std::move(g);
+  }
+  return resp;
+}
+
 absl::Status Coordinator::WarmResultRows(int max_sweeps,
                                          const std::function<bool()>& stop) {
   ASSIGN_OR_RETURN(std::vector<storage::SweepRecord> sweeps,

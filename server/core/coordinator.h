@@ -74,6 +74,9 @@ class Coordinator {
   // `stop` (may be empty) is asked between sweeps.
   absl::Status WarmResultRows(int max_sweeps,
                               const std::function<bool()>& stop = {});
+  // A heatmap averaged over seeds per (parameterization, lr_ratio).
+  absl::StatusOr<qkov::v1::SweepHeatmapsResponse> SweepHeatmaps(
+      const qkov::v1::SweepHeatmapsRequest& r);
   // One metric's curve for a page of a sweep's trials, thinned.
   absl::StatusOr<qkov::v1::SweepCurvesResponse> SweepCurves(
       const qkov::v1::SweepCurvesRequest& r);

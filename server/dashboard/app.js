@@ -333,7 +333,7 @@ async function sweepPage(name) {
   async function refreshFigures() {
     if (task === 'TASK_FIXED_ATTENTION') return fixedAttentionFigures(name);
     if (task === 'TASK_THEORY') return theoryFigures(name);
-    return null;
+    return dtapGrid(name);
   }
   renderHeader(sweep);
   await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures()]);
@@ -387,6 +387,37 @@ function lineChart(id, datasets, xTitle, yTitle, { logX = false, logY = false, r
 }
 
 const R_COLORS = ['#1d4ed8', '#0891b2', '#16a34a', '#d97706', '#dc2626', '#7c3aed', '#db2777', '#4b5563'];
+
+// The DTAP grid: each (parameterization, ratio)'s heatmap, mean over seeds,
+// parameterizations in rows and ratios in columns (as qkov plot draws it).
+async function dtapGrid(name) {
+  const resp = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/heatmaps?name=dtap`);
+  const groups = resp.groups || [];
+  window.qkov.dtapGroups = groups.length;
+  let panel = document.getElementById('dtap-panel');
+  if (!groups.length) {
+    if (panel) panel.remove();
+    return;
+  }
+  const params = [...new Set(groups.map((g) => g.parameterization))];
+  const ratios = [...new Set(groups.map((g) => Number(g.lr_ratio)))].sort((a, b) => a - b);
+  const at = Object.fromEntries(groups.map((g) => [`${g.parameterization} ${Number(g.lr_ratio)}`, g]));
+  const grid = el('table', { id: 'dtap-grid' },
+    el('tr', {}, el('th', { text: '' }), ...ratios.map((r) => el('th', { text: `ratio ${fmt(r)}` }))),
+    ...params.map((p) => el('tr', {}, el('th', { text: p === 'PARAMETERIZATION_UNSPECIFIED' ? '-' : p }),
+      ...ratios.map((r) => {
+        const g = at[`${p} ${r}`];
+        if (!g) return el('td', { text: '' });
+        const t = heatmapTable(g.mean);
+        t.querySelector('caption').textContent = `n = ${g.n}`;
+        return el('td', {}, t);
+      }))));
+  const box = el('div', { class: 'panel', id: 'dtap-panel' },
+    el('div', { class: 'controls', text: 'DTAP grid: % of examples per (attention on the task tokens, gold probability) bin, mean over seeds; rows high to low probability' }),
+    el('div', { class: 'scroll' }, grid));
+  if (panel) panel.replaceWith(box);
+  else $('#paper-figures').append(box);
+}
 
 // Fig. 3: final loss against alpha per parameterization, and its slope.
 async function fixedAttentionFigures(name) {

@@ -524,6 +524,18 @@ void HttpService::Routes() {
             return JsonOf(core_->SweepCurves(q));
           });
         });
+  s.Get(R"(/api/v1/sweeps/([^/]+)/heatmaps)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          Api(req, res, [&]() -> absl::StatusOr<std::string> {
+            v1::SweepHeatmapsRequest q;
+            q.set_sweep_name(req.matches[1].str());
+            q.set_name(req.get_param_value("name"));
+            ASSIGN_OR_RETURN(int64_t per_group,
+                             IntParam(req, "per_group", 50, 1, 1000));
+            q.set_per_group(static_cast<int32_t>(per_group));
+            return JsonOf(core_->SweepHeatmaps(q));
+          });
+        });
   s.Get(R"(/api/v1/trials/([^/]+))",
         [this](const httplib::Request& req, httplib::Response& res) {
           Api(req, res,

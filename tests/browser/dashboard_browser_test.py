@@ -172,6 +172,9 @@ class DashboardInBrowser(unittest.TestCase):
         self.assertPointsMatchSql()
         self.assertEqual(b.evaluate('window.qkov.tableRows.length'), 8)
         self.assertEqual(b.evaluate("document.querySelectorAll('#trials tbody tr').length"), 8)
+        # The DTAP grid: one heatmap per (parameterization, ratio).
+        self.assertEqual(b.evaluate('window.qkov.dtapGroups'), 4)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#dtap-grid table.heat').length"), 4)
         self.shot('sweep.png')
         self.assertNoErrors()
 

@@ -300,6 +300,38 @@ TEST_F(DashboardApiTest, RepliesEqualSqlOverTheDatabase) {
   ASSERT_EQ(metrics["series"].size(), 1u);
   EXPECT_EQ(metrics["series"][0]["name"], "train_loss");
 
+  // The DTAP grid: per (parameterization, ratio), the cell-wise mean of its
+  // trials' heatmaps.
+  json grid = GetJson("/api/v1/sweeps/dash/heatmaps");
+  ASSERT_EQ(grid["groups"].size(), 4u);
+  for (const json& g : grid["groups"]) {
+    EXPECT_EQ(g["n"], 2);
+    const std::string p = g["parameterization"];
+    const double ratio = g["lr_ratio"];
+    json rows = GetJson(
+        absl::StrCat("/api/v1/sweeps/dash/results?where=parameterization%3D", p,
+                     "&where=lr_ratio%3D", ratio));
+    ASSERT_EQ(rows["rows"].size(), 2u);
+    std::vector<double> sum;
+    for (const json& r : rows["rows"]) {
+      json t = GetJson("/api/v1/trials/" + r["trial_id"].get<std::string>());
+      const json& values = t["heatmaps"][0]["values"];
+      sum.resize(values.size());
+      for (size_t i = 0; i < values.size(); ++i)
+        sum[i] += values[i].get<double>();
+    }
+    const json& mean = g["mean"]["values"];
+    ASSERT_EQ(mean.size(), sum.size());
+    for (size_t i = 0; i < sum.size(); ++i)
+      EXPECT_NEAR(mean[i].get<double>(), sum[i] / 2, 1e-12) << p << " " << i;
+  }
+  EXPECT_EQ(
+      GetJson("/api/v1/sweeps/dash/heatmaps?name=nothing")["groups"].size(),
+      0u);
+  EXPECT_EQ(ErrorOf(Get("/api/v1/sweeps/dash/heatmaps?per_group=0"), 400)
+                .substr(0, 27),
+            "INVALID_ARGUMENT: per_group");
+
   // Export: every row, as a download.
   httplib::Result csv = Get("/api/v1/sweeps/dash/export.csv");
   ASSERT_TRUE(csv);
