@@ -55,8 +55,8 @@ ABSL_FLAG(bool, profile_sql, false,
 ABSL_FLAG(int, dashboard_tabs, 0,
           "open dashboard sweep pages during the runs: each follows the "
           "sweep's server-sent events and, as the page does, fetches the "
-          "sweep, a table page, the ratio plot and the curves after each "
-          "event, at most once a second");
+          "sweep, a table page, the ratio plot, the curves and the DTAP grid "
+          "after each event, at most once a second");
 ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,rpc,ingest,overhead",
           "which runs to make (submit always runs: the others need its grid)");
 
@@ -469,7 +469,8 @@ int main(int argc, char** argv) {
                {"/api/v1/sweeps/big", "/api/v1/sweeps/big/results?limit=50",
                 "/api/v1/sweeps/big/aggregate?by=parameterization,lr_ratio&"
                 "metric=distinct_attention",
-                "/api/v1/sweeps/big/curves?metric=train_loss&limit=100"}) {
+                "/api/v1/sweeps/big/curves?metric=train_loss&limit=100",
+                "/api/v1/sweeps/big/heatmaps"}) {
             c.Get(path);
             ++tab_fetches;
           }
@@ -479,9 +480,9 @@ int main(int argc, char** argv) {
     });
   }
   if (tabs > 0) {
-    // An open page has drawn once: wait for each tab's first four calls.
+    // An open page has drawn once: wait for each tab's first five calls.
     const auto t0 = Clock::now();
-    while (tab_fetches < 4 * tabs)
+    while (tab_fetches < 5 * tabs)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::printf(
         "dashboard   %d sweep page(s) open during the runs below (first "

@@ -64,7 +64,8 @@ v1::SweepSpec Spec(int trials) {
   return s;
 }
 
-// What qkov-worker sends for a synthetic trial: 17 results, 8 final points.
+// What qkov-worker sends for a synthetic trial: 17 results, 8 curves' last
+// points, the DTAP heatmap.
 v1::CompleteTrialRequest Completion(const std::string& id,
                                     const std::string& key,
                                     const v1::Lease& lease, int64_t n) {
@@ -91,6 +92,15 @@ v1::CompleteTrialRequest Completion(const std::string& id,
     }
   }
   c.mutable_provenance()->set_code_version("bench");
+  v1::Heatmap* h = c.add_heatmaps();
+  h->set_name("dtap");
+  h->set_x_label("attention to the task-relevant tokens (%)");
+  h->set_y_label("gold-token probability (%)");
+  for (int i = 0; i <= 5; ++i) {
+    h->add_x_edges(i * 0.2);
+    h->add_y_edges(i * 0.2);
+  }
+  for (int i = 0; i < 25; ++i) h->add_values(4);
   return c;
 }
 
@@ -236,6 +246,7 @@ int main(int argc, char** argv) {
        "/api/v1/sweeps/big/aggregate?by=parameterization,lr_ratio&metric="
        "distinct_attention"},
       {"curves", "/api/v1/sweeps/big/curves?metric=train_loss&limit=100"},
+      {"dtap-grid", "/api/v1/sweeps/big/heatmaps"},
   };
   double page_cold = 0, page_median = 0;
   for (const Call& c : calls) {
@@ -249,9 +260,10 @@ int main(int argc, char** argv) {
       return r->body.size();
     });
     // The sweep page's own calls: the sweep, a table page, the plot, the
-    // curves.
+    // curves, the DTAP grid.
     const std::string w = c.what;
-    if (w == "sweep" || w == "table" || w == "ratio-plot" || w == "curves") {
+    if (w == "sweep" || w == "table" || w == "ratio-plot" || w == "curves" ||
+        w == "dtap-grid") {
       page_cold += t.cold;
       page_median += t.median;
     }
@@ -259,7 +271,7 @@ int main(int argc, char** argv) {
                 c.what, 1e3 * t.cold, 1e3 * t.median, t.bytes, c.path.c_str());
   }
   std::printf(
-      "sweep page  its four JSON calls in sequence: cold %.1f ms, "
+      "sweep page  its five JSON calls in sequence: cold %.1f ms, "
       "median %.1f ms\n",
       1e3 * page_cold, 1e3 * page_median);
 
@@ -325,7 +337,8 @@ int main(int argc, char** argv) {
     double page = 0;
     for (const Call& c : calls) {
       const std::string w = c.what;
-      if (w != "sweep" && w != "table" && w != "ratio-plot" && w != "curves")
+      if (w != "sweep" && w != "table" && w != "ratio-plot" && w != "curves" &&
+          w != "dtap-grid")
         continue;
       const Clock::time_point t0 = Clock::now();
       httplib::Result r = again.Get(c.path);
@@ -334,7 +347,7 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "restarted   server up and its cache warm in %.1f s; then the "
-        "sweep page's four JSON calls: %.1f ms\n",
+        "sweep page's five JSON calls: %.1f ms\n",
         warm, 1e3 * page);
   }
 

@@ -317,16 +317,9 @@ class ResultsStore {
   absl::StatusOr<std::vector<MetricRecord>> Metrics(
       const std::string& trial_id);
 
-  // The heatmap artifacts named `name` of a sweep's done trials, in trial
-  // order, at most `per_group` per (parameterization, lr_ratio).
-  struct SweepHeatmap {
-    std::string trial_id;
-    std::string parameterization;
-    double lr_ratio = 0;
-    std::string content;  // the Heatmap as JSON
-  };
-  absl::StatusOr<std::vector<SweepHeatmap>> SweepHeatmaps(
-      const std::string& sweep_name, const std::string& name, int per_group);
+  // The artifact named `name` (JSON) of each of `trial_ids` that has one.
+  absl::StatusOr<std::map<std::string, std::string>> ArtifactsNamed(
+      const std::vector<std::string>& trial_ids, const std::string& name);
 
   // The latest point of each curve of a trial (its newest attempt).
   absl::StatusOr<std::map<std::string, double>> LatestMetrics(

@@ -272,30 +272,20 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
   return out;
 }
 
-absl::StatusOr<std::vector<ResultsStore::SweepHeatmap>>
-ResultsStore::SweepHeatmaps(const std::string& sweep_name,
-                            const std::string& name, int per_group) {
+absl::StatusOr<std::map<std::string, std::string>> ResultsStore::ArtifactsNamed(
+    const std::vector<std::string>& trial_ids, const std::string& name) {
   absl::MutexLock lock(&reader_mu_);
   Database* db = reader_.get();
-  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
-  // The first per_group done trials of each (parameterization, lr_ratio).
-  constexpr char kHeatmapsSql[] =
-      "SELECT trial_id, parameterization, lr_ratio, content FROM (SELECT "
-      "t.trial_id, t.parameterization, t.lr_ratio, t.ordinal, a.content, "
-      "ROW_NUMBER() OVER (PARTITION BY t.parameterization, t.lr_ratio "
-      "ORDER BY t.ordinal) AS k FROM trials t JOIN artifacts a ON "
-      "a.trial_id = t.trial_id AND a.name = ? WHERE t.sweep_id = ? AND "
-      "t.state = 'done') WHERE k <= ? ORDER BY ordinal";
-  ASSIGN_OR_RETURN(Statement * s, db->Cached(kHeatmapsSql));
-  s->BindText(1, name);
-  s->BindInt64(2, sweep_id);
-  s->BindInt64(3, per_group);
-  std::vector<SweepHeatmap> out;
-  while (true) {
+  constexpr char kArtifactSql[] =
+      "SELECT content FROM artifacts WHERE trial_id = ? AND name = ?";
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kArtifactSql));
+  std::map<std::string, std::string> out;
+  for (const std::string& id : trial_ids) {
+    s->BindText(1, id);
+    s->BindText(2, name);
     ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) break;
-    out.push_back(SweepHeatmap{s->ColumnText(0), s->ColumnText(1),
-                               s->ColumnDouble(2), s->ColumnText(3)});
+    if (row) out[id] = s->ColumnText(0);
+    s->Reset();
   }
   return out;
 }

@@ -398,16 +398,45 @@ absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
         absl::StrCat("name: '", TerminalSafe(name), "' is not a heatmap name"));
   if (r.per_group() < 0 || r.per_group() > 1000)
     return absl::InvalidArgumentError("per_group: must be in [0, 1000]");
-  ASSIGN_OR_RETURN(
-      std::vector<storage::ResultsStore::SweepHeatmap> maps,
-      store_->SweepHeatmaps(r.sweep_name(), name,
-                            r.per_group() == 0 ? 50 : r.per_group()));
+  // The first per_group done trials of each (parameterization, ratio), from
+  // the cached rows; then only their heatmaps are read.
+  const size_t per_group = r.per_group() == 0 ? 50 : r.per_group();
+  std::vector<std::string> ids;
+  std::map<std::string, std::pair<v1::Parameterization, double>> key_of;
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        std::map<std::pair<int, double>, size_t> taken;
+        for (const v1::ResultRow& row : stored.rows()) {
+          if (row.state() != v1::DONE) continue;
+          const auto key =
+              std::make_pair(static_cast<int>(row.config().parameterization()),
+                             row.config().lr_ratio());
+          if (taken[key]++ >= per_group) continue;
+          ids.push_back(row.trial_id());
+          key_of[row.trial_id()] = {row.config().parameterization(),
+                                    row.config().lr_ratio()};
+        }
+        return absl::OkStatus();
+      }));
+  ASSIGN_OR_RETURN(auto contents, store_->ArtifactsNamed(ids, name));
+  struct Map {
+    std::string trial_id;
+    v1::Parameterization parameterization;
+    double lr_ratio;
+    std::string content;
+  };
+  std::vector<Map> maps;
+  for (const std::string& id : ids) {
+    auto it = contents.find(id);
+    if (it == contents.end()) continue;
+    maps.push_back(
+        Map{id, key_of[id].first, key_of[id].second, std::move(it->second)});
+  }
   std::map<std::pair<int, double>, v1::HeatmapGroup> groups;
   for (const auto& m : maps) {
     v1::Heatmap h;
     RETURN_IF_ERROR(ParseJson(m.content, &h));
-    v1::Parameterization p = v1::PARAMETERIZATION_UNSPECIFIED;
-    v1::Parameterization_Parse(m.parameterization, &p);
+    const v1::Parameterization p = m.parameterization;
     v1::HeatmapGroup& g = groups[{p, m.lr_ratio}];
     if (g.n() == 0) {
       g.set_parameterization(p);
