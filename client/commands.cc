@@ -251,6 +251,14 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   return kExitOk;
 }
 
+void PrintAs(const Table& t, const std::string& format) {
+  if (format == "csv") {
+    t.PrintCsv(std::cout);
+  } else {
+    t.Print(std::cout);
+  }
+}
+
 // Aggregated on the server: only the groups cross the wire.
 int AggregatedResults(Connection& conn, const ResultsArgs& args) {
   std::vector<std::string> metrics = args.metrics;
@@ -292,11 +300,7 @@ int AggregatedResults(Connection& conn, const ResultsArgs& args) {
     }
     t.AddRow(row);
   }
-  if (args.format == "csv") {
-    t.PrintCsv(std::cout);
-  } else {
-    t.Print(std::cout);
-  }
+  PrintAs(t, args.format);
   return kExitOk;
 }
 
@@ -331,11 +335,7 @@ int Results(Connection& conn, const ResultsArgs& args) {
     }
     t.AddRow(row);
   }
-  if (args.format == "csv") {
-    t.PrintCsv(std::cout);
-  } else {
-    t.Print(std::cout);
-  }
+  PrintAs(t, args.format);
   return kExitOk;
 }
 

@@ -136,6 +136,17 @@ double NumberOf(const qkov::v1::ResultRow& row, const std::string& key) {
   return kNaN;
 }
 
+bool IsAxisKey(const std::string& key) {
+  static const char* const kKeys[] = {"parameterization",
+                                      "lr_ratio",
+                                      "eta_ov",
+                                      "seed",
+                                      "alpha",
+                                      "state",
+                                      "trial"};
+  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
+}
+
 absl::StatusOr<std::vector<Filter>> ParseWhere(
     const std::vector<std::string>& where) {
   std::vector<Filter> filters;
@@ -171,15 +182,8 @@ absl::StatusOr<std::vector<Group>> AggregateRows(
     const Rows& rows, const std::vector<std::string>& by,
     const std::vector<std::string>& metrics,
     const std::vector<std::string>& where) {
-  static const std::vector<std::string> kKeys = {"parameterization",
-                                                 "lr_ratio",
-                                                 "eta_ov",
-                                                 "seed",
-                                                 "alpha",
-                                                 "state",
-                                                 "trial"};
   for (const std::string& k : by) {
-    if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) {
+    if (!IsAxisKey(k)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "by: unknown key '", TerminalSafe(k),
           "' (parameterization, lr_ratio, eta_ov, seed, alpha, state, "

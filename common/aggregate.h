@@ -38,6 +38,10 @@ std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key);
 // The same keys as numbers (NaN when not numeric).
 double NumberOf(const qkov::v1::ResultRow& row, const std::string& key);
 
+// The keys rows group and filter by besides metric names: parameterization,
+// lr_ratio, eta_ov, seed, alpha, state, trial.
+bool IsAxisKey(const std::string& key);
+
 // One `where` condition: KEY=VALUE. A row matches when its KeyOf equals
 // VALUE as text, as a number, or ignoring case.
 struct Filter {

@@ -305,12 +305,11 @@ class ResultsStore {
       const std::string& sweep_name, int64_t since_ms);
   absl::StatusOr<TrialRecord> GetTrial(
       const std::string& trial_id);  // NOT_FOUND
-  // Trials of a sweep with their final results (all metrics, or `metrics`),
-  // configs in binary (axes_pb, training_pb) rather than JSON; only those
-  // changed at or after since_ms when it is > 0.
+  // Trials of a sweep with all their final results, configs in binary
+  // (axes_pb, training_pb) rather than JSON; only those changed at or after
+  // since_ms when it is > 0. One snapshot of the database.
   absl::StatusOr<std::vector<TrialRecord>> TrialsWithResults(
-      const std::string& sweep_name, const std::vector<std::string>& metrics,
-      int64_t since_ms = 0);
+      const std::string& sweep_name, int64_t since_ms = 0);
   // The trial's curve across attempts: the last attempt's points, and each
   // earlier attempt's points up to the step where later attempts resumed from
   // its checkpoint (docs/schema.md).

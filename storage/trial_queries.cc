@@ -160,8 +160,7 @@ absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
 }
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
-    const std::string& sweep_name, const std::vector<std::string>& metrics,
-    int64_t since_ms) {
+    const std::string& sweep_name, int64_t since_ms) {
   absl::MutexLock lock(&reader_mu_);
   Database* db = reader_.get();
   // One snapshot for the three statements.
@@ -213,9 +212,6 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
       ASSIGN_OR_RETURN(bool row, r->Step());
       if (!row) break;
       const std::string name = r->ColumnText(1);
-      if (!metrics.empty() &&
-          std::find(metrics.begin(), metrics.end(), name) == metrics.end())
-        continue;
       // One snapshot: every result is of a trial read above.
       auto it = index.find(r->ColumnText(0));
       if (it != index.end()) out[it->second].results[name] = r->ColumnDouble(2);

@@ -249,14 +249,7 @@ namespace {
 // A key QueryResults may sort or filter by: an axis, the state, the trial id,
 // or a metric of the sweep.
 bool IsRowKey(const std::string& key) {
-  static const std::set<std::string> kAxes = {"parameterization",
-                                              "lr_ratio",
-                                              "eta_ov",
-                                              "seed",
-                                              "alpha",
-                                              "state",
-                                              "trial"};
-  if (kAxes.count(key)) return true;
+  if (IsAxisKey(key)) return true;
   return !key.empty() && key.size() <= 128 &&
          std::all_of(key.begin(), key.end(), [](char c) {
            return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';

@@ -12,6 +12,13 @@ const TABLE_PAGE = 50;
 // What the page shows, for tests and for the curious: window.qkov.
 window.qkov = { ratioPoints: [], tableRows: [], events: 0, ready: false };
 
+// The page has drawn its data: for tests (window.qkov.ready) and for
+// bench/dashboard_paint.py (window.qkovReadyAt, ms since navigation).
+function markReady() {
+  if (!window.qkov.ready) window.qkovReadyAt = performance.now();
+  window.qkov.ready = true;
+}
+
 function $(sel, root) { return (root || document).querySelector(sel); }
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -141,7 +148,7 @@ function renderSweeps(list) {
 async function sweepsPage() {
   crumbs();
   renderSweeps(await api('/api/v1/sweeps'));
-  window.qkov.ready = true;
+  markReady();
   follow('/api/v1/events', 'sweeps', renderSweeps);
 }
 
@@ -337,8 +344,7 @@ async function sweepPage(name) {
   }
   renderHeader(sweep);
   await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures()]);
-  window.qkovReadyAt = performance.now();
-  window.qkov.ready = true;
+  markReady();
   let pending = null, plotStale = false;
   follow(`/api/v1/events?sweep=${encodeURIComponent(name)}`, 'progress', (p) => {
     renderHeader(p.sweep);
@@ -561,7 +567,7 @@ async function trialPage(id) {
       options: { animation: false, maintainAspectRatio: false, scales: { x: { type: 'linear', title: { display: true, text: 'step' } } } },
     });
   });
-  window.qkov.ready = true;
+  markReady();
   if (['QUEUED', 'RUNNING', 'PREEMPTED'].includes(t.state)) {
     follow(`/api/v1/events?sweep=${encodeURIComponent(t.sweep_name)}`, 'progress', (p) => {
       if ((p.updated || []).some((u) => u.trial_id === id && u.state !== 'RUNNING')) location.reload();
@@ -579,5 +585,5 @@ async function route() {
 }
 
 window.addEventListener('DOMContentLoaded', () => {
-  route().catch((e) => { showError(e.message); window.qkov.ready = true; window.qkov.error = e.message; });
+  route().catch((e) => { showError(e.message); markReady(); window.qkov.error = e.message; });
 });

@@ -62,11 +62,7 @@ int HttpCode(absl::StatusCode code) {
 
 // {"error": {"code": 404, "status": "NOT_FOUND", "message": "..."}}
 std::string ErrorJson(int http, const absl::Status& s) {
-  std::string name = absl::StatusCodeToString(s.code());
-  absl::AsciiStrToUpper(&name);
-  for (char& c : name) {
-    if (c == ' ') c = '_';
-  }
+  const std::string name = absl::StatusCodeToString(s.code());  // NOT_FOUND
   const nlohmann::json body = {{"error",
                                 {{"code", http},
                                  {"status", name},

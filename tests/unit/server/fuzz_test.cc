@@ -264,7 +264,7 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
   EXPECT_TRUE(*store_->IntegrityOk());
   // The state machine held: no trial is done twice, every done trial has
   // results.
-  auto rows = store_->TrialsWithResults("fuzz-0", {});
+  auto rows = store_->TrialsWithResults("fuzz-0");
   ASSERT_TRUE(rows.ok());
   for (const auto& t : *rows) {
     if (t.state == "done") {
