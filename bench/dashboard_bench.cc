@@ -12,7 +12,9 @@
 // AggregateResults; in the client: QueryResults of every row), and the page's
 // calls after a restart (the server warms its cache as it starts). "cold" is
 // the first call after the sweep settled (the server reads the whole sweep
-// once); "median" the calls after it (only changed trials are read again). With
+// once); "median" the calls after it (only changed trials are read again),
+// each made distinct so the server computes it; "shared" the same call
+// again, answered from the reply cache every open page shares. With
 // --hold_port_file it then writes the dashboard's port there and serves
 // until SIGTERM, for bench/dashboard_paint.py.
 #include <grpcpp/grpcpp.h>
@@ -150,23 +152,39 @@ int64_t CompleteAll(const std::string& address) {
 struct Timing {
   double cold = 0;
   double median = 0;
+  double shared = 0;  // the same request again, answered from the server's
+                      // reply cache (dashboard calls only)
   size_t bytes = 0;
 };
 
-Timing Time(int repeats, const std::function<size_t()>& call) {
+// `call(k)` makes the k-th request: k = 0 the cold one, 1..repeats the
+// timed ones, repeats + 1 a repeat of the last.
+Timing Time(int repeats, const std::function<size_t(int)>& call) {
   Timing t;
   Clock::time_point start = Clock::now();
-  t.bytes = call();
+  t.bytes = call(0);
   t.cold = Since(start);
   std::vector<double> runs;
-  for (int i = 0; i < repeats; ++i) {
+  for (int i = 1; i <= repeats; ++i) {
     start = Clock::now();
-    call();
+    call(i);
     runs.push_back(Since(start));
   }
   std::sort(runs.begin(), runs.end());
   t.median = runs.empty() ? t.cold : runs[runs.size() / 2];
+  start = Clock::now();
+  call(repeats);
+  t.shared = Since(start);
   return t;
+}
+
+// `path` made distinct for the k-th request, so that the server computes
+// it instead of answering from its reply cache (server/service/
+// reply_cache.h): what a page pays the first time it asks after the sweep
+// changed.
+std::string Uncached(const std::string& path, int k) {
+  return absl::StrCat(path, path.find('?') == std::string::npos ? "?" : "&",
+                      "bench=", k);
 }
 
 }  // namespace
@@ -250,8 +268,8 @@ int main(int argc, char** argv) {
   };
   double page_cold = 0, page_median = 0;
   for (const Call& c : calls) {
-    const Timing t = Time(repeats, [&] {
-      httplib::Result r = http.Get(c.path);
+    const Timing t = Time(repeats, [&](int k) {
+      httplib::Result r = http.Get(Uncached(c.path, k));
       if (!r || r->status != 200) {
         std::fprintf(stderr, "%s: %s\n", c.path.c_str(),
                      r ? r->body.c_str() : "no reply");
@@ -267,15 +285,18 @@ int main(int argc, char** argv) {
       page_cold += t.cold;
       page_median += t.median;
     }
-    std::printf("http %-15s cold %7.1f ms, median %7.1f ms, %8zu bytes  %s\n",
-                c.what, 1e3 * t.cold, 1e3 * t.median, t.bytes, c.path.c_str());
+    std::printf(
+        "http %-15s cold %7.1f ms, median %7.1f ms, shared %5.1f ms, %8zu "
+        "bytes  %s\n",
+        c.what, 1e3 * t.cold, 1e3 * t.median, 1e3 * t.shared, t.bytes,
+        c.path.c_str());
   }
   std::printf(
       "sweep page  its five JSON calls in sequence: cold %.1f ms, "
       "median %.1f ms\n",
       1e3 * page_cold, 1e3 * page_median);
 
-  const Timing server_side = Time(repeats, [&] {
+  const Timing server_side = Time(repeats, [&](int) {
     grpc::ClientContext ctx;
     v1::AggregateResultsRequest req;
     req.set_sweep_name("big");
@@ -288,7 +309,7 @@ int main(int argc, char** argv) {
     return resp.ByteSizeLong();
   });
   std::string client_error;
-  const Timing client_side = Time(repeats, [&]() -> size_t {
+  const Timing client_side = Time(repeats, [&](int) -> size_t {
     grpc::ClientContext ctx;
     v1::QueryResultsRequest req;
     req.set_sweep_name("big");

@@ -366,7 +366,12 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
     ASSIGN_OR_RETURN(n, ExpireLeasesLocked(now_ms));
-    return absl::OkStatus();
+    // Throughput buckets older than an hour (docs/schema.md, sweep_ended).
+    constexpr char kPruneEndedSql[] =
+        "DELETE FROM sweep_ended WHERE bucket < ?";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPruneEndedSql));
+    s->BindInt64(1, now_ms / 10000 - 360);
+    return s->Run();
   }));
   return n;
 }

@@ -82,8 +82,9 @@ struct SweepRecord {
   int64_t created_ms = 0;
   int64_t total_trials = 0;
   std::map<std::string, int64_t> counts;  // state -> trials
-  int64_t ended_last_10min = 0;           // attempts ended done/diverged/failed
-  int64_t first_started_ms = 0;           // 0: nothing started yet
+  int64_t ended_last_10min = 0;  // trials ended done/diverged/failed in
+                                 // 10 min (sweep_ended, docs/schema.md)
+  int64_t first_started_ms = 0;  // 0: nothing started yet
 };
 
 // A trial's id: its sweep's id and its ordinal, "<sweep_id>-<ordinal>" with
@@ -148,6 +149,13 @@ struct TrialRecord {
   std::string training_pb;
   std::vector<AttemptRecord> attempt_history;  // filled by GetTrial
   std::vector<ArtifactRecord> artifacts;       // filled by GetTrial
+};
+
+// A trial's state as a change feed reports it.
+struct TrialChange {
+  std::string trial_id;
+  std::string state;
+  int64_t last_step = 0;
 };
 
 struct LeaseRecord {
@@ -303,6 +311,10 @@ class ResultsStore {
   // Trials of a sweep changed at or after since_ms (for watch streams).
   absl::StatusOr<std::vector<TrialRecord>> TrialsUpdatedSince(
       const std::string& sweep_name, int64_t since_ms);
+  // The at most `limit` most recently changed of those, newest first, with
+  // id, state and step only (for the dashboard's event stream).
+  absl::StatusOr<std::vector<TrialChange>> RecentChanges(
+      const std::string& sweep_name, int64_t since_ms, int limit);
   absl::StatusOr<TrialRecord> GetTrial(
       const std::string& trial_id);  // NOT_FOUND
   // Trials of a sweep with all their final results, configs in binary

@@ -23,7 +23,7 @@ constexpr char kListSweepsSql[] =
 constexpr char kSweepOwnerSql[] =
     "SELECT sweep_id, owner FROM sweeps WHERE name = ?";
 constexpr char kCountsSql[] =
-    "SELECT state, COUNT(*) FROM trials WHERE sweep_id = ? GROUP BY state";
+    "SELECT state, n FROM sweep_counts WHERE sweep_id = ? AND n > 0";
 constexpr char kInsertSweepSql[] =
     "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, "
     "created_ms, updated_ms, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
@@ -82,12 +82,11 @@ absl::Status ResultsStore::FillCounts(Database* db, SweepRecord* sweep) {
   }
   // Display only (status throughput), so the real clock is fine here.
   constexpr char kEndedSql[] =
-      "SELECT COUNT(*) FROM attempts a JOIN trials t USING (trial_id) WHERE "
-      "a.ended_ms >= ? AND a.state IN ('done', 'diverged', 'failed') AND "
-      "t.sweep_id = ?";
+      "SELECT COALESCE(SUM(n), 0) FROM sweep_ended WHERE sweep_id = ? AND "
+      "bucket >= ?";
   ASSIGN_OR_RETURN(Statement * th, db->Cached(kEndedSql));
-  th->BindInt64(1, absl::ToUnixMillis(absl::Now()) - 10 * 60 * 1000);
-  th->BindInt64(2, sweep->sweep_id);
+  th->BindInt64(1, sweep->sweep_id);
+  th->BindInt64(2, (absl::ToUnixMillis(absl::Now()) - 10 * 60 * 1000) / 10000);
   ASSIGN_OR_RETURN(bool row, th->Step());
   sweep->ended_last_10min = row ? th->ColumnInt64(0) : 0;
   th->Reset();
@@ -273,6 +272,17 @@ absl::Status ResultsStore::SubmitSweepLocked(
     } else {
       ++out.existing;
     }
+  }
+  if (out.added > 0) {
+    // Inserted trials are counted here, not by a trigger per row
+    // (storage/migrations.cc, migration 5).
+    constexpr char kCountAddedSql[] =
+        "UPDATE sweep_counts SET n = n + ? WHERE sweep_id = ? AND state = "
+        "'queued'";
+    ASSIGN_OR_RETURN(Statement * c, db_->Cached(kCountAddedSql));
+    c->BindInt64(1, out.added);
+    c->BindInt64(2, sweep_id);
+    RETURN_IF_ERROR(c->Run());
   }
   if (existing.ok()) {
     constexpr char kRequeueCancelledSql[] =

@@ -113,6 +113,27 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
   return ReadTrials(s);
 }
 
+absl::StatusOr<std::vector<TrialChange>> ResultsStore::RecentChanges(
+    const std::string& sweep_name, int64_t since_ms, int limit) {
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
+  constexpr char kSql[] =
+      "SELECT trial_id, state, last_step FROM trials WHERE sweep_id = ? AND "
+      "updated_ms >= ? ORDER BY updated_ms DESC LIMIT ?";
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kSql));
+  s->BindInt64(1, sweep_id);
+  s->BindInt64(2, since_ms);
+  s->BindInt64(3, limit);
+  std::vector<TrialChange> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back({s->ColumnText(0), s->ColumnText(1), s->ColumnInt64(2)});
+  }
+  return out;
+}
+
 absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
     const std::string& trial_id) {
   absl::MutexLock lock(&mu_);

@@ -411,6 +411,16 @@ absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
         }
         return absl::OkStatus();
       }));
+  // A done trial's heatmaps never change: the same trials give the same
+  // grid, without reading them again.
+  const std::string memo_key =
+      absl::StrCat(r.sweep_name(), "\n", name, "\n", per_group);
+  {
+    absl::MutexLock lock(&heatmaps_mu_);
+    auto it = heatmaps_memo_.find(memo_key);
+    if (it != heatmaps_memo_.end() && it->second.first == ids)
+      return it->second.second;
+  }
   ASSIGN_OR_RETURN(auto contents, store_->ArtifactsNamed(ids, name));
   struct Map {
     std::string trial_id;
@@ -451,6 +461,9 @@ absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
       g.mutable_mean()->set_values(i, g.mean().values(i) / g.n());
     *resp.add_groups() = std::move(g);
   }
+  absl::MutexLock lock(&heatmaps_mu_);
+  if (heatmaps_memo_.size() >= kHeatmapsMemo) heatmaps_memo_.clear();
+  heatmaps_memo_[memo_key] = {std::move(ids), resp};
   return resp;
 }
 
@@ -579,10 +592,6 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
                                                         bool brief) {
   const int64_t now = NowMs();
   ASSIGN_OR_RETURN(storage::SweepRecord sweep, store_->GetSweep(name));
-  ASSIGN_OR_RETURN(
-      std::vector<storage::TrialRecord> changed,
-      store_->TrialsUpdatedSince(name, absl::ToUnixMillis(*since)));
-  *since = absl::FromUnixMillis(now);
   v1::SweepProgress p;
   ASSIGN_OR_RETURN(*p.mutable_sweep(), ToSweep(sweep));
   int64_t active = 0;
@@ -592,14 +601,24 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
     if (it != sweep.counts.end()) active += it->second;
   }
   p.set_finished(active == 0);
-  for (const auto& t : changed) {
-    v1::Trial* out = p.add_updated();
-    if (brief) {
+  const int64_t since_ms = absl::ToUnixMillis(*since);
+  *since = absl::FromUnixMillis(now);
+  if (brief) {
+    ASSIGN_OR_RETURN(
+        std::vector<storage::TrialChange> changed,
+        store_->RecentChanges(name, since_ms, kBriefProgressTrials));
+    for (const auto& t : changed) {
+      v1::Trial* out = p.add_updated();
       out->set_trial_id(t.trial_id);
       out->set_state(TrialStateFromString(t.state));
       out->set_last_step(t.last_step);
-      continue;
     }
+    return p;
+  }
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> changed,
+                   store_->TrialsUpdatedSince(name, since_ms));
+  for (const auto& t : changed) {
+    v1::Trial* out = p.add_updated();
     ASSIGN_OR_RETURN(*out, ToTrial(t));
     if (t.state == storage::kRunning || t.state == storage::kDone) {
       ASSIGN_OR_RETURN(auto latest, store_->LatestMetrics(t.trial_id));

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -37,6 +39,8 @@ struct CoordinatorOptions {
 
 class Coordinator {
  public:
+  static constexpr int kBriefProgressTrials = 50;
+
   // `store`, `clock` and `sql_console` (null: QuerySql is UNIMPLEMENTED)
   // must outlive the Coordinator.
   Coordinator(storage::ResultsStore* store, Clock* clock,
@@ -90,7 +94,8 @@ class Coordinator {
   // One progress message: the sweep, whether it is finished, and trials
   // changed at or after *since (advanced to now). `brief`: the changed
   // trials carry only id, state and last step (no config, attempts or
-  // latest values), for the dashboard's event stream.
+  // latest values), the kBriefProgressTrials most recently changed of them,
+  // newest first, for the dashboard's event stream.
   absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
                                                    absl::Time* since,
                                                    bool brief = false);
@@ -154,6 +159,13 @@ class Coordinator {
 
   // Result rows of recently queried sweeps (QueryResults, AggregateResults).
   ResultRowsCache rows_cache_;
+  // SweepHeatmaps' last reply per (sweep, name, per_group), with the trials
+  // it averaged.
+  static constexpr size_t kHeatmapsMemo = 32;
+  absl::Mutex heatmaps_mu_;
+  absl::flat_hash_map<std::string, std::pair<std::vector<std::string>,
+                                             qkov::v1::SweepHeatmapsResponse>>
+      heatmaps_memo_ ABSL_GUARDED_BY(heatmaps_mu_);
 
   absl::Mutex change_mu_;
   uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;

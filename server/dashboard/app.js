@@ -59,6 +59,10 @@ function showError(message) {
 async function api(path) {
   const r = await fetch(path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
   if (r.status === 401) { location.href = '/login'; throw new Error('not logged in'); }
+  // A reply the server kept from before this request: it computes it again
+  // in this many ms (the sweep page asks once more then).
+  const recompute = Number(r.headers.get('X-Qkov-Recompute-In-Ms'));
+  if (recompute > 0) window.qkov.keptUntil = Math.max(window.qkov.keptUntil || 0, Date.now() + recompute);
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(body.error ? body.error.message : `HTTP ${r.status}`);
   return body;
@@ -345,7 +349,19 @@ async function sweepPage(name) {
   renderHeader(sweep);
   await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures()]);
   markReady();
-  let pending = null, plotStale = false;
+  let pending = null, plotStale = false, trailing = null;
+  function redraw(plot) {
+    window.qkov.keptUntil = 0;
+    return Promise.all([refreshTable(), plot ? refreshPlot() : null, plot ? refreshFigures() : null, refreshCurves()])
+      .then(() => {
+        // Some replies were kept from before the change that asked for them:
+        // draw once more when the server computes them again, in case no
+        // later event comes.
+        clearTimeout(trailing);
+        const wait = (window.qkov.keptUntil || 0) - Date.now();
+        if (wait > 0) trailing = setTimeout(() => redraw(true).catch((e) => showError(e.message)), wait + 50);
+      });
+  }
   follow(`/api/v1/events?sweep=${encodeURIComponent(name)}`, 'progress', (p) => {
     renderHeader(p.sweep);
     const updated = p.updated || [];
@@ -358,8 +374,7 @@ async function sweepPage(name) {
       const plot = plotStale;
       pending = null;
       plotStale = false;
-      Promise.all([refreshTable(), plot ? refreshPlot() : null, plot ? refreshFigures() : null, refreshCurves()])
-        .catch((e) => showError(e.message));
+      redraw(plot).catch((e) => showError(e.message));
     }, 1000);
   });
 }
@@ -481,13 +496,30 @@ async function theoryFigures(name) {
       data: l.values.map((v, k) => ({ x: num(v), y: num(a.values[k]) })) };
   });
   const overlay = new URLSearchParams(location.search).get('overlay');
+  window.qkov.overlayPoints = null;
   if (overlay) {
     const agg = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/aggregate?by=parameterization,lr_ratio&metric=loss,distinct_attention&where=state%3Ddone`);
-    datasets.push({ label: `trained: ${overlay}`, showLine: false, pointRadius: 5, borderColor: '#111827', backgroundColor: '#111827',
-      data: (agg.groups || []).map((g) => ({ x: num(g.metrics.loss.mean), y: num(g.metrics.distinct_attention.mean), label: g.keys.join(' r=') })) });
+    const points = (agg.groups || []).map((g) => ({ x: num(g.metrics.loss.mean), y: num(g.metrics.distinct_attention.mean), label: g.keys.join(' r=') }));
+    datasets.push({ label: `trained: ${overlay}`, showLine: false, pointRadius: 5, borderColor: '#111827', backgroundColor: '#111827', data: points });
+    window.qkov.overlayPoints = points;
   }
-  const panel = figurePanel('fig4-thresholds', 'Fig. 4: alpha at each loss threshold (add ?overlay=SWEEP for trained models)');
-  panel.querySelector('.controls').title = 'points: a trained sweep, mean over seeds of final loss and distinct-token attention';
+  const panel = figurePanel('fig4-thresholds', 'Fig. 4: alpha at each loss threshold, with a trained sweep ');
+  const controls = panel.querySelector('.controls');
+  controls.title = 'points: a trained sweep, mean over seeds of final loss and distinct-token attention';
+  if (!$('#overlay')) {
+    // The trained sweeps to overlay (?overlay=SWEEP in the URL).
+    const list = await api('/api/v1/sweeps');
+    const trained = (list.sweeps || []).filter((s) => ((s.spec || {}).training || {}).task !== 'TASK_THEORY');
+    const select = el('select', { id: 'overlay', onchange: (e) => {
+      const q = new URLSearchParams(location.search);
+      if (e.target.value) q.set('overlay', e.target.value); else q.delete('overlay');
+      history.replaceState(null, '', `${location.pathname}${q.size ? `?${q}` : ''}`);
+      theoryFigures(name).catch((err) => showError(err.message));
+    } }, el('option', { value: '', text: '(none)' }),
+    ...trained.map((s) => el('option', { value: s.name, text: s.name })));
+    select.value = overlay || '';
+    controls.append(select);
+  }
   lineChart('fig4-thresholds', datasets, 'loss threshold (decreasing)', 'alpha', { logX: true, reverseX: true });
   window.qkov.theoryTrials = trials.length;
 }
@@ -569,8 +601,17 @@ async function trialPage(id) {
   });
   markReady();
   if (['QUEUED', 'RUNNING', 'PREEMPTED'].includes(t.state)) {
+    let checked = 0;
     follow(`/api/v1/events?sweep=${encodeURIComponent(t.sweep_name)}`, 'progress', (p) => {
-      if ((p.updated || []).some((u) => u.trial_id === id && u.state !== 'RUNNING')) location.reload();
+      const updated = p.updated || [];
+      if (updated.some((u) => u.trial_id === id && u.state !== 'RUNNING')) return location.reload();
+      // An event lists the 50 most recent changes only: in a busier sweep,
+      // ask for the trial itself, at most every 2 s.
+      if (updated.length < 50 || Date.now() - checked < 2000) return;
+      checked = Date.now();
+      api(`/api/v1/trials/${encodeURIComponent(id)}`).then((now) => {
+        if (!['QUEUED', 'RUNNING', 'PREEMPTED'].includes(now.state)) location.reload();
+      }).catch(() => {});
     });
   }
 }

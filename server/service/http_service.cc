@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -260,6 +261,28 @@ void HttpService::Api(
   res.set_content(*json, "application/json");
 }
 
+void HttpService::SweepView(
+    const httplib::Request& req, httplib::Response& res,
+    const std::function<absl::StatusOr<std::string>()>& body) {
+  // params is ordered by name; lengths keep "a=b&c" and "a=b" "c" apart.
+  std::string key = req.path;
+  for (const auto& [k, v] : req.params)
+    absl::StrAppend(&key, "\n", k.size(), ":", k, v.size(), ":", v);
+  std::optional<ReplyCache::Reply> reply;
+  Api(req, res, [&]() -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(reply, replies_.Get(key, body));
+    return std::move(reply->body);
+  });
+  if (!reply.has_value()) return;
+  res.set_header("Age", absl::StrCat(absl::ToInt64Seconds(reply->age)));
+  // A kept reply may predate the change that made the page ask: say when
+  // the server computes it again (docs/dashboard.md).
+  if (reply->age > absl::ZeroDuration()) {
+    res.set_header("X-Qkov-Recompute-In-Ms",
+                   absl::StrCat(absl::ToInt64Milliseconds(reply->expires)));
+  }
+}
+
 void HttpService::Page(const std::string& file, httplib::Response& res) {
   std::ifstream in(std::filesystem::path(config_.static_dir) / file,
                    std::ios::binary);
@@ -330,10 +353,12 @@ void HttpService::Logout(const httplib::Request& req, httplib::Response& res) {
                    "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"));
 }
 
-// One event per change (coalesced over 200 ms), a comment every 15 s to keep
+// One event per change (coalesced over 200 ms, or 200 times the CPU the last
+// event took when that is longer), a comment every 15 s to keep
 // proxies from closing an idle stream. `event: sweeps` carries the sweep
 // list; with ?sweep=NAME, `event: progress` carries that sweep and the trials
-// that changed since the last event (id, state, last step; at most 1000).
+// that changed since the last event (id, state, last step; the
+// Coordinator::kBriefProgressTrials most recently changed, newest first).
 void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
   SecurityHeaders(res);
   res.set_header("Cache-Control", "no-store");
@@ -352,6 +377,7 @@ void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
   struct Stream {
     absl::Time since = absl::Now();
     bool first = true;
+    absl::Duration cost;  // CPU of the last event
   };
   auto stream = std::make_shared<Stream>();
   res.set_chunked_content_provider(
@@ -368,9 +394,13 @@ void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
             static constexpr char kPing[] = ": ping\n\n";
             return sink.write(kPing, sizeof(kPing) - 1);
           }
-          absl::SleepFor(absl::Milliseconds(200));
+          // Coalesce: 200 ms, or longer after a costly event, so that a
+          // stream costs at most what a shared view does (ReplyCache).
+          absl::SleepFor(std::max(absl::Milliseconds(200),
+                                  ReplyCache::ReuseFor(stream->cost)));
         }
         stream->first = false;
+        const absl::Duration cpu0 = ThreadCpuTime();
         std::string event;
         if (sweep.empty()) {
           absl::StatusOr<std::string> json = JsonOf(core_->ListSweeps());
@@ -382,19 +412,11 @@ void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
               core_->Progress(sweep, &since, /*brief=*/true);
           if (!p.ok()) return false;
           stream->since = since;
-          v1::SweepProgress compact;
-          *compact.mutable_sweep() = p->sweep();
-          compact.set_finished(p->finished());
-          for (int i = 0; i < p->updated_size() && i < 1000; ++i) {
-            v1::Trial* t = compact.add_updated();
-            t->set_trial_id(p->updated(i).trial_id());
-            t->set_state(p->updated(i).state());
-            t->set_last_step(p->updated(i).last_step());
-          }
-          absl::StatusOr<std::string> json = ToJson(compact);
+          absl::StatusOr<std::string> json = ToJson(*p);
           if (!json.ok()) return false;
           event = absl::StrCat("event: progress\ndata: ", *json, "\n\n");
         }
+        stream->cost = ThreadCpuTime() - cpu0;
         return sink.write(event.data(), event.size());
       },
       [this](bool) { event_streams_.fetch_sub(1); });
@@ -435,7 +457,7 @@ void HttpService::Routes() {
         });
   s.Get(R"(/api/v1/sweeps/([^/]+)/results)", [this](const httplib::Request& req,
                                                     httplib::Response& res) {
-    Api(req, res, [&]() -> absl::StatusOr<std::string> {
+    SweepView(req, res, [&]() -> absl::StatusOr<std::string> {
       v1::QueryResultsRequest q;
       q.set_sweep_name(req.matches[1].str());
       for (const auto& m : Params(req, "metric")) q.add_metrics(m);
@@ -494,7 +516,7 @@ void HttpService::Routes() {
         });
   s.Get(R"(/api/v1/sweeps/([^/]+)/aggregate)",
         [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res, [&] {
+          SweepView(req, res, [&] {
             v1::AggregateResultsRequest q;
             q.set_sweep_name(req.matches[1].str());
             for (const auto& b : Params(req, "by")) q.add_by(b);
@@ -505,7 +527,7 @@ void HttpService::Routes() {
         });
   s.Get(R"(/api/v1/sweeps/([^/]+)/curves)",
         [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res, [&]() -> absl::StatusOr<std::string> {
+          SweepView(req, res, [&]() -> absl::StatusOr<std::string> {
             v1::SweepCurvesRequest q;
             q.set_sweep_name(req.matches[1].str());
             q.set_metric(req.get_param_value("metric"));
@@ -522,7 +544,7 @@ void HttpService::Routes() {
         });
   s.Get(R"(/api/v1/sweeps/([^/]+)/heatmaps)",
         [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res, [&]() -> absl::StatusOr<std::string> {
+          SweepView(req, res, [&]() -> absl::StatusOr<std::string> {
             v1::SweepHeatmapsRequest q;
             q.set_sweep_name(req.matches[1].str());
             q.set_name(req.get_param_value("name"));

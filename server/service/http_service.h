@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "server/core/coordinator.h"
 #include "server/service/auth.h"
+#include "server/service/reply_cache.h"
 
 namespace httplib {
 class Server;
@@ -75,6 +76,10 @@ class HttpService {
   absl::Status Authorize(const httplib::Request& req) const;
   void Api(const httplib::Request& req, httplib::Response& res,
            const std::function<absl::StatusOr<std::string>()>& body);
+  // Api for the views of a whole sweep (table pages, aggregates, curves,
+  // heatmaps): answered from replies_, shared by every open page.
+  void SweepView(const httplib::Request& req, httplib::Response& res,
+                 const std::function<absl::StatusOr<std::string>()>& body);
   void Events(const httplib::Request& req, httplib::Response& res);
   void Login(const httplib::Request& req, httplib::Response& res);
   void Logout(const httplib::Request& req, httplib::Response& res);
@@ -88,6 +93,7 @@ class HttpService {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> event_streams_{0};
+  ReplyCache replies_{Clock::Real()};
 
   mutable absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, Session> sessions_

@@ -31,7 +31,10 @@ class Browser:
              '--disable-extensions', '--disable-background-networking',
              f'--window-size={width},{height}', f'--user-data-dir={self.profile}',
              '--remote-debugging-port=0', 'about:blank'],
-            stdout=self.log, stderr=self.log)
+            stdout=self.log, stderr=self.log,
+            # Chromium's own scratch directories go inside the profile, so
+            # that removing it leaves nothing in /tmp.
+            env=dict(os.environ, TMPDIR=self.profile))
         port_file = os.path.join(self.profile, 'DevToolsActivePort')
         deadline = time.time() + 60
         while not (os.path.exists(port_file) and _read(port_file).count('\n') >= 1):

@@ -231,7 +231,25 @@ class DashboardInBrowser(unittest.TestCase):
         b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.theoryTrials === 5')
         self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 5)
         self.assertIsNone(b.evaluate("document.getElementById('ratio')"))
+        # Overlaid: the trained sweep's (parameterization, ratio) means of
+        # final loss and distinct-token attention, as SQL computes them.
+        b.evaluate("(() => { const s = document.getElementById('overlay');"
+                   " s.value = 'browse'; s.dispatchEvent(new Event('change')); })()")
+        b.wait_for('window.qkov.overlayPoints && window.qkov.overlayPoints.length > 0')
+        self.assertIn('overlay=browse', b.evaluate('location.search'))
+        means = self.sql(
+            "SELECT t.parameterization, t.lr_ratio, AVG(l.value), AVG(d.value) FROM trials t "
+            "JOIN sweeps s ON s.sweep_id = t.sweep_id "
+            "JOIN results l ON l.trial_id = t.trial_id AND l.name = 'loss' "
+            "JOIN results d ON d.trial_id = t.trial_id AND d.name = 'distinct_attention' "
+            "WHERE s.name = 'browse' AND t.state = 'done' GROUP BY 1, 2")
+        points = b.evaluate('window.qkov.overlayPoints')
+        self.assertEqual(len(points), len(means))
+        expected = sorted((round(l, 9), round(d, 9)) for _, _, l, d in means)
+        self.assertEqual(sorted((round(p['x'], 9), round(p['y'], 9)) for p in points), expected)
         self.shot('theory.png')
+        b.evaluate("document.getElementById('fig4-thresholds-panel').scrollIntoView()")
+        self.shot('theory-overlay.png')
         self.assertNoErrors()
         b.open(f'{self.base}/sweeps/paper-fixed-attention-quick',
                ready='window.qkov && window.qkov.ready && window.qkov.fixedAttention')

@@ -224,6 +224,58 @@ namespace {
 
 // The cached result rows (server/core/result_rows.h) follow completions and
 // extensions, and QueryResults filters, sorts and pages them on the server.
+// The DTAP grid averages the first per_group done trials' heatmaps; each
+// completion that changes that set changes the grid, and one that does not
+// leaves it as it was.
+TEST_F(CoordinatorTest, SweepHeatmapsFollowCompletions) {
+  SubmitDemo(4);
+  const std::string w = Register();
+  v1::SweepHeatmapsRequest q;
+  q.set_sweep_name("demo");
+  q.set_per_group(3);
+  auto grid = core_->SweepHeatmaps(q);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->groups_size(), 0);
+  // Trial k's map (2 x 1 bins) is {k, 10 k}: the mean of the first n is
+  // {m, 10 m}.
+  const double expected_mean[] = {0, 0.5, 1, 1};  // the 4th is past per_group
+  for (int k = 0; k < 4; ++k) {
+    v1::LeaseTrialRequest lr;
+    lr.set_worker_id(w);
+    lr.set_worker_key(Key(w));
+    auto lease = core_->LeaseTrial(lr);
+    ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
+    v1::CompleteTrialRequest done;
+    done.set_worker_id(w);
+    done.set_worker_key(Key(w));
+    done.set_trial_id(lease->lease().trial_id());
+    done.set_attempt(lease->lease().attempt());
+    (*done.mutable_results())["accuracy"] = 0.5;
+    v1::Heatmap* h = done.add_heatmaps();
+    h->set_name("dtap");
+    for (double e : {0.0, 0.5, 1.0}) h->add_x_edges(e);
+    for (double e : {0.0, 1.0}) h->add_y_edges(e);
+    h->add_values(k);
+    h->add_values(10 * k);
+    auto completed = core_->CompleteTrial(done);
+    ASSERT_TRUE(completed.ok()) << completed.status();
+    clock_.Advance(absl::Seconds(1));  // past the rows' refresh interval
+    grid = core_->SweepHeatmaps(q);
+    ASSERT_TRUE(grid.ok()) << grid.status();
+    ASSERT_EQ(grid->groups_size(), 1);
+    EXPECT_EQ(grid->groups(0).n(), std::min(k + 1, 3)) << k;
+    ASSERT_EQ(grid->groups(0).mean().values_size(), 2);
+    EXPECT_DOUBLE_EQ(grid->groups(0).mean().values(0), expected_mean[k]) << k;
+    EXPECT_DOUBLE_EQ(grid->groups(0).mean().values(1), 10 * expected_mean[k]);
+  }
+  // Another per_group is another grid.
+  q.set_per_group(1);
+  grid = core_->SweepHeatmaps(q);
+  ASSERT_EQ(grid->groups_size(), 1);
+  EXPECT_EQ(grid->groups(0).n(), 1);
+  EXPECT_DOUBLE_EQ(grid->groups(0).mean().values(0), 0);
+}
+
 TEST_F(CoordinatorTest, ResultRowsFollowCompletionsAndPageOnTheServer) {
   SubmitDemo(4);
   v1::QueryResultsRequest q;

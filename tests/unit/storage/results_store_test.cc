@@ -515,6 +515,79 @@ TEST_F(ResultsStoreTest, RetryRequeuesFailedAndResubmitRequeuesCancelled) {
   EXPECT_EQ(again.sweep.counts["queued"], 2);
 }
 
+// GetSweep reads counts kept by triggers (sweep_counts) and throughput from
+// 10-second buckets (sweep_ended): after every kind of state change the
+// counts equal counting the trials themselves, and throughput counts each
+// trial's ends (done, diverged, failed) in the window.
+TEST_F(ResultsStoreTest, CountsAndThroughputFollowEveryStateChange) {
+  auto counted = [this](const std::string& sweep) {
+    auto db = Database::Open(path_, {});
+    auto st = (*db)->Prepare(
+        "SELECT t.state, COUNT(*) FROM trials t JOIN sweeps s USING "
+        "(sweep_id) WHERE s.name = ? GROUP BY t.state");
+    (*st)->BindText(1, sweep);
+    std::map<std::string, int64_t> out;
+    while (*(*st)->Step()) out[(*st)->ColumnText(0)] = (*st)->ColumnInt64(1);
+    return out;
+  };
+  auto check = [&](const std::string& step, int64_t ended) {
+    int64_t ended_seen = 0;
+    for (const char* sweep : {"s", "other"}) {
+      SCOPED_TRACE(absl::StrCat(step, ", sweep ", sweep));
+      absl::StatusOr<SweepRecord> r = store_->GetSweep(sweep);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->counts, counted(sweep));
+      int64_t total = 0;
+      for (const auto& [state, n] : r->counts) total += n;
+      EXPECT_EQ(r->total_trials, total);
+      ended_seen += r->ended_last_10min;
+    }
+    EXPECT_EQ(ended_seen, ended) << step;
+  };
+  // Real times: throughput is read against the real clock.
+  const int64_t t = absl::ToUnixMillis(absl::Now());
+  Submit("s", 6, /*max_attempts=*/2);
+  Submit("other", 2);
+  check("submitted", 0);
+  std::vector<LeaseRecord> l;
+  for (int i = 0; i < 5; ++i) l.push_back(Lease(t + i));
+  check("leased", 0);
+  ASSERT_TRUE(
+      store_->CompleteTrial(Done(l[0], {{"accuracy", 1}}), t + 10).ok());
+  Completion diverged = Done(l[1], {});
+  diverged.diverged = true;
+  ASSERT_TRUE(store_->CompleteTrial(diverged, t + 11).ok());
+  check("completed", 2);
+  EXPECT_EQ(
+      *store_->FailTrial("w1", l[2].trial_id, 1, "oom", false, "", 0, t + 12),
+      "queued");
+  EXPECT_EQ(
+      *store_->FailTrial("w1", l[3].trial_id, 1, "stop", true, "c", 5, t + 13),
+      "queued");
+  EXPECT_EQ(*store_->FailTrial("w1", l[4].trial_id, 1, "bad", false, "", 0,
+                               t + 14, /*permanent=*/true),
+            "failed");
+  check("failed and handed back", 3);
+  // An expired lease ends its trial when that spends its retry budget.
+  const LeaseRecord expiring = Lease(t + 20);
+  EXPECT_EQ(*store_->ExpireLeases(t + 20 + 1001), 1);
+  const int64_t ended =
+      3 + (store_->GetTrial(expiring.trial_id)->state == "failed" ? 1 : 0);
+  check("expired", ended);
+  EXPECT_EQ(*store_->RetryFailed("s", t + 1100) +
+                *store_->RetryFailed("other", t + 1100),
+            ended - 2);
+  check("retried", ended);
+  EXPECT_GT(*store_->CancelSweep("s", t + 1200), 0);
+  check("cancelled", ended);
+  EXPECT_GT(Submit("s", 7, 2).requeued, 0);
+  check("resubmitted", ended);
+  // An end older than the window is not counted.
+  LeaseRecord old = Lease(t - 700 * 1000);
+  ASSERT_TRUE(store_->CompleteTrial(Done(old, {}), t - 700 * 1000 + 1).ok());
+  check("ended 11 minutes ago", ended);
+}
+
 TEST_F(ResultsStoreTest, NoWorkNowWhileOthersRun) {
   Submit("s", 1);
   Lease();
@@ -547,6 +620,9 @@ TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
   ASSERT_TRUE(s.ok()) << s.status();
   store_ = std::move(*s);
   EXPECT_EQ(Count("PRAGMA user_version"), LatestSchemaVersion());
+  // Counts kept by triggers start from the trials already there.
+  EXPECT_EQ(store_->GetSweep("old")->counts,
+            (std::map<std::string, int64_t>{{"queued", 1}}));
   // The old trial has no binary config: its lease carries the JSON only.
   LeaseRecord l = Lease();
   EXPECT_EQ(l.trial_id, "t0");
