@@ -395,9 +395,15 @@ void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
             return sink.write(kPing, sizeof(kPing) - 1);
           }
           // Coalesce: 200 ms, or longer after a costly event, so that a
-          // stream costs at most what a shared view does (ReplyCache).
-          absl::SleepFor(std::max(absl::Milliseconds(200),
-                                  ReplyCache::ReuseFor(stream->cost)));
+          // stream costs at most what a shared view does (ReplyCache); in
+          // 200 ms slices, so Stop() is never held up.
+          const absl::Time next =
+              absl::Now() + std::max(absl::Milliseconds(200),
+                                     ReplyCache::ReuseFor(stream->cost));
+          while (!stopping_ && absl::Now() < next)
+            absl::SleepFor(
+                std::min(absl::Milliseconds(200), next - absl::Now()));
+          if (stopping_) return false;
         }
         stream->first = false;
         const absl::Duration cpu0 = ThreadCpuTime();
