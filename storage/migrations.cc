@@ -135,11 +135,10 @@ CREATE INDEX attempts_by_end ON attempts (ended_ms);
 // change to trials, so that a sweep's progress (GetSweep, read on every
 // dashboard event and `qkov watch` tick) reads a handful of rows, not an
 // index scan of the whole sweep. Every sweep has a row for each state from
-// its creation, so a trial's change is two UPDATEs by primary key (one
-// UPDATE of both rows, or an upsert, costs the writer several times more).
-// New trials are counted by SubmitSweep, the one statement that inserts
-// them, with one UPDATE per submission (a trigger per inserted row made a
-// 100,000-trial submit 1.7 times slower).
+// its creation, so a trial's change is two UPDATEs by primary key, the
+// cheapest form for the writer (docs/PERFORMANCE.md has their cost). New
+// trials are counted by SubmitSweep, the one statement that inserts them,
+// with one UPDATE per submission rather than a trigger per inserted row.
 // ExpireLeases drops buckets older than an hour; throughput reads the last
 // 10 minutes. The index of migration 4 served the count these buckets
 // replace; no query uses it any more.
