@@ -88,6 +88,11 @@ inline constexpr std::array<double, 4> kTextDtapProbabilityEdges = {0, 0.33,
                                                                     0.66, 1.1};
 inline constexpr char kBertVocabSha256[] =
     "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3";
+// OpenAI's GPT-2 tokenizer files (encoder.json, vocab.bpe), as published.
+inline constexpr char kGpt2EncoderSha256[] =
+    "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783";
+inline constexpr char kGpt2MergesSha256[] =
+    "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5";
 
 // Retry budget of a trial's failures.
 inline constexpr int kMaxAttempts = 3;

@@ -12,7 +12,7 @@ packages=(
   libsqlite3-dev sqlite3
   googletest libgtest-dev libgmock-dev
   libcli11-dev libyaml-cpp-dev
-  libicu-dev nlohmann-json3-dev
+  libicu-dev libpcre2-dev nlohmann-json3-dev
   libcpp-httplib-dev libjs-chart.js
   gnuplot-nox
   openssl

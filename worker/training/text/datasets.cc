@@ -16,6 +16,7 @@
 #include "common/sha256.h"
 #include "common/trial_rules.h"
 #include "worker/training/synthetic_task.h"
+#include "worker/training/text/json_errors.h"
 
 namespace qkov::training::text {
 namespace {
@@ -24,28 +25,12 @@ using nlohmann::json;
 
 absl::Status Bad(const std::string& path, int64_t line,
                  const std::string& what) {
-  return absl::InvalidArgumentError(
-      line > 0 ? absl::StrCat(path, ":", line, ": ", what)
-               : absl::StrCat(path, ": ", what));
+  return FileError(path, line, what);
 }
 
-// The JSON value of one line (or a whole file), or "PATH:LINE: not valid
-// JSON (...)". `first_line` is the line `text` starts on.
 absl::StatusOr<json> ParseJson(const std::string& text, const std::string& path,
                                int64_t first_line) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    const size_t at = std::min<size_t>(e.byte, text.size());
-    const int64_t line =
-        first_line + std::count(text.begin(), text.begin() + at, '\n');
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 5:
-    // syntax error ..." -> the part after the position.
-    const size_t colon = what.find(": ", what.find("parse error"));
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    return Bad(path, line, absl::StrCat("not valid JSON (", what, ")"));
-  }
+  return ParseJsonAt(text, path, first_line);
 }
 
 absl::StatusOr<std::vector<std::string>> Words(const json& j, const char* key,

@@ -1,0 +1,34 @@
+#include "worker/training/text/json_errors.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace qkov::training::text {
+
+absl::Status FileError(const std::string& path, int64_t line,
+                       const std::string& what) {
+  return absl::InvalidArgumentError(
+      line > 0 ? absl::StrCat(path, ":", line, ": ", what)
+               : absl::StrCat(path, ": ", what));
+}
+
+absl::StatusOr<nlohmann::json> ParseJsonAt(const std::string& text,
+                                           const std::string& path,
+                                           int64_t first_line) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const size_t at = std::min<size_t>(e.byte, text.size());
+    const int64_t line =
+        first_line + std::count(text.begin(), text.begin() + at, '\n');
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5:
+    // syntax error ..." -> the part after the position.
+    const size_t colon = what.find(": ", what.find("parse error"));
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    return FileError(path, line, absl::StrCat("not valid JSON (", what, ")"));
+  }
+}
+
+}  // namespace qkov::training::text
