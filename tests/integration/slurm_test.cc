@@ -134,8 +134,17 @@ TEST_F(SlurmTest, RequeueAndScancelMidTrialFinishExactlyOnce) {
   EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM attempts WHERE state = 'done'"), 2);
   EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM results WHERE name = 'accuracy'"),
             2);
-  EXPECT_EQ(
+  // Each signalled task hands back what it runs: at least the two trials.
+  // The task signalled second may first have leased the trial the first
+  // one handed back, and then hands that back too; every attempt still
+  // ends done or preempted, none lost or failed.
+  EXPECT_GE(
       Q(server, "SELECT COUNT(*) FROM attempts WHERE state = 'preempted'"), 2)
+      << Logs();
+  EXPECT_EQ(Q(server,
+              "SELECT COUNT(*) FROM attempts WHERE state NOT IN "
+              "('done', 'preempted')"),
+            0)
       << Logs();
   EXPECT_EQ(Q(server,
               "SELECT COUNT(*) FROM attempts WHERE state = 'done' AND "

@@ -40,7 +40,9 @@ TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
   auto zeros = [dtype](std::vector<int64_t> shape) {
     return torch::zeros(shape, dtype);
   };
-  w_e_ = register_parameter("w_e", Normal({o.vocab_size, d}, s, rng, dtype));
+  w_e_ = register_parameter(
+      "w_e", Normal({o.vocab_size, d},
+                    o.embed_init_std > 0 ? o.embed_init_std : s, rng, dtype));
   w_pos_ = register_parameter("w_pos", Normal({o.n_ctx, d}, s, rng, dtype));
   for (int64_t l = 0; l < o.layers; ++l) {
     Layer L;
@@ -87,9 +89,11 @@ TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
         "ln_final", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
     ln_final_->to(dtype);
   }
-  w_cls_ =
-      register_parameter("w_cls", Normal({o.num_classes, d}, s, rng, dtype));
-  b_cls_ = register_parameter("b_cls", zeros({o.num_classes}));
+  if (!o.lm_head) {
+    w_cls_ =
+        register_parameter("w_cls", Normal({o.num_classes, d}, s, rng, dtype));
+    b_cls_ = register_parameter("b_cls", zeros({o.num_classes}));
+  }
 }
 
 TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
@@ -97,8 +101,13 @@ TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
   const TextModelOptions& o = options_;
   const int64_t b = ids.size(0), len = ids.size(1), h = o.heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_head));
-  torch::Tensor x = w_e_.index_select(0, ids.reshape(-1)).view({b, len, -1}) +
-                    w_pos_.narrow(0, 0, len);
+  const bool train = is_training() && o.dropout > 0;
+  auto drop = [&](const torch::Tensor& t) {
+    return train ? torch::dropout(t, o.dropout, true) : t;
+  };
+  torch::Tensor x =
+      drop(w_e_.index_select(0, ids.reshape(-1)).view({b, len, -1}) +
+           w_pos_.narrow(0, 0, len));
   const torch::Tensor pad = ids.eq(pad_id);  // [B, L]
   torch::Tensor allowed = torch::ones(
       {1, 1, len, len},
@@ -122,8 +131,9 @@ TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
                torch::einsum("hd,bkd->bhk", {L.u_qk, hx}).unsqueeze(2);
     }
     scores = (scores * scale).masked_fill(allowed.logical_not(), kMasked);
-    const torch::Tensor a = torch::softmax(scores, -1);  // [B, H, L, L]
+    torch::Tensor a = torch::softmax(scores, -1);  // [B, H, L, L]
     out.attention.push_back(a);
+    a = drop(a);
     torch::Tensor attn_out;
     if (OvFactorized(p_)) {
       auto v = torch::einsum("bld,hde->bhle", {hx, L.w_v}) +
@@ -134,16 +144,21 @@ TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
       auto v = torch::einsum("bld,hde->bhle", {hx, L.w_ov});  // [B,H,L,d]
       attn_out = torch::matmul(a, v).sum(1) + L.b_o;
     }
+    attn_out = drop(attn_out);
     x = o.residual ? x + attn_out : attn_out;
     if (o.d_mlp > 0) {
       const torch::Tensor m = o.layer_norm ? L.ln2->forward(x) : x;
-      x = x +
-          torch::matmul(torch::gelu(torch::matmul(m, L.w_in) + L.b_in, "tanh"),
-                        L.w_out) +
-          L.b_out;
+      x = x + drop(torch::matmul(torch::gelu(torch::matmul(m, L.w_in) + L.b_in,
+                                             o.gelu_tanh ? "tanh" : "none"),
+                                 L.w_out) +
+                   L.b_out);
     }
   }
   if (o.layer_norm) x = ln_final_->forward(x);
+  if (o.lm_head) {
+    out.logits = torch::matmul(x, w_e_.t());
+    return out;
+  }
   // The authors' readouts: (ids == pad).argmax(), which is 0 when there is
   // no pad; the last real token is the position before it (from the end
   // when that is -1).

@@ -1,7 +1,9 @@
 // The authors' text classifiers (docs/text-tasks.md), every size a setting:
 // token and learned position embeddings, `layers` attention blocks of
 // `heads` heads, optional residual stream, MLP (GELU) and pre-LayerNorm, a
-// linear classifier read at one position per example. The attention of
+// linear classifier read at one position per example, or (lm_head) the
+// next-token logits at every position through the tied token embedding,
+// which makes it SQuAD's decoder (docs/squad.md). The attention of
 // every head comes in the paper's four parameterizations:
 //   QK factorized (FA)  score = (W_Q x_q + b_Q) . (W_K x_k + b_K) /
 //   sqrt(d_head) QK collapsed  (CA)  score = (x_q^T W_QK x_k + u . x_k) /
@@ -24,7 +26,7 @@
 namespace qkov::training::text {
 
 struct TextModelOutput {
-  torch::Tensor logits;                  // [B, C]
+  torch::Tensor logits;                  // [B, C]; lm_head: [B, L, vocab]
   std::vector<torch::Tensor> attention;  // per layer [B, H, L, L]
   torch::Tensor readout;                 // int64 [B]: the position read
 };
@@ -38,7 +40,7 @@ class TextModelImpl : public torch::nn::Module {
                 uint64_t seed, torch::Dtype dtype = torch::kFloat32);
 
   // ids int64 [B, L]; pad_id marks padding (the padding mask and the
-  // readout position follow it).
+  // readout position follow it). Dropout applies in training mode only.
   TextModelOutput forward(const torch::Tensor& ids, int64_t pad_id);
 
   // Each parameter's rate group: QK (W_Q, W_K, their biases, W_QK, u), OV

@@ -43,6 +43,17 @@ struct TextModelOptions {
   Readout readout = Readout::kFirstPad;
   double init_std =
       kDefaults.init_std;  // N(0, init_std^2) weights, zero biases
+  // > 0: the token embedding's own N(0, std^2) (SQuAD's decoder: 0.1).
+  double embed_init_std = 0;
+  // A language model (SQuAD's decoder): logits over the vocabulary at
+  // every position through the token embedding (tied), no classifier.
+  bool lm_head = false;
+  // Dropout (training only) on the embeddings, the attention weights, and
+  // each attention and MLP output before it joins the residual stream.
+  double dropout = 0;
+  // GELU by its tanh approximation (DemoTransformer's gelu_new); false:
+  // the exact erf form (torch.nn.GELU, SQuAD's decoder).
+  bool gelu_tanh = true;
 };
 
 struct TextTaskOptions {

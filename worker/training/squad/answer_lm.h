@@ -1,0 +1,89 @@
+// The SQuAD decoder's training loss and its evaluation (docs/squad.md):
+// teacher-forced next-token loss on the answer tokens only (label smoothing
+// a setting), and greedy generation that records, at every generated step,
+// how much attention reaches the prompt tokens of the answer span.
+// The model is text::TextModel with lm_head set (causal, pre-LN, tied
+// output), in any of the four parameterizations.
+#ifndef QKOV_WORKER_TRAINING_SQUAD_ANSWER_LM_H_
+#define QKOV_WORKER_TRAINING_SQUAD_ANSWER_LM_H_
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "worker/training/metrics.h"
+#include "worker/training/squad/squad_data.h"
+#include "worker/training/text/gpt2_bpe.h"
+#include "worker/training/text/text_model.h"
+
+namespace qkov::training::squad {
+
+// Examples laid out for teacher forcing: ids = prompt + answer without its
+// last token, right-padded; labels[i] = the token after position i (pad_id
+// past the end); answer_mask[i] = 1 where labels[i] is an answer token (the
+// first is predicted at the prompt's last position).
+struct LmBatch {
+  torch::Tensor ids;          // int64 [B, L]
+  torch::Tensor labels;       // int64 [B, L]
+  torch::Tensor answer_mask;  // bool [B, L]
+};
+
+LmBatch MakeLmBatch(const std::vector<const SquadExample*>& examples,
+                    int64_t pad_id);
+
+// Mean cross-entropy (with `label_smoothing`) over the answer positions of
+// the batch; prompt and padding positions add nothing.
+torch::Tensor AnswerLoss(const torch::Tensor& logits, const LmBatch& batch,
+                         double label_smoothing);
+
+struct AnswerAttentionOptions {
+  double rollout_alpha = 0.5;  // A' = a A + (1 - a) I, per layer
+  int32_t max_new_tokens = 50;
+  // AC / ACMC thresholds, and the DTAP heatmap's edges (both axes).
+  double tau_attention = 0.1;
+  double tau_probability = 0.5;
+  std::vector<double> dtap_edges = {0, 0.05, 0.1, 0.5, 1.001};
+};
+
+// One question, generated greedily until <|endoftext|> or max_new_tokens.
+struct Generation {
+  std::vector<int32_t> tokens;  // generated, without <|endoftext|>
+  std::string text;             // their text, trimmed of outer spaces
+  // Per generated step (the token chosen included), the attention that the
+  // last position pays to the answer span's prompt tokens: through the
+  // rollout of all layers; the mean over layers of each layer's head mean;
+  // the max over layers of each layer's head mean.
+  std::vector<double> rollout_mass, layer_mean_mass, layer_max_mass;
+};
+
+// `relevant` marks the prompt positions of the answer span (SquadExample).
+Generation Generate(text::TextModel& model, const SquadExample& example,
+                    const text::Gpt2BpeTokenizer& bpe,
+                    const AnswerAttentionOptions& options);
+
+// The attention masses of one forward's last position (the three variants
+// above), from per-layer attention [1, H, L, L] and a 0/1 mask over the
+// first relevant.size() positions.
+void LastPositionMasses(const std::vector<torch::Tensor>& attention,
+                        const std::vector<uint8_t>& relevant, double alpha,
+                        double* rollout, double* layer_mean, double* layer_max);
+
+struct AnswerEvaluation {
+  std::map<std::string, double> scalars;  // f1, em, answer_mass_*, ac, acmc
+  Heatmap dtap;
+};
+
+// Greedy answers to `examples` scored by F1/EM (max over each question's
+// gold answers), the step-averaged answer attention, AC (rollout mass >=
+// tau_attention), ACMC (and the gold answer's mean teacher-forced token
+// probability >= tau_probability), and the DTAP heatmap of the two.
+AnswerEvaluation EvaluateAnswers(text::TextModel& model,
+                                 const std::vector<SquadExample>& examples,
+                                 const text::Gpt2BpeTokenizer& bpe,
+                                 const AnswerAttentionOptions& options);
+
+}  // namespace qkov::training::squad
+
+#endif  // QKOV_WORKER_TRAINING_SQUAD_ANSWER_LM_H_
