@@ -35,13 +35,15 @@ LmBatch MakeLmBatch(const std::vector<const SquadExample*>& examples,
   return out;
 }
 
-torch::Tensor AnswerLoss(const torch::Tensor& logits, const LmBatch& batch,
-                         double label_smoothing) {
+torch::Tensor AnswerLoss(text::TextModel& model, const torch::Tensor& hidden,
+                         const LmBatch& batch, double label_smoothing) {
   namespace F = torch::nn::functional;
-  const torch::Tensor mask = batch.answer_mask.reshape(-1);
-  const torch::Tensor flat = logits.reshape({-1, logits.size(-1)});
+  const torch::Tensor mask = batch.answer_mask.reshape(-1).to(hidden.device());
+  const torch::Tensor rows =
+      hidden.reshape({-1, hidden.size(-1)}).index({mask});
   return F::cross_entropy(
-      flat.index({mask}), batch.labels.reshape(-1).index({mask}),
+      model->Unembed(rows),
+      batch.labels.reshape(-1).to(hidden.device()).index({mask}),
       F::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
 }
 
@@ -85,7 +87,8 @@ Generation Generate(text::TextModel& model, const SquadExample& example,
     g.rollout_mass.push_back(rollout);
     g.layer_mean_mass.push_back(mean);
     g.layer_max_mass.push_back(max);
-    const int64_t next = out.logits[0][-1].argmax().item<int64_t>();
+    const int64_t next =
+        model->Unembed(out.hidden[0][-1]).argmax().item<int64_t>();
     if (next == eot) break;
     g.tokens.push_back(static_cast<int32_t>(next));
     seq.push_back(next);
@@ -109,11 +112,17 @@ double GoldProbability(text::TextModel& model, const SquadExample& example,
                        int64_t pad_id) {
   torch::NoGradGuard no_grad;
   const LmBatch batch = MakeLmBatch({&example}, pad_id);
-  const torch::Tensor logits = model->forward(batch.ids, pad_id).logits;
-  const torch::Tensor p = torch::softmax(logits.to(torch::kFloat64), -1)
-                              .gather(-1, batch.labels.unsqueeze(-1))
-                              .squeeze(-1);
-  return p.index({batch.answer_mask}).mean().item<double>();
+  const torch::Tensor hidden = model->forward(batch.ids, pad_id).hidden;
+  const torch::Tensor rows =
+      hidden.reshape({-1, hidden.size(-1)})
+          .index({batch.answer_mask.reshape(-1).to(hidden.device())});
+  const torch::Tensor labels = batch.labels.reshape(-1)
+                                   .index({batch.answer_mask.reshape(-1)})
+                                   .to(hidden.device());
+  return torch::softmax(model->Unembed(rows).to(torch::kFloat64), -1)
+      .gather(-1, labels.unsqueeze(-1))
+      .mean()
+      .item<double>();
 }
 
 }  // namespace

@@ -34,9 +34,10 @@ LmBatch MakeLmBatch(const std::vector<const SquadExample*>& examples,
                     int64_t pad_id);
 
 // Mean cross-entropy (with `label_smoothing`) over the answer positions of
-// the batch; prompt and padding positions add nothing.
-torch::Tensor AnswerLoss(const torch::Tensor& logits, const LmBatch& batch,
-                         double label_smoothing);
+// the batch, from the model's hidden states [B, L, d]; prompt and padding
+// positions add nothing (they are not even unembedded).
+torch::Tensor AnswerLoss(text::TextModel& model, const torch::Tensor& hidden,
+                         const LmBatch& batch, double label_smoothing);
 
 struct AnswerAttentionOptions {
   double rollout_alpha = 0.5;  // A' = a A + (1 - a) I, per layer

@@ -156,7 +156,7 @@ TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
   }
   if (o.layer_norm) x = ln_final_->forward(x);
   if (o.lm_head) {
-    out.logits = torch::matmul(x, w_e_.t());
+    out.hidden = x;
     return out;
   }
   // The authors' readouts: (ids == pad).argmax(), which is 0 when there is

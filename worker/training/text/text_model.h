@@ -26,7 +26,10 @@
 namespace qkov::training::text {
 
 struct TextModelOutput {
-  torch::Tensor logits;                  // [B, C]; lm_head: [B, L, vocab]
+  torch::Tensor logits;  // [B, C]; lm_head: undefined
+  // lm_head: the final residual stream [B, L, d_model] (after the final
+  // LayerNorm); Unembed() turns rows of it into next-token logits.
+  torch::Tensor hidden;
   std::vector<torch::Tensor> attention;  // per layer [B, H, L, L]
   torch::Tensor readout;                 // int64 [B]: the position read
 };
@@ -42,6 +45,14 @@ class TextModelImpl : public torch::nn::Module {
   // ids int64 [B, L]; pad_id marks padding (the padding mask and the
   // readout position follow it). Dropout applies in training mode only.
   TextModelOutput forward(const torch::Tensor& ids, int64_t pad_id);
+
+  // lm_head: next-token logits of hidden states [..., d_model] through the
+  // tied token embedding, [..., vocab]. Only the rows that are needed are
+  // unembedded (a 50,257-token vocabulary at every position would dwarf the
+  // rest of the step).
+  torch::Tensor Unembed(const torch::Tensor& hidden) const {
+    return torch::matmul(hidden, w_e_.t());
+  }
 
   // Each parameter's rate group: QK (W_Q, W_K, their biases, W_QK, u), OV
   // (W_V, W_O, their biases, W_OV, classifier), MLP (MLP weights and

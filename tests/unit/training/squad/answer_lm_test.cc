@@ -57,7 +57,7 @@ TEST(AnswerLmTest, TeacherForcingLayout) {
 
 std::vector<torch::Tensor> Grads(text::TextModel& m, const LmBatch& b) {
   for (auto& t : m->parameters()) t.mutable_grad() = torch::Tensor();
-  AnswerLoss(m->forward(b.ids, 10).logits, b, 0.1).backward();
+  AnswerLoss(m, m->forward(b.ids, 10).hidden, b, 0.1).backward();
   std::vector<torch::Tensor> g;
   for (auto& t : m->parameters()) g.push_back(t.grad().clone());
   return g;
@@ -95,7 +95,7 @@ TEST(AnswerLmTest, AutogradMatchesCentralDifferencesWithTiedHead) {
     }
     auto loss = [&] {
       torch::NoGradGuard g;
-      return AnswerLoss(m->forward(b.ids, 10).logits, b, 0.1).item<double>();
+      return AnswerLoss(m, m->forward(b.ids, 10).hidden, b, 0.1).item<double>();
     };
     const std::vector<torch::Tensor> grads = Grads(m, b);
     size_t i = 0;
@@ -180,7 +180,8 @@ TEST(AnswerLmTest, GreedyGenerationTakesTheArgmaxAtEveryStep) {
     for (size_t step = 0; step < g.rollout_mass.size(); ++step) {
       auto out = m->forward(torch::tensor(seq).view({1, -1}),
                             (*bpe)->end_of_text_id());
-      const int64_t next = out.logits[0][-1].argmax().item<int64_t>();
+      const int64_t next =
+          m->Unembed(out.hidden[0][-1]).argmax().item<int64_t>();
       double rollout = 0, mean = 0, max = 0;
       LastPositionMasses(out.attention, ex.relevant, ao.rollout_alpha, &rollout,
                          &mean, &max);

@@ -1,0 +1,55 @@
+// Training of the SQuAD decoder (docs/squad.md): AdamW over three rate
+// groups as the authors set them (the QK weights and biases at lr_ratio x
+// base; the token embedding at embed_lr_multiplier x base with no weight
+// decay; everything else at base), a cosine schedule after a linear
+// warm-up, gradient accumulation and clipping, epochs over the training
+// questions in a seeded order, loss on the answer tokens only.
+#ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
+#define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/training/squad/answer_lm.h"
+
+namespace qkov::training::squad {
+
+struct SquadTrainOptions {
+  uint64_t seed = 1234;  // the order of the questions in each epoch
+  double base_lr = 5e-5;
+  double lr_ratio = 1;               // QK rate = lr_ratio x base_lr
+  double embed_lr_multiplier = 0.1;  // token embedding rate, no weight decay
+  double weight_decay = 0.05;        // every other group
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;
+  double label_smoothing = 0.1;
+  int64_t batch = 32;
+  int64_t accumulation = 2;  // micro-batches per optimizer step
+  double grad_clip = 0.5;    // global norm; 0: none
+  int64_t epochs = 1;
+  int64_t max_steps = 0;        // > 0: at most this many optimizer steps
+  int64_t warmup_steps = 1000;  // linear from 0, then cosine to 0
+};
+
+struct SquadTrainReport {
+  int64_t step = 0;  // optimizer steps done
+  double loss = 0;   // mean answer loss since the last report
+  double lr_qk = 0, lr_base = 0;
+};
+
+// Trains `model` (lm_head) in place. `report` is called every
+// `report_every` optimizer steps and after the last; returning false stops
+// training there. INVALID_ARGUMENT for no training questions or a rate
+// that is not finite and positive.
+absl::StatusOr<int64_t> TrainSquadModel(
+    text::TextModel& model, const std::vector<SquadExample>& train,
+    int64_t pad_id, const SquadTrainOptions& options, int64_t report_every,
+    const std::function<bool(const SquadTrainReport&)>& report);
+
+// The learning rate multiplier at optimizer step `step` of `total`.
+double CosineWarmup(int64_t step, int64_t total, int64_t warmup);
+
+}  // namespace qkov::training::squad
+
+#endif  // QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
