@@ -1,6 +1,8 @@
 #include "worker/training/squad/answer_lm.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include "absl/strings/ascii.h"
 #include "worker/training/squad/squad_eval.h"
@@ -68,18 +70,53 @@ void LastPositionMasses(const std::vector<torch::Tensor>& attention,
   *layer_max = best;
 }
 
+std::vector<int64_t> TopPositions(const torch::Tensor& row, int64_t k) {
+  const torch::Tensor r = row.to(torch::kFloat64).contiguous().cpu();
+  const double* a = r.data_ptr<double>();
+  std::vector<int64_t> order(r.numel());
+  std::iota(order.begin(), order.end(), 0);
+  k = std::min<int64_t>(k, static_cast<int64_t>(order.size()));
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [a](int64_t x, int64_t y) {
+                      return a[x] > a[y] || (a[x] == a[y] && x < y);
+                    });
+  order.resize(k);
+  return order;
+}
+
+namespace {
+
+// p(token | seq) at seq's last position.
+double NextTokenProbability(text::TextModel& model,
+                            const std::vector<int64_t>& seq, int64_t token,
+                            int64_t pad_id) {
+  const torch::Device device = model->parameters().front().device();
+  const torch::Tensor hidden =
+      model
+          ->forward(torch::tensor(seq, torch::kInt64).view({1, -1}).to(device),
+                    pad_id)
+          .hidden;
+  return torch::softmax(model->Unembed(hidden[0][-1]).to(torch::kFloat64),
+                        -1)[token]
+      .item<double>();
+}
+
+}  // namespace
+
 Generation Generate(text::TextModel& model, const SquadExample& example,
                     const text::Gpt2BpeTokenizer& bpe,
                     const AnswerAttentionOptions& options) {
   torch::NoGradGuard no_grad;
   const int64_t eot = bpe.end_of_text_id();
   const int64_t n_ctx = model->options().n_ctx;
+  const torch::Device device = model->parameters().front().device();
   std::vector<int64_t> seq(example.prompt.begin(), example.prompt.end());
   Generation g;
   for (int32_t step = 0; step < options.max_new_tokens &&
                          static_cast<int64_t>(seq.size()) <= n_ctx;
        ++step) {
-    const torch::Tensor ids = torch::tensor(seq, torch::kInt64).view({1, -1});
+    const torch::Tensor ids =
+        torch::tensor(seq, torch::kInt64).view({1, -1}).to(device);
     text::TextModelOutput out = model->forward(ids, eot);
     double rollout = 0, mean = 0, max = 0;
     LastPositionMasses(out.attention, example.relevant, options.rollout_alpha,
@@ -87,8 +124,30 @@ Generation Generate(text::TextModel& model, const SquadExample& example,
     g.rollout_mass.push_back(rollout);
     g.layer_mean_mass.push_back(mean);
     g.layer_max_mass.push_back(max);
-    const int64_t next =
-        model->Unembed(out.hidden[0][-1]).argmax().item<int64_t>();
+    const torch::Tensor logits = model->Unembed(out.hidden[0][-1]);
+    const int64_t next = logits.argmax().item<int64_t>();
+    if (options.k_percent > 0) {
+      const int64_t len = static_cast<int64_t>(seq.size());
+      const int64_t k = std::max<int64_t>(
+          1, static_cast<int64_t>(std::ceil(options.k_percent / 100.0 *
+                                            static_cast<double>(len))));
+      const torch::Tensor r =
+          text::Rollout(out.attention, options.rollout_alpha);
+      const std::vector<int64_t> top = TopPositions(r[0][len - 1], k);
+      std::vector<bool> drop(len, false);
+      std::vector<int64_t> kept, only;
+      for (int64_t i : top) {
+        drop[i] = true;
+        only.push_back(seq[i]);
+      }
+      for (int64_t i = 0; i < len; ++i)
+        if (!drop[i]) kept.push_back(seq[i]);
+      const double p =
+          torch::softmax(logits.to(torch::kFloat64), -1)[next].item<double>();
+      g.comprehensiveness.push_back(
+          kept.empty() ? p : p - NextTokenProbability(model, kept, next, eot));
+      g.sufficiency.push_back(p - NextTokenProbability(model, only, next, eot));
+    }
     if (next == eot) break;
     g.tokens.push_back(static_cast<int32_t>(next));
     seq.push_back(next);
@@ -112,7 +171,9 @@ double GoldProbability(text::TextModel& model, const SquadExample& example,
                        int64_t pad_id) {
   torch::NoGradGuard no_grad;
   const LmBatch batch = MakeLmBatch({&example}, pad_id);
-  const torch::Tensor hidden = model->forward(batch.ids, pad_id).hidden;
+  const torch::Tensor hidden =
+      model->forward(batch.ids.to(model->parameters().front().device()), pad_id)
+          .hidden;
   const torch::Tensor rows =
       hidden.reshape({-1, hidden.size(-1)})
           .index({batch.answer_mask.reshape(-1).to(hidden.device())});
@@ -133,7 +194,7 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
                                  const AnswerAttentionOptions& options) {
   const bool was_training = model->is_training();
   model->eval();
-  std::vector<double> f1, em, rollout, mean, max, gold;
+  std::vector<double> f1, em, rollout, mean, max, gold, comp, suff;
   for (const SquadExample& ex : examples) {
     const Generation g = Generate(model, ex, bpe, options);
     f1.push_back(MaxF1(g.text, ex.gold));
@@ -141,6 +202,8 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
     rollout.push_back(Mean(g.rollout_mass));
     mean.push_back(Mean(g.layer_mean_mass));
     max.push_back(Mean(g.layer_max_mass));
+    comp.push_back(Mean(g.comprehensiveness));
+    suff.push_back(Mean(g.sufficiency));
     gold.push_back(GoldProbability(model, ex, bpe.end_of_text_id()));
   }
   if (was_training) model->train();
@@ -152,6 +215,10 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
   s["answer_mass_layer_mean"] = Mean(mean);
   s["answer_mass_layer_max"] = Mean(max);
   s["gold_probability"] = Mean(gold);
+  if (options.k_percent > 0) {
+    s["comprehensiveness"] = Mean(comp);
+    s["sufficiency"] = Mean(suff);
+  }
   double ac = 0, acmc = 0;
   for (size_t i = 0; i < rollout.size(); ++i) {
     const bool attends = rollout[i] >= options.tau_attention;

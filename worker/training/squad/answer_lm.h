@@ -46,6 +46,9 @@ struct AnswerAttentionOptions {
   double tau_attention = 0.1;
   double tau_probability = 0.5;
   std::vector<double> dtap_edges = {0, 0.05, 0.1, 0.5, 1.001};
+  // Comprehensiveness and sufficiency at k = max(1, ceil(k_percent/100 L))
+  // of the current length L; 0: not computed (two more forwards per step).
+  double k_percent = 5;
 };
 
 // One question, generated greedily until <|endoftext|> or max_new_tokens.
@@ -57,7 +60,15 @@ struct Generation {
   // rollout of all layers; the mean over layers of each layer's head mean;
   // the max over layers of each layer's head mean.
   std::vector<double> rollout_mass, layer_mean_mass, layer_max_mass;
+  // Per step (k_percent > 0), with y the token chosen and p its
+  // probability: p - p(y | the sequence without its top-k rollout positions)
+  // and p - p(y | only those k tokens, in descending attention).
+  std::vector<double> comprehensiveness, sufficiency;
 };
+
+// The `k` positions of `row` (one attention row) with the most attention,
+// the most first; ties to the earlier position.
+std::vector<int64_t> TopPositions(const torch::Tensor& row, int64_t k);
 
 // `relevant` marks the prompt positions of the answer span (SquadExample).
 Generation Generate(text::TextModel& model, const SquadExample& example,
@@ -72,7 +83,9 @@ void LastPositionMasses(const std::vector<torch::Tensor>& attention,
                         double* rollout, double* layer_mean, double* layer_max);
 
 struct AnswerEvaluation {
-  std::map<std::string, double> scalars;  // f1, em, answer_mass_*, ac, acmc
+  // f1, em, answer_mass_*, gold_probability, ac, acmc, comprehensiveness,
+  // sufficiency, examples
+  std::map<std::string, double> scalars;
   Heatmap dtap;
 };
 

@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "worker/training/text/text_metrics.h"
+
 namespace qkov::training::squad {
 namespace {
 
@@ -147,6 +151,13 @@ TEST(AnswerLmTest, AnswerAttentionOnHandBuiltAttention) {
   EXPECT_NEAR(rollout, 0.2, 1e-6);
 }
 
+TEST(AnswerLmTest, TopPositionsMostAttendedFirst) {
+  const torch::Tensor row = torch::tensor({0.1, 0.4, 0.4, 0.05, 0.05});
+  EXPECT_EQ(TopPositions(row, 2), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(TopPositions(row, 3), (std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(TopPositions(row, 9), (std::vector<int64_t>{1, 2, 0, 3, 4}));
+}
+
 TEST(AnswerLmTest, GreedyGenerationTakesTheArgmaxAtEveryStep) {
   const std::string gpt2 =
       std::string(QKOV_SHARED_DATA_DIR) + "/tokenizers/gpt2";
@@ -173,6 +184,8 @@ TEST(AnswerLmTest, GreedyGenerationTakesTheArgmaxAtEveryStep) {
     // (the model has not learned to stop, so it runs to the budget unless
     // it picks <|endoftext|>).
     ASSERT_EQ(g.rollout_mass.size(), g.layer_mean_mass.size());
+    ASSERT_EQ(g.comprehensiveness.size(), g.rollout_mass.size());
+    ASSERT_EQ(g.sufficiency.size(), g.rollout_mass.size());
     ASSERT_GE(g.rollout_mass.size(), g.tokens.size());
     ASSERT_LE(g.rollout_mass.size(), 6u);
     std::vector<int64_t> seq(ex.prompt.begin(), ex.prompt.end());
@@ -186,6 +199,28 @@ TEST(AnswerLmTest, GreedyGenerationTakesTheArgmaxAtEveryStep) {
       LastPositionMasses(out.attention, ex.relevant, ao.rollout_alpha, &rollout,
                          &mean, &max);
       EXPECT_DOUBLE_EQ(g.rollout_mass[step], rollout);
+      // Comprehensiveness and sufficiency at this step, recomputed: the
+      // chosen token's probability, without and with only the top-k
+      // rollout positions (k = ceil(5% of the length)).
+      const int64_t len = static_cast<int64_t>(seq.size());
+      const int64_t k = (len + 19) / 20;
+      const std::vector<int64_t> top = TopPositions(
+          text::Rollout(out.attention, ao.rollout_alpha)[0][len - 1], k);
+      ASSERT_EQ(static_cast<int64_t>(top.size()), k);
+      std::vector<int64_t> kept, only;
+      for (int64_t i = 0; i < len; ++i)
+        if (std::find(top.begin(), top.end(), i) == top.end())
+          kept.push_back(seq[i]);
+      for (int64_t i : top) only.push_back(seq[i]);
+      auto prob = [&](const std::vector<int64_t>& s) {
+        auto o = m->forward(torch::tensor(s).view({1, -1}), 0);
+        return torch::softmax(m->Unembed(o.hidden[0][-1]).to(torch::kFloat64),
+                              -1)[next]
+            .item<double>();
+      };
+      const double chosen = prob(seq);
+      EXPECT_NEAR(g.comprehensiveness[step], chosen - prob(kept), 1e-6);
+      EXPECT_NEAR(g.sufficiency[step], chosen - prob(only), 1e-6);
       EXPECT_DOUBLE_EQ(g.layer_max_mass[step], max);
       EXPECT_GT(rollout, 0);
       EXPECT_LT(rollout, 1);
