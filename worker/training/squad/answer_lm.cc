@@ -57,6 +57,7 @@ void LastPositionMasses(const std::vector<torch::Tensor>& attention,
   torch::Tensor mask = torch::zeros({len}, torch::kFloat64);
   for (size_t i = 0; i < relevant.size() && static_cast<int64_t>(i) < len; ++i)
     mask[i] = relevant[i] ? 1.0 : 0.0;
+  mask = mask.to(attention.front().device());
   const torch::Tensor r = text::Rollout(attention, alpha);  // [1, L, L]
   *rollout = (r[0][len - 1].to(torch::kFloat64) * mask).sum().item<double>();
   double sum = 0, best = 0;
