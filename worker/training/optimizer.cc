@@ -32,20 +32,22 @@ const char* ParamGroupName(ParamGroup group) {
   return "?";
 }
 
+double CosineWarmupFactor(int64_t step, int64_t total, int64_t warmup) {
+  if (step < warmup)
+    return static_cast<double>(step + 1) / static_cast<double>(warmup);
+  const double span = std::max<int64_t>(1, total - warmup);
+  return 0.5 *
+         (1.0 + std::cos(kPi * static_cast<double>(step - warmup) / span));
+}
+
 LearningRates ScheduledLearningRates(const TrialOptions& o, int64_t step) {
   const double eta_ov = o.eta_ov;
   switch (o.optimizer.schedule) {
     case ScheduleKind::kConstant:
       return {eta_ov * o.lr_ratio, eta_ov};
     case ScheduleKind::kCosineWarmup: {
-      const int64_t w = o.optimizer.warmup_steps;
-      double m;
-      if (step < w) {
-        m = static_cast<double>(step + 1) / static_cast<double>(w);
-      } else {
-        const double span = std::max<int64_t>(1, o.max_steps - w);
-        m = 0.5 * (1.0 + std::cos(kPi * static_cast<double>(step - w) / span));
-      }
+      const double m =
+          CosineWarmupFactor(step, o.max_steps, o.optimizer.warmup_steps);
       return {eta_ov * o.lr_ratio * m, eta_ov * m};
     }
     case ScheduleKind::kQkRamp: {

@@ -22,6 +22,10 @@ struct LearningRates {
 };
 LearningRates ScheduledLearningRates(const TrialOptions& options, int64_t step);
 
+// The cosine_warmup schedule's factor at `step` (0-based) of `total`: linear
+// from 1/warmup to 1 over the first `warmup` steps, then a cosine to 0.
+double CosineWarmupFactor(int64_t step, int64_t total, int64_t warmup);
+
 // One step's rate per group and trial: rates[group][trial].
 using GroupRates = std::array<std::vector<double>, kNumParamGroups>;
 

@@ -5,16 +5,9 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "worker/training/optimizer.h"
 
 namespace qkov::training::squad {
-
-double CosineWarmup(int64_t step, int64_t total, int64_t warmup) {
-  if (warmup > 0 && step < warmup)
-    return static_cast<double>(step + 1) / static_cast<double>(warmup);
-  const double span = static_cast<double>(std::max<int64_t>(1, total - warmup));
-  const double done = static_cast<double>(step - warmup) / span;
-  return 0.5 * (1 + std::cos(M_PI * std::min(1.0, done)));
-}
 
 absl::StatusOr<int64_t> TrainSquadModel(
     text::TextModel& model, const std::vector<SquadExample>& train,
@@ -68,7 +61,7 @@ absl::StatusOr<int64_t> TrainSquadModel(
   model->train();
   int64_t step = 0;
   for (; step < total; ++step) {
-    const double scale = CosineWarmup(step, total, o.warmup_steps);
+    const double scale = CosineWarmupFactor(step, total, o.warmup_steps);
     for (size_t g = 0; g < group_of.size(); ++g)
       optimizer.param_groups()[g].options().set_lr(o.base_lr * scale *
                                                    multiplier[group_of[g]]);

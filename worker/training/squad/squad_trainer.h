@@ -47,9 +47,6 @@ absl::StatusOr<int64_t> TrainSquadModel(
     int64_t pad_id, const SquadTrainOptions& options, int64_t report_every,
     const std::function<bool(const SquadTrainReport&)>& report);
 
-// The learning rate multiplier at optimizer step `step` of `total`.
-double CosineWarmup(int64_t step, int64_t total, int64_t warmup);
-
 }  // namespace qkov::training::squad
 
 #endif  // QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
