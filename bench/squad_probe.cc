@@ -113,14 +113,16 @@ int Main() {
     o.epochs = 1000;
     o.max_steps = absl::GetFlag(FLAGS_steps);
     o.warmup_steps = o.max_steps / 10;
+    SquadTrainHooks hooks;
+    hooks.report_every = 100;
+    hooks.report = [&](const SquadTrainReport& r) {
+      std::printf("ratio %g step %lld loss %.4f\n", ratio,
+                  static_cast<long long>(r.step), r.loss);
+      std::fflush(stdout);
+      return true;
+    };
     auto steps =
-        TrainSquadModel(model, train, (*bpe)->end_of_text_id(), o, 100,
-                        [&](const SquadTrainReport& r) {
-                          std::printf("ratio %g step %lld loss %.4f\n", ratio,
-                                      static_cast<long long>(r.step), r.loss);
-                          std::fflush(stdout);
-                          return true;
-                        });
+        TrainSquadModel(model, train, (*bpe)->end_of_text_id(), o, hooks);
     if (!steps.ok()) {
       std::fprintf(stderr, "squad_probe: %s\n",
                    steps.status().ToString().c_str());

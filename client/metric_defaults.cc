@@ -19,7 +19,17 @@ const MetricDefaults& MetricDefaultsFor(v1::TaskKind task) {
       {"test_rationale_mass_head0", "test_ac", "test_accuracy"},
       {"train_loss", "train_accuracy"},
       {"train_loss", "train_accuracy", "epoch"}};
+  static const MetricDefaults* const squad = new MetricDefaults{
+      {"steps", "eval_f1", "eval_em", "eval_answer_mass_rollout",
+       "eval_answer_mass_layer_max", "eval_ac", "eval_comprehensiveness",
+       "eval_sufficiency"},
+      {"eval_f1", "eval_em", "eval_answer_mass_rollout", "eval_ac"},
+      {"eval_answer_mass_rollout", "eval_ac", "eval_f1"},
+      {"train_loss"},
+      {"train_loss", "epoch"}};
   switch (task) {
+    case v1::TASK_SQUAD:
+      return *squad;
     case v1::TASK_TEXT:
     case v1::TASK_HATEXPLAIN:
     case v1::TASK_SVA:

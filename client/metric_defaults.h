@@ -1,6 +1,6 @@
 // The metrics the CLI shows when the user names none, by task kind. The
 // synthetic-style tasks show the paper's §3 numbers; the text tasks show
-// their test split's (docs/metrics.md).
+// their test split's, SQuAD its evaluation questions' (docs/metrics.md).
 #ifndef QKOV_CLIENT_METRIC_DEFAULTS_H_
 #define QKOV_CLIENT_METRIC_DEFAULTS_H_
 

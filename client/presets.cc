@@ -149,6 +149,39 @@ training:
     vocab_path: ../shared/data/tokenizers/bert-base-uncased/vocab.txt
 )",
        {"training.text.epochs=1", "axes.seed=[1234]", "name=paper-sva-quick"}},
+      {"paper-squad",
+       "SQuAD, the authors' 6-layer decoder, eta_QK/eta_OV in {1, 20} at both "
+       "of their base rates (5e-5 faster-QK, 5e-4 baseline), AdamW, 100 "
+       "epochs, 5 seeds, on the shipped dev set split into training articles "
+       "[0, 40) and evaluation articles [40, 48) (docs/squad.md); meant for "
+       "GPU workers; data paths from the repository root",
+       R"(name: paper-squad
+description: SQuAD baseline vs faster QK (docs/squad.md; docs/paper.md §6)
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1, 20]
+  eta_ov: [5.0e-5, 5.0e-4]
+  seed: [1234, 1235, 1236, 1237, 1238]
+training:
+  task: squad
+  max_steps: 1000000
+  batch_size: 32
+  report_every: 100
+  evaluation: {num_examples: 5000}
+  squad:
+    train: {path: ../shared/data/squad/dev-v1.1-all.json, article_end: 40}
+    eval: {path: ../shared/data/squad/dev-v1.1-all.json, article_begin: 40}
+    encoder_path: ../shared/data/tokenizers/gpt2/encoder.json
+    merges_path: ../shared/data/tokenizers/gpt2/vocab.bpe
+    epochs: 100
+)",
+       {"axes.eta_ov=[3.0e-3]", "axes.seed=[1234]", "training.max_steps=400",
+        "training.batch_size=16", "training.optimizer.warmup_steps=40",
+        "training.evaluation.num_examples=60", "training.squad.accumulation=1",
+        "training.squad.d_model=64", "training.squad.heads=4",
+        "training.squad.d_head=16", "training.squad.d_mlp=256",
+        "training.squad.layers=2", "training.squad.dropout=0",
+        "training.squad.init_std=0.02", "name=paper-squad-quick"}},
   };
   return *presets;
 }

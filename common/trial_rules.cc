@@ -1,6 +1,8 @@
 #include "common/trial_rules.h"
 
 #include <cmath>
+#include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -139,6 +141,74 @@ absl::Status CheckText(absl::string_view prefix, const TextSettings& t) {
     return Invalid(prefix, "text.train.path", "is required");
   if (!t.has_vocab_path)
     return Invalid(prefix, "text.vocab_path", "is required");
+  return absl::OkStatus();
+}
+
+absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
+  for (auto [rule, value] :
+       {std::pair{kSquadCropChars, s.crop_chars},
+        std::pair{kSquadMaxPromptTokens, s.max_prompt_tokens},
+        std::pair{kSquadMaxAnswerTokens, s.max_answer_tokens},
+        std::pair{kSquadNCtx, s.n_ctx}, std::pair{kSquadDModel, s.d_model},
+        std::pair{kSquadHeads, s.heads}, std::pair{kSquadDHead, s.d_head},
+        std::pair{kSquadDMlp, s.d_mlp}, std::pair{kSquadLayers, s.layers},
+        std::pair{kSquadEpochs, s.epochs},
+        std::pair{kSquadAccumulation, s.accumulation},
+        std::pair{kSquadMaxNewTokens, s.max_new_tokens}}) {
+    if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
+  }
+  for (auto [rule, value] :
+       {std::pair{kSquadDropout, s.dropout},
+        std::pair{kSquadInitStd, s.init_std},
+        std::pair{kSquadEmbedInitStd, s.embed_init_std},
+        std::pair{kSquadEmbedLrMultiplier, s.embed_lr_multiplier},
+        std::pair{kSquadLabelSmoothing, s.label_smoothing},
+        std::pair{kSquadGradClip, s.grad_clip},
+        std::pair{kSquadRolloutAlpha, s.rollout_alpha},
+        std::pair{kSquadKPercent, s.k_percent}}) {
+    if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
+  }
+  const int64_t longest = s.max_prompt_tokens + s.max_answer_tokens + 1;
+  if (s.n_ctx < longest) {
+    return Invalid(prefix, "squad.n_ctx",
+                   absl::StrCat("must be >= squad.max_prompt_tokens + "
+                                "squad.max_answer_tokens + 1 = ",
+                                longest, " (got ", s.n_ctx, ")"));
+  }
+  for (auto [split, begin, end, max] :
+       {std::tuple{"train", s.train_article_begin, s.train_article_end,
+                   s.train_max_questions},
+        std::tuple{"eval", s.eval_article_begin, s.eval_article_end,
+                   s.eval_max_questions}}) {
+    const std::string field = absl::StrCat("squad.", split, ".");
+    if (begin < 0 || begin > kSquadArticle.hi)
+      return Invalid(prefix, field + "article_begin",
+                     absl::StrCat("must be in [0, ", kSquadArticle.hi,
+                                  "] (got ", begin, ")"));
+    if (end != 0 && end <= begin)
+      return Invalid(
+          prefix, field + "article_end",
+          absl::StrCat("must be 0 (to the end) or > article_begin = ", begin,
+                       " (got ", end, ")"));
+    if (max < 0 || max > kSquadMaxQuestions.hi)
+      return Invalid(prefix, field + "max_questions",
+                     absl::StrCat("must be in [0, ", kSquadMaxQuestions.hi,
+                                  "] (got ", max, ")"));
+  }
+  if (!s.has_train_path)
+    return Invalid(prefix, "squad.train.path", "is required");
+  if (!s.has_eval_path)
+    return Invalid(prefix, "squad.eval.path", "is required");
+  if (!s.has_encoder_path)
+    return Invalid(prefix, "squad.encoder_path", "is required");
+  if (!s.has_merges_path)
+    return Invalid(prefix, "squad.merges_path", "is required");
+  if (!s.adamw)
+    return Invalid(prefix, "optimizer.kind",
+                   "the squad task trains with adamw only");
+  if (!s.cosine_warmup)
+    return Invalid(prefix, "optimizer.schedule",
+                   "the squad task trains with cosine_warmup only");
   return absl::OkStatus();
 }
 

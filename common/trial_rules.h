@@ -145,6 +145,56 @@ absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
 // max_len), and a training file and a vocabulary named.
 absl::Status CheckText(absl::string_view prefix, const TextSettings& s);
 
+// training.squad (the SQuAD decoder).
+inline constexpr IntRule kSquadCropChars{"squad.crop_chars", 0, 100000};
+inline constexpr IntRule kSquadMaxPromptTokens{"squad.max_prompt_tokens", 8,
+                                               65536};
+inline constexpr IntRule kSquadMaxAnswerTokens{"squad.max_answer_tokens", 1,
+                                               4096};
+inline constexpr IntRule kSquadNCtx{"squad.n_ctx", 16, 65536};
+inline constexpr IntRule kSquadDModel{"squad.d_model", 1, 4096};
+inline constexpr IntRule kSquadHeads{"squad.heads", 1, 64};
+inline constexpr IntRule kSquadDHead{"squad.d_head", 1, 1024};
+inline constexpr IntRule kSquadDMlp{"squad.d_mlp", 0, 65536};
+inline constexpr IntRule kSquadLayers{"squad.layers", 1, 48};
+inline constexpr IntRule kSquadEpochs{"squad.epochs", 1, 100000};
+inline constexpr IntRule kSquadAccumulation{"squad.accumulation", 1, 4096};
+inline constexpr IntRule kSquadMaxNewTokens{"squad.max_new_tokens", 1, 4096};
+inline constexpr IntRule kSquadArticle{"squad.*.article_begin", 0, 1000000000};
+inline constexpr IntRule kSquadMaxQuestions{"squad.*.max_questions", 0,
+                                            1000000000};
+inline constexpr RealRule kSquadDropout{"squad.dropout", 0, 0.99};
+inline constexpr RealRule kSquadInitStd{"squad.init_std", 0, 10, true};
+inline constexpr RealRule kSquadEmbedInitStd{"squad.embed_init_std", 0, 10,
+                                             true};
+inline constexpr RealRule kSquadEmbedLrMultiplier{"squad.embed_lr_multiplier",
+                                                  0, 1e6, true, true};
+inline constexpr RealRule kSquadLabelSmoothing{"squad.label_smoothing", 0,
+                                               0.999};
+inline constexpr RealRule kSquadGradClip{"squad.grad_clip", 0, 1e6};
+inline constexpr RealRule kSquadRolloutAlpha{"squad.rollout_alpha", 0, 1};
+inline constexpr RealRule kSquadKPercent{"squad.k_percent", 0, 100};
+
+// A SQuAD trial's settings as plain values (as TextSettings).
+struct SquadSettings {
+  int64_t crop_chars = 0, max_prompt_tokens = 0, max_answer_tokens = 0,
+          n_ctx = 0, d_model = 0, heads = 0, d_head = 0, d_mlp = 0, layers = 0,
+          epochs = 0, accumulation = 0, max_new_tokens = 0;
+  int64_t train_article_begin = 0, train_article_end = 0,
+          train_max_questions = 0, eval_article_begin = 0, eval_article_end = 0,
+          eval_max_questions = 0;
+  double dropout = 0, init_std = 0, embed_init_std = 0, embed_lr_multiplier = 0,
+         label_smoothing = 0, grad_clip = 0, rollout_alpha = 0, k_percent = 0;
+  bool has_train_path = false, has_eval_path = false, has_encoder_path = false,
+       has_merges_path = false, adamw = false, cosine_warmup = false;
+};
+
+// Every SQuAD setting in range; positions for the longest sequence
+// (n_ctx >= max_prompt_tokens + max_answer_tokens + 1, the end-of-text
+// included); non-empty article ranges; the files named; AdamW with the
+// cosine warm-up schedule (the one this trainer has).
+absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s);
+
 // DTAP bin edges: at least 2, finite, strictly increasing.
 absl::Status CheckEdges(absl::string_view prefix, const char* field,
                         absl::Span<const double> edges);

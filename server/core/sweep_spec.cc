@@ -39,7 +39,8 @@ void ApplyTrainingDefaults(Training* t) {
   namespace d = ::qkov::defaults;
   if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED)
     t->set_task(qkov::v1::TASK_SYNTHETIC);
-  ApplyTextDefaults(t);  // first: some of its defaults differ
+  ApplyTextDefaults(t);  // first: some of their defaults differ
+  ApplySquadDefaults(t);
   auto* s = t->mutable_synthetic();
   if (s->vocab_size() == 0) s->set_vocab_size(d::kVocabSize);
   if (s->num_common() == 0) s->set_num_common(d::kNumCommon);
@@ -112,13 +113,15 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
   if (t.task() != qkov::v1::TASK_SYNTHETIC &&
       t.task() != qkov::v1::TASK_THEORY &&
-      t.task() != qkov::v1::TASK_FIXED_ATTENTION && !IsTextTaskKind(t.task())) {
+      t.task() != qkov::v1::TASK_FIXED_ATTENTION && !IsTextTaskKind(t.task()) &&
+      t.task() != qkov::v1::TASK_SQUAD) {
     return Invalid(absl::StrCat(prefix, "task"),
                    absl::StrCat("unknown task ", static_cast<int>(t.task()),
                                 " (synthetic, theory, fixed_attention, text, "
-                                "hatexplain or sva)"));
+                                "hatexplain, sva or squad)"));
   }
   if (absl::Status st = ValidateText(t, prefix); !st.ok()) return st;
+  if (absl::Status st = ValidateSquad(t, prefix); !st.ok()) return st;
   if (t.task() == qkov::v1::TASK_THEORY) {
     const auto& th = t.theory();
     if (absl::Status st = rules::CheckTheory(
@@ -295,6 +298,17 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
     return st;
   if (const int64_t bytes = EstimateTrialMemoryBytes(t);
       bytes > limits.max_trial_memory_bytes) {
+    if (t.task() == qkov::v1::TASK_SQUAD) {
+      return Invalid(
+          "spec.training",
+          absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
+                          "squad.n_ctx %d, squad.d_model %d, squad.heads %d, "
+                          "squad.layers %d); this server's limit is %.1f GB",
+                          bytes / 1e9, t.batch_size(), t.squad().n_ctx(),
+                          t.squad().d_model(), t.squad().heads(),
+                          t.squad().layers(),
+                          limits.max_trial_memory_bytes / 1e9));
+    }
     if (IsTextTaskKind(t.task())) {
       return Invalid(
           "spec.training",
@@ -402,6 +416,21 @@ std::string CanonicalJson(const google::protobuf::Message& message) {
 
 int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
   if (t.task() == qkov::v1::TASK_THEORY) return 0;
+  if (t.task() == qkov::v1::TASK_SQUAD) {
+    // As for the text tasks below, over GPT-2's vocabulary, with the
+    // next-token logits of a batch ([B, L, V]) and their gradient.
+    const auto& x = t.squad();
+    const double d = x.d_model(), h = x.heads(), dh = x.d_head();
+    const double len = x.n_ctx(), layers = x.layers(), b = t.batch_size();
+    const double params =
+        (50257.0 + x.n_ctx()) * d +
+        layers * (4 * h * d * std::max(dh, d) + 2 * d * x.d_mlp());
+    const double bytes =
+        4 * (4 * params + layers * h * len * len * 8.0 * b +
+             2 * b * len * 50257.0 + layers * b * len * (8 * d + x.d_mlp()));
+    return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
+                         : static_cast<int64_t>(bytes);
+  }
   if (IsTextTaskKind(t.task())) {
     // Weights with their gradients and two optimizer moments, plus each
     // layer's attention tensors in training ([B, H, L, L], ~8 kept for

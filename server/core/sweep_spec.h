@@ -43,6 +43,9 @@ void ApplyTrainingDefaults(qkov::v1::Training* training);
 // The text tasks' defaults (training.text and what differs in optimizer and
 // evaluation; server/core/text_spec.cc); nothing for the other tasks.
 void ApplyTextDefaults(qkov::v1::Training* training);
+// The SQuAD task's defaults (training.squad, and its optimizer, batch and
+// evaluation; server/core/squad_spec.cc); nothing for the other tasks.
+void ApplySquadDefaults(qkov::v1::Training* training);
 // TASK_TEXT, TASK_HATEXPLAIN or TASK_SVA.
 bool IsTextTaskKind(qkov::v1::TaskKind kind);
 // ApplyTrainingDefaults plus max_attempts.
@@ -61,6 +64,9 @@ absl::Status ValidateTraining(const qkov::v1::Training& training,
 // The text settings alone (OK for other tasks).
 absl::Status ValidateText(const qkov::v1::Training& training,
                           absl::string_view prefix);
+// The SQuAD settings alone (OK for other tasks).
+absl::Status ValidateSquad(const qkov::v1::Training& training,
+                           absl::string_view prefix);
 
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's

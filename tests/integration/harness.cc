@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "storage/database.h"
 
 extern char** environ;
@@ -254,6 +255,20 @@ int64_t QueryInt(const std::string& db_path, const std::string& sql) {
 }  // namespace qkov::testing
 
 namespace qkov::testing {
+
+std::vector<RatioPoint> ReadRatioFigure(const std::string& dat_path) {
+  std::vector<RatioPoint> points;
+  std::istringstream dat(ReadFile(dat_path));
+  std::string line;
+  while (std::getline(dat, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f =
+        absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    if (f.size() < 3) continue;
+    points.push_back({f[0], f[1], std::stod(f[2])});
+  }
+  return points;
+}
 
 bool IsValidPng(const std::string& path) {
   const std::string data = ReadFile(path);

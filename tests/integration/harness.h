@@ -59,6 +59,15 @@ std::string ReadFile(const std::string& path);
 // (non-zero size) to IEND.
 bool IsValidPng(const std::string& path);
 
+// The data lines of a `qkov plot` ratio figure's .dat file: the series
+// (parameterization), the ratio as printed, the plotted mean.
+struct RatioPoint {
+  std::string series;
+  std::string ratio;
+  double mean = 0;
+};
+std::vector<RatioPoint> ReadRatioFigure(const std::string& dat_path);
+
 // Polls `condition` every 20 ms until it holds or `timeout_s` passes; returns
 // whether it held. For waiting on another process's progress, never as a
 // substitute for a result.

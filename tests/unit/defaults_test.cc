@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "client/sweep_file.h"
 #include "server/core/sweep_spec.h"
 #include "worker/agent/trial_options.h"
@@ -262,6 +263,116 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   sva.mutable_training()->mutable_text()->mutable_train()->clear_path();
   EXPECT_EQ(core::ValidateSweepSpec(sva, core::SpecLimits()).message(),
             "spec.training.text.train.path: is required");
+}
+
+// A SQuAD sweep file, completed by the server, reaches the worker with the
+// authors' decoder and training settings; the server and the worker refuse
+// bad SQuAD settings in the same words.
+TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
+  const std::string shared = QKOV_SHARED_DATA_DIR;
+  auto spec = client::ParseSweepText(
+      "name: sq\naxes: {parameterization: [FAFO], lr_ratio: [20], eta_ov: "
+      "[5.0e-5], seed: [1]}\ntraining:\n  task: squad\n  squad:\n"
+      "    train: {path: " +
+          shared +
+          "/squad/dev-v1.1-all.json, article_end: 40}\n"
+          "    eval: {path: " +
+          shared +
+          "/squad/dev-v1.1-all.json, article_begin: 40}\n"
+          "    encoder_path: " +
+          shared +
+          "/tokenizers/gpt2/encoder.json\n"
+          "    merges_path: " +
+          shared + "/tokenizers/gpt2/vocab.bpe\n",
+      "sq.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  core::ApplySpecDefaults(&*spec);
+  const absl::Status valid = core::ValidateSweepSpec(*spec, core::SpecLimits());
+  ASSERT_TRUE(valid.ok()) << valid;
+  v1::TrialConfig config = core::ExpandSweep(*spec)[0].config;
+  *config.mutable_training() = spec->training();
+  absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->kind, training::TaskKind::kSquad);
+  const training::squad::SquadTaskOptions& q = o->squad;
+  EXPECT_EQ(q.model.layers, 6);
+  EXPECT_EQ(q.model.d_model, 300);
+  EXPECT_EQ(q.model.heads, 6);
+  EXPECT_EQ(q.model.d_head, 50);
+  EXPECT_EQ(q.model.d_mlp, 1200);
+  EXPECT_EQ(q.model.n_ctx, 256);
+  EXPECT_DOUBLE_EQ(q.model.dropout, 0.2);
+  EXPECT_EQ(q.prompt.crop_chars, 200);
+  EXPECT_EQ(q.prompt.max_prompt_tokens, 204);
+  EXPECT_EQ(q.prompt.max_answer_tokens, 50);
+  EXPECT_EQ(q.train.article_end, 40);
+  EXPECT_EQ(q.eval.article_begin, 40);
+  EXPECT_EQ(q.tokenizer.merges_sha256, defaults::kGpt2MergesSha256);
+  EXPECT_DOUBLE_EQ(q.label_smoothing, 0.1);
+  EXPECT_DOUBLE_EQ(q.embed_lr_multiplier, 0.1);
+  EXPECT_DOUBLE_EQ(q.grad_clip, 0.5);
+  EXPECT_DOUBLE_EQ(q.rollout_alpha, 0.5);
+  EXPECT_EQ(q.accumulation, 2);
+  EXPECT_EQ(q.epochs, 100);
+  EXPECT_EQ(o->batch_size, 32);
+  EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kAdamW);
+  EXPECT_EQ(o->optimizer.schedule, training::ScheduleKind::kCosineWarmup);
+  EXPECT_EQ(o->optimizer.warmup_steps, 1000);
+  EXPECT_DOUBLE_EQ(o->optimizer.weight_decay, 0.05);
+  EXPECT_DOUBLE_EQ(o->eval.tau_attention, 0.1);
+  EXPECT_EQ(o->eval.dtap_attention_edges,
+            (std::vector<double>{0, 0.05, 0.1, 0.5, 1.001}));
+  EXPECT_EQ(o->eval.num_examples, 5000);
+
+  using Mutation = std::function<void(v1::Training*)>;
+  const std::vector<std::pair<const char*, Mutation>> cases = {
+      {"squad.n_ctx",
+       [](v1::Training* t) { t->mutable_squad()->set_n_ctx(100); }},
+      {"squad.heads",
+       [](v1::Training* t) { t->mutable_squad()->set_heads(0); }},
+      {"squad.dropout",
+       [](v1::Training* t) { t->mutable_squad()->set_dropout(1.5); }},
+      {"squad.label_smoothing",
+       [](v1::Training* t) {
+         t->mutable_squad()->set_label_smoothing(std::nan(""));
+       }},
+      {"squad.embed_lr_multiplier",
+       [](v1::Training* t) {
+         t->mutable_squad()->set_embed_lr_multiplier(-1);
+       }},
+      {"squad.eval.article_end",
+       [](v1::Training* t) {
+         t->mutable_squad()->mutable_eval()->set_article_end(10);
+       }},
+      {"squad.train.max_questions",
+       [](v1::Training* t) {
+         t->mutable_squad()->mutable_train()->set_max_questions(-1);
+       }},
+      {"squad.eval.path",
+       [](v1::Training* t) {
+         t->mutable_squad()->mutable_eval()->clear_path();
+       }},
+      {"squad.merges_path",
+       [](v1::Training* t) { t->mutable_squad()->clear_merges_path(); }},
+      {"optimizer.kind",
+       [](v1::Training* t) { t->mutable_optimizer()->set_kind(v1::SGD); }},
+      {"optimizer.schedule",
+       [](v1::Training* t) {
+         t->mutable_optimizer()->set_schedule(v1::CONSTANT);
+       }},
+  };
+  for (const auto& [name, mutate] : cases) {
+    v1::Training t = spec->training();
+    mutate(&t);
+    config.clear_training();
+    *config.mutable_training() = t;
+    const absl::Status server = core::ValidateTraining(t, "");
+    const absl::Status worker = agent::ToTrialOptions(config).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(server)) << name << ": " << server;
+    EXPECT_EQ(server.message(), worker.message()) << name;
+    EXPECT_EQ(server.message().rfind(absl::StrCat(name, ": "), 0), 0u)
+        << name << ": " << server;
+  }
 }
 
 }  // namespace

@@ -74,6 +74,50 @@ absl::Status ToTextOptions(const qkov::v1::TextTask& x,
   return absl::OkStatus();
 }
 
+training::squad::SquadSource ToSquadSource(const qkov::v1::SquadData& d) {
+  training::squad::SquadSource s;
+  s.path = d.path();
+  s.article_begin = d.article_begin();
+  s.article_end = d.article_end();
+  s.max_questions = d.max_questions();
+  s.sha256 = d.sha256();
+  return s;
+}
+
+void ToSquadOptions(const qkov::v1::SquadTask& x,
+                    training::squad::SquadTaskOptions* q) {
+  q->train = ToSquadSource(x.train());
+  q->eval = ToSquadSource(x.eval());
+  q->tokenizer.encoder_path = x.encoder_path();
+  q->tokenizer.merges_path = x.merges_path();
+  q->tokenizer.encoder_sha256 =
+      x.encoder_sha256() == "none" ? "" : x.encoder_sha256();
+  q->tokenizer.merges_sha256 =
+      x.merges_sha256() == "none" ? "" : x.merges_sha256();
+  q->glove_path = x.glove_path();
+  q->prompt.crop_chars = x.crop_chars();
+  q->prompt.max_prompt_tokens = x.max_prompt_tokens();
+  q->prompt.max_answer_tokens = x.max_answer_tokens();
+  training::squad::SquadModelOptions& m = q->model;
+  m.n_ctx = x.n_ctx();
+  m.d_model = x.d_model();
+  m.heads = x.heads();
+  m.d_head = x.d_head();
+  m.d_mlp = x.d_mlp();
+  m.layers = x.layers();
+  m.dropout = x.dropout();
+  m.init_std = x.init_std();
+  m.embed_init_std = x.embed_init_std();
+  q->epochs = x.epochs();
+  q->embed_lr_multiplier = x.embed_lr_multiplier();
+  q->label_smoothing = x.label_smoothing();
+  q->accumulation = x.accumulation();
+  q->grad_clip = x.grad_clip();
+  q->rollout_alpha = x.rollout_alpha();
+  q->k_percent = x.k_percent();
+  q->max_new_tokens = x.max_new_tokens();
+}
+
 }  // namespace
 
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
@@ -95,6 +139,10 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
     case qkov::v1::TASK_SVA:
       o.kind = training::TaskKind::kText;
       if (absl::Status s = ToTextOptions(t.text(), &o.text); !s.ok()) return s;
+      break;
+    case qkov::v1::TASK_SQUAD:
+      o.kind = training::TaskKind::kSquad;
+      ToSquadOptions(t.squad(), &o.squad);
       break;
     default:
       return absl::InvalidArgumentError(

@@ -40,6 +40,8 @@ const char* TaskKindName(TaskKind kind) {
       return "theory";
     case TaskKind::kText:
       return "text";
+    case TaskKind::kSquad:
+      return "squad";
   }
   return "?";
 }
@@ -94,6 +96,43 @@ absl::Status TrialOptions::Validate() const {
     v.has_train_path = !t.train.path.empty();
     v.has_vocab_path = !t.tokenizer.vocab_path.empty();
     if (absl::Status s = rules::CheckText("", v); !s.ok()) return s;
+  } else if (kind == TaskKind::kSquad) {
+    const squad::SquadTaskOptions& q = squad;
+    const squad::SquadModelOptions& m = q.model;
+    rules::SquadSettings v;
+    v.crop_chars = q.prompt.crop_chars;
+    v.max_prompt_tokens = q.prompt.max_prompt_tokens;
+    v.max_answer_tokens = q.prompt.max_answer_tokens;
+    v.n_ctx = m.n_ctx;
+    v.d_model = m.d_model;
+    v.heads = m.heads;
+    v.d_head = m.d_head;
+    v.d_mlp = m.d_mlp;
+    v.layers = m.layers;
+    v.epochs = q.epochs;
+    v.accumulation = q.accumulation;
+    v.max_new_tokens = q.max_new_tokens;
+    v.train_article_begin = q.train.article_begin;
+    v.train_article_end = q.train.article_end;
+    v.train_max_questions = q.train.max_questions;
+    v.eval_article_begin = q.eval.article_begin;
+    v.eval_article_end = q.eval.article_end;
+    v.eval_max_questions = q.eval.max_questions;
+    v.dropout = m.dropout;
+    v.init_std = m.init_std;
+    v.embed_init_std = m.embed_init_std;
+    v.embed_lr_multiplier = q.embed_lr_multiplier;
+    v.label_smoothing = q.label_smoothing;
+    v.grad_clip = q.grad_clip;
+    v.rollout_alpha = q.rollout_alpha;
+    v.k_percent = q.k_percent;
+    v.has_train_path = !q.train.path.empty();
+    v.has_eval_path = !q.eval.path.empty();
+    v.has_encoder_path = !q.tokenizer.encoder_path.empty();
+    v.has_merges_path = !q.tokenizer.merges_path.empty();
+    v.adamw = optimizer.kind == OptimizerKind::kAdamW;
+    v.cosine_warmup = optimizer.schedule == ScheduleKind::kCosineWarmup;
+    if (absl::Status s = rules::CheckSquad("", v); !s.ok()) return s;
   } else if (absl::Status s = synthetic.Validate(); !s.ok()) {
     return s;
   }

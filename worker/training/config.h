@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/trial_defaults.h"
 #include "worker/training/param_group.h"
+#include "worker/training/squad/squad_options.h"
 #include "worker/training/text/text_options.h"
 #include "worker/training/theory.h"
 
@@ -33,7 +34,7 @@ inline bool OvFactorized(Parameterization p) {
 }
 
 // The kinds of trial the worker trains; each has its trainer (trainer.h).
-enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText };
+enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText, kSquad };
 const char* TaskKindName(TaskKind kind);
 
 enum class OptimizerKind { kSgd, kAdamW };
@@ -90,6 +91,7 @@ struct TrialOptions {
   double alpha = 0;                // fixed_attention: mass on distinct tokens
   TheoryOptions theory;            // theory: the ODE (its rates are these)
   text::TextTaskOptions text;      // text: data, tokenizer, model, groups
+  squad::SquadTaskOptions squad;   // squad: data, tokenizer, decoder
   OptimizerOptions optimizer;
   InitOptions init;
   int64_t max_steps = defaults::kMaxSteps;

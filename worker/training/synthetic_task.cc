@@ -11,6 +11,17 @@ uint64_t MixSeed(uint64_t seed, uint64_t stream) {
   return z ^ (z >> 31);
 }
 
+std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng) {
+  std::vector<int64_t> p(n);
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  for (int64_t i = n; i > 1; --i) {
+    const int64_t j =
+        std::min<int64_t>(i - 1, static_cast<int64_t>(UniformDouble(rng) * i));
+    std::swap(p[i - 1], p[j]);
+  }
+  return p;
+}
+
 SyntheticTask::SyntheticTask(const SyntheticTaskOptions& options)
     : options_(options) {
   for (int c = 0; c < options_.num_classes; ++c) {

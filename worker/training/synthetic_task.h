@@ -38,6 +38,11 @@ inline double UniformDouble(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;
 }
 
+// A permutation of [0, n) drawn from `rng` (Fisher-Yates over
+// UniformDouble, so the order does not depend on the standard library):
+// the seeded epoch order of the text and SQuAD trainers.
+std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng);
+
 class SyntheticTask {
  public:
   // `options` must be valid (SyntheticTaskOptions::Validate).

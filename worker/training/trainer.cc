@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/fixed_attention.h"
+#include "worker/training/squad/squad_task_trainer.h"
 #include "worker/training/synthetic_trainer.h"
 #include "worker/training/text/text_trainer.h"
 #include "worker/training/theory_trainer.h"
@@ -33,6 +34,7 @@ const TaskTrainer& TrainerFor(TaskKind kind) {
   static const FixedAttentionTrainer fixed_attention;
   static const TheoryTrainer theory;
   static const text::TextTrainer text;
+  static const squad::SquadTaskTrainer squad;
   switch (kind) {
     case TaskKind::kSynthetic:
       return synthetic;
@@ -42,8 +44,25 @@ const TaskTrainer& TrainerFor(TaskKind kind) {
       return theory;
     case TaskKind::kText:
       return text;
+    case TaskKind::kSquad:
+      return squad;
   }
   return synthetic;
+}
+
+absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from,
+    TrainOneTrial one) {
+  std::vector<TrialOutcome> out;
+  for (size_t i = 0; i < options.size(); ++i) {
+    absl::StatusOr<TrialOutcome> outcome =
+        one(options[i], observers[i], device, resume_from[i]);
+    if (!outcome.ok()) return outcome.status();
+    out.push_back(*std::move(outcome));
+  }
+  return out;
 }
 
 absl::Status CheckBatchable(const std::vector<TrialOptions>& options) {

@@ -5,6 +5,9 @@
 //   theory           theory_trainer.h (the ODE of theory.h)
 //   text             text/text_trainer.h (data, tokenizer, model, metrics
 //                    in text/)
+//   squad            squad/squad_task_trainer.h (data, decoder training and
+//                    answer evaluation in squad/; tokenizer and model in
+//                    text/)
 // RunTrials is the one entry: it validates, dispatches by kind, and turns
 // LibTorch's exceptions into a Status (torch_status.h). Knows nothing of the
 // coordinator: a trainer reports through TrainingObserver, which may also ask
@@ -46,6 +49,17 @@ class TaskTrainer {
       const torch::Device& device,
       const std::vector<std::string>& resume_from) const = 0;
 };
+
+// The body of Train for trainers whose trials train one after another:
+// `one` trains trial i from resume_from[i]; the first error is the call's.
+using TrainOneTrial = absl::StatusOr<TrialOutcome> (*)(
+    const TrialOptions& options, TrainingObserver* observer,
+    const torch::Device& device, const std::string& resume_from);
+absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from,
+    TrainOneTrial one);
 
 // The trainer of `kind`.
 const TaskTrainer& TrainerFor(TaskKind kind);

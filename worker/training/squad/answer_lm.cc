@@ -230,7 +230,8 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
   s["ac"] = ac / n;
   s["acmc"] = acmc / n;
   s["examples"] = static_cast<double>(examples.size());
-  ev.dtap = DtapHeatmap(rollout, gold, options.dtap_edges, options.dtap_edges);
+  ev.dtap = DtapHeatmap(rollout, gold, options.dtap_attention_edges,
+                        options.dtap_probability_edges);
   ev.dtap.name = "dtap";
   ev.dtap.x_label = "rollout attention on the answer span";
   ev.dtap.y_label = "p(gold answer tokens)";

@@ -42,10 +42,11 @@ torch::Tensor AnswerLoss(text::TextModel& model, const torch::Tensor& hidden,
 struct AnswerAttentionOptions {
   double rollout_alpha = 0.5;  // A' = a A + (1 - a) I, per layer
   int32_t max_new_tokens = 50;
-  // AC / ACMC thresholds, and the DTAP heatmap's edges (both axes).
+  // AC / ACMC thresholds, and the DTAP heatmap's edges.
   double tau_attention = 0.1;
   double tau_probability = 0.5;
-  std::vector<double> dtap_edges = {0, 0.05, 0.1, 0.5, 1.001};
+  std::vector<double> dtap_attention_edges = {0, 0.05, 0.1, 0.5, 1.001};
+  std::vector<double> dtap_probability_edges = {0, 0.05, 0.1, 0.5, 1.001};
   // Comprehensiveness and sufficiency at k = max(1, ceil(k_percent/100 L))
   // of the current length L; 0: not computed (two more forwards per step).
   double k_percent = 5;

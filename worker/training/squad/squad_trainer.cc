@@ -1,18 +1,132 @@
 #include "worker/training/squad/squad_trainer.h"
 
+#include <ATen/Context.h>
+
 #include <cmath>
-#include <numeric>
+#include <mutex>
 #include <random>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/optimizer.h"
+#include "worker/training/synthetic_task.h"
+#include "worker/training/torch_status.h"
 
 namespace qkov::training::squad {
+namespace {
 
-absl::StatusOr<int64_t> TrainSquadModel(
+// The loop's state besides model and optimizer: what a checkpoint holds.
+struct LoopState {
+  int64_t step = 0;
+  int64_t micro = 0;  // micro-batches done
+  std::mt19937_64 rng;
+  std::vector<int64_t> order;
+  double sum_loss = 0;
+  int64_t summed = 0;
+};
+
+constexpr int64_t kSquadCheckpointFormat = 1;
+// The dropout masks' generator is the device's default one, seeded from the
+// trial seed on this stream and saved in checkpoints.
+constexpr uint64_t kDropoutStream = 3;
+
+at::Generator DropoutGenerator(const torch::Device& device) {
+  return at::globalContext().defaultGenerator(device);
+}
+
+std::string SaveCheckpoint(text::TextModel& model,
+                           torch::optim::Optimizer& optimizer, int64_t total,
+                           const LoopState& st, const torch::Device& device) {
+  torch::serialize::OutputArchive archive, m, a;
+  {
+    at::Generator gen = DropoutGenerator(device);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    archive.write("dropout_rng", gen.get_state());
+  }
+  archive.write("format", c10::IValue(kSquadCheckpointFormat));
+  model->save(m);
+  optimizer.save(a);
+  archive.write("model", m);
+  archive.write("optimizer", a);
+  archive.write("total", c10::IValue(total));
+  archive.write("step", c10::IValue(st.step));
+  archive.write("micro", c10::IValue(st.micro));
+  std::ostringstream rng;
+  rng << st.rng;
+  archive.write("rng", c10::IValue(rng.str()));
+  archive.write("order", torch::tensor(st.order, torch::kInt64));
+  archive.write("sum_loss", torch::tensor({st.sum_loss}, torch::kFloat64));
+  archive.write("summed", c10::IValue(st.summed));
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+absl::Status LoadCheckpoint(const std::string& bytes, text::TextModel& model,
+                            torch::optim::Optimizer& optimizer, int64_t total,
+                            int64_t questions, const torch::Device& device,
+                            LoopState* st) {
+  torch::serialize::InputArchive archive, m, a;
+  std::istringstream in(bytes);
+  archive.load_from(in);
+  c10::IValue v;
+  archive.read("format", v);
+  if (v.toInt() != kSquadCheckpointFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint format ", v.toInt(), " is not ", kSquadCheckpointFormat));
+  }
+  archive.read("total", v);
+  if (v.toInt() != total) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint is of a run of ", v.toInt(),
+                     " steps; these options give ", total));
+  }
+  archive.read("model", m);
+  archive.read("optimizer", a);
+  model->load(m);
+  optimizer.load(a);
+  archive.read("step", v);
+  st->step = v.toInt();
+  archive.read("micro", v);
+  st->micro = v.toInt();
+  archive.read("rng", v);
+  std::istringstream rng(v.toStringRef());
+  rng >> st->rng;
+  torch::Tensor order, sum_loss;
+  archive.read("order", order);
+  archive.read("sum_loss", sum_loss);
+  st->order.assign(order.data_ptr<int64_t>(),
+                   order.data_ptr<int64_t>() + order.numel());
+  st->sum_loss = sum_loss[0].item<double>();
+  archive.read("summed", v);
+  st->summed = v.toInt();
+  torch::Tensor dropout_rng;
+  archive.read("dropout_rng", dropout_rng);
+  {
+    at::Generator gen = DropoutGenerator(device);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(dropout_rng);
+  }
+  if (st->step < 0 || st->step > total ||
+      (st->micro > 0 && static_cast<int64_t>(st->order.size()) != questions))
+    return absl::InvalidArgumentError(
+        "checkpoint does not belong to this trial's options");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t SquadTotalSteps(const SquadTrainOptions& o, int64_t questions) {
+  const int64_t micro_per_epoch = (questions + o.batch - 1) / o.batch;
+  int64_t total = std::max<int64_t>(
+      1, o.epochs * micro_per_epoch / std::max<int64_t>(1, o.accumulation));
+  if (o.max_steps > 0) total = std::min(total, o.max_steps);
+  return total;
+}
+
+absl::StatusOr<SquadTrainRun> TrainSquadModel(
     text::TextModel& model, const std::vector<SquadExample>& train,
-    int64_t pad_id, const SquadTrainOptions& o, int64_t report_every,
-    const std::function<bool(const SquadTrainReport&)>& report) {
+    int64_t pad_id, const SquadTrainOptions& o, const SquadTrainHooks& hooks) {
   if (train.empty()) return absl::InvalidArgumentError("no training questions");
   for (double rate : {o.base_lr, o.lr_ratio, o.embed_lr_multiplier}) {
     if (!std::isfinite(rate) || rate <= 0)
@@ -48,57 +162,86 @@ absl::StatusOr<int64_t> TrainSquadModel(
 
   const int64_t n = static_cast<int64_t>(train.size());
   const int64_t micro_per_epoch = (n + o.batch - 1) / o.batch;
-  int64_t total = std::max<int64_t>(
-      1, o.epochs * micro_per_epoch / std::max<int64_t>(1, o.accumulation));
-  if (o.max_steps > 0) total = std::min(total, o.max_steps);
+  SquadTrainRun run;
+  run.total = SquadTotalSteps(o, n);
   const torch::Device device = model->parameters().front().device();
 
-  std::mt19937_64 rng(o.seed);
-  std::vector<int64_t> order(n);
-  int64_t micro = 0;
-  double sum_loss = 0;
-  int64_t summed = 0;
+  LoopState st;
+  st.rng.seed(o.seed);
+  {
+    at::Generator gen = DropoutGenerator(device);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_current_seed(MixSeed(o.seed, kDropoutStream));
+  }
+  if (!hooks.resume_from.empty()) {
+    absl::Status loaded = CatchTorchErrors(
+        [&] {
+          return LoadCheckpoint(hooks.resume_from, model, optimizer, run.total,
+                                n, device, &st);
+        },
+        "checkpoint does not parse");
+    if (!loaded.ok()) return loaded;
+  }
   model->train();
-  int64_t step = 0;
-  for (; step < total; ++step) {
-    const double scale = CosineWarmupFactor(step, total, o.warmup_steps);
+  for (; st.step < run.total; ++st.step) {
+    if (hooks.poll_stop) {
+      const StopRequest stop = hooks.poll_stop();
+      if (stop != StopRequest::kNone) {
+        run.stopped = true;
+        if (stop == StopRequest::kHandBack)
+          run.checkpoint =
+              SaveCheckpoint(model, optimizer, run.total, st, device);
+        break;
+      }
+    }
+    const double scale = CosineWarmupFactor(st.step, run.total, o.warmup_steps);
     for (size_t g = 0; g < group_of.size(); ++g)
       optimizer.param_groups()[g].options().set_lr(o.base_lr * scale *
                                                    multiplier[group_of[g]]);
     optimizer.zero_grad();
-    for (int64_t a = 0; a < o.accumulation; ++a, ++micro) {
-      const int64_t in_epoch = micro % micro_per_epoch;
-      if (in_epoch == 0) {
-        std::iota(order.begin(), order.end(), 0);
-        std::shuffle(order.begin(), order.end(), rng);
-      }
+    for (int64_t a = 0; a < o.accumulation; ++a, ++st.micro) {
+      const int64_t in_epoch = st.micro % micro_per_epoch;
+      if (in_epoch == 0) st.order = Permutation(n, st.rng);
       std::vector<const SquadExample*> batch;
       for (int64_t i = in_epoch * o.batch;
            i < std::min(n, (in_epoch + 1) * o.batch); ++i)
-        batch.push_back(&train[order[i]]);
+        batch.push_back(&train[st.order[i]]);
       const LmBatch b = MakeLmBatch(batch, pad_id);
       const torch::Tensor loss =
           AnswerLoss(model, model->forward(b.ids.to(device), pad_id).hidden, b,
                      o.label_smoothing);
       (loss / static_cast<double>(o.accumulation)).backward();
-      sum_loss += loss.item<double>();
-      ++summed;
+      const double l = loss.item<double>();
+      if (!std::isfinite(l)) run.diverged = true;
+      st.sum_loss += l;
+      ++st.summed;
+    }
+    if (run.diverged) {
+      ++st.step;
+      break;
     }
     if (o.grad_clip > 0)
       torch::nn::utils::clip_grad_norm_(trained, o.grad_clip);
     optimizer.step();
-    if ((step + 1) % report_every == 0 || step + 1 == total) {
+    if ((st.step + 1) % std::max<int64_t>(1, hooks.report_every) == 0 ||
+        st.step + 1 == run.total) {
       SquadTrainReport r;
-      r.step = step + 1;
-      r.loss = sum_loss / static_cast<double>(summed);
+      r.step = st.step + 1;
+      r.loss = st.sum_loss / static_cast<double>(st.summed);
       r.lr_base = o.base_lr * scale;
       r.lr_qk = r.lr_base * o.lr_ratio;
-      sum_loss = 0;
-      summed = 0;
-      if (report && !report(r)) return step + 1;
+      r.epoch = static_cast<double>(st.micro) / micro_per_epoch;
+      st.sum_loss = 0;
+      st.summed = 0;
+      if (hooks.report && !hooks.report(r)) {
+        ++st.step;
+        run.stopped = true;
+        break;
+      }
     }
   }
-  return step;
+  run.steps = st.step;
+  return run;
 }
 
 }  // namespace qkov::training::squad

@@ -3,16 +3,20 @@
 // base; the token embedding at embed_lr_multiplier x base with no weight
 // decay; everything else at base), a cosine schedule after a linear
 // warm-up, gradient accumulation and clipping, epochs over the training
-// questions in a seeded order, loss on the answer tokens only.
+// questions in a seeded order, loss on the answer tokens only. A run can be
+// stopped before any step and handed back as a checkpoint from which it
+// continues bit for bit.
 #ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "worker/training/squad/answer_lm.h"
+#include "worker/training/trial.h"
 
 namespace qkov::training::squad {
 
@@ -32,20 +36,44 @@ struct SquadTrainOptions {
   int64_t warmup_steps = 1000;  // linear from 0, then cosine to 0
 };
 
+// The optimizer steps `options` give for `questions` training questions:
+// epochs x micro-batches per epoch / accumulation (at least 1), capped by
+// max_steps.
+int64_t SquadTotalSteps(const SquadTrainOptions& options, int64_t questions);
+
 struct SquadTrainReport {
   int64_t step = 0;  // optimizer steps done
   double loss = 0;   // mean answer loss since the last report
   double lr_qk = 0, lr_base = 0;
+  double epoch = 0;  // epochs done (fractional)
 };
 
-// Trains `model` (lm_head) in place. `report` is called every
-// `report_every` optimizer steps and after the last; returning false stops
-// training there. INVALID_ARGUMENT for no training questions or a rate
-// that is not finite and positive.
-absl::StatusOr<int64_t> TrainSquadModel(
+struct SquadTrainHooks {
+  int64_t report_every = 100;
+  // Called every report_every optimizer steps and after the last; false
+  // stops training there.
+  std::function<bool(const SquadTrainReport&)> report;
+  // Polled before every optimizer step; kHandBack fills `checkpoint`.
+  std::function<StopRequest()> poll_stop;
+  std::string resume_from;  // a checkpoint of the same options; "" to start
+};
+
+struct SquadTrainRun {
+  int64_t steps = 0;       // optimizer steps done
+  int64_t total = 0;       // SquadTotalSteps
+  bool stopped = false;    // by `report` or `poll_stop`
+  bool diverged = false;   // a micro-batch loss was NaN or infinite
+  std::string checkpoint;  // set on StopRequest::kHandBack
+};
+
+// Trains `model` (lm_head) in place. INVALID_ARGUMENT for no training
+// questions, a rate that is not finite and positive, or a checkpoint that
+// does not parse or belongs to other options. May throw what LibTorch
+// throws.
+absl::StatusOr<SquadTrainRun> TrainSquadModel(
     text::TextModel& model, const std::vector<SquadExample>& train,
-    int64_t pad_id, const SquadTrainOptions& options, int64_t report_every,
-    const std::function<bool(const SquadTrainReport&)>& report);
+    int64_t pad_id, const SquadTrainOptions& options,
+    const SquadTrainHooks& hooks);
 
 }  // namespace qkov::training::squad
 

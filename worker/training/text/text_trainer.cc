@@ -60,18 +60,6 @@ absl::StatusOr<Splits> LoadSplits(const TextTaskOptions& t, int64_t eval_cap) {
   return s;
 }
 
-// A permutation of n drawn from `rng` (Fisher-Yates with our uniform draws).
-std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng) {
-  std::vector<int64_t> p(n);
-  for (int64_t i = 0; i < n; ++i) p[i] = i;
-  for (int64_t i = n; i > 1; --i) {
-    const int64_t j =
-        std::min<int64_t>(i - 1, static_cast<int64_t>(UniformDouble(rng) * i));
-    std::swap(p[i - 1], p[j]);
-  }
-  return p;
-}
-
 void AddEvaluation(const std::string& split, const TextEvaluation& ev,
                    const std::string& x_label, TrialOutcome* outcome) {
   for (const auto& [name, value] : ev.scalars)
@@ -361,14 +349,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TextTrainer::Train(
     const std::vector<TrainingObserver*>& observers,
     const torch::Device& device,
     const std::vector<std::string>& resume_from) const {
-  std::vector<TrialOutcome> out;
-  for (size_t i = 0; i < options.size(); ++i) {
-    absl::StatusOr<TrialOutcome> one =
-        TrainOne(options[i], observers[i], device, resume_from[i]);
-    if (!one.ok()) return one.status();
-    out.push_back(*std::move(one));
-  }
-  return out;
+  return TrainInTurn(options, observers, device, resume_from, TrainOne);
 }
 
 }  // namespace qkov::training::text

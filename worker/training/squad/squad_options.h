@@ -1,0 +1,49 @@
+// The settings of a SQuAD trial (TaskKind::kSquad; docs/squad.md), as the
+// agent converts them from qkov.v1.SquadTask. The base rate is the trial's
+// eta_ov, the QK group's lr_ratio x eta_ov; AdamW's betas, eps, weight decay
+// and warm-up are the trial's optimizer settings; the AC/ACMC thresholds,
+// DTAP edges and evaluation size are its evaluation settings.
+#ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_OPTIONS_H_
+#define QKOV_WORKER_TRAINING_SQUAD_SQUAD_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/trial_defaults.h"
+#include "worker/training/squad/squad_data.h"
+#include "worker/training/text/gpt2_bpe.h"
+
+namespace qkov::training::squad {
+
+struct SquadModelOptions {
+  int64_t n_ctx = defaults::kSquad.n_ctx;
+  int64_t d_model = defaults::kSquad.d_model;
+  int64_t heads = defaults::kSquad.heads;
+  int64_t d_head = defaults::kSquad.d_head;
+  int64_t d_mlp = defaults::kSquad.d_mlp;
+  int64_t layers = defaults::kSquad.layers;
+  double dropout = defaults::kSquad.dropout;
+  double init_std = defaults::kSquad.init_std;
+  double embed_init_std = defaults::kSquad.embed_init_std;
+};
+
+struct SquadTaskOptions {
+  SquadSource train;  // the first answer of each question is its target
+  SquadSource eval;   // scored: the first evaluation.num_examples questions
+  text::Gpt2BpeOptions tokenizer;
+  std::string glove_path;  // empty: random token embedding
+  PromptOptions prompt;
+  SquadModelOptions model;
+  int64_t epochs = defaults::kSquad.epochs;
+  double embed_lr_multiplier = defaults::kSquad.embed_lr_multiplier;
+  double label_smoothing = defaults::kSquad.label_smoothing;
+  int64_t accumulation = defaults::kSquad.accumulation;
+  double grad_clip = defaults::kSquad.grad_clip;
+  double rollout_alpha = defaults::kSquad.rollout_alpha;
+  double k_percent = defaults::kSquad.k_percent;
+  int64_t max_new_tokens = defaults::kSquad.max_new_tokens;
+};
+
+}  // namespace qkov::training::squad
+
+#endif  // QKOV_WORKER_TRAINING_SQUAD_SQUAD_OPTIONS_H_

@@ -1,0 +1,183 @@
+#include "worker/training/squad/squad_task_trainer.h"
+
+#include "absl/strings/str_cat.h"
+#include "worker/training/squad/answer_lm.h"
+#include "worker/training/squad/glove.h"
+#include "worker/training/squad/squad_trainer.h"
+#include "worker/training/synthetic_task.h"
+
+namespace qkov::training::squad {
+namespace {
+
+// The decoder's initialisation stream of the trial seed (MixSeed), as in
+// the other tasks; the question order takes the seed itself.
+constexpr uint64_t kInitStream = 2;
+
+struct Examples {
+  std::vector<SquadExample> examples;
+  int64_t questions = 0;  // read from the file (in the article range)
+  int64_t skipped = 0;    // whose prompt does not fit, left out
+  int64_t unanswerable = 0;
+  std::string sha256;
+};
+
+absl::StatusOr<Examples> BuildExamples(const SquadSource& source,
+                                       const text::Gpt2BpeTokenizer& bpe,
+                                       const PromptOptions& prompt,
+                                       int64_t cap) {
+  absl::StatusOr<SquadData> data = LoadSquad(source);
+  if (!data.ok()) return data.status();
+  Examples out;
+  out.questions = static_cast<int64_t>(data->questions.size());
+  out.unanswerable = data->unanswerable;
+  out.sha256 = data->sha256;
+  for (const SquadQuestion& q : data->questions) {
+    if (cap > 0 && static_cast<int64_t>(out.examples.size()) >= cap) break;
+    absl::StatusOr<SquadExample> ex = BuildExample(q, bpe, prompt);
+    if (absl::IsNotFound(ex.status())) {
+      ++out.skipped;
+      continue;
+    }
+    if (!ex.ok()) return ex.status();
+    out.examples.push_back(*std::move(ex));
+  }
+  if (out.examples.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source.path, ": no usable question in articles [",
+                     source.article_begin, ", ",
+                     source.article_end == 0 ? std::string("end")
+                                             : absl::StrCat(source.article_end),
+                     ") (", out.questions, " read, ", out.skipped,
+                     " too long for the prompt)"));
+  }
+  return out;
+}
+
+absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
+                                      TrainingObserver* observer,
+                                      const torch::Device& device,
+                                      const std::string& resume_from) {
+  const SquadTaskOptions& q = o.squad;
+  absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> loaded =
+      text::Gpt2BpeTokenizer::Load(q.tokenizer);
+  if (!loaded.ok()) return loaded.status();
+  const text::Gpt2BpeTokenizer& bpe = **loaded;
+  absl::StatusOr<Examples> train = BuildExamples(q.train, bpe, q.prompt, 0);
+  if (!train.ok()) return train.status();
+  absl::StatusOr<Examples> eval =
+      BuildExamples(q.eval, bpe, q.prompt, o.eval.num_examples);
+  if (!eval.ok()) return eval.status();
+
+  text::TextModelOptions mo;
+  mo.vocab_size = bpe.vocab_size();
+  mo.n_ctx = mo.max_len = q.model.n_ctx;
+  mo.d_model = q.model.d_model;
+  mo.heads = q.model.heads;
+  mo.d_head = q.model.d_head;
+  mo.d_mlp = q.model.d_mlp;
+  mo.layers = q.model.layers;
+  mo.residual = mo.layer_norm = mo.causal = mo.lm_head = true;
+  mo.padding_mask = mo.gelu_tanh = false;
+  mo.init_std = q.model.init_std;
+  mo.embed_init_std = q.model.embed_init_std;
+  mo.dropout = q.model.dropout;
+  text::TextModel model(mo, o.parameterization, MixSeed(o.seed, kInitStream));
+
+  TrialOutcome outcome;
+  outcome.input_sha256["squad.train"] = train->sha256;
+  outcome.input_sha256["squad.eval"] = eval->sha256;
+  outcome.input_sha256["squad.encoder_path"] = bpe.encoder_sha256();
+  outcome.input_sha256["squad.merges_path"] = bpe.merges_sha256();
+  if (!q.glove_path.empty()) {
+    absl::StatusOr<GloveMapping> glove = InitEmbeddingFromGlove(
+        q.glove_path, bpe, model->named_parameters()["w_e"]);
+    if (!glove.ok()) return glove.status();
+    outcome.input_sha256["squad.glove_path"] = glove->sha256;
+    outcome.results["glove_matched"] = static_cast<double>(glove->matched);
+  }
+  model->to(device);
+
+  SquadTrainOptions so;
+  so.seed = o.seed;
+  so.base_lr = o.eta_ov;
+  so.lr_ratio = o.lr_ratio;
+  so.embed_lr_multiplier = q.embed_lr_multiplier;
+  so.weight_decay = o.optimizer.weight_decay;
+  so.adam_beta1 = o.optimizer.adam_beta1;
+  so.adam_beta2 = o.optimizer.adam_beta2;
+  so.adam_eps = o.optimizer.adam_eps;
+  so.label_smoothing = q.label_smoothing;
+  so.batch = o.batch_size;
+  so.accumulation = q.accumulation;
+  so.grad_clip = q.grad_clip;
+  so.epochs = q.epochs;
+  so.max_steps = o.max_steps;
+  so.warmup_steps = o.optimizer.warmup_steps;
+  SquadTrainHooks hooks;
+  hooks.report_every = o.report_every;
+  hooks.resume_from = resume_from;
+  bool observer_stopped = false;
+  if (observer != nullptr) {
+    hooks.poll_stop = [observer] { return observer->PollStop(); };
+    hooks.report = [&](const SquadTrainReport& r) {
+      const std::vector<MetricPoint> points = {
+          {r.step, "train_loss", r.loss},
+          {r.step, "lr_qk", r.lr_qk},
+          {r.step, "lr_ov", r.lr_base},
+          {r.step, "epoch", r.epoch},
+      };
+      observer_stopped = !observer->OnReport(r.step, points);
+      return !observer_stopped;
+    };
+  }
+  absl::StatusOr<SquadTrainRun> run =
+      TrainSquadModel(model, train->examples, bpe.end_of_text_id(), so, hooks);
+  if (!run.ok()) return run.status();
+  outcome.steps = run->steps;
+  if (run->stopped) {
+    outcome.end = TrialEnd::kStopped;
+    outcome.checkpoint = std::move(run->checkpoint);
+    return outcome;
+  }
+  outcome.end = run->diverged ? TrialEnd::kDiverged : TrialEnd::kMaxSteps;
+
+  AnswerAttentionOptions ao;
+  ao.rollout_alpha = q.rollout_alpha;
+  ao.max_new_tokens = static_cast<int32_t>(q.max_new_tokens);
+  ao.tau_attention = o.eval.tau_attention;
+  ao.tau_probability = o.eval.tau_probability;
+  ao.dtap_attention_edges = o.eval.dtap_attention_edges;
+  ao.dtap_probability_edges = o.eval.dtap_probability_edges;
+  ao.k_percent = q.k_percent;
+  if (!run->diverged) {
+    AnswerEvaluation ev = EvaluateAnswers(model, eval->examples, bpe, ao);
+    for (const auto& [name, value] : ev.scalars)
+      outcome.results[absl::StrCat("eval_", name)] = value;
+    outcome.heatmaps.push_back(std::move(ev.dtap));
+  }
+  const double micro_per_epoch =
+      static_cast<double>((train->examples.size() + so.batch - 1) / so.batch);
+  outcome.results["steps"] = static_cast<double>(run->steps);
+  outcome.results["epochs"] =
+      static_cast<double>(run->steps * so.accumulation) / micro_per_epoch;
+  outcome.results["train_questions"] =
+      static_cast<double>(train->examples.size());
+  outcome.results["train_skipped"] = static_cast<double>(train->skipped);
+  outcome.results["train_unanswerable"] =
+      static_cast<double>(train->unanswerable);
+  outcome.results["eval_skipped"] = static_cast<double>(eval->skipped);
+  outcome.results["converged"] = 0;
+  return outcome;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TrialOutcome>> SquadTaskTrainer::Train(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device,
+    const std::vector<std::string>& resume_from) const {
+  return TrainInTurn(options, observers, device, resume_from, TrainOne);
+}
+
+}  // namespace qkov::training::squad

@@ -1,0 +1,27 @@
+// The SQuAD task's trainer (TaskKind::kSquad; docs/squad.md): reads the
+// trial's SQuAD files and GPT-2 tokenizer, builds the prompts, trains the
+// decoder (squad_trainer.h) with hand-back checkpoints, and scores greedy
+// answers on the evaluation questions (answer_lm.h). Results are prefixed
+// eval_ (docs/metrics.md, "SQuAD").
+#ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
+#define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
+
+#include "worker/training/trainer.h"
+
+namespace qkov::training::squad {
+
+class SquadTaskTrainer : public TaskTrainer {
+ public:
+  // Trials train one after another. A data, tokenizer or GloVe file that is
+  // missing or malformed is the trial's error (NOT_FOUND or
+  // INVALID_ARGUMENT naming the file, and its line or JSON path).
+  absl::StatusOr<std::vector<TrialOutcome>> Train(
+      const std::vector<TrialOptions>& options,
+      const std::vector<TrainingObserver*>& observers,
+      const torch::Device& device,
+      const std::vector<std::string>& resume_from) const override;
+};
+
+}  // namespace qkov::training::squad
+
+#endif  // QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
