@@ -82,8 +82,14 @@ pids=()
 echo "== results (one row per trial; definitions in docs/metrics.md)"
 "$bin/qkov" results "$sweep" | tee "$data/results.txt"
 echo "== mean over seeds, 95% confidence interval"
-"$bin/qkov" results "$sweep" --by parameterization,lr_ratio --metrics accuracy,distinct_attention,ac \
-  | tee "$data/summary.txt"
+# The real-text presets: their task's summary metrics
+# (client/metric_defaults.cc) per arm, eta_ov included (paper-squad has two).
+case "$sweep" in
+  paper-hatexplain* | paper-sva* | paper-squad*)
+    summary=(--by parameterization,lr_ratio,eta_ov) ;;
+  *) summary=(--by parameterization,lr_ratio --metrics accuracy,distinct_attention,ac) ;;
+esac
+"$bin/qkov" results "$sweep" "${summary[@]}" | tee "$data/summary.txt"
 "$bin/qkov" export "$sweep" -o "$data/results.csv"
 "$bin/qkov" export "$sweep" --per point -o "$data/curves.csv"
 echo "== figures"
