@@ -23,6 +23,10 @@ ABSL_FLAG(int64_t, steps, 800, "optimizer steps per arm");
 ABSL_FLAG(int64_t, batch, 16, "questions per step");
 ABSL_FLAG(double, lr, 1e-3, "base learning rate (AdamW)");
 ABSL_FLAG(double, ratio, 20, "the faster arm's QK/OV ratio (the other: 1)");
+ABSL_FLAG(bool, baseline, true, "also train the ratio-1 arm (first)");
+ABSL_FLAG(bool, one_cycle, false,
+          "OneCycleLR's schedule (else warm-up over a tenth, then cosine)");
+ABSL_FLAG(int32_t, crop_chars, 200, "context kept either side of the answer");
 ABSL_FLAG(int64_t, d_model, 64, "width (4 heads of d_model/4)");
 ABSL_FLAG(int64_t, layers, 2, "decoder layers");
 ABSL_FLAG(std::string, glove, "", "a GloVe file of d_model dimensions");
@@ -47,7 +51,9 @@ std::vector<SquadExample> Examples(const text::Gpt2BpeTokenizer& bpe,
     return out;
   }
   for (const SquadQuestion& q : d->questions) {
-    absl::StatusOr<SquadExample> ex = BuildExample(q, bpe, PromptOptions());
+    PromptOptions po;
+    po.crop_chars = absl::GetFlag(FLAGS_crop_chars);
+    absl::StatusOr<SquadExample> ex = BuildExample(q, bpe, po);
     if (ex.ok()) out.push_back(*std::move(ex));
   }
   return out;
@@ -91,7 +97,9 @@ int Main() {
   mo.embed_init_std = 0.1;
   std::printf("%zu training questions, %zu evaluation questions\n",
               train.size(), eval.size());
-  for (double ratio : {1.0, absl::GetFlag(FLAGS_ratio)}) {
+  std::vector<double> ratios = {absl::GetFlag(FLAGS_ratio)};
+  if (absl::GetFlag(FLAGS_baseline)) ratios.insert(ratios.begin(), 1.0);
+  for (double ratio : ratios) {
     text::TextModel model(mo, *p, 1234);
     if (!absl::GetFlag(FLAGS_glove).empty()) {
       auto m = InitEmbeddingFromGlove(absl::GetFlag(FLAGS_glove), **bpe,
@@ -113,6 +121,7 @@ int Main() {
     o.epochs = 1000;
     o.max_steps = absl::GetFlag(FLAGS_steps);
     o.warmup_steps = o.max_steps / 10;
+    o.one_cycle = absl::GetFlag(FLAGS_one_cycle);
     SquadTrainHooks hooks;
     hooks.report_every = 100;
     hooks.report = [&](const SquadTrainReport& r) {

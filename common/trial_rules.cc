@@ -206,9 +206,17 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
   if (!s.adamw)
     return Invalid(prefix, "optimizer.kind",
                    "the squad task trains with adamw only");
-  if (!s.cosine_warmup)
+  if (!s.squad_schedule)
     return Invalid(prefix, "optimizer.schedule",
-                   "the squad task trains with cosine_warmup only");
+                   "the squad task trains with cosine_warmup or one_cycle");
+  return absl::OkStatus();
+}
+
+absl::Status CheckOneCycle(absl::string_view prefix, bool one_cycle,
+                           bool squad_task) {
+  if (one_cycle && !squad_task)
+    return Invalid(prefix, "optimizer.schedule",
+                   "one_cycle is for task squad only");
   return absl::OkStatus();
 }
 

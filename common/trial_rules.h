@@ -186,14 +186,20 @@ struct SquadSettings {
   double dropout = 0, init_std = 0, embed_init_std = 0, embed_lr_multiplier = 0,
          label_smoothing = 0, grad_clip = 0, rollout_alpha = 0, k_percent = 0;
   bool has_train_path = false, has_eval_path = false, has_encoder_path = false,
-       has_merges_path = false, adamw = false, cosine_warmup = false;
+       has_merges_path = false, adamw = false, squad_schedule = false;
 };
 
 // Every SQuAD setting in range; positions for the longest sequence
 // (n_ctx >= max_prompt_tokens + max_answer_tokens + 1, the end-of-text
 // included); non-empty article ranges; the files named; AdamW with the
-// cosine warm-up schedule (the one this trainer has).
+// cosine_warmup or one_cycle schedule (squad_schedule: one of them).
 absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s);
+
+// The one_cycle schedule is the squad task's only (its trainer also cycles
+// AdamW's beta1): "PREFIXoptimizer.schedule: one_cycle is for task squad
+// only".
+absl::Status CheckOneCycle(absl::string_view prefix, bool one_cycle,
+                           bool squad_task);
 
 // DTAP bin edges: at least 2, finite, strictly increasing.
 absl::Status CheckEdges(absl::string_view prefix, const char* field,

@@ -43,7 +43,7 @@ void ApplySquadDefaults(qkov::v1::Training* t) {
   if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED)
     o->set_kind(qkov::v1::ADAMW);
   if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED)
-    o->set_schedule(qkov::v1::COSINE_WARMUP);
+    o->set_schedule(qkov::v1::ONE_CYCLE);
   if (o->weight_decay() == 0) o->set_weight_decay(d.weight_decay);
   if (o->warmup_steps() == 0) o->set_warmup_steps(d.warmup_steps);
   auto* e = t->mutable_evaluation();
@@ -98,7 +98,8 @@ absl::Status ValidateSquad(const qkov::v1::Training& t,
   v.has_encoder_path = !x.encoder_path().empty();
   v.has_merges_path = !x.merges_path().empty();
   v.adamw = t.optimizer().kind() == qkov::v1::ADAMW;
-  v.cosine_warmup = t.optimizer().schedule() == qkov::v1::COSINE_WARMUP;
+  v.squad_schedule = t.optimizer().schedule() == qkov::v1::COSINE_WARMUP ||
+                     t.optimizer().schedule() == qkov::v1::ONE_CYCLE;
   return rules::CheckSquad(prefix, v);
 }
 

@@ -146,7 +146,13 @@ absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
     return Invalid(
         absl::StrCat(prefix, "optimizer.schedule"),
         absl::StrCat("unknown schedule ", o.schedule(),
-                     " (expected CONSTANT, COSINE_WARMUP or QK_RAMP)"));
+                     " (expected CONSTANT, COSINE_WARMUP, QK_RAMP or "
+                     "ONE_CYCLE)"));
+  if (absl::Status st =
+          rules::CheckOneCycle(prefix, o.schedule() == qkov::v1::ONE_CYCLE,
+                               t.task() == qkov::v1::TASK_SQUAD);
+      !st.ok())
+    return st;
   const auto& in = t.init();
   for (auto [field, kind] : {std::pair<const char*, int>{"init.qk", in.qk()},
                              std::pair<const char*, int>{"init.ov", in.ov()}}) {

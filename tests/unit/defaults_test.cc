@@ -118,6 +118,10 @@ TEST(RulesTest, TheWorkerRefusesWhatTheServerRefusesInTheSameWords) {
        [](v1::Training* t) {
          t->mutable_optimizer()->set_warmup_steps(200000);
        }},
+      {"one_cycle outside squad",
+       [](v1::Training* t) {
+         t->mutable_optimizer()->set_schedule(v1::ONE_CYCLE);
+       }},
       {"identity_scale",
        [](v1::Training* t) { t->mutable_init()->set_identity_scale(-1); }},
       {"max_steps", [](v1::Training* t) { t->set_max_steps(-5); }},
@@ -316,7 +320,7 @@ TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
   EXPECT_EQ(q.epochs, 100);
   EXPECT_EQ(o->batch_size, 32);
   EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kAdamW);
-  EXPECT_EQ(o->optimizer.schedule, training::ScheduleKind::kCosineWarmup);
+  EXPECT_EQ(o->optimizer.schedule, training::ScheduleKind::kOneCycle);
   EXPECT_EQ(o->optimizer.warmup_steps, 1000);
   EXPECT_DOUBLE_EQ(o->optimizer.weight_decay, 0.05);
   EXPECT_DOUBLE_EQ(o->eval.tau_attention, 0.1);

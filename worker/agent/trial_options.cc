@@ -209,6 +209,9 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
     case qkov::v1::QK_RAMP:
       o.optimizer.schedule = training::ScheduleKind::kQkRamp;
       break;
+    case qkov::v1::ONE_CYCLE:
+      o.optimizer.schedule = training::ScheduleKind::kOneCycle;
+      break;
     default:
       return absl::InvalidArgumentError(
           "training.optimizer.schedule: unknown value");

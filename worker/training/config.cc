@@ -131,7 +131,8 @@ absl::Status TrialOptions::Validate() const {
     v.has_encoder_path = !q.tokenizer.encoder_path.empty();
     v.has_merges_path = !q.tokenizer.merges_path.empty();
     v.adamw = optimizer.kind == OptimizerKind::kAdamW;
-    v.cosine_warmup = optimizer.schedule == ScheduleKind::kCosineWarmup;
+    v.squad_schedule = optimizer.schedule == ScheduleKind::kCosineWarmup ||
+                       optimizer.schedule == ScheduleKind::kOneCycle;
     if (absl::Status s = rules::CheckSquad("", v); !s.ok()) return s;
   } else if (absl::Status s = synthetic.Validate(); !s.ok()) {
     return s;
@@ -147,6 +148,11 @@ absl::Status TrialOptions::Validate() const {
         std::pair{rules::kTauProbability, eval.tau_probability}}) {
     if (absl::Status s = rules::Check("", rule, value); !s.ok()) return s;
   }
+  if (absl::Status s = rules::CheckOneCycle(
+          "", optimizer.schedule == ScheduleKind::kOneCycle,
+          kind == TaskKind::kSquad);
+      !s.ok())
+    return s;
   if (absl::Status s =
           rules::CheckRun("", max_steps, batch_size, report_every, loss_window,
                           target_loss, optimizer.warmup_steps);

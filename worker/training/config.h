@@ -38,7 +38,7 @@ enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText, kSquad };
 const char* TaskKindName(TaskKind kind);
 
 enum class OptimizerKind { kSgd, kAdamW };
-enum class ScheduleKind { kConstant, kCosineWarmup, kQkRamp };
+enum class ScheduleKind { kConstant, kCosineWarmup, kQkRamp, kOneCycle };
 enum class InitKind { kIdentity, kDefaultLinear };
 
 struct SyntheticTaskOptions {

@@ -40,6 +40,30 @@ double CosineWarmupFactor(int64_t step, int64_t total, int64_t warmup) {
          (1.0 + std::cos(kPi * static_cast<double>(step - warmup) / span));
 }
 
+double OneCycleFactor(int64_t step, int64_t total, int64_t warmup,
+                      double* beta1) {
+  constexpr double kInitial = 1.0 / 25, kMin = kInitial / 1e4;
+  constexpr double kMaxMomentum = 0.95, kBaseMomentum = 0.85;
+  auto anneal = [](double from, double to, double pct) {
+    return to + (from - to) / 2.0 * (std::cos(kPi * pct) + 1.0);
+  };
+  const double s = static_cast<double>(step);
+  const double end1 = static_cast<double>(warmup) - 1.0;
+  const double end2 = static_cast<double>(total) - 1.0;
+  double factor, momentum;
+  if (s <= end1) {
+    const double pct = end1 > 0 ? s / end1 : 1.0;
+    factor = anneal(kInitial, 1.0, pct);
+    momentum = anneal(kMaxMomentum, kBaseMomentum, pct);
+  } else {
+    const double pct = end2 > end1 ? (s - end1) / (end2 - end1) : 1.0;
+    factor = anneal(1.0, kMin, pct);
+    momentum = anneal(kBaseMomentum, kMaxMomentum, pct);
+  }
+  if (beta1 != nullptr) *beta1 = momentum;
+  return factor;
+}
+
 LearningRates ScheduledLearningRates(const TrialOptions& o, int64_t step) {
   const double eta_ov = o.eta_ov;
   switch (o.optimizer.schedule) {
@@ -55,6 +79,11 @@ LearningRates ScheduledLearningRates(const TrialOptions& o, int64_t step) {
       const double frac =
           static_cast<double>(step) / static_cast<double>(o.max_steps);
       return {eta_ov * (1.0 + (o.lr_ratio - 1.0) * frac), eta_ov};
+    }
+    case ScheduleKind::kOneCycle: {
+      const double m =
+          OneCycleFactor(step, o.max_steps, o.optimizer.warmup_steps, nullptr);
+      return {eta_ov * o.lr_ratio * m, eta_ov * m};
     }
   }
   return {eta_ov * o.lr_ratio, eta_ov};

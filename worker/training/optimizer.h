@@ -26,6 +26,14 @@ LearningRates ScheduledLearningRates(const TrialOptions& options, int64_t step);
 // from 1/warmup to 1 over the first `warmup` steps, then a cosine to 0.
 double CosineWarmupFactor(int64_t step, int64_t total, int64_t warmup);
 
+// torch.optim.lr_scheduler.OneCycleLR's factor (of the peak rate) at `step`
+// (0-based) of `total`, with pct_start = warmup / total and its defaults
+// (cosine annealing, div_factor 25, final_div_factor 1e4): from 1/25 up to 1
+// at step warmup - 1, then down to 1/250,000 at step total - 1. `beta1`
+// (may be null) receives the cycled momentum: 0.95 down to 0.85, then back.
+double OneCycleFactor(int64_t step, int64_t total, int64_t warmup,
+                      double* beta1);
+
 // One step's rate per group and trial: rates[group][trial].
 using GroupRates = std::array<std::vector<double>, kNumParamGroups>;
 

@@ -121,3 +121,40 @@ TEST(OptimizerTest, AnEndedTrialDoesNotMove) {
 
 }  // namespace
 }  // namespace qkov::training
+
+namespace qkov::training {
+namespace {
+
+// torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1, total_steps=10,
+// pct_start=0.3) with AdamW, read from opt.param_groups[0] before each
+// step (Debian's python3-torch 1.13): the rate and beta1 at steps 0-9.
+TEST(ScheduleTest, OneCycleMatchesTorchOneCycleLr) {
+  const double lr[10] = {
+      0.040000000000000036,  0.52000000000000002, 1,
+      0.95048463201347366,   0.81174565394976306, 0.61126202193628931,
+      0.38874197806371075,   0.18825834605023697, 0.049519367986526286,
+      3.9999999999999998e-06};
+  const double beta1[10] = {0.94999999999999996, 0.89999999999999991,
+                            0.84999999999999998, 0.85495155660487898,
+                            0.86882550990706331, 0.88887395330218422,
+                            0.91112604669781572, 0.93117449009293662,
+                            0.94504844339512095, 0.94999999999999996};
+  for (int step = 0; step < 10; ++step) {
+    double b = 0;
+    EXPECT_NEAR(OneCycleFactor(step, 10, 3, &b), lr[step], 1e-12) << step;
+    EXPECT_NEAR(b, beta1[step], 1e-12) << step;
+  }
+  // The trial schedule: both rates follow it, the QK one lr_ratio times.
+  TrialOptions o;
+  o.optimizer.schedule = ScheduleKind::kOneCycle;
+  o.max_steps = 10;
+  o.optimizer.warmup_steps = 3;
+  o.eta_ov = 0.5;
+  o.lr_ratio = 20;
+  const LearningRates r = ScheduledLearningRates(o, 4);
+  EXPECT_NEAR(r.ov, 0.5 * lr[4], 1e-12);
+  EXPECT_NEAR(r.qk, 10 * lr[4], 1e-12);
+}
+
+}  // namespace
+}  // namespace qkov::training

@@ -113,6 +113,7 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   so.epochs = q.epochs;
   so.max_steps = o.max_steps;
   so.warmup_steps = o.optimizer.warmup_steps;
+  so.one_cycle = o.optimizer.schedule == ScheduleKind::kOneCycle;
   SquadTrainHooks hooks;
   hooks.report_every = o.report_every;
   hooks.resume_from = resume_from;

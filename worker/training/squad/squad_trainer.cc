@@ -194,10 +194,16 @@ absl::StatusOr<SquadTrainRun> TrainSquadModel(
         break;
       }
     }
-    const double scale = CosineWarmupFactor(st.step, run.total, o.warmup_steps);
-    for (size_t g = 0; g < group_of.size(); ++g)
-      optimizer.param_groups()[g].options().set_lr(o.base_lr * scale *
-                                                   multiplier[group_of[g]]);
+    double beta1 = o.adam_beta1;
+    const double scale =
+        o.one_cycle ? OneCycleFactor(st.step, run.total, o.warmup_steps, &beta1)
+                    : CosineWarmupFactor(st.step, run.total, o.warmup_steps);
+    for (size_t g = 0; g < group_of.size(); ++g) {
+      auto& group = static_cast<torch::optim::AdamWOptions&>(
+          optimizer.param_groups()[g].options());
+      group.lr(o.base_lr * scale * multiplier[group_of[g]]);
+      group.betas({beta1, o.adam_beta2});
+    }
     optimizer.zero_grad();
     for (int64_t a = 0; a < o.accumulation; ++a, ++st.micro) {
       const int64_t in_epoch = st.micro % micro_per_epoch;

@@ -1,10 +1,10 @@
 // Training of the SQuAD decoder (docs/squad.md): AdamW over three rate
 // groups as the authors set them (the QK weights and biases at lr_ratio x
 // base; the token embedding at embed_lr_multiplier x base with no weight
-// decay; everything else at base), a cosine schedule after a linear
-// warm-up, gradient accumulation and clipping, epochs over the training
-// questions in a seeded order, loss on the answer tokens only. A run can be
-// stopped before any step and handed back as a checkpoint from which it
+// decay; everything else at base), OneCycleLR's schedule or a cosine after
+// a linear warm-up, gradient accumulation and clipping, epochs over the
+// training questions in a seeded order, loss on the answer tokens only. A run
+// can be stopped before any step and handed back as a checkpoint from which it
 // continues bit for bit.
 #ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
@@ -32,8 +32,12 @@ struct SquadTrainOptions {
   int64_t accumulation = 2;  // micro-batches per optimizer step
   double grad_clip = 0.5;    // global norm; 0: none
   int64_t epochs = 1;
-  int64_t max_steps = 0;        // > 0: at most this many optimizer steps
-  int64_t warmup_steps = 1000;  // linear from 0, then cosine to 0
+  int64_t max_steps = 0;  // > 0: at most this many optimizer steps
+  // true: OneCycleLR's shape and beta1 cycling (optimizer.h
+  // OneCycleFactor; the authors'); false: linear warm-up over warmup_steps,
+  // then a cosine to 0 (CosineWarmupFactor).
+  bool one_cycle = true;
+  int64_t warmup_steps = 1000;
 };
 
 // The optimizer steps `options` give for `questions` training questions:

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "tests/unit/training/shared_data.h"
 #include "worker/training/text/text_metrics.h"
 
 namespace qkov::training::squad {
@@ -159,12 +160,7 @@ TEST(AnswerLmTest, TopPositionsMostAttendedFirst) {
 }
 
 TEST(AnswerLmTest, GreedyGenerationTakesTheArgmaxAtEveryStep) {
-  const std::string gpt2 =
-      std::string(QKOV_SHARED_DATA_DIR) + "/tokenizers/gpt2";
-  text::Gpt2BpeOptions bo;
-  bo.encoder_path = gpt2 + "/encoder.json";
-  bo.merges_path = gpt2 + "/vocab.bpe";
-  auto bpe = text::Gpt2BpeTokenizer::Load(bo);
+  auto bpe = text::Gpt2BpeTokenizer::Load(testing::SharedGpt2Options());
   ASSERT_TRUE(bpe.ok()) << bpe.status();
   text::TextModelOptions o = TinyDecoder();
   o.vocab_size = (*bpe)->vocab_size();

@@ -7,24 +7,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/unit/training/shared_data.h"
+
 namespace qkov::training::squad {
 namespace {
 
 const std::string kShared = QKOV_SHARED_DATA_DIR;
 const std::string kGlove = kShared + "/glove/glove.6B.100d.squad-first5.txt";
 
-const text::Gpt2BpeTokenizer& Gpt2() {
-  static const text::Gpt2BpeTokenizer* t = [] {
-    text::Gpt2BpeOptions o;
-    o.encoder_path = kShared + "/tokenizers/gpt2/encoder.json";
-    o.merges_path = kShared + "/tokenizers/gpt2/vocab.bpe";
-    auto loaded = text::Gpt2BpeTokenizer::Load(o);
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return loaded.ok() ? loaded->release() : nullptr;
-  }();
-  if (t == nullptr) std::abort();
-  return *t;
-}
+const text::Gpt2BpeTokenizer& Gpt2() { return testing::SharedGpt2(); }
 
 // The vector of `word` as the file spells it.
 std::vector<float> Vector(const std::string& word) {

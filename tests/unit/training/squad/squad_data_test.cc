@@ -8,24 +8,14 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "tests/unit/training/shared_data.h"
 
 namespace qkov::training::squad {
 namespace {
 
 const std::string kShared = QKOV_SHARED_DATA_DIR;
 
-const text::Gpt2BpeTokenizer& Gpt2() {
-  static const text::Gpt2BpeTokenizer* t = [] {
-    text::Gpt2BpeOptions o;
-    o.encoder_path = kShared + "/tokenizers/gpt2/encoder.json";
-    o.merges_path = kShared + "/tokenizers/gpt2/vocab.bpe";
-    auto loaded = text::Gpt2BpeTokenizer::Load(o);
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return loaded.ok() ? loaded->release() : nullptr;
-  }();
-  if (t == nullptr) std::abort();
-  return *t;
-}
+const text::Gpt2BpeTokenizer& Gpt2() { return testing::SharedGpt2(); }
 
 absl::StatusOr<SquadData> Load(const std::string& path, int32_t begin = 0,
                                int32_t end = 0) {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <numeric>
 
+#include "tests/unit/training/shared_data.h"
+#include "worker/training/optimizer.h"
 #include "worker/training/squad/squad_task_trainer.h"
 #include "worker/training/trainer.h"
 
@@ -43,8 +45,7 @@ TrialOptions Tiny() {
   q.eval.path = q.train.path;
   q.eval.article_begin = 1;
   q.eval.article_end = 2;
-  q.tokenizer.encoder_path = kShared + "/tokenizers/gpt2/encoder.json";
-  q.tokenizer.merges_path = kShared + "/tokenizers/gpt2/vocab.bpe";
+  q.tokenizer = testing::SharedGpt2Options();
   q.model.n_ctx = 256;
   q.model.d_model = 8;
   q.model.heads = 2;
@@ -63,22 +64,25 @@ class HandBackAt : public TrainingObserver {
   explicit HandBackAt(int64_t polls) : left_(polls) {}
   bool OnReport(int64_t step, const std::vector<MetricPoint>& points) override {
     if (first_report < 0) first_report = step;
-    for (const MetricPoint& p : points)
+    for (const MetricPoint& p : points) {
       if (p.name == "train_loss") losses.push_back(p.value);
+      if (p.name == "lr_qk") lr_qk.push_back(p.value);
+    }
     return true;
   }
   StopRequest PollStop() override {
     return --left_ < 0 ? StopRequest::kHandBack : StopRequest::kNone;
   }
   int64_t first_report = -1;
-  std::vector<double> losses;
+  std::vector<double> losses, lr_qk;
 
  private:
   int64_t left_;
 };
 
 TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
-  const TrialOptions o = Tiny();
+  TrialOptions o = Tiny();
+  o.optimizer.schedule = ScheduleKind::kOneCycle;
   ASSERT_TRUE(o.Validate().ok()) << o.Validate();
   HandBackAt never(1 << 30);
   auto r = RunTrial(o, &never);
@@ -88,6 +92,14 @@ TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
   EXPECT_EQ(r->steps, 7);
   EXPECT_EQ(never.losses.size(), 4u);  // steps 2, 4, 6 and the last
   for (double l : never.losses) EXPECT_GT(l, 0);
+  // The QK rate follows OneCycleLR's shape at 20 x eta_ov (reports after
+  // steps 2, 4, 6, 7: the rate of step index 1, 3, 5, 6).
+  ASSERT_EQ(never.lr_qk.size(), 4u);
+  for (auto [i, step] : {std::pair{0, 1}, std::pair{1, 3}, std::pair{3, 6}}) {
+    EXPECT_DOUBLE_EQ(never.lr_qk[i],
+                     20 * 1e-3 * OneCycleFactor(step, 7, 2, nullptr))
+        << step;
+  }
   EXPECT_EQ(r->results.at("train_questions"), 20);
   EXPECT_EQ(r->results.at("eval_examples"), 3);
   for (const char* name :

@@ -9,28 +9,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/training/shared_data.h"
+
 namespace qkov::training::text {
 namespace {
 
 const std::string kShared = QKOV_SHARED_DATA_DIR;
 const std::string kGpt2 = kShared + "/tokenizers/gpt2";
 
-Gpt2BpeOptions Options() {
-  Gpt2BpeOptions o;
-  o.encoder_path = kGpt2 + "/encoder.json";
-  o.merges_path = kGpt2 + "/vocab.bpe";
-  return o;
-}
+Gpt2BpeOptions Options() { return testing::SharedGpt2Options(); }
 
-const Gpt2BpeTokenizer& Gpt2() {
-  static const Gpt2BpeTokenizer* t = [] {
-    auto loaded = Gpt2BpeTokenizer::Load(Options());
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return loaded.ok() ? loaded->release() : nullptr;
-  }();
-  if (t == nullptr) std::abort();
-  return *t;
-}
+const Gpt2BpeTokenizer& Gpt2() { return testing::SharedGpt2(); }
 
 // Every case of one test-vector file; returns how many matched.
 int CheckFile(const std::string& name, int* cases) {
