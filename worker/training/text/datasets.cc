@@ -23,32 +23,22 @@ namespace {
 
 using nlohmann::json;
 
-absl::Status Bad(const std::string& path, int64_t line,
-                 const std::string& what) {
-  return FileError(path, line, what);
-}
-
-absl::StatusOr<json> ParseJson(const std::string& text, const std::string& path,
-                               int64_t first_line) {
-  return ParseJsonAt(text, path, first_line);
-}
-
 absl::StatusOr<std::vector<std::string>> Words(const json& j, const char* key,
                                                const std::string& path,
                                                int64_t line) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_array())
-    return Bad(path, line,
-               absl::StrCat("\"", key, "\" must be a list of strings"));
+    return FileError(path, line,
+                     absl::StrCat("\"", key, "\" must be a list of strings"));
   std::vector<std::string> words;
   for (const json& w : *it) {
     if (!w.is_string())
-      return Bad(path, line,
-                 absl::StrCat("\"", key, "\" must be a list of strings"));
+      return FileError(path, line,
+                       absl::StrCat("\"", key, "\" must be a list of strings"));
     words.push_back(w.get<std::string>());
   }
   if (words.empty())
-    return Bad(path, line, absl::StrCat("\"", key, "\" is empty"));
+    return FileError(path, line, absl::StrCat("\"", key, "\" is empty"));
   return words;
 }
 
@@ -57,15 +47,16 @@ absl::StatusOr<std::vector<float>> Mask(const json& m, size_t words,
                                         const std::string& field,
                                         const std::string& path, int64_t line) {
   if (!m.is_array() || m.size() != words) {
-    return Bad(path, line,
-               absl::StrCat("\"", field, "\" must have one value per token (",
-                            words, ")"));
+    return FileError(
+        path, line,
+        absl::StrCat("\"", field, "\" must have one value per token (", words,
+                     ")"));
   }
   std::vector<float> out;
   for (const json& v : m) {
     if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
-      return Bad(path, line,
-                 absl::StrCat("\"", field, "\" values must be in [0, 1]"));
+      return FileError(
+          path, line, absl::StrCat("\"", field, "\" values must be in [0, 1]"));
     out.push_back(v.get<float>());
   }
   return out;
@@ -94,7 +85,7 @@ absl::Status ForEachLine(const std::string& path, Each each) {
     if (absl::StripAsciiWhitespace(text).empty()) continue;
     if (absl::Status s = each(line, text); !s.ok()) return s;
   }
-  if (in.bad()) return Bad(path, line, "read failed");
+  if (in.bad()) return FileError(path, line, "read failed");
   return absl::OkStatus();
 }
 
@@ -102,14 +93,14 @@ absl::Status ReadGeneric(const TextSource& src, TextData* data) {
   int32_t max_label = -1;
   absl::Status s = ForEachLine(
       src.path, [&](int64_t line, const std::string& text) -> absl::Status {
-        absl::StatusOr<json> j = ParseJson(text, src.path, line);
+        absl::StatusOr<json> j = ParseJsonAt(text, src.path, line);
         if (!j.ok()) return j.status();
         if (!j->is_object())
-          return Bad(src.path, line, "must be a JSON object");
+          return FileError(src.path, line, "must be a JSON object");
         if (!src.split.empty()) {
           auto split = j->find("split");
           if (split == j->end() || !split->is_string())
-            return Bad(src.path, line, "\"split\" is missing (a string)");
+            return FileError(src.path, line, "\"split\" is missing (a string)");
           if (split->get<std::string>() != src.split) return absl::OkStatus();
         }
         TextExample ex;
@@ -120,8 +111,8 @@ absl::Status ReadGeneric(const TextSource& src, TextData* data) {
         auto label = j->find("label");
         if (label == j->end() || !label->is_number_integer() ||
             label->get<int64_t>() < 0 || label->get<int64_t>() > 1000000)
-          return Bad(src.path, line,
-                     "\"label\" must be an integer in [0, 1000000]");
+          return FileError(src.path, line,
+                           "\"label\" must be an integer in [0, 1000000]");
         ex.label = label->get<int32_t>();
         max_label = std::max(max_label, ex.label);
         if (auto id = j->find("id"); id != j->end() && id->is_string())
@@ -136,8 +127,8 @@ absl::Status ReadGeneric(const TextSource& src, TextData* data) {
         } else if (auto rs = j->find("rationales");
                    rs != j->end() && !rs->is_null()) {
           if (!rs->is_array())
-            return Bad(src.path, line,
-                       "\"rationales\" must be a list of masks");
+            return FileError(src.path, line,
+                             "\"rationales\" must be a list of masks");
           std::vector<std::vector<float>> masks;
           for (const json& m : *rs) {
             absl::StatusOr<std::vector<float>> one =
@@ -193,30 +184,30 @@ absl::Status AddPost(const std::string& id, std::vector<std::string> words,
 absl::Status ReadHateXplain(const TextSource& src, TextData* data) {
   return ForEachLine(
       src.path, [&](int64_t line, const std::string& text) -> absl::Status {
-        absl::StatusOr<json> j = ParseJson(text, src.path, line);
+        absl::StatusOr<json> j = ParseJsonAt(text, src.path, line);
         if (!j.ok()) return j.status();
         if (!j->is_object())
-          return Bad(src.path, line, "must be a JSON object");
+          return FileError(src.path, line, "must be a JSON object");
         absl::StatusOr<std::vector<std::string>> words =
             Words(*j, "post_tokens", src.path, line);
         if (!words.ok()) return words.status();
         auto ann = j->find("annotators");
         if (ann == j->end() || !ann->is_object() || !ann->contains("label") ||
             !(*ann)["label"].is_array() || (*ann)["label"].empty())
-          return Bad(src.path, line,
-                     "\"annotators.label\" must be a list of labels");
+          return FileError(src.path, line,
+                           "\"annotators.label\" must be a list of labels");
         std::vector<int32_t> labels;
         for (const json& l : (*ann)["label"]) {
           if (!l.is_number_integer() || l.get<int>() < 0 || l.get<int>() > 2)
-            return Bad(src.path, line,
-                       "\"annotators.label\" values must be 0, 1 or 2");
+            return FileError(src.path, line,
+                             "\"annotators.label\" values must be 0, 1 or 2");
           labels.push_back(l.get<int32_t>());
         }
         std::vector<std::vector<float>> masks;
         if (auto rs = j->find("rationales"); rs != j->end()) {
           if (!rs->is_array())
-            return Bad(src.path, line,
-                       "\"rationales\" must be a list of masks");
+            return FileError(src.path, line,
+                             "\"rationales\" must be a list of masks");
           for (const json& m : *rs) {
             absl::StatusOr<std::vector<float>> one =
                 Mask(m, words->size(), "rationales", src.path, line);
@@ -256,42 +247,44 @@ absl::Status ReadHateXplainOfficial(const TextSource& src, TextData* data) {
   if (!dataset_text.ok()) return dataset_text.status();
   absl::StatusOr<std::string> div_text = ReadWhole(src.divisions_path);
   if (!div_text.ok()) return div_text.status();
-  absl::StatusOr<json> dataset = ParseJson(*dataset_text, src.path, 1);
+  absl::StatusOr<json> dataset = ParseJsonAt(*dataset_text, src.path, 1);
   if (!dataset.ok()) return dataset.status();
-  absl::StatusOr<json> divisions = ParseJson(*div_text, src.divisions_path, 1);
+  absl::StatusOr<json> divisions =
+      ParseJsonAt(*div_text, src.divisions_path, 1);
   if (!divisions.ok()) return divisions.status();
   if (!dataset->is_object())
-    return Bad(src.path, 0, "must be an object keyed by post id");
+    return FileError(src.path, 0, "must be an object keyed by post id");
   auto ids = divisions->find(src.split);
   if (!divisions->is_object() || ids == divisions->end() || !ids->is_array())
-    return Bad(src.divisions_path, 0,
-               absl::StrCat("no list \"", src.split, "\""));
+    return FileError(src.divisions_path, 0,
+                     absl::StrCat("no list \"", src.split, "\""));
   const std::map<std::string, int32_t> names = {
       {"hatespeech", 0}, {"normal", 1}, {"offensive", 2}};
   for (const json& id_json : *ids) {
     if (!id_json.is_string())
-      return Bad(src.divisions_path, 0, "post ids must be strings");
+      return FileError(src.divisions_path, 0, "post ids must be strings");
     const std::string id = id_json.get<std::string>();
     auto post = dataset->find(id);
     if (post == dataset->end())
-      return Bad(
+      return FileError(
           src.path, 0,
           absl::StrCat("post ", id, " of split ", src.split, " is missing"));
     const std::string where = absl::StrCat(src.path, " post ", id);
-    if (!post->is_object()) return Bad(where, 0, "must be an object");
+    if (!post->is_object()) return FileError(where, 0, "must be an object");
     absl::StatusOr<std::vector<std::string>> words =
         Words(*post, "post_tokens", where, 0);
     if (!words.ok()) return words.status();
     auto ann = post->find("annotators");
     if (ann == post->end() || !ann->is_array() || ann->empty())
-      return Bad(where, 0, "\"annotators\" must be a list");
+      return FileError(where, 0, "\"annotators\" must be a list");
     std::vector<int32_t> labels;
     for (const json& a : *ann) {
       auto l = a.is_object() ? a.find("label") : a.end();
       if (l == a.end() || !l->is_string() ||
           !names.count(l->get<std::string>()))
-        return Bad(where, 0,
-                   "annotator label must be hatespeech, normal or offensive");
+        return FileError(
+            where, 0,
+            "annotator label must be hatespeech, normal or offensive");
       labels.push_back(names.at(l->get<std::string>()));
     }
     std::vector<std::vector<float>> masks;
@@ -327,15 +320,16 @@ absl::Status ReadLinzen(const TextSource& src, TextData* data) {
             if (header[i] == "verb_index") verb_index = i;
           }
           if (sentence < 0 || verb_pos < 0 || subj_index < 0 || verb_index < 0)
-            return Bad(src.path, line,
-                       "the header must name orig_sentence, verb_pos, "
-                       "subj_index and verb_index");
+            return FileError(src.path, line,
+                             "the header must name orig_sentence, verb_pos, "
+                             "subj_index and verb_index");
           return absl::OkStatus();
         }
         if (fields.size() != header.size())
-          return Bad(src.path, line,
-                     absl::StrCat(fields.size(), " fields; the header has ",
-                                  header.size()));
+          return FileError(
+              src.path, line,
+              absl::StrCat(fields.size(), " fields; the header has ",
+                           header.size()));
         TextExample ex;
         ex.id = absl::StrCat("line ", line);
         ex.words = absl::StrSplit(fields[sentence], ' ', absl::SkipEmpty());
@@ -344,18 +338,19 @@ absl::Status ReadLinzen(const TextSource& src, TextData* data) {
         } else if (fields[verb_pos] == "VBP") {
           ex.label = 1;
         } else {
-          return Bad(src.path, line,
-                     absl::StrCat("verb_pos '", fields[verb_pos],
-                                  "' is not VBZ or VBP"));
+          return FileError(src.path, line,
+                           absl::StrCat("verb_pos '", fields[verb_pos],
+                                        "' is not VBZ or VBP"));
         }
         ex.rationale.assign(ex.words.size(), 0.0f);
         for (int col : {subj_index, verb_index}) {
           int64_t k;
           if (!absl::SimpleAtoi(fields[col], &k) || k < 1 ||
               k > static_cast<int64_t>(ex.words.size()))
-            return Bad(src.path, line,
-                       absl::StrCat(header[col], " '", fields[col],
-                                    "' is not a word position (1-based)"));
+            return FileError(
+                src.path, line,
+                absl::StrCat(header[col], " '", fields[col],
+                             "' is not a word position (1-based)"));
           ex.rationale[k - 1] = 1.0f;
         }
         data->examples.push_back(std::move(ex));
@@ -400,14 +395,15 @@ absl::Status ReadSvaFiltered(const TextSource& src, TextData* data) {
   absl::Status s = ForEachLine(
       gold_path, [&](int64_t line, const std::string& g) -> absl::Status {
         if (n >= static_cast<int64_t>(texts.size()))
-          return Bad(gold_path, line,
-                     absl::StrCat("more lines than ", src.path, " (",
-                                  texts.size(), ")"));
+          return FileError(gold_path, line,
+                           absl::StrCat("more lines than ", src.path, " (",
+                                        texts.size(), ")"));
         const std::vector<std::string> f = absl::StrSplit(g, '\t');
         if (f.size() != 4)
-          return Bad(gold_path, line,
-                     "expected 4 tab-separated fields (index, correct, wrong, "
-                     "attractors)");
+          return FileError(
+              gold_path, line,
+              "expected 4 tab-separated fields (index, correct, wrong, "
+              "attractors)");
         TextExample ex;
         ex.id = absl::StrCat("line ", line);
         ex.words = absl::StrSplit(texts[n++], ' ', absl::SkipEmpty());
@@ -416,7 +412,7 @@ absl::Status ReadSvaFiltered(const TextSource& src, TextData* data) {
         int64_t k;
         if (!absl::SimpleAtoi(f[0], &k) || k < 0 ||
             k >= static_cast<int64_t>(ex.words.size()))
-          return Bad(
+          return FileError(
               gold_path, line,
               absl::StrCat("verb index '", f[0], "' is not a word of line ",
                            line, " of ", src.path));
@@ -434,8 +430,9 @@ absl::Status ReadSvaFiltered(const TextSource& src, TextData* data) {
       });
   if (!s.ok()) return s;
   if (n != static_cast<int64_t>(texts.size()))
-    return Bad(gold_path, 0,
-               absl::StrCat(n, " lines; ", src.path, " has ", texts.size()));
+    return FileError(
+        gold_path, 0,
+        absl::StrCat(n, " lines; ", src.path, " has ", texts.size()));
   return absl::OkStatus();
 }
 

@@ -54,11 +54,6 @@ bool UnicodeToBytes(absl::string_view s,
   return true;
 }
 
-absl::Status Bad(const std::string& path, int64_t line,
-                 const std::string& what) {
-  return FileError(path, line, what);
-}
-
 absl::StatusOr<std::string> ReadChecked(const std::string& path,
                                         const std::string& want_sha256,
                                         const char* what, std::string* sha256) {
@@ -76,7 +71,7 @@ absl::StatusOr<std::string> ReadChecked(const std::string& path,
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) return Bad(path, 0, "read failed");
+  if (in.bad()) return FileError(path, 0, "read failed");
   return text.str();
 }
 
@@ -104,38 +99,40 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Load(
   absl::StatusOr<nlohmann::json> encoder = ParseJsonAt(*etext, epath, 1);
   if (!encoder.ok()) return encoder.status();
   if (!encoder->is_object() || encoder->empty())
-    return Bad(epath, 0, "must be a JSON object of token -> id");
+    return FileError(epath, 0, "must be a JSON object of token -> id");
   t->bytes_.assign(encoder->size(), std::string());
   std::vector<bool> seen(encoder->size(), false);
   std::string raw;
   for (auto it = encoder->begin(); it != encoder->end(); ++it) {
     if (!it.value().is_number_integer())
-      return Bad(
+      return FileError(
           epath, 0,
           absl::StrCat("token \"", it.key(), "\" must have an integer id"));
     const int64_t id = it.value().get<int64_t>();
     if (id < 0 || id >= static_cast<int64_t>(encoder->size()) || seen[id])
-      return Bad(epath, 0,
-                 absl::StrCat("token \"", it.key(), "\" has id ", id,
-                              ": ids must be 0..", encoder->size() - 1,
-                              ", each once"));
+      return FileError(epath, 0,
+                       absl::StrCat("token \"", it.key(), "\" has id ", id,
+                                    ": ids must be 0..", encoder->size() - 1,
+                                    ", each once"));
     seen[id] = true;
     if (it.key() == "<|endoftext|>") {
       t->end_of_text_id_ = static_cast<int32_t>(id);
       raw = it.key();  // never produced by Encode: its text is split
     } else if (!UnicodeToBytes(it.key(), reverse, &raw)) {
-      return Bad(epath, 0,
-                 absl::StrCat("token \"", it.key(),
-                              "\" is not in GPT-2's byte-to-unicode alphabet"));
+      return FileError(
+          epath, 0,
+          absl::StrCat("token \"", it.key(),
+                       "\" is not in GPT-2's byte-to-unicode alphabet"));
     }
     t->bytes_[id] = raw;
     if (id != t->end_of_text_id_) t->ids_[raw] = static_cast<int32_t>(id);
   }
-  if (t->end_of_text_id_ < 0) return Bad(epath, 0, "no <|endoftext|> token");
+  if (t->end_of_text_id_ < 0)
+    return FileError(epath, 0, "no <|endoftext|> token");
   for (int b = 0; b < 256; ++b) {
     auto it = t->ids_.find(std::string(1, static_cast<char>(b)));
     if (it == t->ids_.end())
-      return Bad(epath, 0, absl::StrCat("no token for the byte ", b));
+      return FileError(epath, 0, absl::StrCat("no token for the byte ", b));
     t->byte_ids_[b] = it->second;
   }
 
@@ -158,21 +155,24 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Load(
     if (space == std::string::npos || space == 0 ||
         line.find(' ', space + 1) != std::string::npos ||
         space + 1 == line.size())
-      return Bad(mpath, number, "a merge must be two symbols and one space");
+      return FileError(mpath, number,
+                       "a merge must be two symbols and one space");
     if (!UnicodeToBytes(absl::string_view(line).substr(0, space), reverse,
                         &left) ||
         !UnicodeToBytes(absl::string_view(line).substr(space + 1), reverse,
                         &right))
-      return Bad(mpath, number, "not in GPT-2's byte-to-unicode alphabet");
+      return FileError(mpath, number,
+                       "not in GPT-2's byte-to-unicode alphabet");
     auto l = t->ids_.find(left), r = t->ids_.find(right),
          m = t->ids_.find(left + right);
     if (l == t->ids_.end() || r == t->ids_.end() || m == t->ids_.end())
-      return Bad(mpath, number,
-                 absl::StrCat("merge \"", line,
-                              "\": a part or the result is not in ", epath));
+      return FileError(
+          mpath, number,
+          absl::StrCat("merge \"", line, "\": a part or the result is not in ",
+                       epath));
     t->merges_.emplace(PairKey(l->second, r->second), Merge{rank++, m->second});
   }
-  if (rank == 0) return Bad(mpath, 0, "no merge rules");
+  if (rank == 0) return FileError(mpath, 0, "no merge rules");
 
   int error = 0;
   PCRE2_SIZE error_at = 0;
