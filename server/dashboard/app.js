@@ -6,6 +6,7 @@
 const COLORS = { FAFO: '#2563eb', FACO: '#16a34a', CAFO: '#d97706', CACO: '#dc2626', '-': '#6b7280' };
 // The metric a sweep page opens on, first present wins (docs/metrics.md).
 const PREFERRED_METRICS = ['distinct_attention', 'ac', 'test_rationale_mass', 'rationale_mass',
+  'eval_answer_mass_rollout',
   'test_accuracy', 'alpha', 'final_loss', 'train_loss'];
 const TABLE_PAGE = 50;
 

@@ -9,6 +9,7 @@
 
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/harness.h"
 
@@ -108,6 +109,26 @@ TEST(SquadEndToEndTest, QuickSquadPresetThroughServerWorkersAndCli) {
     for (absl::string_view f : absl::StrSplit(lines[i], ','))
       EXPECT_NE(f, "-") << lines[i];  // every default column is stored
   }
+
+  // qkov export writes the same results, and every reported loss point.
+  CommandResult csv =
+      RunCommand({QKOV_CLI_BIN, at, "export", "paper-squad-quick", "-o",
+                  dir.File("results.csv")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::string> rows = absl::StrSplit(
+      ReadFile(dir.File("results.csv")), '\n', absl::SkipEmpty());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[0].find(",eval_f1,"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[0].find(",train_questions,"), std::string::npos) << rows[0];
+  CommandResult curves =
+      RunCommand({QKOV_CLI_BIN, at, "export", "paper-squad-quick", "--per",
+                  "point", "-o", dir.File("curves.csv")});
+  ASSERT_EQ(curves.exit_code, 0) << curves.err;
+  int loss_points = 0;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(dir.File("curves.csv")), '\n'))
+    loss_points += absl::StrContains(line, ",train_loss,") ? 1 : 0;
+  EXPECT_EQ(loss_points, 8);
 
   // Each trial stored the 4 x 4 DTAP heatmap; qkov trial prints it.
   auto heatmaps = QueryRows(
