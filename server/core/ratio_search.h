@@ -1,9 +1,8 @@
-// The ratio search of an adaptive sweep (issue "adaptive sweeps";
-// docs/adaptive.md): for one combination of the other axes, the smallest
-// lr_ratio in [lo, hi] at which the seed mean of a final metric reaches a
-// target, to a stated resolution. The coordinator probes a coarse log grid,
-// then bisects (geometrically) between the largest ratio below the target
-// and the smallest that reaches it.
+// The ratio search of an adaptive sweep (docs/adaptive.md): for one
+// combination of the other axes, the smallest lr_ratio in [lo, hi] at which
+// the seed mean of a final metric reaches a target, to a stated resolution.
+// The search probes a coarse log grid, then bisects (geometrically) between
+// the largest ratio below the target and the smallest that reaches it.
 //
 // Decide is a pure function of the spec and the probes' results so far, so
 // the coordinator can call it in the transaction that stores a completion
