@@ -17,6 +17,7 @@
 #include "client/table.h"
 #include "common/aggregate.h"
 #include "common/grpc_status.h"
+#include "common/text.h"
 
 namespace qkov::client {
 namespace {
@@ -251,6 +252,21 @@ int Plot(Connection& conn, const PlotArgs& args) {
       const std::string base = args.out_dir + "/ratio_" + m;
       if (int rc = check(PlotRatio(*rows, m, base), base); rc != kExitOk)
         return rc;
+    }
+  }
+  if (all || args.kind == "search") {
+    v1::GetSweepRequest req;
+    req.set_name(args.sweep);
+    v1::Sweep sweep;
+    grpc::Status s = conn.stub()->GetSweep(conn.Context().get(), req, &sweep);
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+    if (sweep.spec().has_search()) {
+      const std::string base = args.out_dir + "/search";
+      if (int rc = check(PlotSearch(sweep, base), base); rc != kExitOk)
+        return rc;
+    } else if (args.kind == "search") {
+      return ReportError(absl::FailedPreconditionError(absl::StrCat(
+          "sweep '", TerminalSafe(args.sweep), "' is a grid, not a search")));
     }
   }
   if (all || args.kind == "dtap") {

@@ -304,6 +304,65 @@ int AggregatedResults(Connection& conn, const ResultsArgs& args) {
   return kExitOk;
 }
 
+namespace {
+
+// "search: smallest lr_ratio in [1, 100] with mean distinct_attention >= 0.6
+// (resolution 1.2, 3 seeds a probe)".
+std::string SearchTitle(const v1::RatioSearch& r) {
+  return absl::StrCat("search: smallest lr_ratio in [", FormatNumber(r.lo()),
+                      ", ", FormatNumber(r.hi()), "] with seed-mean ",
+                      TerminalSafe(r.metric()), " ", TerminalSafe(r.op()), " ",
+                      FormatNumber(r.target()), " (resolution ",
+                      FormatNumber(r.resolution()), ", ", r.seeds_per_probe(),
+                      " seeds a probe)");
+}
+
+// One row per search: its state, the bracket, and the metric (seed mean
+// +- 95% CI half width) at either end.
+Table SearchTable(const v1::Sweep& sweep) {
+  Table t({"param", "eta_ov", "state", "below", "above", "factor", "mean@below",
+           "ci95", "mean@above", "ci95", "probes", "non_monotone"});
+  for (const v1::SearchOutcome& o : sweep.searches()) {
+    const v1::SearchProbe* below = nullptr;
+    const v1::SearchProbe* above = nullptr;
+    for (const v1::SearchProbe& p : o.probes()) {
+      if (p.lr_ratio() == o.below()) below = &p;
+      if (p.lr_ratio() == o.above()) above = &p;
+    }
+    std::vector<std::string> nm;
+    for (double r : o.non_monotone()) nm.push_back(FormatNumber(r));
+    t.AddRow({ParameterizationLabel(o.parameterization()),
+              FormatNumber(o.eta_ov()), o.state(),
+              below ? FormatNumber(o.below()) : "-",
+              above ? FormatNumber(o.above()) : "-",
+              below && above ? FormatNumber(o.above() / o.below()) : "-",
+              below ? FormatNumber(below->mean()) : "-",
+              below ? FormatNumber(below->ci95()) : "-",
+              above ? FormatNumber(above->mean()) : "-",
+              above ? FormatNumber(above->ci95()) : "-",
+              absl::StrCat(o.probes_size()),
+              nm.empty() ? "-" : absl::StrJoin(nm, " ")});
+  }
+  return t;
+}
+
+}  // namespace
+
+int Searches(Connection& conn, const std::string& sweep_name,
+             const std::string& format) {
+  v1::GetSweepRequest req;
+  req.set_name(sweep_name);
+  v1::Sweep sweep;
+  grpc::Status s = conn.stub()->GetSweep(conn.Context().get(), req, &sweep);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  if (!sweep.spec().has_search()) {
+    return ReportError(absl::FailedPreconditionError(absl::StrCat(
+        "sweep '", TerminalSafe(sweep_name), "' is a grid, not a search")));
+  }
+  PrintAs(SearchTable(sweep), format);
+  return kExitOk;
+}
+
 int Results(Connection& conn, const ResultsArgs& args) {
   if (!args.by.empty()) return AggregatedResults(conn, args);
   v1::QueryResultsRequest req;
@@ -336,6 +395,19 @@ int Results(Connection& conn, const ResultsArgs& args) {
     t.AddRow(row);
   }
   PrintAs(t, args.format);
+  if (args.format == "table") {
+    // An adaptive sweep's answer follows its trials (`qkov search` prints
+    // it alone, in any format).
+    v1::GetSweepRequest sreq;
+    sreq.set_name(args.sweep);
+    v1::Sweep sweep;
+    s = conn.stub()->GetSweep(conn.Context().get(), sreq, &sweep);
+    if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+    if (sweep.spec().has_search()) {
+      std::cout << "\n" << SearchTitle(sweep.spec().search()) << "\n";
+      SearchTable(sweep).Print(std::cout);
+    }
+  }
   return kExitOk;
 }
 

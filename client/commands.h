@@ -30,6 +30,10 @@ struct ResultsArgs {
   std::string format = "table";    // table | csv
 };
 int Results(Connection& conn, const ResultsArgs& args);
+// An adaptive sweep's searches (docs/adaptive.md): per combination of the
+// other axes, the state, the bracket and the metric at its ends.
+int Searches(Connection& conn, const std::string& sweep,
+             const std::string& format);
 
 struct ExportArgs {
   std::string sweep;

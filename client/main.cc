@@ -74,6 +74,13 @@ int main(int argc, char** argv) {
       "--where", results.where,
       "keep rows with key=value (repeatable), e.g. state=done");
 
+  std::string search_sweep, search_format = "table";
+  auto* search_cmd = app.add_subcommand(
+      "search", "an adaptive sweep's ratio searches: state, bracket, CIs");
+  search_cmd->add_option("sweep", search_sweep, "sweep name")->required();
+  search_cmd->add_option("--format", search_format, "table or csv")
+      ->check(CLI::IsMember({"table", "csv"}));
+
   qkov::client::ExportArgs export_args;
   auto* export_cmd =
       app.add_subcommand("export", "write a sweep's results as CSV or JSON");
@@ -101,10 +108,10 @@ int main(int argc, char** argv) {
   plot_cmd->add_option("--out", plot.out_dir, "output folder (default .)");
   plot_cmd
       ->add_option("--kind", plot.kind,
-                   "all, ratio, dtap, curves, theory (Fig. 4) or fixed "
-                   "(Fig. 3)")
-      ->check(
-          CLI::IsMember({"all", "ratio", "dtap", "curves", "theory", "fixed"}));
+                   "all, ratio, dtap, curves, search (an adaptive sweep), "
+                   "theory (Fig. 4) or fixed (Fig. 3)")
+      ->check(CLI::IsMember(
+          {"all", "ratio", "dtap", "curves", "search", "theory", "fixed"}));
   plot_cmd->add_option(
       "--overlay", plot.overlay,
       "theory: a trained sweep whose models to overlay as points");
@@ -166,6 +173,8 @@ int main(int argc, char** argv) {
   if (status_cmd->parsed()) return qkov::client::Status(conn, sweep);
   if (watch_cmd->parsed()) return qkov::client::Watch(conn, sweep, force_tty);
   if (results_cmd->parsed()) return qkov::client::Results(conn, results);
+  if (search_cmd->parsed())
+    return qkov::client::Searches(conn, search_sweep, search_format);
   if (trials_cmd->parsed()) return qkov::client::Trials(conn, sweep, state);
   if (trial_cmd->parsed()) return qkov::client::ShowTrial(conn, trial_id);
   if (cancel_cmd->parsed()) return qkov::client::Cancel(conn, sweep);

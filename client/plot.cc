@@ -170,6 +170,72 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
   return RunGnuplot(out_base, body);
 }
 
+absl::Status PlotSearch(const qkov::v1::Sweep& sweep,
+                        const std::string& out_base) {
+  const qkov::v1::RatioSearch& search = sweep.spec().search();
+  std::ofstream dat(out_base + ".dat");
+  dat << "# lr_ratio mean ci_low ci_high seeds  (" << search.metric()
+      << ", seed mean of each probe, 95% CI), one block per search\n";
+  std::vector<std::string> titles, arrows;
+  double ymin = search.target(), ymax = search.target();
+  for (const qkov::v1::SearchOutcome& o : sweep.searches()) {
+    if (!titles.empty()) dat << "\n\n";
+    const int lc = static_cast<int>(titles.size()) + 1;
+    titles.push_back(
+        absl::StrFormat("%s eta_ov=%g: %s",
+                        qkov::v1::Parameterization_Name(o.parameterization()),
+                        o.eta_ov(), o.state()));
+    for (const qkov::v1::SearchProbe& p : o.probes()) {
+      const double ci = std::isnan(p.ci95()) ? 0 : p.ci95();
+      dat << absl::StrFormat("%.10g %.10g %.10g %.10g %d\n", p.lr_ratio(),
+                             p.mean(), p.mean() - ci, p.mean() + ci, p.seeds());
+      if (!std::isnan(p.mean())) {
+        ymin = std::min(ymin, p.mean() - ci);
+        ymax = std::max(ymax, p.mean() + ci);
+      }
+    }
+    if (o.probes_size() == 0) dat << "nan nan nan nan 0\n";
+    if (o.state() == "found" || o.state() == "probe_failed") {
+      for (double x : {o.below(), o.above()}) {
+        arrows.push_back(absl::StrFormat(
+            "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lc "
+            "%d\n",
+            x, x, lc));
+      }
+    }
+  }
+  dat.close();
+  if (titles.empty())
+    return absl::FailedPreconditionError("the sweep has no searches yet");
+  const double pad = std::max(0.05 * (ymax - ymin), 1e-3);
+  std::string body = absl::StrCat(
+      "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel ",
+      Quoted(Label(search.metric())), "\n",
+      absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
+                      search.lo() / 1.3, search.hi() * 1.3, ymin - pad,
+                      ymax + pad),
+      absl::StrJoin(arrows, ""), "set key outside right top\nset grid\n",
+      "set title ",
+      Quoted(absl::StrFormat("ratio search: %s %s %g (probes: seed mean, 95%% "
+                             "CI; dotted: the bracket)",
+                             Label(search.metric()), search.op(),
+                             search.target())),
+      "\nplot ");
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < titles.size(); ++i) {
+    parts.push_back(absl::StrFormat(
+        "datafile index %d using 1:2:3:4 with yerrorlines lw 2 pt 7 lc %d "
+        "title %s",
+        i, i + 1, Quoted(titles[i])));
+  }
+  parts.push_back(
+      absl::StrFormat("%.10g with lines dt 2 lc rgb 'black' "
+                      "title 'target'",
+                      search.target()));
+  body += absl::StrJoin(parts, ", ");
+  return RunGnuplot(out_base, body);
+}
+
 absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials,
                           const std::string& out_base) {
   // (parameterization, ratio) -> summed cells, count.

@@ -19,6 +19,12 @@ namespace qkov::client {
 absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
                        const std::string& metric, const std::string& out_base);
 
+// An adaptive sweep's ratio searches (docs/adaptive.md): each probe's seed
+// mean of the searched metric against eta_QK/eta_OV (log axis) with its 95%
+// confidence interval, one series per search, the target as a dashed line
+// and each bracket's ends as dotted lines.
+absl::Status PlotSearch(const qkov::v1::Sweep& sweep,
+                        const std::string& out_base);
 // DTAP heatmaps, mean over seeds: one panel per (parameterization, ratio),
 // parameterizations in rows, ratios in columns, the paper's colour scale
 // (coolwarm, 5..70 %), each cell labelled with its value.

@@ -384,9 +384,9 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   if (!root.IsMap())
     return p.Error(root, "(top level)",
                    "a sweep file must be a mapping with name, axes, training");
-  QKOV_CHECK(p.CheckKeys(
-      root, "",
-      {"name", "description", "priority", "max_attempts", "axes", "training"}));
+  QKOV_CHECK(p.CheckKeys(root, "",
+                         {"name", "description", "priority", "max_attempts",
+                          "axes", "training", "search"}));
   if (!root["name"]) return p.Error(root, "name", "is required");
   std::string s;
   QKOV_TRY(s, p.String(root["name"], "name"));
@@ -464,6 +464,8 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   }
   if (const YAML::Node t = root["training"])
     QKOV_CHECK(ParseMessage(p, t, "training", spec.mutable_training()));
+  if (const YAML::Node t = root["search"])
+    QKOV_CHECK(ParseMessage(p, t, "search", spec.mutable_search()));
   return spec;
 }
 

@@ -356,6 +356,8 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
                                     preempted ? kPreempted : kFailed, reason,
                                     preempted, checkpoint, checkpoint_step,
                                     now_ms, permanent));
+    if (state == kFailed)
+      RETURN_IF_ERROR(AfterTrialEndedLocked(trial_id, now_ms));
     return absl::OkStatus();
   }));
   return state;
@@ -389,10 +391,12 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
     }
   }
   for (const auto& [trial_id, attempt] : expired) {
-    RETURN_IF_ERROR(EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
-                                         "lease expired without heartbeat",
-                                         false, "", 0, now_ms)
-                        .status());
+    ASSIGN_OR_RETURN(const std::string state,
+                     EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
+                                          "lease expired without heartbeat",
+                                          false, "", 0, now_ms));
+    if (state == kFailed)
+      RETURN_IF_ERROR(AfterTrialEndedLocked(trial_id, now_ms));
   }
   return static_cast<int64_t>(expired.size());
 }

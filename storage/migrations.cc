@@ -194,9 +194,27 @@ CREATE TRIGGER trials_ended AFTER UPDATE OF state ON trials
 END;
 )sql";
 
+// Migration 6: adaptive sweeps. `adaptive` marks a sweep that adds trials
+// from its own results (ResultsStore::SetFollowUp); `searches` holds, per
+// sweep and combination of its other axes (grp), a ratio search's state and
+// outcome (qkov.v1.SearchOutcome as JSON), rewritten in the transaction that
+// ends each of the sweep's trials.
+constexpr char kMigration6[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN adaptive INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE searches (
+  sweep_id     INTEGER NOT NULL REFERENCES sweeps(sweep_id),
+  grp          TEXT NOT NULL,
+  state        TEXT NOT NULL,
+  outcome_json TEXT NOT NULL,
+  updated_ms   INTEGER NOT NULL,
+  PRIMARY KEY (sweep_id, grp)
+) WITHOUT ROWID;
+)sql";
+
 const std::vector<const char*>& Migrations() {
   static const auto* m = new std::vector<const char*>{
-      kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
+      kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
+      kMigration6};
   return *m;
 }
 

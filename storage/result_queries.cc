@@ -183,7 +183,8 @@ absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
   a->BindText(4, c.provenance_json);
   a->BindText(5, c.trial_id);
   a->BindInt64(6, c.attempt);
-  return a->Run();
+  RETURN_IF_ERROR(a->Run());
+  return AfterTrialEndedLocked(c.trial_id, now_ms);
 }
 
 }  // namespace qkov::storage

@@ -85,6 +85,8 @@ struct SweepRecord {
   int64_t ended_last_10min = 0;  // trials ended done/diverged/failed in
                                  // 10 min (sweep_ended, docs/schema.md)
   int64_t first_started_ms = 0;  // 0: nothing started yet
+  // Grows from its own results (see FollowUp); set at submit.
+  bool adaptive = false;
 };
 
 // A trial's id: its sweep's id and its ordinal, "<sweep_id>-<ordinal>" with
@@ -199,6 +201,28 @@ struct SubmitOutcome {
 
 enum class LeaseAvailability { kLeased, kNoWorkNow, kNoWork };
 
+// One search of an adaptive sweep as stored (table `searches`).
+struct SearchRecord {
+  std::string group;  // the combination of the other axes it searches
+  std::string state;  // running, found, reached_at_lo, ...
+  std::string outcome_json;
+};
+
+// What an adaptive sweep adds to itself: trials (their training part as
+// SweepRecord::training_pb), and its searches' state.
+struct FollowUp {
+  std::string training_pb;
+  std::vector<NewTrial> trials;
+  std::vector<SearchRecord> searches;
+};
+
+// An adaptive sweep's follow-up (server/core/adaptive_sweep.h): given the
+// sweep and every trial of it (id, hash, state, axes_pb or config_json,
+// results), what to add. It must depend on nothing else, so that running it
+// again on the same trials adds nothing.
+using FollowUpFn = std::function<absl::StatusOr<FollowUp>(
+    const SweepRecord& sweep, const std::vector<TrialRecord>& trials)>;
+
 class ResultsStore {
  public:
   // Opens or creates the database at `path` and migrates it.
@@ -225,6 +249,17 @@ class ResultsStore {
   // (running leases stop at their next heartbeat). Returns trials cancelled.
   absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms,
                                       const Actor& actor = {});
+  // The follow-up of adaptive sweeps. The store runs it in the transaction
+  // that submits an adaptive sweep and in each that ends one of its trials
+  // (done, diverged, failed; not for a cancelled sweep), and inserts the
+  // trials it returns (a config_hash already in the sweep is left as it is)
+  // and its searches in that same transaction. Set it before the first
+  // write; an adaptive sweep without one is refused (FAILED_PRECONDITION).
+  void SetFollowUp(FollowUpFn follow_up);
+  // The searches of a sweep, by group (NOT_FOUND for an unknown sweep).
+  absl::StatusOr<std::vector<SearchRecord>> Searches(
+      const std::string& sweep_name);
+
   // Paused sweeps get no new leases; running trials go on.
   absl::Status SetPaused(const std::string& name, bool paused, int64_t now_ms,
                          const Actor& actor = {});
@@ -396,6 +431,25 @@ class ResultsStore {
   absl::Status CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
                                  int64_t* cancelled)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Inserts `trials` into the sweep after its last ordinal (a config_hash
+  // already there is left as it is) and counts them queued. Returns how
+  // many were added; *existing gets how many were there.
+  absl::StatusOr<int64_t> InsertTrialsLocked(
+      int64_t sweep_id, int64_t training_id,
+      const std::vector<NewTrial>& trials, int64_t now_ms, int64_t* existing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The id of `training_pb` in `trainings`, inserted when new (0 for '').
+  absl::StatusOr<int64_t> TrainingIdLocked(const std::string& training_pb)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs the follow-up of an adaptive sweep and stores what it returns;
+  // returns the trials added.
+  absl::StatusOr<int64_t> FollowUpLocked(int64_t sweep_id, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FollowUpLocked for the trial's sweep when it is adaptive and not
+  // cancelled; after a trial of it ended.
+  absl::Status AfterTrialEndedLocked(const std::string& trial_id,
+                                     int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AddMetricsLocked(const std::string& worker_id,
                                 const std::string& trial_id, int attempt,
                                 const std::vector<MetricRecord>& points,
@@ -432,6 +486,7 @@ class ResultsStore {
   absl::Mutex first_started_mu_;
   absl::flat_hash_map<int64_t, int64_t> first_started_ms_
       ABSL_GUARDED_BY(first_started_mu_);
+  FollowUpFn follow_up_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<WalCheckpointer> checkpointer_;  // null when read-only
   std::unique_ptr<WriteQueue> writes_;
 };

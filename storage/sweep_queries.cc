@@ -218,6 +218,67 @@ absl::Status ResultsStore::SubmitSweepLocked(
   } else {
     return existing.status();
   }
+  // The submission's training part, stored once (0: none given).
+  ASSIGN_OR_RETURN(const int64_t training_id,
+                   TrainingIdLocked(sweep.training_pb));
+  ASSIGN_OR_RETURN(out.added, InsertTrialsLocked(sweep_id, training_id, trials,
+                                                 now_ms, &out.existing));
+  if (existing.ok()) {
+    constexpr char kRequeueCancelledSql[] =
+        "UPDATE trials SET state = 'queued', queue_rank = 0, updated_ms = ? "
+        "WHERE sweep_id = ? AND state = 'cancelled'";
+    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kRequeueCancelledSql));
+    r->BindInt64(1, now_ms);
+    r->BindInt64(2, sweep_id);
+    RETURN_IF_ERROR(r->Run());
+    out.requeued = db_->Changes();
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpdateSweepSpecSql));
+    s->BindText(1, sweep.description);
+    s->BindText(2, sweep.spec_json);
+    s->BindInt64(3, sweep.priority);
+    s->BindInt64(4, sweep.max_attempts);
+    s->BindInt64(5, now_ms);
+    s->BindInt64(6, sweep_id);
+    RETURN_IF_ERROR(s->Run());
+  }
+  if (sweep.adaptive) {
+    constexpr char kAdaptiveSql[] =
+        "UPDATE sweeps SET adaptive = 1 WHERE sweep_id = ?";
+    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kAdaptiveSql));
+    a->BindInt64(1, sweep_id);
+    RETURN_IF_ERROR(a->Run());
+    ASSIGN_OR_RETURN(const int64_t grown, FollowUpLocked(sweep_id, now_ms));
+    out.added += grown;
+  }
+  ASSIGN_OR_RETURN(out.sweep, GetSweepLocked(sweep.name));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ResultsStore::TrainingIdLocked(
+    const std::string& training_pb) {
+  if (training_pb.empty()) return 0;
+  constexpr char kInsertTrainingSql[] =
+      "INSERT INTO trainings (training_pb) VALUES (?) "
+      "ON CONFLICT (training_pb) DO NOTHING";
+  constexpr char kTrainingIdSql[] =
+      "SELECT training_id FROM trainings WHERE training_pb = ?";
+  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kInsertTrainingSql));
+  t->BindBlob(1, training_pb);
+  RETURN_IF_ERROR(t->Run());
+  ASSIGN_OR_RETURN(Statement * id, db_->Cached(kTrainingIdSql));
+  id->BindBlob(1, training_pb);
+  ASSIGN_OR_RETURN(bool row, id->Step());
+  if (!row) return absl::InternalError("training row missing after insert");
+  const int64_t training_id = id->ColumnInt64(0);
+  id->Reset();
+  return training_id;
+}
+
+absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
+    int64_t sweep_id, int64_t training_id, const std::vector<NewTrial>& trials,
+    int64_t now_ms, int64_t* existing) {
+  *existing = 0;
+  int64_t added = 0;
   int64_t base_ordinal = 0;
   {
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kMaxOrdinalSql));
@@ -226,27 +287,9 @@ absl::Status ResultsStore::SubmitSweepLocked(
     if (row) base_ordinal = s->ColumnInt64(0) + 1;
     s->Reset();
   }
-  // The submission's training part, stored once (0: none given).
-  int64_t training_id = 0;
-  if (!sweep.training_pb.empty()) {
-    constexpr char kInsertTrainingSql[] =
-        "INSERT INTO trainings (training_pb) VALUES (?) "
-        "ON CONFLICT (training_pb) DO NOTHING";
-    constexpr char kTrainingIdSql[] =
-        "SELECT training_id FROM trainings WHERE training_pb = ?";
-    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kInsertTrainingSql));
-    t->BindBlob(1, sweep.training_pb);
-    RETURN_IF_ERROR(t->Run());
-    ASSIGN_OR_RETURN(Statement * id, db_->Cached(kTrainingIdSql));
-    id->BindBlob(1, sweep.training_pb);
-    ASSIGN_OR_RETURN(bool row, id->Step());
-    if (!row) return absl::InternalError("training row missing after insert");
-    training_id = id->ColumnInt64(0);
-    id->Reset();
-  }
   ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
   for (const NewTrial& t : trials) {
-    const int64_t ordinal = base_ordinal + out.added;
+    const int64_t ordinal = base_ordinal + added;
     ins->Reset();
     ins->BindText(1, TrialIdOf(sweep_id, ordinal));
     ins->BindInt64(2, sweep_id);
@@ -268,42 +311,23 @@ absl::Status ResultsStore::SubmitSweepLocked(
     }
     RETURN_IF_ERROR(ins->Run());
     if (db_->Changes() > 0) {
-      ++out.added;
+      ++added;
     } else {
-      ++out.existing;
+      ++*existing;
     }
   }
-  if (out.added > 0) {
+  if (added > 0) {
     // Inserted trials are counted here, not by a trigger per row
     // (storage/migrations.cc, migration 5).
     constexpr char kCountAddedSql[] =
         "UPDATE sweep_counts SET n = n + ? WHERE sweep_id = ? AND state = "
         "'queued'";
     ASSIGN_OR_RETURN(Statement * c, db_->Cached(kCountAddedSql));
-    c->BindInt64(1, out.added);
+    c->BindInt64(1, added);
     c->BindInt64(2, sweep_id);
     RETURN_IF_ERROR(c->Run());
   }
-  if (existing.ok()) {
-    constexpr char kRequeueCancelledSql[] =
-        "UPDATE trials SET state = 'queued', queue_rank = 0, updated_ms = ? "
-        "WHERE sweep_id = ? AND state = 'cancelled'";
-    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kRequeueCancelledSql));
-    r->BindInt64(1, now_ms);
-    r->BindInt64(2, sweep_id);
-    RETURN_IF_ERROR(r->Run());
-    out.requeued = db_->Changes();
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpdateSweepSpecSql));
-    s->BindText(1, sweep.description);
-    s->BindText(2, sweep.spec_json);
-    s->BindInt64(3, sweep.priority);
-    s->BindInt64(4, sweep.max_attempts);
-    s->BindInt64(5, now_ms);
-    s->BindInt64(6, sweep_id);
-    RETURN_IF_ERROR(s->Run());
-  }
-  ASSIGN_OR_RETURN(out.sweep, GetSweepLocked(sweep.name));
-  return absl::OkStatus();
+  return added;
 }
 
 absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {

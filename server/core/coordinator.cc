@@ -19,6 +19,7 @@
 #include "common/aggregate.h"
 #include "common/status_macros.h"
 #include "common/text.h"
+#include "server/core/adaptive_sweep.h"
 #include "server/core/convert.h"
 
 namespace qkov::core {
@@ -64,7 +65,9 @@ Coordinator::Coordinator(storage::ResultsStore* store, Clock* clock,
       sql_console_(sql_console),
       clock_(clock),
       options_(options),
-      rows_cache_(store, clock) {}
+      rows_cache_(store, clock) {
+  store_->SetFollowUp(GrowSearch);
+}
 
 void Coordinator::NotifyChange() {
   absl::MutexLock lock(&change_mu_);
@@ -98,6 +101,12 @@ absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {
     v1::StateCount* c = s.add_counts();
     c->set_state(TrialStateFromString(state));
     c->set_count(count);
+  }
+  if (s.spec().has_search()) {
+    ASSIGN_OR_RETURN(std::vector<storage::SearchRecord> searches,
+                     store_->Searches(r.name));
+    for (const storage::SearchRecord& sr : searches)
+      RETURN_IF_ERROR(ParseJson(sr.outcome_json, s.add_searches()));
   }
   return s;
 }
@@ -151,6 +160,7 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
   record.priority = spec.priority();
   record.max_attempts = spec.max_attempts();
   record.training_pb = TrainingPb(spec);
+  record.adaptive = spec.has_search();
   ASSIGN_OR_RETURN(storage::SubmitOutcome out,
                    store_->SubmitSweep(record, trials, NowMs(), actor));
   NotifyChange();

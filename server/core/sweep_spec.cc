@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
+#include "server/core/adaptive_sweep.h"
 
 namespace qkov::core {
 namespace {
@@ -108,6 +109,7 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
     default:
       break;
   }
+  ApplySearchDefaults(spec);
 }
 
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
@@ -248,8 +250,11 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
     return Invalid("spec.axes.alphas",
                    "only the fixed-attention task takes alphas");
   }
-  if (axes.lr_ratios().empty())
+  if (spec.has_search()) {
+    if (absl::Status st = ValidateSearch(spec); !st.ok()) return st;
+  } else if (axes.lr_ratios().empty()) {
     return Invalid("spec.axes.lr_ratios", "axis is empty");
+  }
   if (axes.eta_ovs().empty())
     return Invalid("spec.axes.eta_ovs", "axis is empty");
   if (axes.seeds().empty()) return Invalid("spec.axes.seeds", "axis is empty");
@@ -291,8 +296,9 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
   }
   const double grid =
       static_cast<double>(std::max(1, axes.parameterizations_size())) *
-      axes.lr_ratios_size() * axes.eta_ovs_size() * axes.seeds_size() *
-      std::max(1, axes.alphas_size());
+      (spec.has_search() ? MaxProbesPerSearch(spec.search())
+                         : axes.lr_ratios_size()) *
+      axes.eta_ovs_size() * axes.seeds_size() * std::max(1, axes.alphas_size());
   if (grid > static_cast<double>(limits.max_trials)) {
     return Invalid("spec.axes", absl::StrCat("grid has ", Num(grid),
                                              " trials; this server's limit is ",

@@ -1,0 +1,150 @@
+// ResultsStore: adaptive sweeps (the follow-up that adds their trials, run
+// in the transactions that submit them and end their trials; their stored
+// searches).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/results_store.h"
+
+namespace qkov::storage {
+namespace {
+
+constexpr char kTrialSweepSql[] =
+    "SELECT s.sweep_id, s.adaptive, s.cancelled FROM trials t JOIN sweeps s "
+    "USING (sweep_id) WHERE t.trial_id = ?";
+constexpr char kSweepByIdSql[] =
+    "SELECT name, spec_json, cancelled FROM sweeps WHERE sweep_id = ?";
+// The trials of a sweep as a follow-up reads them: config_json only where
+// there are no binary axes.
+constexpr char kSweepTrialsSql[] =
+    "SELECT trial_id, config_hash, state, axes_pb, CASE WHEN axes_pb IS NULL "
+    "THEN config_json ELSE '' END FROM trials WHERE sweep_id = ? ORDER BY "
+    "ordinal";
+constexpr char kSweepResultsSql[] =
+    "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING "
+    "(trial_id) WHERE t.sweep_id = ?";
+constexpr char kUpsertSearchSql[] =
+    "INSERT INTO searches (sweep_id, grp, state, outcome_json, updated_ms) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (sweep_id, grp) DO UPDATE SET state = "
+    "excluded.state, outcome_json = excluded.outcome_json, updated_ms = "
+    "excluded.updated_ms WHERE outcome_json <> excluded.outcome_json";
+
+}  // namespace
+
+void ResultsStore::SetFollowUp(FollowUpFn follow_up) {
+  absl::MutexLock lock(&mu_);
+  follow_up_ = std::move(follow_up);
+}
+
+absl::Status ResultsStore::AfterTrialEndedLocked(const std::string& trial_id,
+                                                 int64_t now_ms) {
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kTrialSweepSql));
+  s->BindText(1, trial_id);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  const int64_t sweep_id = s->ColumnInt64(0);
+  const bool adaptive = s->ColumnInt64(1) != 0;
+  const bool cancelled = s->ColumnInt64(2) != 0;
+  s->Reset();
+  if (!adaptive || cancelled) return absl::OkStatus();
+  return FollowUpLocked(sweep_id, now_ms).status();
+}
+
+absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
+                                                     int64_t now_ms) {
+  if (!follow_up_) {
+    return absl::FailedPreconditionError(
+        "an adaptive sweep needs a follow-up (ResultsStore::SetFollowUp), and "
+        "this store has none");
+  }
+  SweepRecord sweep;
+  sweep.sweep_id = sweep_id;
+  sweep.adaptive = true;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepByIdSql));
+    s->BindInt64(1, sweep_id);
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
+    sweep.name = s->ColumnText(0);
+    sweep.spec_json = s->ColumnText(1);
+    sweep.cancelled = s->ColumnInt64(2) != 0;
+    s->Reset();
+  }
+  std::vector<TrialRecord> trials;
+  absl::flat_hash_map<std::string, size_t> index;
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepTrialsSql));
+    s->BindInt64(1, sweep_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      TrialRecord t;
+      t.trial_id = s->ColumnText(0);
+      t.sweep_name = sweep.name;
+      t.config_hash = s->ColumnText(1);
+      t.state = s->ColumnText(2);
+      t.axes_pb = s->ColumnBlob(3);
+      t.config_json = s->ColumnText(4);
+      index[t.trial_id] = trials.size();
+      trials.push_back(std::move(t));
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepResultsSql));
+    s->BindInt64(1, sweep_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      auto it = index.find(s->ColumnText(0));
+      if (it != index.end())
+        trials[it->second].results[s->ColumnText(1)] = s->ColumnDouble(2);
+    }
+  }
+  ASSIGN_OR_RETURN(FollowUp grown, follow_up_(sweep, trials));
+  int64_t added = 0;
+  if (!grown.trials.empty()) {
+    ASSIGN_OR_RETURN(const int64_t training_id,
+                     TrainingIdLocked(grown.training_pb));
+    int64_t existing = 0;
+    ASSIGN_OR_RETURN(
+        added, InsertTrialsLocked(sweep_id, training_id, grown.trials, now_ms,
+                                  &existing));
+  }
+  ASSIGN_OR_RETURN(Statement * u, db_->Cached(kUpsertSearchSql));
+  for (const SearchRecord& r : grown.searches) {
+    u->Reset();
+    u->BindInt64(1, sweep_id);
+    u->BindText(2, r.group);
+    u->BindText(3, r.state);
+    u->BindText(4, r.outcome_json);
+    u->BindInt64(5, now_ms);
+    RETURN_IF_ERROR(u->Run());
+  }
+  return added;
+}
+
+absl::StatusOr<std::vector<SearchRecord>> ResultsStore::Searches(
+    const std::string& sweep_name) {
+  absl::MutexLock lock(&reader_mu_);
+  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
+  constexpr char kSearchesSql[] =
+      "SELECT grp, state, outcome_json FROM searches WHERE sweep_id = ? ORDER "
+      "BY grp";
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kSearchesSql));
+  s->BindInt64(1, sweep_id);
+  std::vector<SearchRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back({s->ColumnText(0), s->ColumnText(1), s->ColumnText(2)});
+  }
+  return out;
+}
+
+}  // namespace qkov::storage
