@@ -41,15 +41,21 @@ int64_t Count(const v1::Sweep& s, v1::TrialState state) {
   return 0;
 }
 
+// Trials that ended, in any of the end states.
+int64_t Finished(const v1::Sweep& s) {
+  return Count(s, v1::DONE) + Count(s, v1::DIVERGED) + Count(s, v1::FAILED) +
+         Count(s, v1::CANCELLED) + Count(s, v1::STOPPED_EARLY);
+}
+
 std::string CountsLine(const v1::Sweep& s) {
-  const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) +
-                           Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
+  const int64_t stopped = Count(s, v1::STOPPED_EARLY);
   return absl::StrFormat(
-      "%d/%d finished: %d done, %d diverged, %d failed, %d cancelled; %d "
+      "%d/%d finished: %d done, %d diverged, %d failed, %d cancelled%s; %d "
       "running, %d queued",
-      finished, s.total_trials(), Count(s, v1::DONE), Count(s, v1::DIVERGED),
-      Count(s, v1::FAILED), Count(s, v1::CANCELLED), Count(s, v1::RUNNING),
-      Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED));
+      Finished(s), s.total_trials(), Count(s, v1::DONE), Count(s, v1::DIVERGED),
+      Count(s, v1::FAILED), Count(s, v1::CANCELLED),
+      stopped > 0 ? absl::StrFormat(", %d stopped early", stopped) : "",
+      Count(s, v1::RUNNING), Count(s, v1::QUEUED) + Count(s, v1::PREEMPTED));
 }
 
 std::string Duration(double seconds) {
@@ -156,7 +162,8 @@ int Status(Connection& conn, const std::string& sweep) {
     sweeps.push_back(resp);
   }
   Table t({"sweep", "owner", "trials", "queued", "running", "done", "diverged",
-           "failed", "cancelled", "per hour", "eta", "priority", "flags"});
+           "failed", "cancelled", "stopped", "per hour", "eta", "priority",
+           "flags"});
   for (const auto& s : sweeps) {
     t.AddRow({s.name(), s.owner().empty() ? "-" : s.owner(),
               absl::StrCat(s.total_trials()),
@@ -165,7 +172,8 @@ int Status(Connection& conn, const std::string& sweep) {
               absl::StrCat(Count(s, v1::DONE)),
               absl::StrCat(Count(s, v1::DIVERGED)),
               absl::StrCat(Count(s, v1::FAILED)),
-              absl::StrCat(Count(s, v1::CANCELLED)), Throughput(s).first,
+              absl::StrCat(Count(s, v1::CANCELLED)),
+              absl::StrCat(Count(s, v1::STOPPED_EARLY)), Throughput(s).first,
               Throughput(s).second, absl::StrCat(s.priority()),
               s.cancelled() ? "cancelled" : (s.paused() ? "paused" : "")});
   }
@@ -189,8 +197,7 @@ int Watch(Connection& conn, const std::string& sweep, bool force_tty) {
   std::string last_line, latest;
   while (reader->Read(&p)) {
     const v1::Sweep& s = p.sweep();
-    const int64_t finished = Count(s, v1::DONE) + Count(s, v1::DIVERGED) +
-                             Count(s, v1::FAILED) + Count(s, v1::CANCELLED);
+    const int64_t finished = Finished(s);
     if (first_finished < 0) first_finished = finished;
     const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
     std::string eta = "?";
@@ -421,7 +428,7 @@ int Trials(Connection& conn, const std::string& sweep,
       return ReportError(absl::InvalidArgumentError(
           absl::StrCat("--state: unknown state '", state,
                        "' (queued, running, done, failed, diverged, preempted, "
-                       "cancelled)")));
+                       "cancelled, stopped_early)")));
     }
     req.set_state(st);
   }

@@ -47,6 +47,34 @@ training:
        {"axes.eta_ov=[0.1]", "training.max_steps=30000",
         "training.report_every=500", "axes.seed=[1234, 1235, 1236]",
         "name=paper-ratio-quick"}},
+      {"paper-ratio-search",
+       "adaptive: the smallest eta_QK/eta_OV in [1, 100] at which FAFO's "
+       "distinct-token attention reaches 0.6, to a factor 1.2, 5 seeds a "
+       "probe (docs/adaptive.md)",
+       R"(name: paper-ratio-search
+description: FAFO, where distinct-token attention crosses 0.6 (docs/adaptive.md worked example)
+axes:
+  parameterization: [FAFO]
+  eta_ov: [0.01]
+  seed: [1234, 1235, 1236, 1237, 1238]
+search:
+  metric: distinct_attention
+  op: ">="
+  target: 0.6
+  lo: 1
+  hi: 100
+  resolution: 1.2
+  coarse_points: 5
+training:
+  max_steps: 100000
+  report_every: 1000
+  target_loss: 1.0e-3
+  optimizer: {kind: sgd}
+  init: {qk: identity, ov: identity, identity_scale: 1.0e-6}
+)",
+       {"axes.eta_ov=[0.1]", "training.max_steps=30000",
+        "training.report_every=500", "axes.seed=[1234, 1235, 1236]",
+        "name=paper-ratio-search-quick"}},
       {"paper-qk-ramp",
        "the QK ramp runs: eta_QK rises linearly from eta_OV to R x eta_OV "
        "(FAFO R=40, CACO R=10 in the paper)",

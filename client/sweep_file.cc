@@ -386,7 +386,7 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
                    "a sweep file must be a mapping with name, axes, training");
   QKOV_CHECK(p.CheckKeys(root, "",
                          {"name", "description", "priority", "max_attempts",
-                          "axes", "training", "search"}));
+                          "axes", "training", "search", "early_stopping"}));
   if (!root["name"]) return p.Error(root, "name", "is required");
   std::string s;
   QKOV_TRY(s, p.String(root["name"], "name"));
@@ -464,8 +464,14 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   }
   if (const YAML::Node t = root["training"])
     QKOV_CHECK(ParseMessage(p, t, "training", spec.mutable_training()));
-  if (const YAML::Node t = root["search"])
+  // `search: null` (or ~) is no search: a grid (what `--set search=null` makes
+  // of a search file).
+  if (const YAML::Node t = root["search"]; t && !t.IsNull())
     QKOV_CHECK(ParseMessage(p, t, "search", spec.mutable_search()));
+  if (const YAML::Node t = root["early_stopping"]; t && !t.IsNull()) {
+    QKOV_CHECK(
+        ParseMessage(p, t, "early_stopping", spec.mutable_early_stopping()));
+  }
   return spec;
 }
 

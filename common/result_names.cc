@@ -76,4 +76,18 @@ std::vector<ResultName> FinalResultNames(absl::string_view task) {
   return out;
 }
 
+std::vector<std::string> ReportedCurveNames(absl::string_view task) {
+  if (task == "synthetic") {
+    return {
+        "train_loss", "train_accuracy", "distinct_attention", "separability",
+        "qk_norm",    "ov_norm",        "qk_balancedness",    "ov_balancedness",
+        "lr_qk",      "lr_ov"};
+  }
+  if (task == "fixed_attention") return {"train_loss", "train_accuracy"};
+  if (task == "text" || task == "hatexplain" || task == "sva")
+    return {"train_loss", "train_accuracy", "lr_qk", "lr_ov", "epoch"};
+  if (task == "squad") return {"train_loss", "lr_qk", "lr_ov", "epoch"};
+  return {};
+}
+
 }  // namespace qkov

@@ -1,6 +1,7 @@
-// The final results each task stores (docs/metrics.md), with the range each
-// can take. The server checks a ratio search's metric and target against
-// them at submit; worker tests check that trials store exactly these.
+// The final results each task stores, with the range each can take, and
+// the curves each reports (docs/metrics.md). The server checks a ratio
+// search's metric and target, and an early-stopping rule's curve, against
+// them at submit.
 #ifndef QKOV_COMMON_RESULT_NAMES_H_
 #define QKOV_COMMON_RESULT_NAMES_H_
 
@@ -20,6 +21,11 @@ struct ResultName {
 // `task` as sweep files spell it: synthetic, theory, fixed_attention, text,
 // hatexplain, sva, squad. Empty for an unknown task.
 std::vector<ResultName> FinalResultNames(absl::string_view task);
+
+// The curves each task reports every report_every steps (docs/metrics.md),
+// by the same task names. Empty for an unknown task and for theory (whose
+// points are not training steps).
+std::vector<std::string> ReportedCurveNames(absl::string_view task);
 
 }  // namespace qkov
 

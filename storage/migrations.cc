@@ -211,10 +211,49 @@ CREATE TABLE searches (
 ) WITHOUT ROWID;
 )sql";
 
+// Migration 7: the trial state stopped_early (ended by a sweep's
+// early-stopping rule), in trials and attempts. Their CHECK lists of states
+// are widened in place by WidenStateChecks below (SQLite's documented
+// procedure for loosening a CHECK constraint, lang_altertable.html section
+// 7: edit the table's SQL in sqlite_schema under writable_schema and bump
+// schema_version; every stored row satisfies the wider list); this part
+// adds the state to the counts of migration 5.
+constexpr char kMigration7[] = R"sql(
+INSERT INTO trial_states VALUES ('stopped_early');
+INSERT INTO sweep_counts (sweep_id, state, n)
+  SELECT sweep_id, 'stopped_early', 0 FROM sweeps;
+)sql";
+
+// Migration 7's CHECK lists: `'cancelled')` closes the list of states in
+// both tables' CREATE statements, once each.
+absl::Status WidenStateChecks(Database* db) {
+  ASSIGN_OR_RETURN(auto version, db->Prepare("PRAGMA schema_version"));
+  ASSIGN_OR_RETURN(bool row, version->Step());
+  if (!row) return absl::InternalError("PRAGMA schema_version returned no row");
+  const int64_t schema_version = version->ColumnInt64(0);
+  version.reset();
+  RETURN_IF_ERROR(db->Execute("PRAGMA writable_schema = ON"));
+  for (const char* table : {"trials", "attempts"}) {
+    RETURN_IF_ERROR(db->Execute(absl::StrCat(
+        "UPDATE sqlite_schema SET sql = replace(sql, '''cancelled'')', "
+        "'''cancelled'',''stopped_early'')') WHERE type = 'table' AND name = '",
+        table, "' AND instr(sql, '''stopped_early''') = 0")));
+    if (db->Changes() != 1) {
+      db->Execute("PRAGMA writable_schema = OFF").IgnoreError();
+      return absl::InternalError(
+          absl::StrCat("migration 7: the states of table ", table,
+                       " are not the list this migration widens"));
+    }
+  }
+  RETURN_IF_ERROR(db->Execute(
+      absl::StrCat("PRAGMA schema_version = ", schema_version + 1)));
+  return db->Execute("PRAGMA writable_schema = OFF");
+}
+
 const std::vector<const char*>& Migrations() {
   static const auto* m = new std::vector<const char*>{
-      kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-      kMigration6};
+      kMigration1, kMigration2, kMigration3, kMigration4,
+      kMigration5, kMigration6, kMigration7};
   return *m;
 }
 
@@ -248,6 +287,7 @@ absl::Status MigrateTo(Database* db, int target) {
   for (int v = version + 1; v <= target; ++v) {
     Transaction txn(db);
     RETURN_IF_ERROR(txn.Begin());
+    if (v == 7) RETURN_IF_ERROR(WidenStateChecks(db));
     RETURN_IF_ERROR(db->Execute(Migrations()[v - 1]));
     RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA user_version = ", v)));
     RETURN_IF_ERROR(txn.Commit());

@@ -5,8 +5,9 @@
 // The calls live in rooms by subject: sweep_queries.cc (sweeps and their
 // owners), lease_queries.cc (workers, leases, fencing, expiry),
 // result_queries.cc (metric points and completions), trial_queries.cc
-// (reading trials back); results_store.cc opens the store and wires the
-// write path.
+// (reading trials back), search_queries.cc (adaptive sweeps: their
+// follow-up, searches and early stops); results_store.cc opens the store
+// and wires the write path.
 //
 // Writes go through a WriteQueue (storage/write_queue.h: group commit on a
 // writer thread, a refused write undone alone), and a WalCheckpointer
@@ -56,6 +57,7 @@ inline constexpr char kFailed[] = "failed";
 inline constexpr char kDiverged[] = "diverged";
 inline constexpr char kPreempted[] = "preempted";
 inline constexpr char kCancelled[] = "cancelled";
+inline constexpr char kStoppedEarly[] = "stopped_early";
 
 // Who asks for a change: the name of the caller's token ('' without
 // tokens), and whether it holds the admin role. A sweep's owner, or an
@@ -334,6 +336,23 @@ class ResultsStore {
       const std::string& worker_id, const std::string& trial_id, int attempt,
       const std::string& reason, bool preempted, const std::string& checkpoint,
       int64_t checkpoint_step, int64_t now_ms, bool permanent = false);
+
+  // Ends the attempt and its trial stopped_early (an adaptive sweep's
+  // early-stopping rule; fenced as AddMetrics): its metric points stay, it
+  // has no results, its lease and checkpoint are dropped, and it is never
+  // leased again (RetryFailed and re-submission leave it as it is).
+  absl::Status StopEarly(const std::string& worker_id,
+                         const std::string& trial_id, int attempt,
+                         const std::string& reason, int64_t now_ms);
+  // The value of curve `name` at `step` of each other trial of `trial_id`'s
+  // sweep that reported it (its newest attempt that did), for judging a
+  // trial against its peers.
+  absl::StatusOr<std::vector<double>> PeerValuesAt(const std::string& trial_id,
+                                                   const std::string& name,
+                                                   int64_t step);
+  // The sweep a trial belongs to: its id and stored spec (NOT_FOUND).
+  absl::StatusOr<std::pair<int64_t, std::string>> SweepSpecOfTrial(
+      const std::string& trial_id);
 
   // Requeues (or fails, when the budget is spent) every running trial whose
   // lease expired before now_ms. Returns how many.

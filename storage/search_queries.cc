@@ -1,6 +1,6 @@
 // ResultsStore: adaptive sweeps (the follow-up that adds their trials, run
 // in the transactions that submit them and end their trials; their stored
-// searches).
+// searches; early stops and the peers' values they are judged against).
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,6 +144,71 @@ absl::StatusOr<std::vector<SearchRecord>> ResultsStore::Searches(
     if (!row) break;
     out.push_back({s->ColumnText(0), s->ColumnText(1), s->ColumnText(2)});
   }
+  return out;
+}
+
+absl::Status ResultsStore::StopEarly(const std::string& worker_id,
+                                     const std::string& trial_id, int attempt,
+                                     const std::string& reason,
+                                     int64_t now_ms) {
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
+    constexpr char kStopTrialSql[] =
+        "UPDATE trials SET state = 'stopped_early', lease_worker = NULL, "
+        "lease_expires_ms = NULL, checkpoint = NULL, checkpoint_step = 0, "
+        "updated_ms = ? WHERE trial_id = ?";
+    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kStopTrialSql));
+    t->BindInt64(1, now_ms);
+    t->BindText(2, trial_id);
+    RETURN_IF_ERROR(t->Run());
+    constexpr char kStopAttemptSql[] =
+        "UPDATE attempts SET state = 'stopped_early', ended_ms = ?, error = ? "
+        "WHERE trial_id = ? AND attempt = ?";
+    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kStopAttemptSql));
+    a->BindInt64(1, now_ms);
+    a->BindText(2, reason);
+    a->BindText(3, trial_id);
+    a->BindInt64(4, attempt);
+    return a->Run();
+  });
+}
+
+absl::StatusOr<std::vector<double>> ResultsStore::PeerValuesAt(
+    const std::string& trial_id, const std::string& name, int64_t step) {
+  absl::MutexLock lock(&reader_mu_);
+  constexpr char kPeersSql[] =
+      "SELECT m.value FROM trials t JOIN metrics m USING (trial_id) "
+      "WHERE t.sweep_id = (SELECT sweep_id FROM trials WHERE trial_id = ?1) "
+      "AND t.trial_id <> ?1 AND m.name = ?2 AND m.step = ?3 AND m.attempt = "
+      "(SELECT MAX(attempt) FROM metrics WHERE trial_id = t.trial_id AND "
+      "name = ?2 AND step = ?3)";
+  ASSIGN_OR_RETURN(Statement * s, reader_->Cached(kPeersSql));
+  s->BindText(1, trial_id);
+  s->BindText(2, name);
+  s->BindInt64(3, step);
+  std::vector<double> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    out.push_back(s->ColumnDouble(0));
+  }
+  return out;
+}
+
+absl::StatusOr<std::pair<int64_t, std::string>> ResultsStore::SweepSpecOfTrial(
+    const std::string& trial_id) {
+  absl::MutexLock lock(&reader_mu_);
+  constexpr char kSpecSql[] =
+      "SELECT s.sweep_id, s.spec_json FROM trials t JOIN sweeps s USING "
+      "(sweep_id) WHERE t.trial_id = ?";
+  ASSIGN_OR_RETURN(Statement * s, reader_->Cached(kSpecSql));
+  s->BindText(1, trial_id);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row)
+    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+  std::pair<int64_t, std::string> out{s->ColumnInt64(0), s->ColumnText(1)};
+  s->Reset();
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "common/text.h"
 #include "common/trial_rules.h"
 #include "server/core/convert.h"
+#include "server/core/early_stopping.h"
 
 namespace qkov::core {
 namespace {
@@ -70,6 +71,109 @@ void ApplySearchDefaults(v1::SweepSpec* spec) {
     for (int i = 0; i < s->seeds_per_probe() && i <= 1000; ++i)
       axes->add_seeds(static_cast<uint64_t>(i));
   }
+}
+
+void ApplyEarlyStoppingDefaults(v1::SweepSpec* spec) {
+  if (!spec->has_early_stopping()) return;
+  v1::EarlyStopping* e = spec->mutable_early_stopping();
+  if (e->mode().empty()) e->set_mode("min");
+  if (e->min_peers() == 0) e->set_min_peers(3);
+  if (e->rule() == "asha" && e->reduction() == 0) e->set_reduction(3);
+}
+
+absl::Status ValidateEarlyStopping(const v1::SweepSpec& spec) {
+  if (!spec.has_early_stopping()) return absl::OkStatus();
+  const v1::EarlyStopping& e = spec.early_stopping();
+  const std::string prefix = "spec.early_stopping.";
+  if (e.rule() != "median" && e.rule() != "asha") {
+    return Invalid(
+        prefix + "rule",
+        absl::StrCat("must be median or asha (got '", Quoted(e.rule()), "')"));
+  }
+  const v1::TaskKind task = spec.training().task();
+  const std::vector<std::string> curves = ReportedCurveNames(TaskName(task));
+  if (curves.empty()) {
+    return Invalid("spec.early_stopping",
+                   absl::StrCat("the ", TaskName(task),
+                                " task reports no training curves to judge"));
+  }
+  if (std::find(curves.begin(), curves.end(), e.metric()) == curves.end()) {
+    return Invalid(
+        prefix + "metric",
+        absl::StrCat(e.metric().empty()
+                         ? "is required"
+                         : absl::StrCat("unknown curve '", Quoted(e.metric()),
+                                        "' for task ", TaskName(task)),
+                     " (reported: ", absl::StrJoin(curves, ", "), ")"));
+  }
+  if (e.mode() != "min" && e.mode() != "max") {
+    return Invalid(prefix + "mode", absl::StrCat("must be min or max (got '",
+                                                 Quoted(e.mode()), "')"));
+  }
+  if (e.min_steps() < 0) {
+    return Invalid(prefix + "min_steps",
+                   absl::StrCat("must be >= 0 (got ", e.min_steps(), ")"));
+  }
+  if (e.min_peers() < 1 || e.min_peers() > 100000) {
+    return Invalid(
+        prefix + "min_peers",
+        absl::StrCat("must be in [1, 100000] (got ", e.min_peers(), ")"));
+  }
+  if (e.rule() == "asha") {
+    if (!std::isfinite(e.reduction()) || e.reduction() < 2 ||
+        e.reduction() > 1000 || e.reduction() != std::floor(e.reduction())) {
+      return Invalid(prefix + "reduction",
+                     absl::StrFormat("must be an integer in [2, 1000] (got %g)",
+                                     e.reduction()));
+    }
+    const int64_t every = spec.training().report_every();
+    if (e.min_steps() < 1 || every < 1 || e.min_steps() % every != 0) {
+      return Invalid(
+          prefix + "min_steps",
+          absl::StrCat("asha's first rung must be a positive multiple of "
+                       "training.report_every (",
+                       every, ") so that every rung is a report step (got ",
+                       e.min_steps(), ")"));
+    }
+    if (e.min_steps() >= spec.training().max_steps()) {
+      return Invalid(prefix + "min_steps",
+                     absl::StrCat("must be below training.max_steps (",
+                                  spec.training().max_steps(), "; got ",
+                                  e.min_steps(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string EarlyStopReason(const v1::EarlyStopping& rule, int64_t max_steps,
+                            int64_t step, double value, double best_so_far,
+                            const std::vector<double>& peers) {
+  const Direction direction = rule.mode() == "max" ? Direction::kHigherIsBetter
+                                                   : Direction::kLowerIsBetter;
+  if (rule.rule() == "median") {
+    MedianRule m;
+    m.min_steps = rule.min_steps();
+    m.min_peers = rule.min_peers();
+    m.direction = direction;
+    if (!MedianStops(m, step, best_so_far, peers)) return "";
+    return absl::StrFormat(
+        "early stopping (median): best %s %g by step %d is worse than the "
+        "median of %d other trials at that step",
+        rule.metric(), best_so_far, step, static_cast<int>(peers.size()));
+  }
+  AshaRule a;
+  a.min_steps = rule.min_steps();
+  a.max_steps = max_steps;
+  a.reduction = rule.reduction();
+  a.direction = direction;
+  const std::vector<int64_t> rungs = AshaRungs(a);
+  if (std::find(rungs.begin(), rungs.end(), step) == rungs.end()) return "";
+  if (!AshaStops(a, value, peers)) return "";
+  return absl::StrFormat(
+      "early stopping (asha): %s %g at rung %d is outside the best 1/%g of "
+      "the %d trials there before it",
+      rule.metric(), value, step, rule.reduction(),
+      static_cast<int>(peers.size()));
 }
 
 RatioSearchSpec SearchSpecOf(const v1::RatioSearch& s) {

@@ -16,6 +16,8 @@
 #ifndef QKOV_SERVER_CORE_ADAPTIVE_SWEEP_H_
 #define QKOV_SERVER_CORE_ADAPTIVE_SWEEP_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,6 +40,28 @@ void ApplySearchDefaults(qkov::v1::SweepSpec* spec);
 // store (common/result_names.h), an op other than >= or <=, a target
 // outside the metric's range, and what ValidateRatioSearch refuses.
 absl::Status ValidateSearch(const qkov::v1::SweepSpec& spec);
+
+// Early stopping's defaults (mode min, min_peers 3, reduction 3); nothing
+// for a spec without it.
+void ApplyEarlyStoppingDefaults(qkov::v1::SweepSpec* spec);
+
+// OK for a spec without early stopping. Otherwise INVALID_ARGUMENT naming
+// the field under "spec.early_stopping.": a rule other than median or
+// asha, a curve the task does not report, a mode other than min or max, a
+// negative min_steps or min_peers < 1; for asha a reduction that is not an
+// integer >= 2, and a first rung (min_steps) that is not a positive
+// multiple of training.report_every or not below training.max_steps.
+absl::Status ValidateEarlyStopping(const qkov::v1::SweepSpec& spec);
+
+// Whether a trial of a sweep with early stopping stops at `step`, having
+// reported `value` there: `best_so_far` its best value of the curve up to
+// and including `step`, `peers` the sweep's other trials' values at `step`
+// (ResultsStore::PeerValuesAt), `max_steps` the trial's budget. Empty when
+// it goes on; otherwise the reason, one line.
+std::string EarlyStopReason(const qkov::v1::EarlyStopping& rule,
+                            int64_t max_steps, int64_t step, double value,
+                            double best_so_far,
+                            const std::vector<double>& peers);
 
 // The most probes a search can make per combination of the other axes: the
 // coarse grid and the bisection steps down to the resolution.

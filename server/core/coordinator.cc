@@ -34,6 +34,7 @@ v1::TrialState TrialStateFromString(const std::string& s) {
   if (s == storage::kDiverged) return v1::DIVERGED;
   if (s == storage::kPreempted) return v1::PREEMPTED;
   if (s == storage::kCancelled) return v1::CANCELLED;
+  if (s == storage::kStoppedEarly) return v1::STOPPED_EARLY;
   return v1::TRIAL_STATE_UNSPECIFIED;
 }
 
@@ -53,6 +54,8 @@ std::string TrialStateToString(v1::TrialState s) {
       return storage::kPreempted;
     case v1::CANCELLED:
       return storage::kCancelled;
+    case v1::STOPPED_EARLY:
+      return storage::kStoppedEarly;
     default:
       return "";
   }
@@ -163,6 +166,10 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
   record.adaptive = spec.has_search();
   ASSIGN_OR_RETURN(storage::SubmitOutcome out,
                    store_->SubmitSweep(record, trials, NowMs(), actor));
+  {
+    absl::MutexLock lock(&stop_rules_mu_);
+    stop_rules_.clear();
+  }
   NotifyChange();
   v1::SubmitSweepResponse resp;
   ASSIGN_OR_RETURN(*resp.mutable_sweep(), ToSweep(out.sweep));

@@ -167,6 +167,23 @@ class Coordinator {
                                              qkov::v1::SweepHeatmapsResponse>>
       heatmaps_memo_ ABSL_GUARDED_BY(heatmaps_mu_);
 
+  // A sweep's early-stopping rule, by sweep id (the prefix of its trial
+  // ids), read from its stored spec on its first report; cleared on every
+  // submission, which may change it.
+  struct StopRule {
+    bool enabled = false;
+    qkov::v1::EarlyStopping rule;
+    int64_t max_steps = 0;
+  };
+  absl::StatusOr<StopRule> StopRuleOf(const std::string& trial_id);
+  // After a report is stored: the early-stopping rule's verdict on its
+  // points; stops the trial (and says so in `lease`) when it says stop.
+  absl::Status ApplyEarlyStopping(const qkov::v1::ReportMetricsRequest& r,
+                                  qkov::v1::LeaseStatus* lease);
+  absl::Mutex stop_rules_mu_;
+  absl::flat_hash_map<std::string, StopRule> stop_rules_
+      ABSL_GUARDED_BY(stop_rules_mu_);
+
   absl::Mutex change_mu_;
   uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;
 };

@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <map>
@@ -14,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/core/adaptive_sweep.h"
 #include "server/core/convert.h"
 #include "server/core/coordinator.h"
 
@@ -270,10 +272,75 @@ absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   RETURN_IF_ERROR(store_->AddMetrics(r.worker_id(), r.trial_id(), r.attempt(),
                                      points, NowMs()));
-  NotifyChange();
   v1::ReportMetricsResponse resp;
   resp.set_points_stored(static_cast<int64_t>(points.size()));
+  RETURN_IF_ERROR(ApplyEarlyStopping(r, resp.mutable_lease()));
+  NotifyChange();
   return resp;
+}
+
+absl::StatusOr<Coordinator::StopRule> Coordinator::StopRuleOf(
+    const std::string& trial_id) {
+  // Trial ids are "<sweep_id>-<ordinal>"; an id of the older form is its
+  // own key.
+  const std::string key = trial_id.substr(0, trial_id.find('-'));
+  {
+    absl::MutexLock lock(&stop_rules_mu_);
+    auto it = stop_rules_.find(key);
+    if (it != stop_rules_.end()) return it->second;
+  }
+  ASSIGN_OR_RETURN(auto sweep, store_->SweepSpecOfTrial(trial_id));
+  v1::SweepSpec spec;
+  RETURN_IF_ERROR(ParseJson(sweep.second, &spec));
+  StopRule rule;
+  rule.enabled = spec.has_early_stopping();
+  rule.rule = spec.early_stopping();
+  rule.max_steps = spec.training().max_steps();
+  absl::MutexLock lock(&stop_rules_mu_);
+  stop_rules_[key] = rule;
+  return rule;
+}
+
+absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
+                                             v1::LeaseStatus* lease) {
+  ASSIGN_OR_RETURN(const StopRule rule, StopRuleOf(r.trial_id()));
+  if (!rule.enabled) return absl::OkStatus();
+  std::vector<std::pair<int64_t, double>> judged;  // this report's points
+  for (const v1::MetricPoint& p : r.points()) {
+    if (p.name() == rule.rule.metric() && p.step() >= rule.rule.min_steps())
+      judged.emplace_back(p.step(), p.value());
+  }
+  if (judged.empty()) return absl::OkStatus();
+  std::sort(judged.begin(), judged.end());
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> curve,
+                   store_->Metrics(r.trial_id()));
+  const bool higher = rule.rule.mode() == "max";
+  for (const auto& [step, value] : judged) {
+    double best = std::nan("");
+    for (const storage::MetricRecord& m : curve) {
+      if (m.name != rule.rule.metric() || m.step > step || std::isnan(m.value))
+        continue;
+      if (std::isnan(best) || (higher ? m.value > best : m.value < best))
+        best = m.value;
+    }
+    ASSIGN_OR_RETURN(
+        std::vector<double> peers,
+        store_->PeerValuesAt(r.trial_id(), rule.rule.metric(), step));
+    const std::string reason =
+        EarlyStopReason(rule.rule, rule.max_steps, step, value, best, peers);
+    if (reason.empty()) continue;
+    absl::Status stopped = store_->StopEarly(r.worker_id(), r.trial_id(),
+                                             r.attempt(), reason, NowMs());
+    // A lease lost meanwhile: the trial is someone else's now (or over);
+    // the next report is judged again.
+    if (absl::IsFailedPrecondition(stopped)) return absl::OkStatus();
+    RETURN_IF_ERROR(stopped);
+    lease->set_trial_id(r.trial_id());
+    lease->set_attempt(r.attempt());
+    lease->set_directive(v1::LeaseStatus::STOP_EARLY);
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<storage::Completion> Coordinator::ToCompletion(

@@ -110,6 +110,7 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
       break;
   }
   ApplySearchDefaults(spec);
+  ApplyEarlyStoppingDefaults(spec);
 }
 
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
@@ -308,6 +309,7 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
   const Training& t = spec.training();
   if (absl::Status st = ValidateTraining(t, "spec.training."); !st.ok())
     return st;
+  if (absl::Status st = ValidateEarlyStopping(spec); !st.ok()) return st;
   if (const int64_t bytes = EstimateTrialMemoryBytes(t);
       bytes > limits.max_trial_memory_bytes) {
     if (t.task() == qkov::v1::TASK_SQUAD) {

@@ -70,7 +70,7 @@ async function api(path) {
 }
 
 function counts(sweep) {
-  const c = { done: 0, running: 0, queued: 0, failed: 0, diverged: 0, preempted: 0, cancelled: 0 };
+  const c = { done: 0, running: 0, queued: 0, failed: 0, diverged: 0, preempted: 0, cancelled: 0, stopped_early: 0 };
   for (const sc of sweep.counts || []) c[stateName(sc.state)] = num(sc.count);
   return c;
 }
@@ -261,7 +261,7 @@ async function sweepPage(name) {
   const table = el('div', { id: 'trial-table' });
   const filter = el('input', { type: 'text', placeholder: 'filter: key=value, e.g. parameterization=FAFO', size: 40 });
   const stateFilter = el('select', {});
-  for (const s of ['', 'queued', 'running', 'done', 'failed', 'diverged', 'preempted', 'cancelled'])
+  for (const s of ['', 'queued', 'running', 'done', 'failed', 'diverged', 'preempted', 'cancelled', 'stopped_early'])
     stateFilter.append(el('option', { value: s, text: s || 'any state' }));
   main.replaceChildren(
     el('h1', { text: name }),

@@ -3,7 +3,8 @@
 // server killed with SIGKILL mid-search and restarted; the search ends with
 // every probe run exactly once, `qkov search`, `qkov results` and `qkov plot
 // --kind search` show what the database holds, and submitting the file
-// again adds nothing.
+// again adds nothing. Median stopping ends the slow trials of a sweep, and
+// a killed server, a retry and a re-submission never lease them again.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -51,12 +52,13 @@ class AdaptiveE2eTest : public ::testing::Test {
     return RunCommand(argv);
   }
   std::unique_ptr<Process> Worker(ServerUnderTest& server,
-                                  const std::string& name) {
-    return std::make_unique<Process>(
-        std::vector<std::string>{
-            QKOV_WORKER_BIN, "--server=" + server.address(), "--name=" + name,
-            "--exit_when_idle", "--unreachable_timeout_seconds=120"},
-        dir_.File(name + ".log"));
+                                  const std::string& name,
+                                  const std::string& extra_flag = "") {
+    std::vector<std::string> argv = {
+        QKOV_WORKER_BIN, "--server=" + server.address(), "--name=" + name,
+        "--exit_when_idle", "--unreachable_timeout_seconds=120"};
+    if (!extra_flag.empty()) argv.push_back(extra_flag);
+    return std::make_unique<Process>(argv, dir_.File(name + ".log"));
   }
   int64_t Q(ServerUnderTest& server, const std::string& sql) {
     return QueryInt(server.db_path(), sql);
@@ -153,6 +155,86 @@ TEST_F(AdaptiveE2eTest, ServerKilledMidSearchFinishesWithEachProbeOnce) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("(0 new"), std::string::npos) << again.out;
   EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM trials WHERE state <> 'done'"), 0);
+}
+
+// Two trials at eta_OV 0.5, whose training loss falls (1.33 at step 1000),
+// then two at 1e-4, whose loss stays at ln 50 = 3.91: with one worker
+// training one trial at a time, in grid order, median stopping on
+// train_loss with two peers needed judges only the slow trials, and stops
+// each at step 1000.
+constexpr char kStoppingYaml[] = R"(name: stopping
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1]
+  eta_ov: [0.5, 1.0e-4]
+  seed: [100, 101]
+early_stopping:
+  rule: median
+  metric: train_loss
+  mode: min
+  min_steps: 1000
+  min_peers: 2
+training:
+  max_steps: 4000
+  report_every: 500
+  target_loss: -1
+  evaluation: {num_examples: 256}
+)";
+
+TEST_F(AdaptiveE2eTest, EarlyStoppedTrialsAreNeverLeasedAgain) {
+  ServerUnderTest server(dir_);
+  const std::string file = dir_.File("stopping.yaml");
+  WriteFile(file, kStoppingYaml);
+  CommandResult sub = Cli(server, {"submit", file});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  auto w = Worker(server, "one", "--batch_trials=1");
+  ASSERT_EQ(w->Wait(180), 0) << ReadFile(dir_.File("one.log"));
+  const std::string stopped =
+      "SELECT COUNT(*) FROM trials WHERE state = 'stopped_early' AND eta_ov < "
+      "0.001";
+  EXPECT_EQ(Q(server, stopped), 2);
+  EXPECT_EQ(Q(server,
+              "SELECT COUNT(*) FROM trials WHERE state = 'done' AND "
+              "eta_ov > 0.1"),
+            2);
+  // Stopped at the first judged step, their curves kept up to it, no
+  // results, one attempt each that says why.
+  EXPECT_EQ(Q(server,
+              "SELECT MAX(m.step) FROM metrics m JOIN trials t USING "
+              "(trial_id) WHERE t.state = 'stopped_early'"),
+            1000);
+  EXPECT_EQ(Q(server,
+              "SELECT COUNT(*) FROM results r JOIN trials t USING "
+              "(trial_id) WHERE t.state = 'stopped_early'"),
+            0);
+  EXPECT_EQ(Q(server,
+              "SELECT COUNT(*) FROM attempts WHERE state = "
+              "'stopped_early' AND error LIKE 'early stopping "
+              "(median)%'"),
+            2);
+
+  // The server killed and restarted, the sweep retried and re-submitted: a
+  // new worker finds nothing to do, and the stopped trials keep their one
+  // attempt.
+  server.process().Signal(SIGKILL);
+  server.process().Wait(10);
+  server.Restart();
+  ASSERT_EQ(Cli(server, {"retry", "stopping"}).exit_code, 0);
+  ASSERT_EQ(Cli(server, {"submit", file}).exit_code, 0);
+  auto again = Worker(server, "two");
+  ASSERT_EQ(again->Wait(60), 0) << ReadFile(dir_.File("two.log"));
+  EXPECT_EQ(Q(server, stopped), 2);
+  EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM attempts"), 4);
+  CommandResult status = Cli(server, {"watch", "stopping"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("4/4 finished: 2 done, 0 diverged, 0 failed, 0 "
+                            "cancelled, 2 stopped early"),
+            std::string::npos)
+      << status.out;
+  CommandResult trials =
+      Cli(server, {"trials", "stopping", "--state", "stopped_early"});
+  ASSERT_EQ(trials.exit_code, 0) << trials.err;
+  EXPECT_NE(trials.out.find("stopped_early"), std::string::npos) << trials.out;
 }
 
 TEST_F(AdaptiveE2eTest, BadSearchFilesAreRefusedWithTheField) {

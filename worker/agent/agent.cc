@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "common/text.h"
 #include "common/version.h"
 #include "worker/agent/trial_options.h"
@@ -216,7 +217,9 @@ void Agent::HeartbeatLoop() {
     if (!s.ok()) continue;  // transient; the lease has slack
     absl::MutexLock lock(&mu_);
     for (const v1::LeaseStatus& st : resp.leases()) {
-      if (st.directive() != v1::LeaseStatus::STOP) continue;
+      if (st.directive() != v1::LeaseStatus::STOP &&
+          st.directive() != v1::LeaseStatus::STOP_EARLY)
+        continue;
       for (CurrentLease* lease : current_) {
         if (lease->trial_id == st.trial_id() && lease->attempt == st.attempt())
           lease->lost = true;
@@ -315,7 +318,14 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.set_attempt(leases[i].attempt());
     for (auto& p : points) *req.add_points() = std::move(p);
     v1::ReportMetricsResponse resp;
-    return client_->ReportMetrics(req, &resp);
+    RETURN_IF_ERROR(client_->ReportMetrics(req, &resp));
+    if (resp.lease().directive() == v1::LeaseStatus::STOP_EARLY) {
+      // The sweep's early-stopping rule ended the trial: drop it, as a
+      // lost lease (the observer stops on this status).
+      return absl::FailedPreconditionError(
+          "stopped early by the sweep's early-stopping rule");
+    }
+    return absl::OkStatus();
   };
 
   std::vector<std::unique_ptr<ReportingObserver>> observers;
@@ -448,9 +458,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
                false, "", 0, /*permanent=*/oom);
     } else if (outcome->end == training::TrialEnd::kStopped) {
       if (current[i]->lost) {
-        s = absl::AbortedError(
-            absl::StrCat("trial ", lease.trial_id(),
-                         ": lease lost or sweep cancelled; dropped"));
+        s = absl::AbortedError(absl::StrCat(
+            "trial ", lease.trial_id(),
+            ": lease lost, sweep cancelled or trial stopped early; dropped"));
       } else {
         // Stop(): hand the trial back with its checkpoint; any worker resumes
         // it. The metrics not yet sent go first, so the curve has no gap.

@@ -136,6 +136,36 @@ TEST(SweepFileTest, SetOverridesApplyBeforeConversion) {
   EXPECT_FALSE(ParseSweepText(kDemo, "demo.yaml", {"novalue"}).ok());
 }
 
+// search: is read by qkov.v1.RatioSearch's descriptor; `search: null` (what
+// --set search=null writes) leaves a grid.
+TEST(SweepFileTest, SearchIsReadAndNullMeansAGrid) {
+  constexpr char kSearch[] = R"(name: s
+axes: {parameterization: [FAFO], eta_ov: [0.1]}
+search: {metric: ac, op: "<=", target: 0.5, lo: 2, hi: 50, resolution: 1.5,
+         coarse_points: 3, seeds_per_probe: 4}
+)";
+  auto s = ParseSweepText(kSearch, "s.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(s->has_search());
+  EXPECT_EQ(s->search().metric(), "ac");
+  EXPECT_EQ(s->search().op(), "<=");
+  EXPECT_DOUBLE_EQ(s->search().target(), 0.5);
+  EXPECT_DOUBLE_EQ(s->search().lo(), 2);
+  EXPECT_DOUBLE_EQ(s->search().hi(), 50);
+  EXPECT_DOUBLE_EQ(s->search().resolution(), 1.5);
+  EXPECT_EQ(s->search().coarse_points(), 3);
+  EXPECT_EQ(s->search().seeds_per_probe(), 4);
+  auto grid = ParseSweepText(kSearch, "s.yaml",
+                             {"search=null", "axes.lr_ratio=[1, 2]"});
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_FALSE(grid->has_search());
+  EXPECT_EQ(grid->axes().lr_ratios_size(), 2);
+  auto bad = ParseSweepText(kSearch, "s.yaml", {"search.metrc=ac"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("search.metrc"), std::string::npos)
+      << bad.status();
+}
+
 }  // namespace
 }  // namespace qkov::client
 

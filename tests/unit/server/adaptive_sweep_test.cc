@@ -1,7 +1,8 @@
 // Adaptive sweeps through the Coordinator, with a real SQLite file and a
 // fake clock: a ratio search submitted, its probes leased and completed
 // with made-up results, the follow-up growing the sweep in the completion's
-// transaction; a store closed and reopened mid-search; bad search settings.
+// transaction; a store closed and reopened mid-search; median stopping and
+// ASHA on made-up reports; bad search and early-stopping settings.
 #include "server/core/adaptive_sweep.h"
 
 #include <gtest/gtest.h>
@@ -300,6 +301,187 @@ TEST_F(AdaptiveSweepTest, BadSearchSettingsAreRefusedNamingTheField) {
         << r.status();
   }
   EXPECT_TRUE(absl::IsNotFound(core_->GetSweep("bad").status()));
+}
+
+// --- early stopping ---
+
+// A grid of `seeds` FAFO trials with the rule `rule` on train_loss (lower is
+// better), reporting every 100 steps of 1,000.
+v1::SweepSpec StoppingSpec(const std::string& name, const std::string& rule,
+                           int seeds) {
+  v1::SweepSpec s;
+  s.set_name(name);
+  s.mutable_axes()->add_parameterizations(v1::FAFO);
+  s.mutable_axes()->add_lr_ratios(1);
+  s.mutable_axes()->add_eta_ovs(0.1);
+  for (int i = 0; i < seeds; ++i) s.mutable_axes()->add_seeds(i);
+  s.mutable_training()->set_max_steps(1000);
+  s.mutable_training()->set_report_every(100);
+  v1::EarlyStopping* e = s.mutable_early_stopping();
+  e->set_rule(rule);
+  e->set_metric("train_loss");
+  e->set_min_steps(200);
+  e->set_min_peers(2);
+  e->set_reduction(2);
+  return s;
+}
+
+class EarlyStoppingTest : public AdaptiveSweepTest {
+ protected:
+  v1::Lease LeaseOne() {
+    v1::LeaseTrialRequest lr;
+    lr.set_worker_id(worker_);
+    lr.set_worker_key(key_);
+    auto lease = core_->LeaseTrial(lr);
+    EXPECT_TRUE(lease.ok()) << lease.status();
+    EXPECT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
+    return lease->lease();
+  }
+  absl::StatusOr<v1::ReportMetricsResponse> Report(const v1::Lease& l,
+                                                   int64_t step,
+                                                   double train_loss) {
+    v1::ReportMetricsRequest r;
+    r.set_worker_id(worker_);
+    r.set_worker_key(key_);
+    r.set_trial_id(l.trial_id());
+    r.set_attempt(l.attempt());
+    v1::MetricPoint* p = r.add_points();
+    p->set_step(step);
+    p->set_name("train_loss");
+    p->set_value(train_loss);
+    return core_->ReportMetrics(r);
+  }
+  bool Stopped(const absl::StatusOr<v1::ReportMetricsResponse>& r) {
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() && r->lease().directive() == v1::LeaseStatus::STOP_EARLY;
+  }
+  v1::TrialState State(const v1::Lease& l) {
+    auto t = core_->GetTrial(l.trial_id());
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? t->state() : v1::TRIAL_STATE_UNSPECIFIED;
+  }
+};
+
+TEST_F(EarlyStoppingTest, MedianStopsTheTrialBehindItsPeersAndKeepsItsCurve) {
+  ASSERT_TRUE(Submit(StoppingSpec("m", "median", 4)).ok());
+  const v1::Lease a = LeaseOne(), b = LeaseOne(), c = LeaseOne(),
+                  d = LeaseOne();
+  // Before min_steps nothing is judged, however far behind.
+  EXPECT_FALSE(Stopped(Report(d, 100, 9.0)));
+  EXPECT_FALSE(Stopped(Report(a, 200, 1.0)));
+  EXPECT_FALSE(Stopped(Report(b, 200, 1.1)));   // one peer: fewer than 2
+  EXPECT_FALSE(Stopped(Report(c, 200, 1.05)));  // better than median 1.05
+  EXPECT_TRUE(Stopped(Report(d, 200, 5.0)));    // worse than median 1.05
+  EXPECT_EQ(State(d), v1::STOPPED_EARLY);
+  EXPECT_EQ(State(c), v1::RUNNING);
+  // Its curve stays; its attempt says why; it cannot report again.
+  v1::GetTrialMetricsRequest mr;
+  mr.set_trial_id(d.trial_id());
+  auto curve = core_->GetTrialMetrics(mr);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  ASSERT_EQ(curve->series_size(), 1);
+  EXPECT_EQ(curve->series(0).values_size(), 2);
+  auto trial = core_->GetTrial(d.trial_id());
+  ASSERT_TRUE(trial.ok());
+  ASSERT_EQ(trial->attempt_history_size(), 1);
+  EXPECT_EQ(trial->attempt_history(0).state(), "stopped_early");
+  EXPECT_NE(trial->attempt_history(0).error().find("early stopping (median)"),
+            std::string::npos)
+      << trial->attempt_history(0).error();
+  EXPECT_TRUE(absl::IsFailedPrecondition(Report(d, 300, 0.1).status()));
+  // Never leased again: not by retry, re-submission, or once the rest end.
+  ASSERT_TRUE(core_->RetrySweep("m").ok());
+  ASSERT_TRUE(Submit(StoppingSpec("m", "median", 4)).ok());
+  for (const v1::Lease& l : {a, b, c}) {
+    v1::CompleteTrialRequest done;
+    done.set_worker_id(worker_);
+    done.set_worker_key(key_);
+    done.set_trial_id(l.trial_id());
+    done.set_attempt(l.attempt());
+    done.set_steps(1000);
+    (*done.mutable_results())["accuracy"] = 1;
+    ASSERT_TRUE(core_->CompleteTrial(done).ok());
+  }
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(worker_);
+  lr.set_worker_key(key_);
+  auto none = core_->LeaseTrial(lr);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->outcome(), v1::LeaseTrialResponse::NO_WORK);
+  const v1::Sweep sweep = Sweep("m");
+  std::map<v1::TrialState, int64_t> counts;
+  for (const v1::StateCount& sc : sweep.counts())
+    counts[sc.state()] = sc.count();
+  EXPECT_EQ(counts[v1::DONE], 3);
+  EXPECT_EQ(counts[v1::STOPPED_EARLY], 1);
+}
+
+TEST_F(EarlyStoppingTest, AshaJudgesAtRungsAgainstTheTrialsThereBefore) {
+  // Rungs at 200, 400, 800 (min_steps 200, eta 2, below max_steps 1000).
+  ASSERT_TRUE(Submit(StoppingSpec("a", "asha", 3)).ok());
+  const v1::Lease a = LeaseOne(), b = LeaseOne(), c = LeaseOne();
+  EXPECT_FALSE(Stopped(Report(a, 200, 2.0)));  // first at the rung
+  EXPECT_FALSE(Stopped(Report(b, 300, 9.0)));  // not a rung
+  EXPECT_FALSE(Stopped(Report(b, 200, 1.0)));  // better than a
+  EXPECT_TRUE(Stopped(Report(c, 200, 3.0)));   // outside the best half
+  EXPECT_EQ(State(c), v1::STOPPED_EARLY);
+  EXPECT_FALSE(Stopped(Report(b, 400, 0.5)));  // first at rung 400
+  EXPECT_TRUE(Stopped(Report(a, 400, 0.9)));   // behind b there
+  EXPECT_EQ(State(a), v1::STOPPED_EARLY);
+  EXPECT_EQ(State(b), v1::RUNNING);
+}
+
+TEST_F(EarlyStoppingTest, ASweepWithoutARuleNeverStops) {
+  v1::SweepSpec spec = StoppingSpec("none", "median", 3);
+  spec.clear_early_stopping();
+  ASSERT_TRUE(Submit(spec).ok());
+  const v1::Lease a = LeaseOne(), b = LeaseOne(), c = LeaseOne();
+  EXPECT_FALSE(Stopped(Report(a, 200, 1.0)));
+  EXPECT_FALSE(Stopped(Report(b, 200, 1.0)));
+  EXPECT_FALSE(Stopped(Report(c, 200, 50.0)));
+  EXPECT_EQ(State(c), v1::RUNNING);
+}
+
+TEST_F(EarlyStoppingTest, BadRulesAreRefusedNamingTheField) {
+  struct Case {
+    std::function<void(v1::EarlyStopping*)> mutate;
+    std::string message;
+  } cases[] = {
+      {[](v1::EarlyStopping* e) { e->set_rule("hyperband"); },
+       "spec.early_stopping.rule: must be median or asha (got 'hyperband')"},
+      {[](v1::EarlyStopping* e) { e->set_metric("accuracy"); },
+       "spec.early_stopping.metric: unknown curve 'accuracy' for task "
+       "synthetic"},
+      {[](v1::EarlyStopping* e) { e->set_mode("up"); },
+       "spec.early_stopping.mode: must be min or max"},
+      {[](v1::EarlyStopping* e) { e->set_min_steps(-1); },
+       "spec.early_stopping.min_steps: must be >= 0"},
+      {[](v1::EarlyStopping* e) {
+         e->set_rule("asha");
+         e->set_min_steps(150);
+       },
+       "spec.early_stopping.min_steps: asha's first rung must be a positive "
+       "multiple of training.report_every (100)"},
+      {[](v1::EarlyStopping* e) {
+         e->set_rule("asha");
+         e->set_reduction(2.5);
+       },
+       "spec.early_stopping.reduction: must be an integer in [2, 1000]"},
+      {[](v1::EarlyStopping* e) {
+         e->set_rule("asha");
+         e->set_min_steps(1000);
+       },
+       "spec.early_stopping.min_steps: must be below training.max_steps"},
+  };
+  for (const Case& c : cases) {
+    v1::SweepSpec spec = StoppingSpec("bad", "median", 2);
+    c.mutate(spec.mutable_early_stopping());
+    auto r = Submit(spec);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message().substr(0, c.message.size()), c.message)
+        << r.status();
+  }
 }
 
 }  // namespace

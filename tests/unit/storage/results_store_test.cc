@@ -597,6 +597,55 @@ TEST_F(ResultsStoreTest, NoWorkNowWhileOthersRun) {
   EXPECT_FALSE(*store_->AllIdle());
 }
 
+// Migration 7 widens the CHECK lists of trial and attempt states in place:
+// a database of schema 6 with a trial opens, takes stopped_early, still
+// refuses a state outside the list, and passes the integrity check.
+TEST_F(ResultsStoreTest, MigratesSchema6DatabaseToStoppedEarly) {
+  store_.reset();
+  std::system(("rm -f " + path_ + "*").c_str());
+  {
+    auto db = Database::Open(path_, {});
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateTo(db->get(), 6).ok());
+    ASSERT_TRUE((*db)
+                    ->Execute("INSERT INTO sweeps (name, spec_json, "
+                              "max_attempts, created_ms, updated_ms) VALUES "
+                              "('old', '{}', 3, 1, 1);"
+                              "INSERT INTO trials (trial_id, sweep_id, "
+                              "ordinal, config_json, config_hash, "
+                              "parameterization, lr_ratio, eta_ov, seed, "
+                              "state, created_ms, updated_ms) VALUES ('t0', 1, "
+                              "0, '{}', 'h', 'FAFO', 1, 0.1, 7, 'running', 1, "
+                              "1);"
+                              "INSERT INTO attempts (trial_id, attempt, "
+                              "worker_id, state, started_ms) VALUES ('t0', 1, "
+                              "'w', 'running', 1)")
+                    .ok());
+    EXPECT_FALSE((*db)
+                     ->Execute("UPDATE trials SET state = 'stopped_early'")
+                     .ok());  // schema 6 does not know the state
+  }
+  auto s = ResultsStore::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  store_ = std::move(*s);
+  EXPECT_EQ(Count("PRAGMA user_version"), LatestSchemaVersion());
+  ASSERT_TRUE(store_
+                  ->WriteForTesting([](Database* db) {
+                    return db->Execute(
+                        "UPDATE trials SET state = 'stopped_early';"
+                        "UPDATE attempts SET state = 'stopped_early'");
+                  })
+                  .ok());
+  EXPECT_FALSE(store_
+                   ->WriteForTesting([](Database* db) {
+                     return db->Execute("UPDATE trials SET state = 'bogus'");
+                   })
+                   .ok());
+  EXPECT_EQ(store_->GetSweep("old")->counts,
+            (std::map<std::string, int64_t>{{"stopped_early", 1}}));
+  EXPECT_TRUE(*store_->IntegrityOk());
+}
+
 TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
   store_.reset();
   std::system(("rm -f " + path_ + "*").c_str());
