@@ -325,7 +325,8 @@ std::string SearchTitle(const v1::RatioSearch& r) {
 }
 
 // One row per search: its state, the bracket, and the metric (seed mean
-// +- 95% CI half width) at either end.
+// +- 95% CI half width) at either end ("-" for an end it does not have: no
+// probe below, or none reaching the target).
 Table SearchTable(const v1::Sweep& sweep) {
   Table t({"param", "eta_ov", "state", "below", "above", "factor", "mean@below",
            "ci95", "mean@above", "ci95", "probes", "non_monotone"});
@@ -334,7 +335,7 @@ Table SearchTable(const v1::Sweep& sweep) {
     const v1::SearchProbe* above = nullptr;
     for (const v1::SearchProbe& p : o.probes()) {
       if (p.lr_ratio() == o.below()) below = &p;
-      if (p.lr_ratio() == o.above()) above = &p;
+      if (p.lr_ratio() == o.above() && p.reached()) above = &p;
     }
     std::vector<std::string> nm;
     for (double r : o.non_monotone()) nm.push_back(FormatNumber(r));

@@ -227,6 +227,32 @@ function curvesChart(metric, curves) {
   });
 }
 
+// An adaptive sweep's ratio searches (docs/adaptive.md): per combination of
+// the other axes, its state, the bracket and the seed mean +- 95% CI at both
+// ends, as `qkov search` prints them.
+function searchTable(sweep) {
+  const r = (sweep.spec || {}).search;
+  if (!r) return null;
+  const at = (o, x) => (o.probes || []).find((p) => num(p.lr_ratio) === num(x));
+  const cell = (p) => (p ? `${fmt(num(p.mean))} ± ${fmt(num(p.ci95))}` : '-');
+  const rows = (sweep.searches || []).map((o) => {
+    const below = at(o, o.below);
+    let above = at(o, o.above);
+    if (above && !above.reached) above = undefined;  // never reached
+    return el('tr', { 'data-search': o.state },
+      el('td', { text: String(o.parameterization || '') }), el('td', { text: fmt(num(o.eta_ov)) }),
+      el('td', { text: o.state }), el('td', { text: below ? fmt(num(o.below)) : '-' }),
+      el('td', { text: above ? fmt(num(o.above)) : '-' }), el('td', { text: cell(below) }),
+      el('td', { text: cell(above) }), el('td', { text: String((o.probes || []).length) }),
+      el('td', { text: (o.non_monotone || []).map((x) => fmt(num(x))).join(' ') || '-' }));
+  });
+  return el('div', { class: 'panel', id: 'searches' },
+    el('p', { text: `ratio search: smallest lr_ratio in [${fmt(num(r.lo))}, ${fmt(num(r.hi))}] with seed-mean ${r.metric} ${r.op} ${fmt(num(r.target))} (resolution ${fmt(num(r.resolution))})` }),
+    el('table', {},
+      el('tr', {}, ...['param', 'eta_ov', 'state', 'below', 'above', 'mean@below', 'mean@above', 'probes', 'non-monotone'].map((h) => el('th', { text: h }))),
+      ...rows));
+}
+
 function axisLabel(row) {
   const p = row.config.parameterization;
   return p === 'PARAMETERIZATION_UNSPECIFIED' ? '-' : p;
@@ -286,9 +312,10 @@ async function sweepPage(name) {
   function renderHeader(s) {
     const c = counts(s), t = throughput(s);
     header.replaceChildren(el('div', { class: 'controls' }, progressBar(s),
-      el('span', { id: 'sweep-counts', text: `${c.done} done, ${c.running} running, ${c.queued + c.preempted} queued, ${c.failed + c.diverged} failed of ${num(s.total_trials)}` }),
+      el('span', { id: 'sweep-counts', text: `${c.done} done, ${c.running} running, ${c.queued + c.preempted} queued, ${c.failed + c.diverged} failed${c.stopped_early ? `, ${c.stopped_early} stopped early` : ''} of ${num(s.total_trials)}` }),
       el('span', { class: 'muted', text: `${t.perMin ? t.perMin.toFixed(1) : '-'} trials/min, ETA ${t.eta}, priority ${s.priority}${s.paused ? ', paused' : ''}${s.cancelled ? ', cancelled' : ''}` })),
-      s.description ? el('p', { class: 'muted', text: s.description }) : null);
+      s.description ? el('p', { class: 'muted', text: s.description }) : null,
+      searchTable(s));
   }
   async function refreshPlot() {
     if (!showRatio) return;

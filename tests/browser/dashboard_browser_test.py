@@ -15,6 +15,7 @@ synthetic sweep, then Chromium (Debian's) through the DevTools protocol:
 
   dashboard_browser_test.py BIN_DIR ARTIFACT_DIR
 """
+import json
 import os
 import shutil
 import sqlite3
@@ -227,6 +228,11 @@ class DashboardInBrowser(unittest.TestCase):
         self.qkov('submit', '--preset', 'paper-theory')
         self.qkov('submit', '--preset', 'paper-fixed-attention', '--quick',
                   '--set', 'training.max_steps=300')
+        # An adaptive sweep: at 300 steps attention stays uniform, so the
+        # search ends on its 3 coarse probes, never reaching 0.9.
+        self.qkov('submit', '--preset', 'paper-ratio-search', '--quick',
+                  '--set', 'training.max_steps=300', '--set', 'axes.seed=[1]',
+                  '--set', 'search.coarse_points=3', '--set', 'search.target=0.9')
         self.train()
         b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.theoryTrials === 5')
         self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 5)
@@ -265,6 +271,22 @@ class DashboardInBrowser(unittest.TestCase):
             for p in points:
                 self.assertAlmostEqual(p['y'], losses[(param, p['x'])], places=12)
         self.shot('fixed-attention.png')
+        self.assertNoErrors()
+
+        # The search's table shows what the searches row holds.
+        b.open(f'{self.base}/sweeps/paper-ratio-search-quick',
+               ready="!!(window.qkov && window.qkov.ready && document.getElementById('searches'))")
+        (state, outcome), = self.sql(
+            "SELECT state, outcome_json FROM searches JOIN sweeps USING (sweep_id) "
+            "WHERE name = 'paper-ratio-search-quick'")
+        self.assertEqual(state, 'never_reached')
+        cells = b.evaluate("[...document.querySelectorAll('#searches tr[data-search] td')]"
+                           ".map((td) => td.textContent)")
+        self.assertEqual(cells[:3], ['FAFO', '0.1', 'never_reached'])
+        self.assertEqual(cells[3:5], ['100', '-'])  # below: 100; nothing reached
+        self.assertEqual(cells[7], str(len(json.loads(outcome)['probes'])))
+        self.assertEqual(cells[7], '3')
+        self.shot('search.png')
         self.assertNoErrors()
 
         b.open(f'{self.base}/sweeps/no-such-sweep')
