@@ -237,6 +237,34 @@ TEST_F(AdaptiveE2eTest, EarlyStoppedTrialsAreNeverLeasedAgain) {
   EXPECT_NE(trials.out.find("stopped_early"), std::string::npos) << trials.out;
 }
 
+// The same sweep trained as one batch of four (a --batch_trials worker
+// reports each trial's points in trial order): the two slow trials are
+// dropped from the batch at step 1000, the two fast ones train on to the
+// end and complete.
+TEST_F(AdaptiveE2eTest, EarlyStopDropsTrialsFromABatchAndTheRestFinish) {
+  ServerUnderTest server(dir_);
+  const std::string file = dir_.File("stopping.yaml");
+  WriteFile(file, kStoppingYaml);
+  ASSERT_EQ(Cli(server, {"submit", file}).exit_code, 0);
+  auto w = Worker(server, "batch", "--batch_trials=4");
+  ASSERT_EQ(w->Wait(180), 0) << ReadFile(dir_.File("batch.log"));
+  EXPECT_EQ(Q(server,
+              "SELECT COUNT(*) FROM trials WHERE state = "
+              "'stopped_early' AND eta_ov < 0.001"),
+            2);
+  EXPECT_EQ(Q(server,
+              "SELECT COUNT(*) FROM trials t JOIN results r USING "
+              "(trial_id) WHERE t.state = 'done' AND t.eta_ov > 0.1 "
+              "AND r.name = 'steps' AND r.value = 4000"),
+            2);
+  EXPECT_EQ(Q(server,
+              "SELECT MAX(m.step) FROM metrics m JOIN trials t USING "
+              "(trial_id) WHERE t.state = 'stopped_early'"),
+            1000);
+  // One lease per trial: the batch leased all four at once.
+  EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM attempts"), 4);
+}
+
 TEST_F(AdaptiveE2eTest, BadSearchFilesAreRefusedWithTheField) {
   ServerUnderTest server(dir_);
   struct Case {
