@@ -52,6 +52,9 @@ n_search=$(count search)
 n_grid=$(count grid)
 echo
 "$bin/qkov" search search
+echo
+echo "the search's probes (seed mean of distinct_attention per ratio):"
+"$bin/qkov" results search --by lr_ratio --metrics distinct_attention
 # The grid's bracket: the smallest ratio whose seed mean reaches 0.6, and the
 # largest ratio under it.
 "$bin/qkov" results grid --by lr_ratio --metrics distinct_attention --format csv |

@@ -357,7 +357,7 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
                                     preempted, checkpoint, checkpoint_step,
                                     now_ms, permanent));
     if (state == kFailed)
-      RETURN_IF_ERROR(AfterTrialEndedLocked(trial_id, now_ms));
+      RETURN_IF_ERROR(AfterTrialsEndedLocked({trial_id}, now_ms));
     return absl::OkStatus();
   }));
   return state;
@@ -390,14 +390,15 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
                            static_cast<int>(s->ColumnInt64(1)));
     }
   }
+  std::vector<std::string> failed;  // budget spent: their sweeps may grow
   for (const auto& [trial_id, attempt] : expired) {
     ASSIGN_OR_RETURN(const std::string state,
                      EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
                                           "lease expired without heartbeat",
                                           false, "", 0, now_ms));
-    if (state == kFailed)
-      RETURN_IF_ERROR(AfterTrialEndedLocked(trial_id, now_ms));
+    if (state == kFailed) failed.push_back(trial_id);
   }
+  RETURN_IF_ERROR(AfterTrialsEndedLocked(failed, now_ms));
   return static_cast<int64_t>(expired.size());
 }
 

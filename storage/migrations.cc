@@ -250,10 +250,22 @@ absl::Status WidenStateChecks(Database* db) {
   return db->Execute("PRAGMA writable_schema = OFF");
 }
 
-const std::vector<const char*>& Migrations() {
-  static const auto* m = new std::vector<const char*>{
-      kMigration1, kMigration2, kMigration3, kMigration4,
-      kMigration5, kMigration6, kMigration7};
+// A migration: its SQL, and for a change SQL alone cannot make, a step run
+// first in the same transaction.
+struct Migration {
+  const char* sql;
+  absl::Status (*before)(Database*) = nullptr;
+};
+
+const std::vector<Migration>& Migrations() {
+  static const auto* m =
+      new std::vector<Migration>{{kMigration1},
+                                 {kMigration2},
+                                 {kMigration3},
+                                 {kMigration4},
+                                 {kMigration5},
+                                 {kMigration6},
+                                 {kMigration7, &WidenStateChecks}};
   return *m;
 }
 
@@ -287,8 +299,9 @@ absl::Status MigrateTo(Database* db, int target) {
   for (int v = version + 1; v <= target; ++v) {
     Transaction txn(db);
     RETURN_IF_ERROR(txn.Begin());
-    if (v == 7) RETURN_IF_ERROR(WidenStateChecks(db));
-    RETURN_IF_ERROR(db->Execute(Migrations()[v - 1]));
+    const Migration& m = Migrations()[v - 1];
+    if (m.before != nullptr) RETURN_IF_ERROR(m.before(db));
+    RETURN_IF_ERROR(db->Execute(m.sql));
     RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA user_version = ", v)));
     RETURN_IF_ERROR(txn.Commit());
   }

@@ -119,7 +119,8 @@ absl::Status ResultsStore::AddMetricsLocked(
 absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
   return Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    return CompleteTrialLocked(c, now_ms);
+    RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+    return AfterTrialsEndedLocked({c.trial_id}, now_ms);
   });
 }
 
@@ -131,8 +132,14 @@ absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
   leases->clear();
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    for (const Completion& c : completions)
+    std::vector<std::string> ended;
+    for (const Completion& c : completions) {
       RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+      ended.push_back(c.trial_id);
+    }
+    // Adaptive sweeps grow once per sweep, from all of the batch's results,
+    // before the next lease (which may take a new probe).
+    RETURN_IF_ERROR(AfterTrialsEndedLocked(ended, now_ms));
     if (max_trials <= 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(
         a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
@@ -183,8 +190,7 @@ absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
   a->BindText(4, c.provenance_json);
   a->BindText(5, c.trial_id);
   a->BindInt64(6, c.attempt);
-  RETURN_IF_ERROR(a->Run());
-  return AfterTrialEndedLocked(c.trial_id, now_ms);
+  return a->Run();
 }
 
 }  // namespace qkov::storage

@@ -252,11 +252,12 @@ class ResultsStore {
   absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms,
                                       const Actor& actor = {});
   // The follow-up of adaptive sweeps. The store runs it in the transaction
-  // that submits an adaptive sweep and in each that ends one of its trials
-  // (done, diverged, failed; not for a cancelled sweep), and inserts the
-  // trials it returns (a config_hash already in the sweep is left as it is)
-  // and its searches in that same transaction. Set it before the first
-  // write; an adaptive sweep without one is refused (FAILED_PRECONDITION).
+  // that submits an adaptive sweep and in each that ends trials of it (done,
+  // diverged, failed; once per sweep and transaction; not for a cancelled
+  // sweep), and inserts the trials it returns (a config_hash already in the
+  // sweep is left as it is) and its searches in that same transaction. Set
+  // it before the first write; an adaptive sweep without one is refused
+  // (FAILED_PRECONDITION).
   void SetFollowUp(FollowUpFn follow_up);
   // The searches of a sweep, by group (NOT_FOUND for an unknown sweep).
   absl::StatusOr<std::vector<SearchRecord>> Searches(
@@ -464,10 +465,10 @@ class ResultsStore {
   // returns the trials added.
   absl::StatusOr<int64_t> FollowUpLocked(int64_t sweep_id, int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // FollowUpLocked for the trial's sweep when it is adaptive and not
-  // cancelled; after a trial of it ended.
-  absl::Status AfterTrialEndedLocked(const std::string& trial_id,
-                                     int64_t now_ms)
+  // After trials ended in this transaction: FollowUpLocked once for each
+  // of their sweeps that is adaptive and not cancelled.
+  absl::Status AfterTrialsEndedLocked(absl::Span<const std::string> trial_ids,
+                                      int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AddMetricsLocked(const std::string& worker_id,
                                 const std::string& trial_id, int attempt,

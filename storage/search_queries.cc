@@ -1,6 +1,7 @@
 // ResultsStore: adaptive sweeps (the follow-up that adds their trials, run
 // in the transactions that submit them and end their trials; their stored
 // searches; early stops and the peers' values they are judged against).
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,19 +41,25 @@ void ResultsStore::SetFollowUp(FollowUpFn follow_up) {
   follow_up_ = std::move(follow_up);
 }
 
-absl::Status ResultsStore::AfterTrialEndedLocked(const std::string& trial_id,
-                                                 int64_t now_ms) {
+absl::Status ResultsStore::AfterTrialsEndedLocked(
+    absl::Span<const std::string> trial_ids, int64_t now_ms) {
+  std::vector<int64_t> sweeps;  // adaptive, not cancelled, each once
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kTrialSweepSql));
-  s->BindText(1, trial_id);
-  ASSIGN_OR_RETURN(bool row, s->Step());
-  if (!row)
-    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
-  const int64_t sweep_id = s->ColumnInt64(0);
-  const bool adaptive = s->ColumnInt64(1) != 0;
-  const bool cancelled = s->ColumnInt64(2) != 0;
+  for (const std::string& trial_id : trial_ids) {
+    s->Reset();
+    s->BindText(1, trial_id);
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row)
+      return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+    const int64_t sweep_id = s->ColumnInt64(0);
+    if (s->ColumnInt64(1) != 0 && s->ColumnInt64(2) == 0 &&
+        std::find(sweeps.begin(), sweeps.end(), sweep_id) == sweeps.end())
+      sweeps.push_back(sweep_id);
+  }
   s->Reset();
-  if (!adaptive || cancelled) return absl::OkStatus();
-  return FollowUpLocked(sweep_id, now_ms).status();
+  for (int64_t sweep_id : sweeps)
+    RETURN_IF_ERROR(FollowUpLocked(sweep_id, now_ms).status());
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,

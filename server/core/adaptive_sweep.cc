@@ -145,9 +145,32 @@ absl::Status ValidateEarlyStopping(const v1::SweepSpec& spec) {
   return absl::OkStatus();
 }
 
+namespace {
+
+AshaRule AshaRuleOf(const v1::EarlyStopping& rule, int64_t max_steps,
+                    Direction direction) {
+  AshaRule a;
+  a.min_steps = rule.min_steps();
+  a.max_steps = max_steps;
+  a.reduction = rule.reduction();
+  a.direction = direction;
+  return a;
+}
+
+}  // namespace
+
+bool JudgedAt(const v1::EarlyStopping& rule, int64_t max_steps, int64_t step) {
+  if (step < rule.min_steps()) return false;
+  if (rule.rule() == "median") return true;
+  const std::vector<int64_t> rungs =
+      AshaRungs(AshaRuleOf(rule, max_steps, Direction::kLowerIsBetter));
+  return std::find(rungs.begin(), rungs.end(), step) != rungs.end();
+}
+
 std::string EarlyStopReason(const v1::EarlyStopping& rule, int64_t max_steps,
                             int64_t step, double value, double best_so_far,
                             const std::vector<double>& peers) {
+  if (!JudgedAt(rule, max_steps, step)) return "";
   const Direction direction = rule.mode() == "max" ? Direction::kHigherIsBetter
                                                    : Direction::kLowerIsBetter;
   if (rule.rule() == "median") {
@@ -161,14 +184,8 @@ std::string EarlyStopReason(const v1::EarlyStopping& rule, int64_t max_steps,
         "median of %d other trials at that step",
         rule.metric(), best_so_far, step, static_cast<int>(peers.size()));
   }
-  AshaRule a;
-  a.min_steps = rule.min_steps();
-  a.max_steps = max_steps;
-  a.reduction = rule.reduction();
-  a.direction = direction;
-  const std::vector<int64_t> rungs = AshaRungs(a);
-  if (std::find(rungs.begin(), rungs.end(), step) == rungs.end()) return "";
-  if (!AshaStops(a, value, peers)) return "";
+  if (!AshaStops(AshaRuleOf(rule, max_steps, direction), value, peers))
+    return "";
   return absl::StrFormat(
       "early stopping (asha): %s %g at rung %d is outside the best 1/%g of "
       "the %d trials there before it",
@@ -374,6 +391,18 @@ absl::StatusOr<storage::FollowUp> GrowSearch(
             }
           }
         }
+        // The probes named now, queued: none of their seeds has ended.
+        for (double r : d.next_ratios) {
+          if (group.count(r) > 0) continue;
+          v1::SearchProbe* sp = o.add_probes();
+          sp->set_lr_ratio(r);
+          sp->set_mean(std::nan(""));
+          sp->set_ci95(std::nan(""));
+        }
+        std::sort(o.mutable_probes()->begin(), o.mutable_probes()->end(),
+                  [](const v1::SearchProbe& a, const v1::SearchProbe& b) {
+                    return a.lr_ratio() < b.lr_ratio();
+                  });
         storage::SearchRecord rec;
         rec.group = absl::StrFormat(
             "%s/eta_ov=%.17g/alpha=%.17g",

@@ -53,6 +53,12 @@ void ApplyEarlyStoppingDefaults(qkov::v1::SweepSpec* spec);
 // multiple of training.report_every or not below training.max_steps.
 absl::Status ValidateEarlyStopping(const qkov::v1::SweepSpec& spec);
 
+// Whether the rule judges a trial at `step` at all: median from min_steps
+// on, asha at its rungs (below `max_steps`, the trial's budget). The caller
+// reads the peers only for these steps.
+bool JudgedAt(const qkov::v1::EarlyStopping& rule, int64_t max_steps,
+              int64_t step);
+
 // Whether a trial of a sweep with early stopping stops at `step`, having
 // reported `value` there: `best_so_far` its best value of the curve up to
 // and including `step`, `peers` the sweep's other trials' values at `step`

@@ -305,9 +305,10 @@ absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
                                              v1::LeaseStatus* lease) {
   ASSIGN_OR_RETURN(const StopRule rule, StopRuleOf(r.trial_id()));
   if (!rule.enabled) return absl::OkStatus();
-  std::vector<std::pair<int64_t, double>> judged;  // this report's points
+  std::vector<std::pair<int64_t, double>> judged;  // points the rule judges
   for (const v1::MetricPoint& p : r.points()) {
-    if (p.name() == rule.rule.metric() && p.step() >= rule.rule.min_steps())
+    if (p.name() == rule.rule.metric() &&
+        JudgedAt(rule.rule, rule.max_steps, p.step()))
       judged.emplace_back(p.step(), p.value());
   }
   if (judged.empty()) return absl::OkStatus();

@@ -193,6 +193,64 @@ TEST_F(AdaptiveSweepTest, ReopenedStoreGoesOnWithNoProbeTwiceOrMissing) {
   EXPECT_EQ(runs_.size(), 2u * o.probes_size());
 }
 
+// A batch that ends the whole coarse grid in one CompleteTrials grows the
+// sweep once, from all of it: the first midpoint, with both seeds, leased
+// in the same reply.
+TEST_F(AdaptiveSweepTest, ABatchOfCompletionsGrowsTheSweepOnce) {
+  ASSERT_TRUE(Submit(SearchSpec("b")).ok());
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(worker_);
+  lr.set_worker_key(key_);
+  lr.set_max_trials(10);
+  std::vector<v1::Lease> leases;
+  while (leases.size() < 10) {  // a lease batch may hold fewer
+    auto lease = core_->LeaseTrial(lr);
+    ASSERT_TRUE(lease.ok()) << lease.status();
+    ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
+    leases.push_back(lease->lease());
+    leases.insert(leases.end(), lease->more().begin(), lease->more().end());
+  }
+  ASSERT_EQ(leases.size(), 10u);
+  v1::CompleteTrialsRequest batch;
+  batch.set_worker_id(worker_);
+  batch.set_worker_key(key_);
+  batch.set_lease_next(4);
+  for (const v1::Lease& l : leases) {
+    v1::CompleteTrialRequest* c = batch.add_trials();
+    c->set_trial_id(l.trial_id());
+    c->set_attempt(l.attempt());
+    c->set_steps(10);
+    (*c->mutable_results())["distinct_attention"] =
+        Monotone(l.config().lr_ratio(), l.config().seed());
+  }
+  auto done = core_->CompleteTrials(batch);
+  ASSERT_TRUE(done.ok()) << done.status();
+  // The coarse grid and the midpoint's two seeds; the outcome lists the
+  // midpoint too, with no seed ended yet.
+  const v1::Sweep sweep = Sweep("b");
+  const v1::SearchOutcome& o = sweep.searches(0);
+  EXPECT_EQ(o.state(), "running");
+  ASSERT_EQ(o.probes_size(), 6);
+  EXPECT_EQ(sweep.total_trials(), 12);
+  int queued = 0;
+  for (const v1::SearchProbe& p : o.probes()) {
+    if (p.complete()) continue;
+    ++queued;
+    EXPECT_EQ(p.seeds(), 0);
+    EXPECT_TRUE(std::isnan(p.mean()));
+  }
+  EXPECT_EQ(queued, 1);
+  // The two seeds of the midpoint of the coarse bracket [3.16, 10].
+  const double mid = std::sqrt(std::sqrt(10.0) * 10);
+  ASSERT_EQ(done->next().outcome(), v1::LeaseTrialResponse::LEASED);
+  std::vector<v1::Lease> next = {done->next().lease()};
+  next.insert(next.end(), done->next().more().begin(),
+              done->next().more().end());
+  ASSERT_EQ(next.size(), 2u);
+  for (const v1::Lease& l : next)
+    EXPECT_NEAR(l.config().lr_ratio(), mid, 1e-9 * mid);
+}
+
 TEST_F(AdaptiveSweepTest, ReportsNonMonotoneReachedAtLoNeverReachedAndFailure) {
   // Reaches at 10, dips below again at 100.
   ASSERT_TRUE(Submit(SearchSpec("dip")).ok());
@@ -225,7 +283,7 @@ TEST_F(AdaptiveSweepTest, ReportsNonMonotoneReachedAtLoNeverReachedAndFailure) {
   });
   o = Sweep("fails").searches(0);
   EXPECT_EQ(o.state(), "probe_failed");
-  EXPECT_EQ(o.probes_size(), 6);
+  EXPECT_EQ(o.probes_size(), 6) << o.DebugString();
   int without_value = 0;
   for (const v1::SearchProbe& p : o.probes()) {
     if (p.seeds() == 0) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "common/result_names.h"
 #include "worker/training/synthetic_task.h"
 
 namespace qkov::training {
@@ -280,6 +281,29 @@ TEST(TrainerTest, ReportsEveryNStepsWithAllCurves) {
   double total = 0;
   for (double v : r->heatmaps[0].values) total += v;
   EXPECT_NEAR(total, 100.0, 1e-9);
+}
+
+// What the server lets a ratio search and an early-stopping rule name
+// (common/result_names.h) is exactly what a synthetic trial stores and
+// reports, each result within its stated range.
+TEST(TrainerTest, ResultNamesListWhatASyntheticTrialStores) {
+  RecordingObserver obs;
+  auto r = RunTrial(Small(Parameterization::kFafo), &obs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::set<std::string> listed, stored;
+  for (const ResultName& n : FinalResultNames("synthetic")) {
+    listed.insert(n.name);
+    auto it = r->results.find(n.name);
+    if (it == r->results.end()) continue;
+    EXPECT_GE(it->second, n.lo) << n.name;
+    EXPECT_LE(it->second, n.hi) << n.name;
+  }
+  for (const auto& [name, value] : r->results) stored.insert(name);
+  EXPECT_EQ(stored, listed);
+  std::set<std::string> curves, reported;
+  for (const std::string& n : ReportedCurveNames("synthetic")) curves.insert(n);
+  for (const auto& p : obs.points) reported.insert(p.name);
+  EXPECT_EQ(reported, curves);
 }
 
 TEST(TrainerTest, HugeLearningRateEndsDivergedNotCrashed) {

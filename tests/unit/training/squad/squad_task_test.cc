@@ -9,6 +9,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "tests/unit/training/result_names_check.h"
 #include "tests/unit/training/shared_data.h"
 #include "worker/training/optimizer.h"
 #include "worker/training/squad/squad_task_trainer.h"
@@ -112,6 +113,10 @@ TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
   }
   EXPECT_TRUE(r->results.count("eval_comprehensiveness"));
   EXPECT_TRUE(r->results.count("eval_sufficiency"));
+  // Every result is one a ratio search may name (common/result_names.h),
+  // within its range; all of them but glove_matched (no GloVe file here).
+  ExpectResultsListed(r->results, "squad");
+  EXPECT_EQ(r->results.size(), FinalResultNames("squad").size() - 1);
   ASSERT_EQ(r->heatmaps.size(), 1u);
   const Heatmap& h = r->heatmaps[0];
   EXPECT_EQ(h.name, "dtap");

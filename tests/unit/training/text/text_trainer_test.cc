@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/training/result_names_check.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {
@@ -63,6 +64,14 @@ TEST(TextTrainerTest, HandBackAndResumeIsBitIdentical) {
   auto whole = RunTrial(o, nullptr);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->steps, 15);
+  // Every result is one a ratio search may name (common/result_names.h),
+  // within its range, and the trial stores every listed name but those of
+  // the validation split, which this data does not have.
+  ExpectResultsListed(whole->results, "text");
+  for (const ResultName& n : FinalResultNames("text")) {
+    if (n.name.rfind("validation_", 0) == 0) continue;
+    EXPECT_TRUE(whole->results.count(n.name)) << n.name;
+  }
   HandBackAt stop_mid_epoch(7);  // step 7 of 15: inside the second epoch
   auto first = RunTrial(o, &stop_mid_epoch);
   ASSERT_TRUE(first.ok()) << first.status();
