@@ -17,7 +17,9 @@ distinct tokens per class), batch 32, sequence 64 (63 inputs).
     /usr/bin/python3 bench/pytorch_stacked_bench.py --steps 2000 --stack 1,8,32
 
 Prints trial-steps/s per parameterization and T, in training_bench's table
-form. Needs Debian's python3-torch.
+form, then (--bmm-rate) the machine's batched-product rate: torch.bmm of
+[32, 50, 50] by [32, 50, 50], the products the engines are made of, in
+GFLOP/s. Needs Debian's python3-torch.
 """
 import argparse
 import time
@@ -73,6 +75,8 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--stack", default="1,8,32")
+    ap.add_argument("--bmm-rate", action="store_true",
+                    help="also measure torch.bmm on [32, 50, 50] operands")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     stacks = [int(s) for s in args.stack.split(",")]
@@ -94,6 +98,20 @@ def main():
                 step(qk, ov, *draw(t, gen), lr_qk, lr_ov)
             line.append(f"{args.steps * t / (time.perf_counter() - start):.0f}")
         print(" ".join(line), flush=True)
+    if args.bmm_rate:
+        x, y = torch.randn(32, V, V), torch.randn(32, V, V)
+        out = torch.empty(32, V, V)
+        for _ in range(200):  # untimed
+            torch.bmm(x, y, out=out)
+        best = 0.0
+        for _ in range(5):  # best of five rounds of 2,000 products
+            start = time.perf_counter()
+            for _ in range(2000):
+                torch.bmm(x, y, out=out)
+            best = max(best, 2000 * 2 * 32 * V ** 3 /
+                       (time.perf_counter() - start) / 1e9)
+        print(f"batched product rate: {best:.1f} GFLOP/s (torch.bmm "
+              f"[32, {V}, {V}] x [32, {V}, {V}], {args.threads} thread)")
 
 
 if __name__ == "__main__":

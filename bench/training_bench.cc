@@ -15,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "worker/training/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, mode, "speed", "speed | trial");
@@ -29,6 +30,8 @@ ABSL_FLAG(double, identity_scale, 1e-6, "identity init scale");
 ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
+ABSL_FLAG(std::string, engine, "analytic",
+          "speed mode: analytic (the trainer's) or autograd (the reference)");
 ABSL_FLAG(std::string, stack, "1,2,4,8,16,32",
           "speed mode: trials trained together, comma-separated");
 
@@ -54,10 +57,20 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_mode) == "speed") {
     // Trial-steps per second: T trials stacked, each taking max_steps steps.
     std::printf(
-        "trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s), "
-        "by trials stacked\n",
+        "trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s, "
+        "%s engine), by trials stacked\n",
         o.batch_size, o.synthetic.seq_len, o.synthetic.vocab_size,
-        absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_device).c_str());
+        absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_device).c_str(),
+        absl::GetFlag(FLAGS_engine).c_str());
+    const std::string engine_name = absl::GetFlag(FLAGS_engine);
+    if (engine_name != "analytic" && engine_name != "autograd") {
+      std::fprintf(stderr, "--engine: %s is not analytic or autograd\n",
+                   engine_name.c_str());
+      return 2;
+    }
+    const SyntheticEngine engine = engine_name == "autograd"
+                                       ? SyntheticEngine::kAutograd
+                                       : SyntheticEngine::kAnalytic;
     o.target_loss = -1;
     o.eval.num_examples = 64;
     std::vector<int> stacks;
@@ -81,9 +94,10 @@ int main(int argc, char** argv) {
           batch.push_back(t);
         }
         auto t0 = std::chrono::steady_clock::now();
-        auto r = RunTrials(batch, std::vector<TrainingObserver*>(k, nullptr),
+        auto r =
+            TrainSynthetic(batch, std::vector<TrainingObserver*>(k, nullptr),
                            torch::Device(absl::GetFlag(FLAGS_device)),
-                           std::vector<std::string>(k));
+                           std::vector<std::string>(k), engine);
         auto t1 = std::chrono::steady_clock::now();
         if (!r.ok()) {
           std::fprintf(stderr, "%s\n", r.status().ToString().c_str());

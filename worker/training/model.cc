@@ -27,6 +27,15 @@ torch::Tensor InitMatrix(InitKind kind, int v, double scale,
 
 }  // namespace
 
+std::vector<std::string> StackedParamNames(Parameterization p) {
+  std::vector<std::string> n = QkFactorized(p)
+                                   ? std::vector<std::string>{"w_q", "w_k"}
+                                   : std::vector<std::string>{"w_qk"};
+  if (OvFactorized(p)) n.push_back("w_v");
+  n.push_back("w_o");
+  return n;
+}
+
 double Balancedness(const torch::Tensor& w1, const torch::Tensor& w2) {
   torch::NoGradGuard no_grad;
   auto a = w1.t().matmul(w1);

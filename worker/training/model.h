@@ -17,6 +17,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "worker/training/config.h"
@@ -37,6 +38,10 @@ ModelOutput StackedAttentionForward(const torch::Tensor& qk,
                                     const torch::Tensor& ov,
                                     const torch::Tensor& tokens,
                                     const torch::Tensor& key_mask = {});
+
+// The parameterization's weights in the order the stacked engines hold them:
+// w_q, w_k (or w_qk), then w_v (factorized OV), then w_o.
+std::vector<std::string> StackedParamNames(Parameterization p);
 
 // ||W1^T W1 - W2 W2^T||_F / max(||W1^T W1||_F, ||W2 W2^T||_F): 0 for a
 // balanced factor pair (the gradient-flow invariant of docs/paper.md §1).

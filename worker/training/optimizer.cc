@@ -1,5 +1,6 @@
 #include "worker/training/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace qkov::training {
@@ -91,8 +92,10 @@ LearningRates ScheduledLearningRates(const TrialOptions& o, int64_t step) {
 
 StackedOptimizer::StackedOptimizer(const OptimizerOptions& options,
                                    std::vector<torch::Tensor> params,
-                                   std::vector<ParamGroup> groups)
+                                   std::vector<ParamGroup> groups,
+                                   Kernel kernel)
     : options_(options),
+      kernel_(kernel),
       params_(std::move(params)),
       groups_(std::move(groups)),
       adam_steps_(params_.empty() ? 0 : params_[0].size(0), 0) {
@@ -107,14 +110,139 @@ StackedOptimizer::StackedOptimizer(const OptimizerOptions& options,
 
 void StackedOptimizer::Step(const GroupRates& rates,
                             const std::vector<bool>& live) {
+  std::vector<torch::Tensor> grads;
+  for (const torch::Tensor& w : params_) grads.push_back(w.grad());
+  Step(rates, live, grads);
+}
+
+void StackedOptimizer::Step(const GroupRates& rates,
+                            const std::vector<bool>& live,
+                            const std::vector<torch::Tensor>& grads) {
   torch::NoGradGuard no_grad;
+  if (options_.kind == OptimizerKind::kAdamW) {
+    for (size_t t = 0; t < adam_steps_.size(); ++t) {
+      if (live[t]) ++adam_steps_[t];
+    }
+  }
+  bool fused = kernel_ == Kernel::kAuto;
+  for (size_t i = 0; i < params_.size() && fused; ++i) {
+    const torch::Tensor* operands[] = {&params_[i], &grads[i], &buf1_[i],
+                                       &buf2_[i]};
+    for (const torch::Tensor* x : operands) {
+      if (!x->defined()) continue;
+      fused = x->is_cpu() && x->is_contiguous() &&
+              x->scalar_type() == params_[i].scalar_type() &&
+              (x->scalar_type() == torch::kFloat ||
+               x->scalar_type() == torch::kDouble);
+      if (!fused) break;
+    }
+  }
+  if (fused) {
+    FusedStep(rates, live, grads);
+  } else {
+    TensorStep(rates, live, grads);
+  }
+}
+
+namespace {
+
+// One trial's slice of one parameter, in one pass: torch.optim.SGD
+// (momentum, dampening 0, weight decay added to the gradient).
+template <typename F>
+void SgdSlice(F* w, const F* g, F* buf, int64_t count, F rate, F decay,
+              F momentum) {
+  for (int64_t k = 0; k < count; ++k) {
+    F d = decay != 0 ? g[k] + decay * w[k] : g[k];
+    if (buf != nullptr) {
+      buf[k] = buf[k] * momentum + d;
+      d = buf[k];
+    }
+    w[k] -= rate * d;
+  }
+}
+
+// torch.optim.AdamW on one slice; `step_size` = rate / (1 - beta1^k),
+// `sqrt_c2` = sqrt(1 - beta2^k). 1 - beta is rounded from double, as
+// torch's alpha is (1 - 0.999f in float is 1.3e-5 off).
+template <typename F>
+void AdamWSlice(F* w, const F* g, F* m, F* v, int64_t count, F shrink,
+                double beta1_d, double beta2_d, F step_size, F sqrt_c2, F eps) {
+  const F beta1 = static_cast<F>(beta1_d), beta2 = static_cast<F>(beta2_d);
+  const F one_minus_beta1 = static_cast<F>(1 - beta1_d);
+  const F one_minus_beta2 = static_cast<F>(1 - beta2_d);
+  for (int64_t k = 0; k < count; ++k) {
+    w[k] *= shrink;
+    m[k] = m[k] * beta1 + one_minus_beta1 * g[k];
+    v[k] = v[k] * beta2 + one_minus_beta2 * g[k] * g[k];
+    w[k] -= step_size * m[k] / (std::sqrt(v[k]) / sqrt_c2 + eps);
+  }
+}
+
+template <typename F>
+F* Slice(const torch::Tensor& x, int64_t t, int64_t count) {
+  return x.defined() ? x.data_ptr<F>() + t * count : nullptr;
+}
+
+template <typename F>
+void FusedStepOf(const OptimizerOptions& opt, const GroupRates& rates,
+                 const std::vector<bool>& live,
+                 const std::vector<int64_t>& adam_steps,
+                 const std::vector<torch::Tensor>& params,
+                 const std::vector<ParamGroup>& groups,
+                 const std::vector<torch::Tensor>& grads,
+                 const std::vector<torch::Tensor>& buf1,
+                 const std::vector<torch::Tensor>& buf2) {
+  const bool adam = opt.kind == OptimizerKind::kAdamW;
+  const int64_t trials = static_cast<int64_t>(live.size());
+  for (int64_t t = 0; t < trials; ++t) {
+    if (!live[t]) continue;
+    const double k = static_cast<double>(std::max<int64_t>(adam_steps[t], 1));
+    const double c1 = 1 - std::pow(opt.adam_beta1, k);
+    const double c2 = 1 - std::pow(opt.adam_beta2, k);
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int64_t count = params[i].numel() / trials;
+      const double rate = rates[static_cast<int>(groups[i])][t];
+      F* w = Slice<F>(params[i], t, count);
+      const F* g = Slice<F>(grads[i], t, count);
+      if (adam) {
+        AdamWSlice<F>(
+            w, g, Slice<F>(buf1[i], t, count), Slice<F>(buf2[i], t, count),
+            count, static_cast<F>(1 - rate * opt.weight_decay), opt.adam_beta1,
+            opt.adam_beta2, static_cast<F>(rate / c1),
+            static_cast<F>(std::sqrt(c2)), static_cast<F>(opt.adam_eps));
+      } else {
+        SgdSlice<F>(w, g, Slice<F>(buf1[i], t, count), count,
+                    static_cast<F>(rate), static_cast<F>(opt.weight_decay),
+                    static_cast<F>(opt.momentum));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void StackedOptimizer::FusedStep(const GroupRates& rates,
+                                 const std::vector<bool>& live,
+                                 const std::vector<torch::Tensor>& grads) {
+  if (params_.empty()) return;
+  if (params_[0].scalar_type() == torch::kDouble) {
+    FusedStepOf<double>(options_, rates, live, adam_steps_, params_, groups_,
+                        grads, buf1_, buf2_);
+  } else {
+    FusedStepOf<float>(options_, rates, live, adam_steps_, params_, groups_,
+                       grads, buf1_, buf2_);
+  }
+}
+
+void StackedOptimizer::TensorStep(const GroupRates& rates,
+                                  const std::vector<bool>& /*live*/,
+                                  const std::vector<torch::Tensor>& grads) {
   const OptimizerOptions& opt = options_;
   const bool adam = opt.kind == OptimizerKind::kAdamW;
   std::array<torch::Tensor, kNumParamGroups> lr;
   std::vector<double> c1, c2;
   if (adam) {
     for (size_t t = 0; t < adam_steps_.size(); ++t) {
-      if (live[t]) ++adam_steps_[t];
       const double k =
           static_cast<double>(std::max<int64_t>(adam_steps_[t], 1));
       c1.push_back(1 - std::pow(opt.adam_beta1, k));
@@ -123,7 +251,7 @@ void StackedOptimizer::Step(const GroupRates& rates,
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor& w = params_[i];
-    const torch::Tensor g = w.grad();
+    const torch::Tensor& g = grads[i];
     const int group = static_cast<int>(groups_[i]);
     if (!lr[group].defined()) lr[group] = PerTrial(rates[group], w);
     const torch::Tensor& rate = lr[group];

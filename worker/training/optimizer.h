@@ -40,17 +40,27 @@ using GroupRates = std::array<std::vector<double>, kNumParamGroups>;
 // SGD (momentum, weight decay) and AdamW exactly as torch.optim defines them,
 // applied per trial to parameters stacked along a leading trial dimension
 // [T, ...]: trial t's slice moves by its own rates and its own Adam step
-// count, whatever its batch-mates do. optimizer_test checks both against
-// torch::optim.
+// count, whatever its batch-mates do. optimizer_test checks both kernels
+// against torch::optim.
 class StackedOptimizer {
  public:
-  // `params[i]` (requires grad, [T, ...]) belongs to `groups[i]`.
+  // How a step is computed. kAuto: one fused pass over each trial's slice
+  // for contiguous float or double tensors on the CPU, tensor ops
+  // otherwise (CUDA); kTensorOps: always tensor ops.
+  enum class Kernel { kAuto, kTensorOps };
+
+  // `params[i]` ([T, ...]) belongs to `groups[i]`.
   StackedOptimizer(const OptimizerOptions& options,
                    std::vector<torch::Tensor> params,
-                   std::vector<ParamGroup> groups);
+                   std::vector<ParamGroup> groups,
+                   Kernel kernel = Kernel::kAuto);
 
-  // One step from the parameters' .grad(). `live[t]` false: trial t has
-  // ended; its rates must be 0 and its Adam step count stays.
+  // One step from the gradients `grads[i]` of params[i] (same shapes).
+  // `live[t]` false: trial t has ended; its rates must be 0, and its slices
+  // and Adam step count stay (the fused kernel also leaves its buffers).
+  void Step(const GroupRates& rates, const std::vector<bool>& live,
+            const std::vector<torch::Tensor>& grads);
+  // Step from the parameters' .grad().
   void Step(const GroupRates& rates, const std::vector<bool>& live);
 
   // Trial t's buffers and step count, under `names[i]` for params[i]
@@ -62,7 +72,13 @@ class StackedOptimizer {
             torch::serialize::InputArchive& archive);
 
  private:
+  void FusedStep(const GroupRates& rates, const std::vector<bool>& live,
+                 const std::vector<torch::Tensor>& grads);
+  void TensorStep(const GroupRates& rates, const std::vector<bool>& live,
+                  const std::vector<torch::Tensor>& grads);
+
   OptimizerOptions options_;
+  Kernel kernel_;
   std::vector<torch::Tensor> params_;
   std::vector<ParamGroup> groups_;
   std::vector<torch::Tensor> buf1_, buf2_;  // momentum | Adam m, v

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "worker/training/analytic_gradients.h"
 #include "worker/training/metrics.h"
 #include "worker/training/model.h"
 #include "worker/training/optimizer.h"
@@ -59,15 +60,6 @@ struct Stack {
                            : Param("w_o");
   }
 };
-
-std::vector<std::string> ParamNames(Parameterization p) {
-  std::vector<std::string> n = QkFactorized(p)
-                                   ? std::vector<std::string>{"w_q", "w_k"}
-                                   : std::vector<std::string>{"w_qk"};
-  if (OvFactorized(p)) n.push_back("w_v");
-  n.push_back("w_o");
-  return n;
-}
 
 // An AttentionModel holding trial t's slice (for evaluation and reporting).
 AttentionModel SliceModel(const Stack& s, const TrialOptions& o, int64_t t,
@@ -204,10 +196,14 @@ std::vector<MetricPoint> ReportPoints(const Stack& s, const TrialState& st,
   return points;
 }
 
-absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
+}  // namespace
+
+absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
     const std::vector<TrialOptions>& options,
     const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from) {
+    const torch::Device& device, const std::vector<std::string>& resume_from,
+    SyntheticEngine engine) {
+  const bool autograd = engine == SyntheticEngine::kAutograd;
   const int64_t n = static_cast<int64_t>(options.size());
   const TrialOptions& first = options[0];
   const Parameterization p = first.parameterization;
@@ -217,7 +213,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
   SyntheticTask task(first.synthetic);
 
   Stack s;
-  s.names = ParamNames(p);
+  s.names = StackedParamNames(p);
   for (const std::string& name : s.names) {
     s.groups.push_back(name == "w_q" || name == "w_k" || name == "w_qk"
                            ? ParamGroup::kQk
@@ -229,7 +225,8 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
                           MixSeed(options[t].seed, kInitStream));
       slices.push_back(init->named_parameters()[name].detach());
     }
-    s.params.push_back(torch::stack(slices).to(device).set_requires_grad(true));
+    s.params.push_back(
+        torch::stack(slices).to(device).set_requires_grad(autograd));
   }
   s.optimizer =
       std::make_unique<StackedOptimizer>(first.optimizer, s.params, s.groups);
@@ -258,6 +255,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
 
   auto tokens_host = torch::empty({n, b, len}, torch::kInt64);
   auto labels_host = torch::empty({n, b}, torch::kInt64);
+  AnalyticGradients analytic(p);
   GroupRates rates;
   for (auto& r : rates) r.assign(n, 0.0);
   std::vector<bool> live(n);
@@ -296,22 +294,33 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
         torch::tensor(active, torch::TensorOptions().dtype(torch::kFloat64))
             .to(device);
 
-    for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
-    auto a = s.QkCircuit(p);   // [T, V, V]
-    auto bc = s.OvCircuit(p);  // [T, V, V]
-    ModelOutput out = StackedAttentionForward(a, bc, tokens);
-    auto per_example = torch::nn::functional::cross_entropy(
-        out.logits.reshape({n * b, v}), labels.view(-1),
-        torch::nn::functional::CrossEntropyFuncOptions().reduction(
-            torch::kNone));
-    auto loss = per_example.view({n, b}).mean(1);  // [T]
-    (loss * active_t.to(loss.dtype())).sum().backward();
-    s.optimizer->Step(rates, live);
+    torch::Tensor loss, logits, attention;  // [T], [T, B, V], [T, B, L]
+    if (autograd) {
+      for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
+      ModelOutput out =
+          StackedAttentionForward(s.QkCircuit(p), s.OvCircuit(p), tokens);
+      auto per_example = torch::nn::functional::cross_entropy(
+          out.logits.reshape({n * b, v}), labels.view(-1),
+          torch::nn::functional::CrossEntropyFuncOptions().reduction(
+              torch::kNone));
+      loss = per_example.view({n, b}).mean(1);
+      (loss * active_t.to(loss.dtype())).sum().backward();
+      s.optimizer->Step(rates, live);
+      loss = loss.detach();
+      logits = out.logits.detach();
+      attention = out.attention.detach();
+    } else {
+      const StackedGradients& g =
+          analytic.Compute(s.params, tokens, labels, active_t);
+      s.optimizer->Step(rates, live, g.grads);
+      loss = g.loss;
+      logits = g.logits;
+      attention = g.attention;
+    }
 
     torch::NoGradGuard no_grad;
-    auto attention = out.attention.detach();  // [T, B, L]
-    auto l64 = loss.detach().to(torch::kFloat64);
-    auto correct = out.logits.argmax(2).eq(labels).to(torch::kFloat64).mean(1);
+    auto l64 = loss.to(torch::kFloat64);
+    auto correct = logits.argmax(2).eq(labels).to(torch::kFloat64).mean(1);
     auto distinct = DistinctTokenAttention(attention.view({n * b, len}),
                                            tokens.view({n * b, len}),
                                            first.synthetic.num_common)
@@ -332,6 +341,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
       s.sums.add_(torch::stack({l64, correct, distinct}, 1) *
                   active_t.view({n, 1}));
     }
+    torch::Tensor a, bc;  // [T, V, V]
     for (int64_t t = 0; t < n; ++t) {
       TrialState& st = states[t];
       if (st.done) continue;
@@ -340,6 +350,11 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
       ++st.step;
       const bool last = st.step == o.max_steps;
       if (st.step % o.report_every != 0 && !last) continue;
+      if (!a.defined()) {
+        // The circuits after this step's update, formed on report steps.
+        a = s.QkCircuit(p);
+        bc = s.OvCircuit(p);
+      }
       const std::vector<MetricPoint> points =
           ReportPoints(s, st, t, a, bc, attention, tokens, rates);
       const double mean_loss = points[0].value;
@@ -368,8 +383,6 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainStacked(
   for (auto& st : states) result.push_back(std::move(st.outcome));
   return result;
 }
-
-}  // namespace
 
 absl::Status SyntheticTrainer::CheckBatchable(
     const std::vector<TrialOptions>& options) const {
@@ -400,7 +413,8 @@ absl::StatusOr<std::vector<TrialOutcome>> SyntheticTrainer::Train(
     const std::vector<TrainingObserver*>& observers,
     const torch::Device& device,
     const std::vector<std::string>& resume_from) const {
-  return TrainStacked(options, observers, device, resume_from);
+  return TrainSynthetic(options, observers, device, resume_from,
+                        SyntheticEngine::kAnalytic);
 }
 
 }  // namespace qkov::training

@@ -4,13 +4,28 @@
 // leading trial dimension (batched matrix products), each with its own seed,
 // data stream, learning rates, schedule, stopping and observer; a trial's
 // arithmetic does not depend on its batch-mates, so its metrics are
-// bit-identical alone or batched (trainer_test).
+// bit-identical alone or batched (trainer_test). A step's gradients come from
+// analytic_gradients.h; autograd is kept as the reference engine.
 #ifndef QKOV_WORKER_TRAINING_SYNTHETIC_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SYNTHETIC_TRAINER_H_
 
 #include "worker/training/trainer.h"
 
 namespace qkov::training {
+
+enum class SyntheticEngine {
+  kAnalytic,  // AnalyticGradients: the trainer's engine
+  kAutograd,  // autograd through StackedAttentionForward: the reference
+};
+
+// Trains synthetic trials (valid, batchable: SyntheticTrainer::CheckBatchable)
+// with `engine`; the body of SyntheticTrainer::Train. May throw what LibTorch
+// throws.
+absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from,
+    SyntheticEngine engine);
 
 class SyntheticTrainer : public TaskTrainer {
  public:

@@ -1,6 +1,7 @@
 // StackedOptimizer against torch::optim: each trial's slice of a stacked
 // parameter moves exactly as torch.optim's SGD or AdamW moves the same
-// parameter alone, at that trial's rate for the parameter's group.
+// parameter alone, at that trial's rate for the parameter's group; with the
+// fused CPU kernel and with tensor ops (the CUDA kernel) alike.
 #include "worker/training/optimizer.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,8 @@ namespace {
 
 // Two trials, two parameters (one QK, one OV), rates differing per trial
 // and per group, gradients from a fixed quadratic loss.
-void CompareWithTorchOptim(const OptimizerOptions& opt) {
+void CompareWithTorchOptim(const OptimizerOptions& opt,
+                           StackedOptimizer::Kernel kernel) {
   torch::manual_seed(7);
   const int64_t trials = 2, steps = 25;
   const std::vector<torch::Tensor> init = {torch::randn({trials, 3, 4}),
@@ -25,7 +27,7 @@ void CompareWithTorchOptim(const OptimizerOptions& opt) {
 
   std::vector<torch::Tensor> stacked;
   for (const auto& t : init) stacked.push_back(t.clone().requires_grad_(true));
-  StackedOptimizer ours(opt, stacked, groups);
+  StackedOptimizer ours(opt, stacked, groups, kernel);
   for (int64_t step = 0; step < steps; ++step) {
     for (auto& p : stacked) p.mutable_grad() = torch::Tensor();
     torch::Tensor loss = torch::zeros({});
@@ -74,8 +76,9 @@ void CompareWithTorchOptim(const OptimizerOptions& opt) {
     for (size_t i = 0; i < alone.size(); ++i) {
       EXPECT_TRUE(torch::allclose(stacked[i][t].detach(), alone[i].detach(),
                                   1e-5, 1e-6))
-          << "trial " << t << " param " << i << " group "
-          << ParamGroupName(groups[i]);
+          << "trial " << t << " param " << i << " kernel "
+          << (kernel == StackedOptimizer::Kernel::kAuto ? "fused" : "tensor")
+          << " group " << ParamGroupName(groups[i]);
     }
   }
 }
@@ -85,38 +88,54 @@ TEST(OptimizerTest, SgdWithMomentumAndWeightDecayMatchesTorchOptim) {
   opt.kind = OptimizerKind::kSgd;
   opt.momentum = 0.9;
   opt.weight_decay = 0.01;
-  CompareWithTorchOptim(opt);
+  for (auto kernel : {StackedOptimizer::Kernel::kAuto,
+                      StackedOptimizer::Kernel::kTensorOps}) {
+    CompareWithTorchOptim(opt, kernel);
+  }
 }
 
 TEST(OptimizerTest, PlainSgdMatchesTorchOptim) {
   OptimizerOptions opt;
   opt.kind = OptimizerKind::kSgd;
-  CompareWithTorchOptim(opt);
+  for (auto kernel : {StackedOptimizer::Kernel::kAuto,
+                      StackedOptimizer::Kernel::kTensorOps}) {
+    CompareWithTorchOptim(opt, kernel);
+  }
 }
 
 TEST(OptimizerTest, AdamWMatchesTorchOptim) {
   OptimizerOptions opt;
   opt.kind = OptimizerKind::kAdamW;
   opt.weight_decay = 0.05;
-  CompareWithTorchOptim(opt);
+  for (auto kernel : {StackedOptimizer::Kernel::kAuto,
+                      StackedOptimizer::Kernel::kTensorOps}) {
+    CompareWithTorchOptim(opt, kernel);
+  }
 }
 
 // An ended trial (live false, rates 0) keeps its slice and its Adam step
 // count while its batch-mate trains on.
 TEST(OptimizerTest, AnEndedTrialDoesNotMove) {
-  OptimizerOptions opt;
-  opt.kind = OptimizerKind::kAdamW;
-  torch::Tensor w = torch::ones({2, 3}).requires_grad_(true);
-  StackedOptimizer ours(opt, {w}, {ParamGroup::kMlp});
-  GroupRates rates;
-  for (auto& r : rates) r = {0.1, 0.0};
-  for (int step = 0; step < 3; ++step) {
-    w.mutable_grad() = torch::Tensor();
-    w.sum().backward();
-    ours.Step(rates, {true, false});
+  for (auto kernel : {StackedOptimizer::Kernel::kAuto,
+                      StackedOptimizer::Kernel::kTensorOps}) {
+    for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+      OptimizerOptions opt;
+      opt.kind = kind;
+      opt.momentum = kind == OptimizerKind::kSgd ? 0.9 : 0;
+      opt.weight_decay = 0.01;
+      torch::Tensor w = torch::ones({2, 3}).requires_grad_(true);
+      StackedOptimizer ours(opt, {w}, {ParamGroup::kMlp}, kernel);
+      GroupRates rates;
+      for (auto& r : rates) r = {0.1, 0.0};
+      for (int step = 0; step < 3; ++step) {
+        w.mutable_grad() = torch::Tensor();
+        w.sum().backward();
+        ours.Step(rates, {true, false});
+      }
+      EXPECT_TRUE(torch::equal(w[1].detach(), torch::ones({3})));
+      EXPECT_FALSE(torch::equal(w[0].detach(), torch::ones({3})));
+    }
   }
-  EXPECT_TRUE(torch::equal(w[1].detach(), torch::ones({3})));
-  EXPECT_FALSE(torch::equal(w[0].detach(), torch::ones({3})));
 }
 
 }  // namespace
