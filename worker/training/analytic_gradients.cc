@@ -1,8 +1,91 @@
 #include "worker/training/analytic_gradients.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace qkov::training {
+namespace {
+
+// The gathers and scatters over the tokens of each example, as one loop per
+// example for contiguous float tensors on the CPU (where LibTorch's generic
+// gather and scatter_add cost several times the loop), as tensor ops
+// otherwise (CUDA, double).
+bool LoopKernel(const torch::Tensor& values, const torch::Tensor& tokens) {
+  return values.is_cpu() && values.scalar_type() == torch::kFloat &&
+         values.is_contiguous() && tokens.is_cpu() && tokens.is_contiguous();
+}
+
+// scores[t, b, i] = rows[t, b, tokens[t, b, i]] * scale.
+void GatherScores(const torch::Tensor& rows, const torch::Tensor& tokens,
+                  double scale, torch::Tensor& scores) {
+  if (!LoopKernel(rows, tokens)) {
+    torch::gather_out(scores, rows, 2, tokens).mul_(scale);
+    return;
+  }
+  const int64_t examples = tokens.size(0) * tokens.size(1);
+  const int64_t len = tokens.size(2), v = rows.size(2);
+  const float* r = rows.data_ptr<float>();
+  const int64_t* x = tokens.data_ptr<int64_t>();
+  float* out = scores.data_ptr<float>();
+  const float k = static_cast<float>(scale);
+  for (int64_t e = 0; e < examples; ++e, r += v, x += len, out += len) {
+    for (int64_t i = 0; i < len; ++i) out[i] = r[x[i]] * k;
+  }
+}
+
+// context[t, b, :] = sum_i attention[t, b, i] e_{tokens[t, b, i]}.
+void ScatterContext(const torch::Tensor& attention, const torch::Tensor& tokens,
+                    torch::Tensor& context) {
+  if (!LoopKernel(attention, tokens)) {
+    context.zero_().scatter_add_(2, tokens, attention);
+    return;
+  }
+  const int64_t examples = tokens.size(0) * tokens.size(1);
+  const int64_t len = tokens.size(2), v = context.size(2);
+  const float* a = attention.data_ptr<float>();
+  const int64_t* x = tokens.data_ptr<int64_t>();
+  float* out = context.data_ptr<float>();
+  for (int64_t e = 0; e < examples; ++e, a += len, x += len, out += v) {
+    std::fill(out, out + v, 0.0f);
+    for (int64_t i = 0; i < len; ++i) out[x[i]] += a[i];
+  }
+}
+
+// Back through the context's scatter, the softmax and the scores' gather:
+// da_i = d_context[tokens_i], ds_i = a_i (da_i - <a, da>) * scale,
+// d_rows = sum_i ds_i e_{tokens_i}. `d_attention`, `product` and `dot` are
+// scratch for the tensor-op form.
+void AttentionBackward(const torch::Tensor& d_context,
+                       const torch::Tensor& attention,
+                       const torch::Tensor& tokens, double scale,
+                       torch::Tensor& d_rows, torch::Tensor& d_attention,
+                       torch::Tensor& product, torch::Tensor& dot) {
+  if (!LoopKernel(d_context, tokens) || !LoopKernel(attention, tokens)) {
+    torch::gather_out(d_attention, d_context, 2, tokens);
+    torch::mul_out(product, attention, d_attention);
+    torch::sum_out(dot, product, {2}, /*keepdim=*/true);
+    d_attention.sub_(dot).mul_(attention).mul_(scale);
+    d_rows.zero_().scatter_add_(2, tokens, d_attention);
+    return;
+  }
+  const int64_t examples = tokens.size(0) * tokens.size(1);
+  const int64_t len = tokens.size(2), v = d_context.size(2);
+  const float* dc = d_context.data_ptr<float>();
+  const float* a = attention.data_ptr<float>();
+  const int64_t* x = tokens.data_ptr<int64_t>();
+  float* out = d_rows.data_ptr<float>();
+  const float k = static_cast<float>(scale);
+  for (int64_t e = 0; e < examples;
+       ++e, dc += v, a += len, x += len, out += v) {
+    float inner = 0;
+    for (int64_t i = 0; i < len; ++i) inner += a[i] * dc[x[i]];
+    std::fill(out, out + v, 0.0f);
+    for (int64_t i = 0; i < len; ++i)
+      out[x[i]] += a[i] * (dc[x[i]] - inner) * k;
+  }
+}
+
+}  // namespace
 
 void AnalyticGradients::Allocate(int64_t n, int64_t b, int64_t len, int64_t v,
                                  const torch::TensorOptions& options) {
@@ -64,9 +147,9 @@ const StackedGradients& AnalyticGradients::Compute(
     row_index = query.unsqueeze(2).expand({n, b, v});  // [T, B, V]
     torch::gather_out(rows_, params[0], 1, row_index);
   }
-  torch::gather_out(scores_, rows_, 2, tokens).mul_(inv_sqrt_v);
+  GatherScores(rows_, tokens, inv_sqrt_v, scores_);
   torch::softmax_out(attention, scores_, 2);
-  context_.zero_().scatter_add_(2, tokens, attention);  // [T, B, V]
+  ScatterContext(attention, tokens, context_);  // [T, B, V]
 
   // OV path and the loss.
   if (ov_factorized) {
@@ -99,13 +182,8 @@ const StackedGradients& AnalyticGradients::Compute(
     torch::bmm_out(d_context_, d_logits_, w_o);
   }
 
-  // Through the context's scatter and the softmax to the rows: d_attention_
-  // becomes d scores = a (da - <a, da>) / sqrt(V).
-  torch::gather_out(d_attention_, d_context_, 2, tokens);
-  torch::mul_out(product_, attention, d_attention_);
-  torch::sum_out(dot_, product_, {2}, /*keepdim=*/true);
-  d_attention_.sub_(dot_).mul_(attention).mul_(inv_sqrt_v);
-  d_rows_.zero_().scatter_add_(2, tokens, d_attention_);
+  AttentionBackward(d_context_, attention, tokens, inv_sqrt_v, d_rows_,
+                    d_attention_, product_, dot_);
 
   if (qk_factorized) {
     torch::bmm_out(grads[1], query_columns_, d_rows_);  // dW_K

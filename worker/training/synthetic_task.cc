@@ -78,15 +78,6 @@ std::vector<double> SyntheticTask::ClassDistribution(int c) const {
   return w;
 }
 
-int SyntheticTask::SampleContextToken(int c, std::mt19937_64& rng) const {
-  const AliasTable& t = alias_[c];
-  const uint64_t r = rng();
-  const size_t column =
-      static_cast<size_t>(((r >> 32) * t.threshold.size()) >> 32);
-  const uint32_t coin = static_cast<uint32_t>(r);
-  return coin < t.threshold[column] ? t.token[column] : t.alias[column];
-}
-
 Batch SyntheticTask::Sample(int batch_size, std::mt19937_64& rng) const {
   const int len = input_len();
   auto tokens = torch::empty({batch_size, len}, torch::kInt64);
@@ -95,21 +86,6 @@ Batch SyntheticTask::Sample(int batch_size, std::mt19937_64& rng) const {
   SampleInto(batch_size, rng, tokens.data_ptr<int64_t>(),
              labels.data_ptr<int64_t>(), classes.data_ptr<int64_t>());
   return Batch{tokens, labels, classes};
-}
-
-void SyntheticTask::SampleInto(int batch_size, std::mt19937_64& rng,
-                               int64_t* tok, int64_t* lab, int64_t* cls) const {
-  const int len = input_len();
-  for (int b = 0; b < batch_size; ++b) {
-    const int c =
-        std::min(static_cast<int>(UniformDouble(rng) * options_.num_classes),
-                 options_.num_classes - 1);
-    int64_t* row = tok + static_cast<int64_t>(b) * len;
-    for (int i = 0; i < len - 1; ++i) row[i] = SampleContextToken(c, rng);
-    row[len - 1] = QueryToken(c);
-    lab[b] = LabelToken(c);
-    if (cls != nullptr) cls[b] = c;
-  }
 }
 
 }  // namespace qkov::training

@@ -14,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -33,8 +34,10 @@ struct Batch {
 // (data, init, eval) from one trial seed.
 uint64_t MixSeed(uint64_t seed, uint64_t stream);
 
-// Uniform double in [0, 1) from 53 random bits.
-inline double UniformDouble(std::mt19937_64& rng) {
+// Uniform double in [0, 1) from 53 random bits of a 64-bit generator
+// (std::mt19937_64 or the same numbers from Mt19937_64, mt19937.h).
+template <typename Rng>
+double UniformDouble(Rng& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;
 }
 
@@ -65,12 +68,15 @@ class SyntheticTask {
   Batch Sample(int batch_size, std::mt19937_64& rng) const;
 
   // Sample() into caller-owned buffers: tokens [batch_size * input_len()],
-  // labels [batch_size]; the same draws as Sample() from the same rng.
-  void SampleInto(int batch_size, std::mt19937_64& rng, int64_t* tokens,
-                  int64_t* labels, int64_t* classes = nullptr) const;
+  // labels [batch_size]; the same draws as Sample() from a generator of the
+  // same numbers (std::mt19937_64 or Mt19937_64).
+  template <typename Rng>
+  void SampleInto(int batch_size, Rng& rng, int64_t* tokens, int64_t* labels,
+                  int64_t* classes = nullptr) const;
 
   // Context-token sampling alone, exposed for the frequency test.
-  int SampleContextToken(int c, std::mt19937_64& rng) const;
+  template <typename Rng>
+  int SampleContextToken(int c, Rng& rng) const;
 
  private:
   SyntheticTaskOptions options_;
@@ -82,6 +88,36 @@ class SyntheticTask {
   };
   std::vector<AliasTable> alias_;  // per class, over tokens with weight > 0
 };
+
+template <typename Rng>
+int SyntheticTask::SampleContextToken(int c, Rng& rng) const {
+  const AliasTable& t = alias_[c];
+  const uint64_t r = rng();
+  const size_t column =
+      static_cast<size_t>(((r >> 32) * t.threshold.size()) >> 32);
+  const uint32_t coin = static_cast<uint32_t>(r);
+  // Both candidates are loaded and the pick is arithmetic: the coin is a
+  // fair random branch, which the CPU would mispredict half the time.
+  const int keep = static_cast<int>(coin < t.threshold[column]);
+  const int token = t.token[column], alias = t.alias[column];
+  return alias + keep * (token - alias);
+}
+
+template <typename Rng>
+void SyntheticTask::SampleInto(int batch_size, Rng& rng, int64_t* tok,
+                               int64_t* lab, int64_t* cls) const {
+  const int len = input_len();
+  for (int b = 0; b < batch_size; ++b) {
+    const int c =
+        std::min(static_cast<int>(UniformDouble(rng) * options_.num_classes),
+                 options_.num_classes - 1);
+    int64_t* row = tok + static_cast<int64_t>(b) * len;
+    for (int i = 0; i < len - 1; ++i) row[i] = SampleContextToken(c, rng);
+    row[len - 1] = QueryToken(c);
+    lab[b] = LabelToken(c);
+    if (cls != nullptr) cls[b] = c;
+  }
+}
 
 }  // namespace qkov::training
 

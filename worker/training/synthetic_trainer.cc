@@ -8,6 +8,7 @@
 #include "worker/training/analytic_gradients.h"
 #include "worker/training/metrics.h"
 #include "worker/training/model.h"
+#include "worker/training/mt19937.h"
 #include "worker/training/optimizer.h"
 #include "worker/training/synthetic_task.h"
 #include "worker/training/torch_status.h"
@@ -29,7 +30,7 @@ struct TrialState {
   TrainingObserver* observer = nullptr;
   int64_t step = 0;
   int64_t since_report = 0;
-  std::mt19937_64 data_rng;
+  Mt19937_64 data_rng;  // the numbers of std::mt19937_64, drawn faster
   bool done = false;
   TrialOutcome outcome;
 };

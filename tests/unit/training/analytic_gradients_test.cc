@@ -92,9 +92,15 @@ std::vector<torch::Tensor> AutogradGradients(Parameterization p,
 
 TEST(AnalyticGradientsTest, MatchAutogradOnEveryParameterization) {
   for (Parameterization p : kAll) {
-    // Batch 32 < V and 64 > V: both sides of the product orders.
-    for (int batch : {32, 64}) {
-      const GradientCase c = MakeCase(p, 3, batch);
+    // Batch 32 < V and 64 > V; float (the CPU loops over the tokens) and
+    // double (the tensor ops CUDA runs), each against autograd in its type.
+    for (auto [batch, dtype] :
+         {std::pair{32, torch::kFloat}, std::pair{64, torch::kFloat},
+          std::pair{32, torch::kDouble}}) {
+      GradientCase c = MakeCase(p, 3, batch);
+      for (auto& w : c.params) w = w.to(dtype);
+      c.weight = c.weight.to(dtype);
+      const double tolerance = dtype == torch::kFloat ? 1e-5 : 1e-12;
       torch::Tensor want_loss;
       const std::vector<torch::Tensor> want =
           AutogradGradients(p, c, &want_loss);
@@ -102,15 +108,17 @@ TEST(AnalyticGradientsTest, MatchAutogradOnEveryParameterization) {
       const StackedGradients& got =
           engine.Compute(c.params, c.tokens, c.labels, c.weight);
       ASSERT_EQ(got.grads.size(), want.size());
-      EXPECT_LT(RelativeGap(got.loss, want_loss), 1e-6)
+      EXPECT_EQ(got.loss.scalar_type(), dtype);
+      EXPECT_LT(RelativeGap(got.loss, want_loss), tolerance / 10)
           << ParameterizationName(p);
       for (size_t i = 0; i < want.size(); ++i) {
         const std::string what = std::string(ParameterizationName(p)) + " " +
                                  StackedParamNames(p)[i] + " batch " +
-                                 std::to_string(batch);
+                                 std::to_string(batch) + " " +
+                                 std::string(c10::toString(dtype));
         // The gradient is not trivially zero, and it matches.
         EXPECT_GT(want[i][0].abs().max().item<double>(), 1e-4) << what;
-        EXPECT_LT(RelativeGap(got.grads[i], want[i]), 1e-5) << what;
+        EXPECT_LT(RelativeGap(got.grads[i], want[i]), tolerance) << what;
         // A trial of weight 0 gets no gradient.
         EXPECT_EQ(got.grads[i][1].abs().max().item<double>(), 0.0) << what;
       }
@@ -179,14 +187,17 @@ std::vector<RunResult> TrainTwo(const TrialOptions& base,
 }
 
 // The stated tolerance of the analytic engine against autograd after 200
-// steps (docs/PERFORMANCE.md): parameters within 1e-5 (SGD) or 1e-3 (AdamW)
-// of max(1, max |w|), every reported value within 1e-4 relative (1e-6
-// absolute). Float32 products summed in another order differ by ~1e-7 a
-// step; AdamW divides each gradient by its running RMS, so an element whose
-// gradient is near 0 carries that difference into a step of up to the rate.
+// steps (docs/PERFORMANCE.md), relative to max(1, max |w|) for parameters
+// and to |value| + 0.01 for reported values: SGD 1e-5 and 1e-5; AdamW 5e-3
+// and 1e-3. Float32 products summed in another order differ by ~1e-7 a
+// step, which SGD carries along unchanged; AdamW divides each gradient by
+// its running RMS, so an element whose gradient is near 0 can turn that
+// difference into a step of up to the rate (0.06 for the QK group of the
+// second trial here): 5e-3 is a twelfth of one such step.
 constexpr double kSgdParamTolerance = 1e-5;
-constexpr double kAdamWParamTolerance = 1e-3;
-constexpr double kPointTolerance = 1e-4;
+constexpr double kAdamWParamTolerance = 5e-3;
+constexpr double kSgdPointTolerance = 1e-5;
+constexpr double kAdamWPointTolerance = 1e-3;
 
 TEST(AnalyticGradientsTest, TrainsLikeAutogradOnEveryOptimizerAndSchedule) {
   struct Setting {
@@ -203,8 +214,8 @@ TEST(AnalyticGradientsTest, TrainsLikeAutogradOnEveryOptimizerAndSchedule) {
        ScheduleKind::kCosineWarmup},
       {"adamw qk_ramp", OptimizerKind::kAdamW, ScheduleKind::kQkRamp},
   };
-  double worst_point = 0;
-  double worst_param[2] = {0, 0};  // SGD, AdamW
+  double worst_param[2] = {0, 0}, worst_point[2] = {0, 0};  // SGD, AdamW
+  std::string worst_point_case[2];
   for (Parameterization p : kAll) {
     for (const Setting& setting : settings) {
       TrialOptions o;
@@ -236,10 +247,10 @@ TEST(AnalyticGradientsTest, TrainsLikeAutogradOnEveryOptimizerAndSchedule) {
           TrainTwo(o, SyntheticEngine::kAutograd);
       ASSERT_EQ(fast.size(), 2u) << what;
       ASSERT_EQ(ref.size(), 2u) << what;
+      const bool adam = setting.kind == OptimizerKind::kAdamW;
       for (size_t t = 0; t < 2; ++t) {
         for (const auto& [name, w] : ref[t].params) {
           const double gap = RelativeGap(fast[t].params.at(name), w);
-          const bool adam = setting.kind == OptimizerKind::kAdamW;
           worst_param[adam] = std::max(worst_param[adam], gap);
           EXPECT_LT(gap, adam ? kAdamWParamTolerance : kSgdParamTolerance)
               << what << " " << name << " trial " << t;
@@ -250,20 +261,25 @@ TEST(AnalyticGradientsTest, TrainsLikeAutogradOnEveryOptimizerAndSchedule) {
           const MetricPoint &x = fast[t].points[k], &y = ref[t].points[k];
           ASSERT_EQ(x.name, y.name);
           ASSERT_EQ(x.step, y.step);
-          worst_point =
-              std::max(worst_point, std::fabs(x.value - y.value) /
-                                        std::max(1e-2, std::fabs(y.value)));
+          const double gap =
+              std::fabs(x.value - y.value) / (std::fabs(y.value) + 1e-2);
+          if (gap > worst_point[adam]) {
+            worst_point[adam] = gap;
+            worst_point_case[adam] = what + " " + y.name;
+          }
           EXPECT_NEAR(x.value, y.value,
-                      kPointTolerance * std::fabs(y.value) + 1e-6)
+                      (adam ? kAdamWPointTolerance : kSgdPointTolerance) *
+                          (std::fabs(y.value) + 1e-2))
               << what << " " << y.name << " at " << y.step << " trial " << t;
         }
       }
     }
   }
   std::printf(
-      "largest gap after 200 steps: parameters %.3g (SGD), %.3g "
-      "(AdamW); reported values %.3g (relative)\n",
-      worst_param[0], worst_param[1], worst_point);
+      "largest gap after 200 steps: parameters %.3g (SGD), %.3g (AdamW); "
+      "reported values %.3g (SGD, %s), %.3g (AdamW, %s)\n",
+      worst_param[0], worst_param[1], worst_point[0],
+      worst_point_case[0].c_str(), worst_point[1], worst_point_case[1].c_str());
 }
 
 class Recorder : public TrainingObserver {
