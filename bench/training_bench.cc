@@ -31,7 +31,7 @@ ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
 ABSL_FLAG(std::string, engine, "analytic",
-          "speed mode: analytic (the trainer's) or autograd (the reference)");
+          "analytic (the trainer's) or autograd (the reference)");
 ABSL_FLAG(std::string, stack, "1,2,4,8,16,32",
           "speed mode: trials trained together, comma-separated");
 
@@ -54,6 +54,15 @@ int main(int argc, char** argv) {
                             : InitKind::kIdentity;
   o.init.qk = init;
   o.init.ov = init;
+  const std::string engine_name = absl::GetFlag(FLAGS_engine);
+  if (engine_name != "analytic" && engine_name != "autograd") {
+    std::fprintf(stderr, "--engine: %s is not analytic or autograd\n",
+                 engine_name.c_str());
+    return 2;
+  }
+  const SyntheticEngine engine = engine_name == "autograd"
+                                     ? SyntheticEngine::kAutograd
+                                     : SyntheticEngine::kAnalytic;
   if (absl::GetFlag(FLAGS_mode) == "speed") {
     // Trial-steps per second: T trials stacked, each taking max_steps steps.
     std::printf(
@@ -62,15 +71,7 @@ int main(int argc, char** argv) {
         o.batch_size, o.synthetic.seq_len, o.synthetic.vocab_size,
         absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_device).c_str(),
         absl::GetFlag(FLAGS_engine).c_str());
-    const std::string engine_name = absl::GetFlag(FLAGS_engine);
-    if (engine_name != "analytic" && engine_name != "autograd") {
-      std::fprintf(stderr, "--engine: %s is not analytic or autograd\n",
-                   engine_name.c_str());
-      return 2;
-    }
-    const SyntheticEngine engine = engine_name == "autograd"
-                                       ? SyntheticEngine::kAutograd
-                                       : SyntheticEngine::kAnalytic;
+
     o.target_loss = -1;
     o.eval.num_examples = 64;
     std::vector<int> stacks;
@@ -117,13 +118,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.parameterization = *p;
+  if (absl::Status valid = o.Validate(); !valid.ok()) {
+    std::fprintf(stderr, "%s\n", valid.ToString().c_str());
+    return 2;
+  }
   auto t0 = std::chrono::steady_clock::now();
-  auto r = RunTrial(o, nullptr, torch::Device(absl::GetFlag(FLAGS_device)));
+  auto trained = TrainSynthetic(
+      {o}, {nullptr}, torch::Device(absl::GetFlag(FLAGS_device)), {""}, engine);
   auto t1 = std::chrono::steady_clock::now();
-  if (!r.ok()) {
-    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+  if (!trained.ok()) {
+    std::fprintf(stderr, "%s\n", trained.status().ToString().c_str());
     return 1;
   }
+  const TrialOutcome* r = &(*trained)[0];
   std::printf("%s ratio=%g eta_ov=%g end=%s steps=%lld wall=%.1fs\n",
               absl::GetFlag(FLAGS_parameterization).c_str(), o.lr_ratio,
               o.eta_ov, TrialEndName(r->end), static_cast<long long>(r->steps),

@@ -33,7 +33,8 @@ struct ModelOutput {
 // circuits qk, ov [T, V, V], tokens int64 [T, B, L] whose last column is the
 // query, key_mask (optional, bool [T, B, L]). Returns logits [T, B, V] and
 // attention [T, B, L]. AttentionModel's forward is this with T = 1, and the
-// batched trainer trains through it.
+// synthetic trainer's reference engine trains through it with autograd
+// (its default engine: analytic_gradients.h).
 ModelOutput StackedAttentionForward(const torch::Tensor& qk,
                                     const torch::Tensor& ov,
                                     const torch::Tensor& tokens,

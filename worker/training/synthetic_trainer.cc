@@ -1,5 +1,6 @@
 #include "worker/training/synthetic_trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -197,6 +198,113 @@ std::vector<MetricPoint> ReportPoints(const Stack& s, const TrialState& st,
   return points;
 }
 
+// torch.argmax over x[0..n) on the CPU: the first of equal maxima, and the
+// first NaN if there is one (NaN counts as the largest). The maximum comes
+// from four independent running maxima, then one scan finds its index.
+int64_t ArgMax(const float* x, int64_t n) {
+  float m[4] = {x[0], x[0], x[0], x[0]};
+  bool nan = false;
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    for (int k = 0; k < 4; ++k) {
+      m[k] = std::max(m[k], x[j + k]);
+      nan |= x[j + k] != x[j + k];
+    }
+  }
+  for (; j < n; ++j) {
+    m[0] = std::max(m[0], x[j]);
+    nan |= x[j] != x[j];
+  }
+  const float top = std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+  for (j = 0; j < n; ++j) {
+    if (nan ? x[j] != x[j] : x[j] == top) return j;
+  }
+  return 0;
+}
+
+// Each live trial's step into its loss window (at step % window) and its
+// report sums (loss, accuracy, distinct-token attention). One loop over the
+// step's logits and attention for float tensors on the CPU; tensor ops
+// otherwise (CUDA).
+void AddStepStatistics(const torch::Tensor& loss, const torch::Tensor& logits,
+                       const torch::Tensor& labels,
+                       const torch::Tensor& attention,
+                       const torch::Tensor& tokens, int num_common,
+                       const std::vector<TrialState>& states, Stack& s) {
+  const int64_t n = tokens.size(0), b = tokens.size(1), len = tokens.size(2);
+  const int64_t v = logits.size(2);
+  const bool loops = logits.is_cpu() && logits.scalar_type() == torch::kFloat &&
+                     attention.scalar_type() == torch::kFloat &&
+                     logits.is_contiguous() && attention.is_contiguous() &&
+                     loss.is_contiguous() && labels.is_contiguous() &&
+                     tokens.is_contiguous();
+  if (!loops) {
+    auto l64 = loss.to(torch::kFloat64);
+    auto correct = logits.argmax(2).eq(labels).to(torch::kFloat64).mean(1);
+    auto distinct =
+        DistinctTokenAttention(attention.view({n * b, len}),
+                               tokens.view({n * b, len}), num_common)
+            .view({n, b})
+            .mean(1)
+            .to(torch::kFloat64);
+    std::vector<int64_t> rows_live, cols_live;
+    std::vector<double> active(n, 0.0);
+    for (int64_t t = 0; t < n; ++t) {
+      if (states[t].done) continue;
+      rows_live.push_back(t);
+      cols_live.push_back(states[t].step % states[t].o->loss_window);
+      active[t] = 1.0;
+    }
+    const torch::Device device = s.window.device();
+    auto r_idx = torch::tensor(rows_live, torch::kInt64).to(device);
+    auto c_idx = torch::tensor(cols_live, torch::kInt64).to(device);
+    s.window.index_put_({r_idx, c_idx}, l64.index_select(0, r_idx));
+    s.sums.add_(torch::stack({l64, correct, distinct}, 1) *
+                torch::tensor(active, torch::kFloat64).to(device).view({n, 1}));
+    return;
+  }
+  const float* z = logits.data_ptr<float>();
+  const float* a = attention.data_ptr<float>();
+  const float* l = loss.data_ptr<float>();
+  const int64_t* y = labels.data_ptr<int64_t>();
+  const int64_t* x = tokens.data_ptr<int64_t>();
+  double* window = s.window.data_ptr<double>();
+  double* sums = s.sums.data_ptr<double>();
+  const int64_t window_size = s.window.size(1);
+  std::vector<float> is_distinct(v, 0.0f);
+  for (int64_t j = num_common; j < v; ++j) is_distinct[j] = 1.0f;
+  for (int64_t t = 0; t < n; ++t) {
+    if (states[t].done) continue;
+    float correct = 0, distinct = 0;
+    for (int64_t e = 0; e < b; ++e) {
+      const int64_t row = t * b + e;
+      const float* zr = z + row * v;
+      correct += static_cast<float>(ArgMax(zr, v) == y[row]);
+      const float* ar = a + row * len;
+      const int64_t* xr = x + row * len;
+      // a_i times the 0/1 of its token's class (a table lookup: neither a
+      // branch on the random token nor an int-to-float conversion), as the
+      // tensor form multiplies, in four independent partial sums.
+      float part[4] = {0, 0, 0, 0};
+      int64_t i = 0;
+      for (; i + 4 <= len; i += 4) {
+        for (int k = 0; k < 4; ++k) {
+          part[k] += ar[i + k] * is_distinct[xr[i + k]];
+        }
+      }
+      for (; i < len; ++i) part[0] += ar[i] * is_distinct[xr[i]];
+      const float mass = (part[0] + part[1]) + (part[2] + part[3]);
+      distinct += mass;
+    }
+    const double step_loss = static_cast<double>(l[t]);
+    window[t * window_size + states[t].step % states[t].o->loss_window] =
+        step_loss;
+    sums[t * 3 + 0] += step_loss;
+    sums[t * 3 + 1] += static_cast<double>(correct) / static_cast<double>(b);
+    sums[t * 3 + 2] += static_cast<double>(distinct) / static_cast<double>(b);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
@@ -296,6 +404,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
             .to(device);
 
     torch::Tensor loss, logits, attention;  // [T], [T, B, V], [T, B, L]
+    const std::vector<torch::Tensor>* grads = nullptr;  // analytic engine's
     if (autograd) {
       for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
       ModelOutput out =
@@ -306,42 +415,30 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
               torch::kNone));
       loss = per_example.view({n, b}).mean(1);
       (loss * active_t.to(loss.dtype())).sum().backward();
-      s.optimizer->Step(rates, live);
       loss = loss.detach();
       logits = out.logits.detach();
       attention = out.attention.detach();
     } else {
       const StackedGradients& g =
           analytic.Compute(s.params, tokens, labels, active_t);
-      s.optimizer->Step(rates, live, g.grads);
       loss = g.loss;
       logits = g.logits;
       attention = g.attention;
+      grads = &g.grads;
     }
-
-    torch::NoGradGuard no_grad;
-    auto l64 = loss.to(torch::kFloat64);
-    auto correct = logits.argmax(2).eq(labels).to(torch::kFloat64).mean(1);
-    auto distinct = DistinctTokenAttention(attention.view({n * b, len}),
-                                           tokens.view({n * b, len}),
-                                           first.synthetic.num_common)
-                        .view({n, b})
-                        .mean(1)
-                        .to(torch::kFloat64);
-    // Loss windows and report sums of the live trials, in two batched ops.
+    // The statistics before the update, while the step's outputs are still
+    // in cache (the update streams every parameter, gradient and buffer).
     {
-      std::vector<int64_t> rows_live, cols_live;
-      for (int64_t t = 0; t < n; ++t) {
-        if (states[t].done) continue;
-        rows_live.push_back(t);
-        cols_live.push_back(states[t].step % states[t].o->loss_window);
-      }
-      auto r_idx = torch::tensor(rows_live, torch::kInt64).to(device);
-      auto c_idx = torch::tensor(cols_live, torch::kInt64).to(device);
-      s.window.index_put_({r_idx, c_idx}, l64.index_select(0, r_idx));
-      s.sums.add_(torch::stack({l64, correct, distinct}, 1) *
-                  active_t.view({n, 1}));
+      torch::NoGradGuard no_grad;
+      AddStepStatistics(loss, logits, labels, attention, tokens,
+                        first.synthetic.num_common, states, s);
     }
+    if (autograd) {
+      s.optimizer->Step(rates, live);
+    } else {
+      s.optimizer->Step(rates, live, *grads);
+    }
+    torch::NoGradGuard no_grad;
     torch::Tensor a, bc;  // [T, V, V]
     for (int64_t t = 0; t < n; ++t) {
       TrialState& st = states[t];
@@ -397,13 +494,14 @@ absl::Status SyntheticTrainer::CheckBatchable(
         u.num_classes == s.num_classes &&
         u.distinct_per_class == s.distinct_per_class &&
         u.seq_len == s.seq_len && o.batch_size == a.batch_size &&
-        x.kind == y.kind && x.momentum == y.momentum &&
-        x.weight_decay == y.weight_decay && x.adam_beta1 == y.adam_beta1 &&
-        x.adam_beta2 == y.adam_beta2 && x.adam_eps == y.adam_eps;
+        o.loss_window == a.loss_window && x.kind == y.kind &&
+        x.momentum == y.momentum && x.weight_decay == y.weight_decay &&
+        x.adam_beta1 == y.adam_beta1 && x.adam_beta2 == y.adam_beta2 &&
+        x.adam_eps == y.adam_eps;
     if (!same) {
       return absl::InvalidArgumentError(
           "trials in one batch need the same parameterization, task sizes, "
-          "batch size and optimizer settings");
+          "batch size, loss window and optimizer settings");
     }
   }
   return absl::OkStatus();

@@ -29,8 +29,8 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
 
 class SyntheticTrainer : public TaskTrainer {
  public:
-  // Same parameterization, task sizes, batch size and optimizer settings
-  // (rates, seeds, schedules, steps and stopping may differ).
+  // Same parameterization, task sizes, batch size, loss window and optimizer
+  // settings (rates, seeds, schedules, steps and stopping may differ).
   absl::Status CheckBatchable(
       const std::vector<TrialOptions>& options) const override;
   absl::StatusOr<std::vector<TrialOutcome>> Train(

@@ -222,6 +222,9 @@ TEST(TrainerTest, IncompatibleTrialsAreNotBatched) {
   b.batch_size = 16;
   EXPECT_EQ(CheckBatchable({a, b}).code(), absl::StatusCode::kInvalidArgument);
   b = a;
+  b.loss_window = a.loss_window * 2;  // the stacked windows are [T, W]
+  EXPECT_EQ(CheckBatchable({a, b}).code(), absl::StatusCode::kInvalidArgument);
+  b = a;
   b.lr_ratio = 7;
   b.seed = 9;
   EXPECT_TRUE(CheckBatchable({a, b}).ok());
