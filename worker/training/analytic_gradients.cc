@@ -85,6 +85,115 @@ void AttentionBackward(const torch::Tensor& d_context,
   }
 }
 
+// The query token of example (t, b): the last column of tokens [T, B, L].
+inline int64_t QueryOf(const int64_t* tokens, int64_t example, int64_t len) {
+  return tokens[example * len + len - 1];
+}
+
+// The factor entries at each example's query token: W_Q[:, q_b] as
+// columns [T, V, B] (factorized QK) or W_QK[q_b, :] as rows [T, B, V].
+void GatherQuery(const torch::Tensor& w, const torch::Tensor& tokens,
+                 bool columns, torch::Tensor& out) {
+  const int64_t n = tokens.size(0), b = tokens.size(1), len = tokens.size(2);
+  const int64_t v = w.size(1);
+  if (!LoopKernel(w, tokens) || !out.is_contiguous()) {
+    const torch::Tensor query = tokens.select(2, len - 1);  // [T, B]
+    if (columns) {
+      torch::gather_out(out, w, 2, query.unsqueeze(1).expand({n, v, b}));
+    } else {
+      torch::gather_out(out, w, 1, query.unsqueeze(2).expand({n, b, v}));
+    }
+    return;
+  }
+  const float* src = w.data_ptr<float>();
+  const int64_t* x = tokens.data_ptr<int64_t>();
+  float* dst = out.data_ptr<float>();
+  for (int64_t t = 0; t < n; ++t) {
+    const float* wt = src + t * v * v;
+    for (int64_t e = 0; e < b; ++e) {
+      const int64_t q = QueryOf(x, t * b + e, len);
+      if (columns) {
+        float* o = dst + t * v * b + e;
+        for (int64_t k = 0; k < v; ++k) o[k * b] = wt[k * v + q];
+      } else {
+        std::copy(wt + q * v, wt + q * v + v, dst + (t * b + e) * v);
+      }
+    }
+  }
+}
+
+// GatherQuery's adjoint: grad = 0, then d's columns [T, V, B] (or rows
+// [T, B, V]) added into the query token's column (or row) of grad.
+void ScatterQuery(const torch::Tensor& d, const torch::Tensor& tokens,
+                  bool columns, torch::Tensor& grad) {
+  const int64_t n = tokens.size(0), b = tokens.size(1), len = tokens.size(2);
+  const int64_t v = grad.size(1);
+  if (!LoopKernel(d, tokens) || !grad.is_contiguous()) {
+    const torch::Tensor query = tokens.select(2, len - 1);  // [T, B]
+    if (columns) {
+      grad.zero_().scatter_add_(2, query.unsqueeze(1).expand({n, v, b}), d);
+    } else {
+      grad.zero_().scatter_add_(1, query.unsqueeze(2).expand({n, b, v}), d);
+    }
+    return;
+  }
+  const float* src = d.data_ptr<float>();
+  const int64_t* x = tokens.data_ptr<int64_t>();
+  float* dst = grad.data_ptr<float>();
+  std::fill(dst, dst + n * v * v, 0.0f);
+  for (int64_t t = 0; t < n; ++t) {
+    float* gt = dst + t * v * v;
+    for (int64_t e = 0; e < b; ++e) {
+      const int64_t q = QueryOf(x, t * b + e, len);
+      if (columns) {
+        const float* c = src + t * v * b + e;
+        for (int64_t k = 0; k < v; ++k) gt[k * v + q] += c[k * b];
+      } else {
+        const float* r = src + (t * b + e) * v;
+        for (int64_t k = 0; k < v; ++k) gt[q * v + k] += r[k];
+      }
+    }
+  }
+}
+
+// From log_probs [T, B, V] and probs = exp(log_probs) in d_logits: each
+// trial's mean cross-entropy into loss [T], and d_logits becomes
+// weight (probs - onehot(label)) / B.
+void CrossEntropy(const torch::Tensor& log_probs, const torch::Tensor& labels,
+                  const torch::Tensor& weight, torch::Tensor& picked,
+                  torch::Tensor& minus_ones, torch::Tensor& loss,
+                  torch::Tensor& d_logits) {
+  const int64_t n = log_probs.size(0), b = log_probs.size(1);
+  const int64_t v = log_probs.size(2);
+  const torch::Tensor scale =
+      (weight.to(log_probs.options()) / static_cast<double>(b));
+  if (!LoopKernel(log_probs, labels) || !LoopKernel(d_logits, labels)) {
+    const torch::Tensor label_index = labels.unsqueeze(2);  // [T, B, 1]
+    torch::gather_out(picked, log_probs, 2, label_index);
+    torch::mean_out(loss, picked.squeeze(2), {1}).neg_();
+    d_logits.scatter_add_(2, label_index, minus_ones)
+        .mul_(scale.view({n, 1, 1}));
+    return;
+  }
+  const float* lp = log_probs.data_ptr<float>();
+  const int64_t* y = labels.data_ptr<int64_t>();
+  const torch::Tensor scale_cpu = scale.contiguous();
+  const float* k = scale_cpu.data_ptr<float>();
+  float* l = loss.data_ptr<float>();
+  float* d = d_logits.data_ptr<float>();
+  for (int64_t t = 0; t < n; ++t) {
+    float sum = 0;
+    for (int64_t e = 0; e < b; ++e) {
+      const int64_t row = t * b + e;
+      sum += lp[row * v + y[row]];
+      float* dr = d + row * v;
+      for (int64_t j = 0; j < v; ++j) dr[j] *= k[t];
+      dr[y[row]] -= k[t];
+    }
+    l[t] = -sum / static_cast<float>(b);
+  }
+}
+
 }  // namespace
 
 void AnalyticGradients::Allocate(int64_t n, int64_t b, int64_t len, int64_t v,
@@ -137,15 +246,11 @@ const StackedGradients& AnalyticGradients::Compute(
   std::vector<torch::Tensor>& grads = out_.grads;
 
   // Rows of the QK circuit at each example's query token.
-  const torch::Tensor query = tokens.select(2, len - 1);  // [T, B]
-  torch::Tensor column_index, row_index;
   if (qk_factorized) {
-    column_index = query.unsqueeze(1).expand({n, v, b});            // [T, V, B]
-    torch::gather_out(query_columns_, params[0], 2, column_index);  // W_Q[:,q]
+    GatherQuery(params[0], tokens, /*columns=*/true, query_columns_);
     torch::bmm_out(rows_, query_columns_.transpose(1, 2), params[1]);
   } else {
-    row_index = query.unsqueeze(2).expand({n, b, v});  // [T, B, V]
-    torch::gather_out(rows_, params[0], 1, row_index);
+    GatherQuery(params[0], tokens, /*columns=*/false, rows_);
   }
   GatherScores(rows_, tokens, inv_sqrt_v, scores_);
   torch::softmax_out(attention, scores_, 2);
@@ -160,15 +265,10 @@ const StackedGradients& AnalyticGradients::Compute(
     torch::bmm_out(logits, context_, w_o.transpose(1, 2));
   }
   torch::log_softmax_out(log_probs_, logits, 2);
-  const torch::Tensor label_index = labels.unsqueeze(2);  // [T, B, 1]
-  torch::gather_out(picked_, log_probs_, 2, label_index);
-  torch::mean_out(out_.loss, picked_.squeeze(2), {1}).neg_();
-
   // d loss / d logits = weight (softmax - onehot) / B.
-  torch::exp_out(d_logits_, log_probs_)
-      .scatter_add_(2, label_index, minus_ones_)
-      .mul_(
-          (weight.to(w_o.options()) / static_cast<double>(b)).view({n, 1, 1}));
+  torch::exp_out(d_logits_, log_probs_);
+  CrossEntropy(log_probs_, labels, weight, picked_, minus_ones_, out_.loss,
+               d_logits_);
 
   if (ov_factorized) {
     const torch::Tensor& w_v = params[params.size() - 2];
@@ -188,9 +288,9 @@ const StackedGradients& AnalyticGradients::Compute(
   if (qk_factorized) {
     torch::bmm_out(grads[1], query_columns_, d_rows_);  // dW_K
     torch::bmm_out(d_columns_, params[1], d_rows_.transpose(1, 2));
-    grads[0].zero_().scatter_add_(2, column_index, d_columns_);  // dW_Q
+    ScatterQuery(d_columns_, tokens, /*columns=*/true, grads[0]);  // dW_Q
   } else {
-    grads[0].zero_().scatter_add_(1, row_index, d_rows_);  // dW_QK
+    ScatterQuery(d_rows_, tokens, /*columns=*/false, grads[0]);  // dW_QK
   }
   return out_;
 }
