@@ -42,12 +42,12 @@ ours=$(best analytic)
 reference=$(best autograd)
 peer=$(best peer)
 rate=$(cat "$out"/peer.* | awk '/^batched product rate:/ { if ($4 > r) r = $4 } END { print r }')
-head -1 "$out/analytic.1"
-echo "$ours"
-head -1 "$out/autograd.1"
-echo "$reference"
-head -1 "$out/peer.1"
-echo "$peer"
+for part in analytic:ours autograd:reference peer:peer; do
+  head -1 "$out/${part%%:*}.1"
+  echo "param T=1 T=8 T=32"
+  table=${part##*:}
+  echo "${!table}"
+done
 echo "batched product rate: $rate GFLOP/s (torch.bmm [32, 50, 50] x [32, 50, 50], $threads thread; best of $rounds)"
 echo
 echo "best of $rounds rounds; analytic engine over the stacked peer and over the autograd engine; GFLOP/s at T=32 (share of the bmm rate)"
