@@ -99,6 +99,7 @@ StackedOptimizer::StackedOptimizer(const OptimizerOptions& options,
       params_(std::move(params)),
       groups_(std::move(groups)),
       adam_steps_(params_.empty() ? 0 : params_[0].size(0), 0) {
+  weight_decay_.fill(options_.weight_decay);
   const bool adam = options_.kind == OptimizerKind::kAdamW;
   const bool momentum = !adam && options_.momentum > 0;
   for (const torch::Tensor& p : params_) {
@@ -189,8 +190,9 @@ F* Slice(const torch::Tensor& x, int64_t t, int64_t count) {
 }
 
 template <typename F>
-void FusedStepOf(const OptimizerOptions& opt, const GroupRates& rates,
-                 const std::vector<bool>& live,
+void FusedStepOf(const OptimizerOptions& opt,
+                 const std::array<double, kNumParamGroups>& weight_decay,
+                 const GroupRates& rates, const std::vector<bool>& live,
                  const std::vector<int64_t>& adam_steps,
                  const std::vector<torch::Tensor>& params,
                  const std::vector<ParamGroup>& groups,
@@ -205,19 +207,22 @@ void FusedStepOf(const OptimizerOptions& opt, const GroupRates& rates,
     const double c1 = 1 - std::pow(opt.adam_beta1, k);
     const double c2 = 1 - std::pow(opt.adam_beta2, k);
     for (size_t i = 0; i < params.size(); ++i) {
+      if (!grads[i].defined()) continue;
       const int64_t count = params[i].numel() / trials;
-      const double rate = rates[static_cast<int>(groups[i])][t];
+      const int group = static_cast<int>(groups[i]);
+      const double rate = rates[group][t];
+      const double decay = weight_decay[group];
       F* w = Slice<F>(params[i], t, count);
       const F* g = Slice<F>(grads[i], t, count);
       if (adam) {
         AdamWSlice<F>(
             w, g, Slice<F>(buf1[i], t, count), Slice<F>(buf2[i], t, count),
-            count, static_cast<F>(1 - rate * opt.weight_decay), opt.adam_beta1,
+            count, static_cast<F>(1 - rate * decay), opt.adam_beta1,
             opt.adam_beta2, static_cast<F>(rate / c1),
             static_cast<F>(std::sqrt(c2)), static_cast<F>(opt.adam_eps));
       } else {
         SgdSlice<F>(w, g, Slice<F>(buf1[i], t, count), count,
-                    static_cast<F>(rate), static_cast<F>(opt.weight_decay),
+                    static_cast<F>(rate), static_cast<F>(decay),
                     static_cast<F>(opt.momentum));
       }
     }
@@ -231,11 +236,11 @@ void StackedOptimizer::FusedStep(const GroupRates& rates,
                                  const std::vector<torch::Tensor>& grads) {
   if (params_.empty()) return;
   if (params_[0].scalar_type() == torch::kDouble) {
-    FusedStepOf<double>(options_, rates, live, adam_steps_, params_, groups_,
-                        grads, buf1_, buf2_);
+    FusedStepOf<double>(options_, weight_decay_, rates, live, adam_steps_,
+                        params_, groups_, grads, buf1_, buf2_);
   } else {
-    FusedStepOf<float>(options_, rates, live, adam_steps_, params_, groups_,
-                       grads, buf1_, buf2_);
+    FusedStepOf<float>(options_, weight_decay_, rates, live, adam_steps_,
+                       params_, groups_, grads, buf1_, buf2_);
   }
 }
 
@@ -255,22 +260,24 @@ void StackedOptimizer::TensorStep(const GroupRates& rates,
     }
   }
   for (size_t i = 0; i < params_.size(); ++i) {
+    if (!grads[i].defined()) continue;
     torch::Tensor& w = params_[i];
     const torch::Tensor& g = grads[i];
     const int group = static_cast<int>(groups_[i]);
+    const double decay = weight_decay_[group];
     if (!lr[group].defined()) lr[group] = PerTrial(rates[group], w);
     const torch::Tensor& rate = lr[group];
     if (adam) {
       // torch.optim.AdamW, per trial.
       const torch::Tensor bc1 = PerTrial(c1, w), bc2 = PerTrial(c2, w);
-      w.mul_(1 - rate * opt.weight_decay);
+      w.mul_(1 - rate * decay);
       buf1_[i].mul_(opt.adam_beta1).add_(g, 1 - opt.adam_beta1);
       buf2_[i].mul_(opt.adam_beta2).addcmul_(g, g, 1 - opt.adam_beta2);
       auto denom = (buf2_[i].sqrt() / bc2.sqrt()).add_(opt.adam_eps);
       w.sub_(rate / bc1 * buf1_[i] / denom);
     } else {
       // torch.optim.SGD, per trial.
-      torch::Tensor d = opt.weight_decay != 0 ? g + opt.weight_decay * w : g;
+      torch::Tensor d = decay != 0 ? g + decay * w : g;
       if (buf1_[i].defined()) {
         buf1_[i].mul_(opt.momentum).add_(d);
         d = buf1_[i];

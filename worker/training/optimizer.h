@@ -49,15 +49,23 @@ class StackedOptimizer {
   // otherwise (CUDA); kTensorOps: always tensor ops.
   enum class Kernel { kAuto, kTensorOps };
 
-  // `params[i]` ([T, ...]) belongs to `groups[i]`.
+  // `params[i]` ([T, ...]) belongs to `groups[i]`. Every group decays by
+  // options.weight_decay unless set_weight_decay says otherwise.
   StackedOptimizer(const OptimizerOptions& options,
                    std::vector<torch::Tensor> params,
                    std::vector<ParamGroup> groups,
                    Kernel kernel = Kernel::kAuto);
 
-  // One step from the gradients `grads[i]` of params[i] (same shapes).
-  // `live[t]` false: trial t has ended; its rates must be 0, and its slices
-  // and Adam step count stay (the fused kernel also leaves its buffers).
+  // Weight decay per group (torch.optim's per-param-group weight_decay).
+  void set_weight_decay(const std::array<double, kNumParamGroups>& decay) {
+    weight_decay_ = decay;
+  }
+
+  // One step from the gradients `grads[i]` of params[i] (same shapes); an
+  // undefined grads[i] leaves params[i] and its buffers as they are, as
+  // torch.optim skips a parameter without a gradient. `live[t]` false: trial t
+  // has ended; its rates must be 0, and its slices and Adam step count stay
+  // (the fused kernel also leaves its buffers).
   void Step(const GroupRates& rates, const std::vector<bool>& live,
             const std::vector<torch::Tensor>& grads);
   // Step from the parameters' .grad().
@@ -83,6 +91,7 @@ class StackedOptimizer {
   std::vector<ParamGroup> groups_;
   std::vector<torch::Tensor> buf1_, buf2_;  // momentum | Adam m, v
   std::vector<int64_t> adam_steps_;         // per trial
+  std::array<double, kNumParamGroups> weight_decay_;
 };
 
 }  // namespace qkov::training

@@ -6,13 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 namespace qkov::training {
 namespace {
 
 // Two trials, two parameters (one QK, one OV), rates differing per trial
-// and per group, gradients from a fixed quadratic loss.
-void CompareWithTorchOptim(const OptimizerOptions& opt,
-                           StackedOptimizer::Kernel kernel) {
+// and per group, gradients from a fixed quadratic loss. `decay`, if given,
+// is the weight decay per group (set_weight_decay) in place of
+// opt.weight_decay.
+void CompareWithTorchOptim(
+    const OptimizerOptions& opt, StackedOptimizer::Kernel kernel,
+    const std::array<double, kNumParamGroups>* decay = nullptr) {
   torch::manual_seed(7);
   const int64_t trials = 2, steps = 25;
   const std::vector<torch::Tensor> init = {torch::randn({trials, 3, 4}),
@@ -28,6 +33,10 @@ void CompareWithTorchOptim(const OptimizerOptions& opt,
   std::vector<torch::Tensor> stacked;
   for (const auto& t : init) stacked.push_back(t.clone().requires_grad_(true));
   StackedOptimizer ours(opt, stacked, groups, kernel);
+  if (decay != nullptr) ours.set_weight_decay(*decay);
+  auto decay_of = [&](ParamGroup g) {
+    return decay != nullptr ? (*decay)[static_cast<int>(g)] : opt.weight_decay;
+  };
   for (int64_t step = 0; step < steps; ++step) {
     for (auto& p : stacked) p.mutable_grad() = torch::Tensor();
     torch::Tensor loss = torch::zeros({});
@@ -45,14 +54,14 @@ void CompareWithTorchOptim(const OptimizerOptions& opt,
       const double lr = rates[static_cast<int>(groups[i])][t];
       if (opt.kind == OptimizerKind::kSgd) {
         auto o = std::make_unique<torch::optim::SGDOptions>(lr);
-        o->momentum(opt.momentum).weight_decay(opt.weight_decay);
+        o->momentum(opt.momentum).weight_decay(decay_of(groups[i]));
         torch_groups.emplace_back(std::vector<torch::Tensor>{alone[i]},
                                   std::move(o));
       } else {
         auto o = std::make_unique<torch::optim::AdamWOptions>(lr);
         o->betas({opt.adam_beta1, opt.adam_beta2})
             .eps(opt.adam_eps)
-            .weight_decay(opt.weight_decay);
+            .weight_decay(decay_of(groups[i]));
         torch_groups.emplace_back(std::vector<torch::Tensor>{alone[i]},
                                   std::move(o));
       }
@@ -110,6 +119,47 @@ TEST(OptimizerTest, AdamWMatchesTorchOptim) {
   for (auto kernel : {StackedOptimizer::Kernel::kAuto,
                       StackedOptimizer::Kernel::kTensorOps}) {
     CompareWithTorchOptim(opt, kernel);
+  }
+}
+
+// Each group decays by its own weight decay, as torch.optim's param groups
+// do (the text trainer's qk/ov/mlp_weight_decay).
+TEST(OptimizerTest, WeightDecayPerGroupMatchesTorchOptimGroups) {
+  const std::array<double, kNumParamGroups> decay = {0.1, 0.002, 0.5};
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+    OptimizerOptions opt;
+    opt.kind = kind;
+    opt.momentum = kind == OptimizerKind::kSgd ? 0.9 : 0;
+    opt.weight_decay = 0.03;  // overridden by every group
+    for (auto kernel : {StackedOptimizer::Kernel::kAuto,
+                        StackedOptimizer::Kernel::kTensorOps}) {
+      CompareWithTorchOptim(opt, kernel, &decay);
+    }
+  }
+}
+
+// A parameter without a gradient is skipped, as torch.optim skips it: not
+// decayed, its momentum not applied; the others step as usual.
+TEST(OptimizerTest, AParameterWithoutGradientDoesNotMove) {
+  for (auto kernel : {StackedOptimizer::Kernel::kAuto,
+                      StackedOptimizer::Kernel::kTensorOps}) {
+    for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+      OptimizerOptions opt;
+      opt.kind = kind;
+      opt.momentum = kind == OptimizerKind::kSgd ? 0.9 : 0;
+      opt.weight_decay = 0.01;
+      torch::Tensor a = torch::ones({1, 3}), b = torch::ones({1, 2});
+      StackedOptimizer ours(opt, {a, b}, {ParamGroup::kQk, ParamGroup::kOv},
+                            kernel);
+      GroupRates rates;
+      for (auto& r : rates) r = {0.1};
+      ours.Step(rates, {true}, {torch::ones({1, 3}), torch::ones({1, 2})});
+      const torch::Tensor b_after_one = b.clone();
+      ours.Step(rates, {true}, {torch::ones({1, 3}), torch::Tensor()});
+      EXPECT_TRUE(torch::equal(b, b_after_one))
+          << ParamGroupName(ParamGroup::kOv);
+      EXPECT_LT(a[0][0].item<float>(), b[0][0].item<float>());
+    }
   }
 }
 

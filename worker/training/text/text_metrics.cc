@@ -44,7 +44,7 @@ namespace {
 // p(class | ids) for each row's `cls`, in batches.
 torch::Tensor ClassProbability(TextModel& model, const torch::Tensor& ids,
                                const torch::Tensor& cls, int64_t pad_id) {
-  torch::Tensor logits = model->forward(ids, pad_id).logits;
+  torch::Tensor logits = model->Logits(ids, pad_id);
   return torch::softmax(logits.to(torch::kFloat64), 1)
       .gather(1, cls.view({-1, 1}))
       .view(-1);

@@ -98,81 +98,167 @@ TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
 
 TextModelOutput TextModelImpl::forward(const torch::Tensor& ids,
                                        int64_t pad_id) {
+  TextModelOutput out;
+  Run(ids, pad_id, /*readout_only=*/false, &out);
+  return out;
+}
+
+torch::Tensor TextModelImpl::Logits(const torch::Tensor& ids, int64_t pad_id) {
+  TextModelOutput out;
+  Run(ids, pad_id, /*readout_only=*/!options_.lm_head, &out);
+  return out.logits;
+}
+
+torch::Tensor TextModelImpl::Dropout(const torch::Tensor& t) {
+  return is_training() && options_.dropout > 0
+             ? torch::dropout(t, options_.dropout, true)
+             : t;
+}
+
+torch::Tensor TextModelImpl::Mlp(Layer& L, const torch::Tensor& x) {
   const TextModelOptions& o = options_;
-  const int64_t b = ids.size(0), len = ids.size(1), h = o.heads;
+  if (o.d_mlp <= 0) return x;
+  const torch::Tensor m = o.layer_norm ? L.ln2->forward(x) : x;
+  return x +
+         Dropout(torch::matmul(torch::gelu(torch::matmul(m, L.w_in) + L.b_in,
+                                           o.gelu_tanh ? "tanh" : "none"),
+                               L.w_out) +
+                 L.b_out);
+}
+
+torch::Tensor TextModelImpl::FullLayer(Layer& L, const torch::Tensor& x,
+                                       const torch::Tensor& allowed,
+                                       TextModelOutput* out) {
+  const TextModelOptions& o = options_;
+  const int64_t h = o.heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_head));
-  const bool train = is_training() && o.dropout > 0;
-  auto drop = [&](const torch::Tensor& t) {
-    return train ? torch::dropout(t, o.dropout, true) : t;
+  const torch::Tensor hx = o.layer_norm ? L.ln1->forward(x) : x;
+  torch::Tensor scores;
+  if (QkFactorized(p_)) {
+    auto q =
+        torch::einsum("bld,hde->bhle", {hx, L.w_q}) + L.b_q.view({1, h, 1, -1});
+    auto k =
+        torch::einsum("bld,hde->bhle", {hx, L.w_k}) + L.b_k.view({1, h, 1, -1});
+    scores = torch::matmul(q, k.transpose(-1, -2));
+  } else {
+    auto t = torch::einsum("bld,hde->bhle", {hx, L.w_qk});  // [B,H,L,d]
+    scores = torch::matmul(t, hx.unsqueeze(1).transpose(-1, -2)) +
+             torch::einsum("hd,bkd->bhk", {L.u_qk, hx}).unsqueeze(2);
+  }
+  scores = (scores * scale).masked_fill(allowed.logical_not(), kMasked);
+  torch::Tensor a = torch::softmax(scores, -1);  // [B, H, L, L]
+  out->attention.push_back(a);
+  a = Dropout(a);
+  torch::Tensor attn_out;
+  if (OvFactorized(p_)) {
+    auto v =
+        torch::einsum("bld,hde->bhle", {hx, L.w_v}) + L.b_v.view({1, h, 1, -1});
+    attn_out =
+        torch::einsum("bhle,hed->bld", {torch::matmul(a, v), L.w_o}) + L.b_o;
+  } else {
+    auto v = torch::einsum("bld,hde->bhle", {hx, L.w_ov});  // [B,H,L,d]
+    attn_out = torch::matmul(a, v).sum(1) + L.b_o;
+  }
+  attn_out = Dropout(attn_out);
+  return Mlp(L, o.residual ? x + attn_out : attn_out);
+}
+
+torch::Tensor TextModelImpl::ReadoutLayer(Layer& L, const torch::Tensor& x,
+                                          const torch::Tensor& pos,
+                                          const torch::Tensor& pad,
+                                          TextModelOutput* out) {
+  const TextModelOptions& o = options_;
+  const int64_t b = x.size(0), len = x.size(1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_head));
+  auto at_pos = [&](const torch::Tensor& t) {  // [B, L, d] -> [B, d]
+    return t.gather(1, pos.view({b, 1, 1}).expand({b, 1, t.size(2)}))
+        .squeeze(1);
   };
+  const torch::Tensor hx = o.layer_norm ? L.ln1->forward(x) : x;
+  const torch::Tensor xr = at_pos(hx);  // [B, d]
+  // w [B, H, d]: score_k = w . x_k (+ the key bias's term, the same for
+  // every key).
+  torch::Tensor w, key_bias;
+  if (QkFactorized(p_)) {
+    const torch::Tensor q =
+        torch::einsum("bd,hde->bhe", {xr, L.w_q}) + L.b_q;  // [B, H, dh]
+    w = torch::einsum("bhe,hde->bhd", {q, L.w_k});
+    key_bias = (q * L.b_k).sum(-1, /*keepdim=*/true);  // [B, H, 1]
+  } else {
+    w = torch::einsum("bd,hde->bhe", {xr, L.w_qk}) + L.u_qk;
+  }
+  torch::Tensor scores = torch::matmul(w, hx.transpose(1, 2));  // [B, H, L]
+  if (key_bias.defined()) scores = scores + key_bias;
+  // The keys row `pos` of FullLayer's mask allows.
+  torch::Tensor allowed = torch::ones(
+      {b, len}, torch::TensorOptions().dtype(torch::kBool).device(x.device()));
+  if (o.causal)
+    allowed =
+        torch::arange(len, pos.options()).view({1, len}).le(pos.view({b, 1}));
+  if (o.padding_mask) allowed = allowed.logical_and(pad.logical_not());
+  scores =
+      (scores * scale).masked_fill(allowed.logical_not().unsqueeze(1), kMasked);
+  torch::Tensor a = torch::softmax(scores, -1);  // [B, H, L]
+  out->attention.push_back(a.unsqueeze(2));
+  a = Dropout(a);
+  const torch::Tensor attended = torch::matmul(a, hx);  // [B, H, d]
+  torch::Tensor attn_out;
+  if (OvFactorized(p_)) {
+    // sum_k a_k (W_V x_k + b_V): the bias weighs sum_k a_k, which dropout
+    // moves away from 1.
+    const torch::Tensor v = torch::einsum("bhd,hde->bhe", {attended, L.w_v}) +
+                            a.sum(-1, /*keepdim=*/true) * L.b_v;
+    attn_out = torch::einsum("bhe,hed->bd", {v, L.w_o}) + L.b_o;
+  } else {
+    attn_out = torch::einsum("bhd,hde->be", {attended, L.w_ov}) + L.b_o;
+  }
+  attn_out = Dropout(attn_out);
+  return Mlp(L, o.residual ? at_pos(x) + attn_out : attn_out);
+}
+
+void TextModelImpl::Run(const torch::Tensor& ids, int64_t pad_id,
+                        bool readout_only, TextModelOutput* out) {
+  const TextModelOptions& o = options_;
+  const int64_t b = ids.size(0), len = ids.size(1);
   torch::Tensor x =
-      drop(w_e_.index_select(0, ids.reshape(-1)).view({b, len, -1}) +
-           w_pos_.narrow(0, 0, len));
+      Dropout(w_e_.index_select(0, ids.reshape(-1)).view({b, len, -1}) +
+              w_pos_.narrow(0, 0, len));
   const torch::Tensor pad = ids.eq(pad_id);  // [B, L]
+  torch::Tensor pos;
+  if (!o.lm_head) {
+    // The authors' readouts: (ids == pad).argmax(), which is 0 when there
+    // is no pad; the last real token is the position before it (from the
+    // end when that is -1).
+    pos = pad.to(torch::kInt64).argmax(1);
+    if (o.readout == Readout::kLastToken) {
+      pos = pos - 1;
+      pos = torch::where(pos.lt(0), pos + len, pos);
+    }
+    out->readout = pos;
+  }
   torch::Tensor allowed = torch::ones(
       {1, 1, len, len},
       torch::TensorOptions().dtype(torch::kBool).device(ids.device()));
   if (o.causal) allowed = allowed.tril();
   if (o.padding_mask)
     allowed = allowed.logical_and(pad.logical_not().view({b, 1, 1, len}));
-  TextModelOutput out;
-  for (Layer& L : layers_) {
-    const torch::Tensor hx = o.layer_norm ? L.ln1->forward(x) : x;
-    torch::Tensor scores;
-    if (QkFactorized(p_)) {
-      auto q = torch::einsum("bld,hde->bhle", {hx, L.w_q}) +
-               L.b_q.view({1, h, 1, -1});
-      auto k = torch::einsum("bld,hde->bhle", {hx, L.w_k}) +
-               L.b_k.view({1, h, 1, -1});
-      scores = torch::matmul(q, k.transpose(-1, -2));
-    } else {
-      auto t = torch::einsum("bld,hde->bhle", {hx, L.w_qk});  // [B,H,L,d]
-      scores = torch::matmul(t, hx.unsqueeze(1).transpose(-1, -2)) +
-               torch::einsum("hd,bkd->bhk", {L.u_qk, hx}).unsqueeze(2);
+  const size_t full =
+      readout_only && !layers_.empty() ? layers_.size() - 1 : layers_.size();
+  for (size_t l = 0; l < full; ++l) x = FullLayer(layers_[l], x, allowed, out);
+  torch::Tensor picked;  // [B, d]
+  if (full < layers_.size()) {
+    picked = ReadoutLayer(layers_.back(), x, pos, pad, out);
+    if (o.layer_norm) picked = ln_final_->forward(picked);
+  } else {
+    if (o.layer_norm) x = ln_final_->forward(x);
+    if (o.lm_head) {
+      out->hidden = x;
+      return;
     }
-    scores = (scores * scale).masked_fill(allowed.logical_not(), kMasked);
-    torch::Tensor a = torch::softmax(scores, -1);  // [B, H, L, L]
-    out.attention.push_back(a);
-    a = drop(a);
-    torch::Tensor attn_out;
-    if (OvFactorized(p_)) {
-      auto v = torch::einsum("bld,hde->bhle", {hx, L.w_v}) +
-               L.b_v.view({1, h, 1, -1});
-      attn_out =
-          torch::einsum("bhle,hed->bld", {torch::matmul(a, v), L.w_o}) + L.b_o;
-    } else {
-      auto v = torch::einsum("bld,hde->bhle", {hx, L.w_ov});  // [B,H,L,d]
-      attn_out = torch::matmul(a, v).sum(1) + L.b_o;
-    }
-    attn_out = drop(attn_out);
-    x = o.residual ? x + attn_out : attn_out;
-    if (o.d_mlp > 0) {
-      const torch::Tensor m = o.layer_norm ? L.ln2->forward(x) : x;
-      x = x + drop(torch::matmul(torch::gelu(torch::matmul(m, L.w_in) + L.b_in,
-                                             o.gelu_tanh ? "tanh" : "none"),
-                                 L.w_out) +
-                   L.b_out);
-    }
+    picked =
+        x.gather(1, pos.view({b, 1, 1}).expand({b, 1, x.size(2)})).squeeze(1);
   }
-  if (o.layer_norm) x = ln_final_->forward(x);
-  if (o.lm_head) {
-    out.hidden = x;
-    return out;
-  }
-  // The authors' readouts: (ids == pad).argmax(), which is 0 when there is
-  // no pad; the last real token is the position before it (from the end
-  // when that is -1).
-  torch::Tensor first_pad = pad.to(torch::kInt64).argmax(1);
-  torch::Tensor pos = first_pad;
-  if (o.readout == Readout::kLastToken) {
-    pos = first_pad - 1;
-    pos = torch::where(pos.lt(0), pos + len, pos);
-  }
-  out.readout = pos;
-  const torch::Tensor picked =
-      x.gather(1, pos.view({b, 1, 1}).expand({b, 1, x.size(2)})).squeeze(1);
-  out.logits = torch::matmul(picked, w_cls_.t()) + b_cls_;
-  return out;
+  out->logits = torch::matmul(picked, w_cls_.t()) + b_cls_;
 }
 
 std::vector<std::pair<std::string, ParamGroup>> TextModelImpl::ParamGroups(

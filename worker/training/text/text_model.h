@@ -46,6 +46,18 @@ class TextModelImpl : public torch::nn::Module {
   // readout position follow it). Dropout applies in training mode only.
   TextModelOutput forward(const torch::Tensor& ids, int64_t pad_id);
 
+  // Classifier logits [B, C], forward(ids, pad_id).logits computed with the
+  // last layer at the readout positions only: nothing after the last
+  // layer's attention reads another position, so its queries, attention
+  // rows, OV circuit, MLP and final LayerNorm are needed there alone. The
+  // query is folded into the keys' weights (W_K (W_Q^T x_r + b_Q), or
+  // W_QK^T x_r + u) and the OV factors are applied to the attended input
+  // (sum_k a_k x_k), so no key or value is formed. The same function as
+  // forward() to rounding (text_model_test); with dropout, the masks are
+  // drawn for these positions only. What training and the deletion metrics
+  // call. Not for lm_head.
+  torch::Tensor Logits(const torch::Tensor& ids, int64_t pad_id);
+
   // lm_head: next-token logits of hidden states [..., d_model] through the
   // tied token embedding, [..., vocab]. Only the rows that are needed are
   // unembedded (a 50,257-token vocabulary at every position would dwarf the
@@ -70,6 +82,25 @@ class TextModelImpl : public torch::nn::Module {
     torch::Tensor w_in, b_in, w_out, b_out;        // MLP
     torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
   };
+  // forward() and Logits(): embeddings, then the layers, the last one in
+  // full (readout_only false) or at the readout positions; out->logits,
+  // out->readout and (lm_head) out->hidden are filled.
+  void Run(const torch::Tensor& ids, int64_t pad_id, bool readout_only,
+           TextModelOutput* out);
+  // One layer over every position: x [B, L, d] -> [B, L, d]; `allowed`
+  // [B or 1, 1, L, L] marks the keys each query may attend.
+  torch::Tensor FullLayer(Layer& layer, const torch::Tensor& x,
+                          const torch::Tensor& allowed, TextModelOutput* out);
+  // One layer at the query positions `pos` (int64 [B]) only: x [B, L, d] ->
+  // [B, d]; `pad` [B, L] marks the padding. Its attention is stored as
+  // [B, H, 1, L].
+  torch::Tensor ReadoutLayer(Layer& layer, const torch::Tensor& x,
+                             const torch::Tensor& pos, const torch::Tensor& pad,
+                             TextModelOutput* out);
+  // The MLP block's residual update of x [..., d] (x itself without one).
+  torch::Tensor Mlp(Layer& layer, const torch::Tensor& x);
+  torch::Tensor Dropout(const torch::Tensor& t);
+
   TextModelOptions options_;
   Parameterization p_;
   torch::Tensor w_e_, w_pos_;

@@ -1,12 +1,15 @@
 #include "worker/training/text/text_trainer.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "worker/training/optimizer.h"
 #include "worker/training/synthetic_task.h"
 #include "worker/training/text/encoding.h"
 #include "worker/training/text/text_metrics.h"
@@ -79,14 +82,16 @@ struct LoopState {
   int64_t seen = 0;
 };
 
-constexpr int64_t kTextCheckpointFormat = 1;
+// 2: the optimizer's state as StackedOptimizer saves it (1: torch::optim's).
+constexpr int64_t kTextCheckpointFormat = 2;
 
-std::string SaveCheckpoint(TextModel& model, torch::optim::Optimizer& opt,
+std::string SaveCheckpoint(TextModel& model, const StackedOptimizer& opt,
+                           const std::vector<std::string>& names,
                            const LoopState& st) {
   torch::serialize::OutputArchive archive, m, a;
   archive.write("format", c10::IValue(kTextCheckpointFormat));
   model->save(m);
-  opt.save(a);
+  opt.Save(0, names, a);
   archive.write("model", m);
   archive.write("optimizer", a);
   archive.write("step", c10::IValue(st.step));
@@ -102,9 +107,12 @@ std::string SaveCheckpoint(TextModel& model, torch::optim::Optimizer& opt,
   return out.str();
 }
 
-absl::Status LoadCheckpoint(const std::string& bytes, TextModel& model,
-                            torch::optim::Optimizer& opt, int64_t total,
-                            LoopState* st) {
+// `make_optimizer` is called once the model's weights are loaded (loading
+// gives the parameters new storage, which the optimizer's views must see).
+absl::Status LoadCheckpoint(
+    const std::string& bytes, TextModel& model,
+    const std::function<StackedOptimizer&()>& make_optimizer,
+    const std::vector<std::string>& names, int64_t total, LoopState* st) {
   torch::serialize::InputArchive archive, m, a;
   std::istringstream in(bytes);
   archive.load_from(in);
@@ -117,7 +125,7 @@ absl::Status LoadCheckpoint(const std::string& bytes, TextModel& model,
   archive.read("model", m);
   archive.read("optimizer", a);
   model->load(m);
-  opt.load(a);
+  make_optimizer().Load(0, names, a);
   archive.read("step", v);
   st->step = v.toInt();
   archive.read("order_rng", v);
@@ -159,8 +167,13 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   TextModel model(mo, o.parameterization, MixSeed(o.seed, kInitStream));
   model->to(device);
 
-  // The optimizer's groups: QK, OV, and MLP unless it is frozen.
-  std::array<std::vector<torch::Tensor>, kNumParamGroups> by_group;
+  // The trained parameters by group: QK, OV, and MLP unless it is frozen.
+  // One fused pass a step (StackedOptimizer, one trial: torch.optim's SGD
+  // and AdamW with per-group weight decay), not torch::optim's dozen passes
+  // over the 1.95M-weight token embedding.
+  std::vector<torch::Tensor> trained;
+  std::vector<std::string> trained_names;
+  std::vector<ParamGroup> trained_groups;
   auto named = model->named_parameters();
   for (const auto& [name, group] :
        model->ParamGroups(t.embed_group, t.pos_group)) {
@@ -169,37 +182,21 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
       p.set_requires_grad(false);
       continue;
     }
-    by_group[static_cast<int>(group)].push_back(p);
+    trained.push_back(p);
+    trained_names.push_back(name);
+    trained_groups.push_back(group);
   }
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  std::vector<ParamGroup> group_of;
-  for (int g = 0; g < kNumParamGroups; ++g) {
-    if (by_group[g].empty()) continue;
-    const double wd = t.weight_decay[g];
-    if (o.optimizer.kind == OptimizerKind::kAdamW) {
-      auto opts = std::make_unique<torch::optim::AdamWOptions>(o.eta_ov);
-      opts->betas({o.optimizer.adam_beta1, o.optimizer.adam_beta2})
-          .eps(o.optimizer.adam_eps)
-          .weight_decay(wd);
-      groups.emplace_back(by_group[g], std::move(opts));
-    } else {
-      auto opts = std::make_unique<torch::optim::SGDOptions>(o.eta_ov);
-      opts->momentum(o.optimizer.momentum).weight_decay(wd);
-      groups.emplace_back(by_group[g], std::move(opts));
-    }
-    group_of.push_back(static_cast<ParamGroup>(g));
-  }
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-  if (o.optimizer.kind == OptimizerKind::kAdamW) {
-    optimizer = std::make_unique<torch::optim::AdamW>(
-        std::move(groups), torch::optim::AdamWOptions(o.eta_ov));
-  } else {
-    optimizer = std::make_unique<torch::optim::SGD>(
-        std::move(groups), torch::optim::SGDOptions(o.eta_ov));
-  }
-  std::vector<torch::Tensor> trained;
-  for (const auto& g : by_group)
-    trained.insert(trained.end(), g.begin(), g.end());
+  std::unique_ptr<StackedOptimizer> optimizer;
+  auto make_optimizer = [&]() -> StackedOptimizer& {
+    std::vector<torch::Tensor> stacked;  // [1, ...] views of `trained`
+    for (const torch::Tensor& p : trained) stacked.push_back(p.unsqueeze(0));
+    optimizer = std::make_unique<StackedOptimizer>(o.optimizer, stacked,
+                                                   trained_groups);
+    optimizer->set_weight_decay(t.weight_decay);
+    return *optimizer;
+  };
+  make_optimizer();
+  const std::vector<bool> live = {true};
 
   const int64_t batch = o.batch_size;
   const int64_t per_epoch = (n + batch - 1) / batch;
@@ -219,7 +216,8 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   if (!resume_from.empty()) {
     absl::Status loaded = CatchTorchErrors(
         [&] {
-          return LoadCheckpoint(resume_from, model, *optimizer, total, &st);
+          return LoadCheckpoint(resume_from, model, make_optimizer,
+                                trained_names, total, &st);
         },
         "checkpoint does not parse");
     if (!loaded.ok()) return loaded;
@@ -237,8 +235,10 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
       if (stop != StopRequest::kNone) {
         outcome.end = TrialEnd::kStopped;
         outcome.steps = step;
-        if (stop == StopRequest::kHandBack)
-          outcome.checkpoint = SaveCheckpoint(model, *optimizer, st);
+        if (stop == StopRequest::kHandBack) {
+          outcome.checkpoint =
+              SaveCheckpoint(model, *optimizer, trained_names, st);
+        }
         return outcome;
       }
     }
@@ -252,20 +252,24 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
     const torch::Tensor ids = train.ids.index_select(0, idx).to(device);
     const torch::Tensor labels = train.labels.index_select(0, idx).to(device);
     const LearningRates lr = ScheduledLearningRates(schedule, step);
-    for (size_t g = 0; g < group_of.size(); ++g) {
-      const double rate = group_of[g] == ParamGroup::kQk ? lr.qk
-                          : group_of[g] == ParamGroup::kOv
-                              ? lr.ov
-                              : lr.ov * t.mlp_lr_multiplier;
-      optimizer->param_groups()[g].options().set_lr(rate);
+    GroupRates rates;
+    rates[static_cast<int>(ParamGroup::kQk)] = {lr.qk};
+    rates[static_cast<int>(ParamGroup::kOv)] = {lr.ov};
+    rates[static_cast<int>(ParamGroup::kMlp)] = {lr.ov * t.mlp_lr_multiplier};
+    for (torch::Tensor& p : trained) {
+      if (p.grad().defined()) p.mutable_grad().zero_();
     }
-    optimizer->zero_grad();
-    const torch::Tensor logits = model->forward(ids, tok.pad_id()).logits;
+    const torch::Tensor logits = model->Logits(ids, tok.pad_id());
     const torch::Tensor loss = torch::cross_entropy_loss(logits, labels);
     loss.backward();
     if (t.grad_clip > 0)
       torch::nn::utils::clip_grad_norm_(trained, t.grad_clip);
-    optimizer->step();
+    std::vector<torch::Tensor> grads;
+    for (const torch::Tensor& p : trained) {
+      grads.push_back(p.grad().defined() ? p.grad().unsqueeze(0)
+                                         : torch::Tensor());
+    }
+    optimizer->Step(rates, live, grads);
     const double l = loss.item<double>();
     sum_loss += l * b;
     sum_correct += logits.argmax(1).eq(labels).sum().item<double>();
@@ -322,8 +326,7 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
     for (int64_t s = 0; s < m; s += 256) {
       const int64_t b = std::min<int64_t>(256, m - s);
       const torch::Tensor logits =
-          model->forward(train.ids.narrow(0, s, b).to(device), tok.pad_id())
-              .logits;
+          model->Logits(train.ids.narrow(0, s, b).to(device), tok.pad_id());
       correct += logits.argmax(1)
                      .eq(train.labels.narrow(0, s, b).to(device))
                      .sum()

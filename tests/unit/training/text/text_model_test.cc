@@ -90,6 +90,71 @@ TEST(TextModelTest, AutogradMatchesCentralDifferencesAttentionOnly) {
   GradCheck(o);
 }
 
+// Logits() (the last layer at the readout positions, query and OV factors
+// folded) is forward()'s function: the same logits and the same gradient
+// of every parameter, in double, for each parameterization and shape of
+// block (the authors' two, and two layers with LayerNorm).
+void ExpectLogitsMatchForward(const TextModelOptions& o) {
+  for (Parameterization p : kAll) {
+    TextModel m(o, p, 5, torch::kFloat64);
+    {
+      torch::NoGradGuard g;
+      torch::manual_seed(4);
+      for (auto& t : m->parameters()) t.add_(torch::randn_like(t) * 0.1);
+    }
+    const torch::Tensor labels = torch::tensor({0, 2, 1});
+    auto gradients = [&](const torch::Tensor& logits) {
+      for (auto& t : m->parameters()) t.mutable_grad() = torch::Tensor();
+      torch::cross_entropy_loss(logits, labels).backward();
+      std::vector<torch::Tensor> g;
+      for (auto& t : m->parameters()) g.push_back(t.grad().clone());
+      return g;
+    };
+    const torch::Tensor full = m->forward(Ids(), 0).logits;
+    const std::vector<torch::Tensor> full_grad = gradients(full);
+    const torch::Tensor folded = m->Logits(Ids(), 0);
+    const std::vector<torch::Tensor> folded_grad = gradients(folded);
+    EXPECT_TRUE(torch::allclose(folded, full, 1e-12, 1e-12))
+        << ParameterizationName(p) << "\n"
+        << folded << "\n"
+        << full;
+    const auto names = m->named_parameters().keys();
+    for (size_t i = 0; i < full_grad.size(); ++i) {
+      // (b_K shifts every key's score alike: no gradient under softmax.)
+      if (names[i].find("b_k") == std::string::npos) {
+        EXPECT_GT(full_grad[i].abs().max().item<double>(), 1e-6)
+            << ParameterizationName(p) << " " << names[i];
+      }
+      EXPECT_TRUE(torch::allclose(folded_grad[i], full_grad[i], 1e-10, 1e-12))
+          << ParameterizationName(p) << " " << names[i];
+    }
+  }
+}
+
+TEST(TextModelTest, ReadoutLogitsMatchForwardHateXplainBlock) {
+  TextModelOptions o = Tiny();
+  o.layers = 1;  // causal, residual, MLP, no LayerNorm, first-pad readout
+  ExpectLogitsMatchForward(o);
+}
+
+TEST(TextModelTest, ReadoutLogitsMatchForwardAttentionOnlyBlock) {
+  TextModelOptions o = Tiny();
+  o.residual = false;
+  o.d_mlp = 0;
+  o.layers = 1;
+  o.causal = false;
+  o.padding_mask = true;
+  o.readout = Readout::kLastToken;
+  ExpectLogitsMatchForward(o);
+}
+
+TEST(TextModelTest, ReadoutLogitsMatchForwardTwoLayersLayerNormBothMasks) {
+  TextModelOptions o = Tiny();
+  o.layer_norm = true;
+  o.padding_mask = true;
+  ExpectLogitsMatchForward(o);
+}
+
 // CACO with W_QK = W_Q W_K^T and W_OV = W_V W_O per head computes what FAFO
 // computes (zero QK and V biases).
 TEST(TextModelTest, CollapsedCircuitsAreTheProductsOfTheFactors) {

@@ -1,9 +1,13 @@
-// The text trainer on a tiny model and real files: a trial handed back
-// mid-epoch and resumed from its checkpoint ends with exactly the results of
-// an uninterrupted run; a bad data path is the trial's error, not a crash.
+// The text trainer on a tiny model and real files: a step moves each
+// parameter group by its own rate; a trial handed back mid-epoch and resumed
+// from its checkpoint ends with exactly the results of an uninterrupted run;
+// a bad data path is the trial's error, not a crash.
 #include "worker/training/text/text_trainer.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
 
 #include "tests/unit/training/result_names_check.h"
 #include "worker/training/trainer.h"
@@ -58,6 +62,79 @@ class HandBackAt : public TrainingObserver {
  private:
   int64_t left_;
 };
+
+// The model's weights in a hand-back checkpoint, by parameter name.
+std::map<std::string, torch::Tensor> WeightsIn(const std::string& checkpoint) {
+  torch::serialize::InputArchive archive, model;
+  std::istringstream in(checkpoint);
+  archive.load_from(in);
+  archive.read("model", model);
+  std::map<std::string, torch::Tensor> w;
+  for (const std::string& key : model.keys()) {
+    torch::Tensor x;
+    if (model.try_read(key, x)) w[key] = x;
+  }
+  return w;
+}
+
+// The weights before (hand-back at step 0) and after one step.
+std::pair<std::map<std::string, torch::Tensor>,
+          std::map<std::string, torch::Tensor>>
+OneStep(const TrialOptions& o) {
+  HandBackAt at0(0), at1(1);
+  auto before = RunTrial(o, &at0);
+  auto after = RunTrial(o, &at1);
+  EXPECT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(after->steps, 1);
+  return {WeightsIn(before->checkpoint), WeightsIn(after->checkpoint)};
+}
+
+// Plain SGD at a constant rate, one step from the same weights and batch:
+// the QK group (W_Q, W_K, their biases, the token embedding) moves
+// lr_ratio x eta_ov times its gradient, the OV group (W_V, W_O, biases,
+// position embedding, classifier) eta_ov times, the MLP mlp_lr_multiplier
+// x eta_ov times, and a frozen MLP not at all.
+TEST(TextTrainerTest, OneSgdStepMovesEachGroupByItsOwnRate) {
+  TrialOptions o = Tiny();
+  o.optimizer.kind = OptimizerKind::kSgd;
+  o.optimizer.schedule = ScheduleKind::kConstant;
+  o.text.grad_clip = 0;
+  // Weights and rates large enough that every step is far above float
+  // rounding of the weights.
+  o.text.model.init_std = 0.5;
+  o.eta_ov = 0.05;
+  o.lr_ratio = 1;
+  o.text.mlp_lr_multiplier = 1;
+  const auto [w0, equal_rates] = OneStep(o);
+  o.lr_ratio = 4;
+  o.text.mlp_lr_multiplier = 0.5;
+  const auto [w0_again, faster_qk] = OneStep(o);
+  o.text.mlp_lr_multiplier = 0;
+  const auto [w0_frozen, frozen] = OneStep(o);
+  ASSERT_EQ(w0.size(), 16u);
+  const std::map<std::string, double> factor = {
+      {"w_e", 4},          {"layer0_w_q", 4},   {"layer0_w_k", 4},
+      {"layer0_b_q", 4},   {"layer0_b_k", 4},   {"w_pos", 1},
+      {"layer0_w_v", 1},   {"layer0_b_v", 1},   {"layer0_w_o", 1},
+      {"layer0_b_o", 1},   {"w_cls", 1},        {"b_cls", 1},
+      {"layer0_w_in", .5}, {"layer0_b_in", .5}, {"layer0_w_out", .5},
+      {"layer0_b_out", .5}};
+  for (const auto& [name, f] : factor) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(w0.count(name));
+    EXPECT_TRUE(torch::equal(w0.at(name), w0_again.at(name)));
+    const torch::Tensor base = equal_rates.at(name) - w0.at(name);
+    const torch::Tensor moved = faster_qk.at(name) - w0.at(name);
+    // b_K shifts every key's score alike: no gradient under softmax.
+    if (name != "layer0_b_k") {
+      EXPECT_GT(base.abs().max().item<double>(), 1e-3);
+    }
+    EXPECT_TRUE(torch::allclose(moved, base * f, 1e-3, 1e-6))
+        << (moved / base).nan_to_num(0).abs().max().item<double>();
+    const bool mlp = f == .5;
+    EXPECT_EQ(torch::equal(frozen.at(name), w0.at(name)), mlp);
+  }
+}
 
 TEST(TextTrainerTest, HandBackAndResumeIsBitIdentical) {
   const TrialOptions o = Tiny();
