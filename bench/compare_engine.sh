@@ -19,6 +19,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-2000}
 threads=${2:-1}
+# The PyTorch peers' OpenBLAS pool at the same size, as SetTrainingThreads
+# (worker/training/cpu_runtime.h) sets qkov's.
+export OPENBLAS_NUM_THREADS=$threads
 rounds=${3:-3}
 "$root/deploy/install-deps.sh" python3-torch
 bin=${QKOV_BUILD_DIR:-$root/build}/bin

@@ -8,6 +8,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-10}
 threads=${2:-1}
+# The PyTorch peers' OpenBLAS pool at the same size, as SetTrainingThreads
+# (worker/training/cpu_runtime.h) sets qkov's.
+export OPENBLAS_NUM_THREADS=$threads
 data=${QKOV_SHARED_DATA_DIR:-$root/../shared/data}
 "$root/deploy/install-deps.sh" python3-torch
 bin=${QKOV_BUILD_DIR:-$root/build}/bin

@@ -8,6 +8,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-2000}
 threads=${2:-1}
+# The PyTorch peers' OpenBLAS pool at the same size, as SetTrainingThreads
+# (worker/training/cpu_runtime.h) sets qkov's.
+export OPENBLAS_NUM_THREADS=$threads
 "$root/deploy/install-deps.sh" python3-torch
 bin=${QKOV_BUILD_DIR:-$root/build}/bin
 ours=$("$bin/training_bench" --mode=speed --steps="$steps" --threads="$threads" --stack=1,8,16,32)

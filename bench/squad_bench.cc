@@ -18,6 +18,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "worker/training/cpu_runtime.h"
 #include "worker/training/squad/squad_trainer.h"
 #include "worker/training/synthetic_task.h"
 
@@ -39,7 +40,7 @@ int Fail(const absl::Status& s) {
 }
 
 int Main() {
-  torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   const std::string data = absl::GetFlag(FLAGS_data);
   text::Gpt2BpeOptions bo;
   bo.encoder_path = data + "/tokenizers/gpt2/encoder.json";

@@ -11,6 +11,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "worker/training/cpu_runtime.h"
 #include "worker/training/squad/glove.h"
 #include "worker/training/squad/squad_trainer.h"
 
@@ -60,7 +61,7 @@ std::vector<SquadExample> Examples(const text::Gpt2BpeTokenizer& bpe,
 }
 
 int Main() {
-  torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   const std::string data = absl::GetFlag(FLAGS_data);
   text::Gpt2BpeOptions bo;
   bo.encoder_path = data + "/tokenizers/gpt2/encoder.json";

@@ -11,6 +11,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "worker/training/cpu_runtime.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
@@ -46,7 +47,7 @@ class Clock : public TrainingObserver {
 };
 
 int Main() {
-  torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   const std::string data = absl::GetFlag(FLAGS_data);
   const int64_t warmup = absl::GetFlag(FLAGS_warmup);
   const int64_t steps = absl::GetFlag(FLAGS_steps);

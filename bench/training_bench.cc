@@ -15,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "worker/training/cpu_runtime.h"
 #include "worker/training/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
@@ -39,7 +40,7 @@ using namespace qkov::training;
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   TrialOptions o;
   o.lr_ratio = absl::GetFlag(FLAGS_lr_ratio);
   o.eta_ov = absl::GetFlag(FLAGS_eta_ov);

@@ -10,13 +10,12 @@
 #include <optional>
 #include <thread>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/text.h"
 #include "common/version.h"
 #include "worker/agent/trial_options.h"
+#include "worker/training/cpu_runtime.h"
 #include "worker/training/torch_status.h"
 #include "worker/training/trainer.h"
 
@@ -30,17 +29,6 @@ std::string Hostname() {
   char buf[256] = {0};
   gethostname(buf, sizeof(buf) - 1);
   return buf;
-}
-
-std::string BlasInfo() {
-  for (absl::string_view line : absl::StrSplit(at::show_config(), '\n')) {
-    for (absl::string_view part : absl::StrSplit(line, ',')) {
-      part = absl::StripAsciiWhitespace(part);
-      if (absl::StartsWith(part, "BLAS_INFO="))
-        return std::string(part.substr(10));
-    }
-  }
-  return "unknown";
 }
 
 // A failure reason as the coordinator takes it (at most 8192 bytes): cut to
@@ -133,7 +121,7 @@ absl::Status Agent::Run() {
     return absl::FailedPreconditionError(
         absl::StrCat("--device=", config_.device, ": CUDA is not available"));
   }
-  torch::set_num_threads(config_.torch_threads);
+  training::SetTrainingThreads(config_.torch_threads);
   provenance_.set_code_version(CodeVersion());
   provenance_.set_torch_version(training::TorchVersion());
   provenance_.set_grpc_version(grpc::Version());
@@ -142,7 +130,7 @@ absl::Status Agent::Run() {
   provenance_.set_compiler(CompilerVersion());
   provenance_.set_device(device_.str());
   provenance_.set_hostname(Hostname());
-  provenance_.set_blas(BlasInfo());
+  provenance_.set_blas(training::BlasDescription());
   provenance_.set_torch_threads(torch::get_num_threads());
 
   if (client_ == nullptr) {
