@@ -151,8 +151,7 @@ training:
     vocab_path: ../shared/data/tokenizers/bert-base-uncased/vocab.txt
     epochs: 30
 )",
-       {"training.text.epochs=1", "training.text.train.max_examples=4000",
-        "training.text.validation.max_examples=500",
+       {"training.text.epochs=3", "training.text.validation.max_examples=500",
         "training.text.test.max_examples=1000", "axes.seed=[1234]",
         "name=paper-hatexplain-quick"}},
       {"paper-sva",
