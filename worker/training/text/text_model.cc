@@ -236,15 +236,18 @@ void TextModelImpl::Run(const torch::Tensor& ids, int64_t pad_id,
     }
     out->readout = pos;
   }
-  torch::Tensor allowed = torch::ones(
-      {1, 1, len, len},
-      torch::TensorOptions().dtype(torch::kBool).device(ids.device()));
-  if (o.causal) allowed = allowed.tril();
-  if (o.padding_mask)
-    allowed = allowed.logical_and(pad.logical_not().view({b, 1, 1, len}));
   const size_t full =
       readout_only && !layers_.empty() ? layers_.size() - 1 : layers_.size();
-  for (size_t l = 0; l < full; ++l) x = FullLayer(layers_[l], x, allowed, out);
+  if (full > 0) {  // the [L, L] mask only where a layer runs in full
+    torch::Tensor allowed = torch::ones(
+        {1, 1, len, len},
+        torch::TensorOptions().dtype(torch::kBool).device(ids.device()));
+    if (o.causal) allowed = allowed.tril();
+    if (o.padding_mask)
+      allowed = allowed.logical_and(pad.logical_not().view({b, 1, 1, len}));
+    for (size_t l = 0; l < full; ++l)
+      x = FullLayer(layers_[l], x, allowed, out);
+  }
   torch::Tensor picked;  // [B, d]
   if (full < layers_.size()) {
     picked = ReadoutLayer(layers_.back(), x, pos, pad, out);
