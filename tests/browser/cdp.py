@@ -16,6 +16,12 @@ import urllib.request
 import websocket
 
 
+# DevTools' answers when an evaluation's page went away under it.
+_NAVIGATION_ERRORS = ('Inspected target navigated or closed',
+                      'Execution context was destroyed',
+                      'Cannot find context with specified id')
+
+
 def _read(path):
     with open(path) as f:
         return f.read()
@@ -91,7 +97,14 @@ class Browser:
         """Polls `expression` until it is truthy; its value."""
         deadline = time.time() + timeout
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError as e:
+                # A navigation (a redirect, a form post) can replace the page
+                # while the expression runs; the next poll reads the new one.
+                if not any(m in str(e) for m in _NAVIGATION_ERRORS):
+                    raise
+                value = None
             if value:
                 return value
             if time.time() > deadline:
