@@ -14,7 +14,8 @@ eta_OV). Each trial draws its own batches of the synthetic task (vocabulary
 50: common tokens 0-9, the labels 1-4 and queries 5-8 among them, 10
 distinct tokens per class), batch 32, sequence 64 (63 inputs).
 
-    /usr/bin/python3 bench/pytorch_stacked_bench.py --steps 2000 --stack 1,8,32
+    /usr/bin/python3 bench/pytorch_stacked_bench.py --steps 2000 --stack 1,8,32 \
+        [--flush-denormal] [--bmm-rate]
 
 Prints trial-steps/s per parameterization and T, in training_bench's table
 form, then (--bmm-rate) the machine's batched-product rate: torch.bmm of
@@ -75,14 +76,19 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--stack", default="1,8,32")
+    ap.add_argument("--flush-denormal", action="store_true",
+                    help="torch.set_flush_denormal(True) first, as "
+                    "qkov-worker flushes subnormal floats by default")
     ap.add_argument("--bmm-rate", action="store_true",
                     help="also measure torch.bmm on [32, 50, 50] operands")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    flushed = args.flush_denormal and torch.set_flush_denormal(True)
     stacks = [int(s) for s in args.stack.split(",")]
     print(f"pytorch stacked eager, trial-steps per second (batch {B}, seq "
           f"{L + 1}, vocab {V}, {args.threads} thread, torch "
-          f"{torch.__version__}), by trials stacked")
+          f"{torch.__version__}, subnormals {'flushed' if flushed else 'kept'}), "
+          "by trials stacked")
     print("param " + " ".join(f"T={t}" for t in stacks))
     for p in ("FAFO", "FACO", "CAFO", "CACO"):
         line = [p]

@@ -27,6 +27,8 @@ ABSL_FLAG(int64_t, steps, 10, "timed steps (micro-batches)");
 ABSL_FLAG(int64_t, warmup, 2, "untimed steps first");
 ABSL_FLAG(int64_t, batch, 32, "questions per step");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
+ABSL_FLAG(bool, flush_denormals, true,
+          "flush subnormal floats to zero, as qkov-worker does by default");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda");
 ABSL_FLAG(std::string, parameterization, "FAFO", "FAFO, FACO, CAFO or CACO");
 ABSL_FLAG(std::string, dump, "", "write the timed questions' ids here");
@@ -40,6 +42,7 @@ int Fail(const absl::Status& s) {
 }
 
 int Main() {
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   const std::string data = absl::GetFlag(FLAGS_data);
   text::Gpt2BpeOptions bo;

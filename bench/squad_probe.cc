@@ -33,6 +33,8 @@ ABSL_FLAG(int64_t, layers, 2, "decoder layers");
 ABSL_FLAG(std::string, glove, "", "a GloVe file of d_model dimensions");
 ABSL_FLAG(std::string, parameterization, "FAFO", "FAFO, FACO, CAFO or CACO");
 ABSL_FLAG(int, threads, 2, "torch intra-op threads");
+ABSL_FLAG(bool, flush_denormals, true,
+          "flush subnormal floats to zero, as qkov-worker does by default");
 
 namespace qkov::training::squad {
 namespace {
@@ -61,6 +63,7 @@ std::vector<SquadExample> Examples(const text::Gpt2BpeTokenizer& bpe,
 }
 
 int Main() {
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   const std::string data = absl::GetFlag(FLAGS_data);
   text::Gpt2BpeOptions bo;

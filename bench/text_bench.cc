@@ -18,6 +18,8 @@ ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
 ABSL_FLAG(int64_t, steps, 200, "timed steps");
 ABSL_FLAG(int64_t, warmup, 20, "untimed steps first");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
+ABSL_FLAG(bool, flush_denormals, true,
+          "flush subnormal floats to zero, as qkov-worker does by default");
 ABSL_FLAG(std::string, parameterization, "FAFO", "FAFO, FACO, CAFO or CACO");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
 
@@ -47,6 +49,7 @@ class Clock : public TrainingObserver {
 };
 
 int Main() {
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   const std::string data = absl::GetFlag(FLAGS_data);
   const int64_t warmup = absl::GetFlag(FLAGS_warmup);

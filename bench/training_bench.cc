@@ -30,16 +30,21 @@ ABSL_FLAG(std::string, init, "identity", "identity | default (both circuits)");
 ABSL_FLAG(double, identity_scale, 1e-6, "identity init scale");
 ABSL_FLAG(double, target_loss, 1e-3, "stop below this windowed loss");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads");
+ABSL_FLAG(bool, flush_denormals, true,
+          "flush subnormal floats to zero, as qkov-worker does by default");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
 ABSL_FLAG(std::string, engine, "analytic",
           "analytic (the trainer's) or autograd (the reference)");
 ABSL_FLAG(std::string, stack, "1,2,4,8,16,32",
           "speed mode: trials trained together, comma-separated");
+ABSL_FLAG(std::string, parameterizations, "FAFO,FACO,CAFO,CACO",
+          "speed mode: the parameterizations to time, comma-separated");
 
 using namespace qkov::training;
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   TrialOptions o;
   o.lr_ratio = absl::GetFlag(FLAGS_lr_ratio);
@@ -68,10 +73,11 @@ int main(int argc, char** argv) {
     // Trial-steps per second: T trials stacked, each taking max_steps steps.
     std::printf(
         "trial-steps per second (batch %d, seq %d, vocab %d, %d thread, %s, "
-        "%s engine), by trials stacked\n",
+        "%s engine, subnormals %s), by trials stacked\n",
         o.batch_size, o.synthetic.seq_len, o.synthetic.vocab_size,
         absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_device).c_str(),
-        absl::GetFlag(FLAGS_engine).c_str());
+        absl::GetFlag(FLAGS_engine).c_str(),
+        FlushDenormalActive() ? "flushed" : "kept");
 
     o.target_loss = -1;
     o.eval.num_examples = 64;
@@ -84,9 +90,15 @@ int main(int argc, char** argv) {
     std::printf("param");
     for (int k : stacks) std::printf(" T=%d", k);
     std::printf("\n");
-    for (const char* name : {"FAFO", "FACO", "CAFO", "CACO"}) {
-      o.parameterization = *ParseParameterization(name);
-      std::printf("%s", name);
+    for (const std::string& name : std::vector<std::string>(
+             absl::StrSplit(absl::GetFlag(FLAGS_parameterizations), ','))) {
+      absl::StatusOr<Parameterization> p = ParseParameterization(name);
+      if (!p.ok()) {
+        std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
+        return 2;
+      }
+      o.parameterization = *p;
+      std::printf("%s", name.c_str());
       for (int k : stacks) {
         std::vector<TrialOptions> batch;
         for (int i = 0; i < k; ++i) {

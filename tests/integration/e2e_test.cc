@@ -219,6 +219,13 @@ TEST(EndToEndTest, TwoWorkersFinishEveryTrialExactlyOnce) {
                   "AND json_extract(provenance_json, '$.torch_version') LIKE "
                   "'torch %'"),
             8);
+#if defined(__x86_64__) || defined(__aarch64__)
+  // qkov-worker's default: subnormal floats flushed to zero, and recorded.
+  EXPECT_EQ(DbInt(d,
+                  "SELECT COUNT(*) FROM attempts WHERE "
+                  "json_extract(provenance_json, '$.flush_denormals') = 1"),
+            8);
+#endif
   EXPECT_EQ(DbInt(d,
                   "SELECT COUNT(*) FROM pragma_integrity_check WHERE "
                   "integrity_check = 'ok'"),

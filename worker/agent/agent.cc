@@ -132,6 +132,7 @@ absl::Status Agent::Run() {
   provenance_.set_hostname(Hostname());
   provenance_.set_blas(training::BlasDescription());
   provenance_.set_torch_threads(torch::get_num_threads());
+  provenance_.set_flush_denormals(training::FlushDenormalActive());
 
   if (client_ == nullptr) {
     absl::StatusOr<std::unique_ptr<GrpcCoordinatorClient>> grpc_client =

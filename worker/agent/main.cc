@@ -25,6 +25,7 @@
 #include "absl/flags/usage.h"
 #include "common/signals.h"
 #include "worker/agent/agent.h"
+#include "worker/training/cpu_runtime.h"
 
 ABSL_FLAG(std::string, server, "", "coordinator address host:port");
 ABSL_FLAG(std::string, name, "", "worker name (default host:pid)");
@@ -36,6 +37,9 @@ ABSL_FLAG(int, batch_trials, 1,
           "lease up to this many compatible trials at once and train them as "
           "one batch");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads per worker");
+ABSL_FLAG(bool, flush_denormals, true,
+          "train with subnormal floats flushed to zero (flush-to-zero and "
+          "denormals-are-zero; recorded in each attempt's provenance)");
 ABSL_FLAG(bool, exit_when_idle, false,
           "exit when no sweep has queued or running trials");
 ABSL_FLAG(int, unreachable_timeout_seconds, 600,
@@ -97,6 +101,8 @@ int main(int argc, char** argv) {
     gethostname(host, sizeof(host) - 1);
     config.name = std::string(host) + ":" + std::to_string(getpid());
   }
+  // Before any slot's thread exists: they inherit the mode from this one.
+  qkov::training::SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
   for (int k = 0; k < slots; ++k) {
     qkov::agent::AgentConfig c = config;

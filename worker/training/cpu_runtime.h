@@ -1,5 +1,5 @@
 // Process-wide settings of LibTorch and the BLAS it calls: intra-op threads,
-// and which BLAS it is (for provenance).
+// the handling of subnormal floats, and which BLAS it is (for provenance).
 #ifndef QKOV_WORKER_TRAINING_CPU_RUNTIME_H_
 #define QKOV_WORKER_TRAINING_CPU_RUNTIME_H_
 
@@ -16,6 +16,29 @@ namespace qkov::training {
 // "OpenBLAS's helper threads"). Returns OpenBLAS's thread count afterwards,
 // or -1 where the BLAS is not OpenBLAS.
 int SetTrainingThreads(int n);
+
+// Sets (or clears) flush-to-zero and denormals-are-zero, the CPU's mode in
+// which a float result below FLT_MIN (1.18e-38) is stored as zero and a
+// subnormal operand is read as zero, for training: on the calling thread,
+// on LibTorch's intra-op threads, on threads created later (they inherit
+// the mode from the thread that creates them), and, where the BLAS is
+// OpenBLAS, on OpenBLAS's helper threads, which exist from the library's
+// load: they are shut down here, and OpenBLAS starts them again from the
+// thread that runs its next threaded product. Call it from the thread that
+// trains, before training, and again after raising the thread count; it is
+// not safe while another thread runs a BLAS product.
+//
+// Why: some Intel cores take a microcode assist of about a hundred cycles
+// on each operation that meets a subnormal, and the synthetic task's small
+// initial weights make such values in the factorized models' backward
+// products (docs/PERFORMANCE.md, "Subnormal floats"). The values flushed are
+// below float precision next to any normal-sized term they are summed with.
+// Returns false, changing nothing, where the CPU has no such mode (neither
+// x86-64 nor AArch64).
+bool SetFlushDenormal(bool on);
+
+// Whether the calling thread has flush-to-zero and denormals-are-zero set.
+bool FlushDenormalActive();
 
 // The BLAS, as LibTorch's build reports it (BLAS_INFO in at::show_config()),
 // else OpenBLAS's own configuration string ("OpenBLAS 0.3.21 DYNAMIC_ARCH

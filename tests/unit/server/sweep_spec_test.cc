@@ -315,6 +315,7 @@ TEST(SweepSpecTest, CanonicalJsonEqualsLibraryJsonOnRandomMessages) {
     p.set_hostname(pick_string());
     if (rng() % 2) p.set_blas(pick_string());
     p.set_torch_threads(static_cast<int32_t>(rng()));
+    p.set_flush_denormals(rng() % 2 == 0);
     ASSERT_EQ(CanonicalJson(p), LibraryJson(p)) << p.DebugString();
   }
   // Messages it leaves to the library (nested, enums, int64) also agree.
