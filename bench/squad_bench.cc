@@ -42,8 +42,8 @@ int Fail(const absl::Status& s) {
 }
 
 int Main() {
-  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   const std::string data = absl::GetFlag(FLAGS_data);
   text::Gpt2BpeOptions bo;
   bo.encoder_path = data + "/tokenizers/gpt2/encoder.json";

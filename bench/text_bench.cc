@@ -49,8 +49,8 @@ class Clock : public TrainingObserver {
 };
 
 int Main() {
-  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   const std::string data = absl::GetFlag(FLAGS_data);
   const int64_t warmup = absl::GetFlag(FLAGS_warmup);
   const int64_t steps = absl::GetFlag(FLAGS_steps);

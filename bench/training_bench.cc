@@ -44,8 +44,8 @@ using namespace qkov::training;
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
+  SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   TrialOptions o;
   o.lr_ratio = absl::GetFlag(FLAGS_lr_ratio);
   o.eta_ov = absl::GetFlag(FLAGS_eta_ov);

@@ -68,10 +68,11 @@ std::vector<ResultName> FinalResultNames(absl::string_view task) {
       Add(&out, absl::StrCat("eval_", n), -1, 1);
     Add(&out, "eval_examples", 0, kInf);
     Add(&out, "converged", 0, 1);
-    for (const char* n :
-         {"steps", "epochs", "train_questions", "train_skipped",
-          "train_unanswerable", "eval_skipped", "glove_matched"})
+    for (const char* n : {"steps", "epochs", "train_questions", "train_skipped",
+                          "train_unanswerable", "eval_skipped", "glove_matched",
+                          "selected_step"})
       Add(&out, n, 0, kInf);
+    Add(&out, "selected_val_f1", 0, 1);
   }
   return out;
 }
@@ -86,7 +87,8 @@ std::vector<std::string> ReportedCurveNames(absl::string_view task) {
   if (task == "fixed_attention") return {"train_loss", "train_accuracy"};
   if (task == "text" || task == "hatexplain" || task == "sva")
     return {"train_loss", "train_accuracy", "lr_qk", "lr_ov", "epoch"};
-  if (task == "squad") return {"train_loss", "lr_qk", "lr_ov", "epoch"};
+  if (task == "squad")
+    return {"train_loss", "lr_qk", "lr_ov", "epoch", "val_f1"};
   return {};
 }
 

@@ -154,7 +154,8 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
         std::pair{kSquadDMlp, s.d_mlp}, std::pair{kSquadLayers, s.layers},
         std::pair{kSquadEpochs, s.epochs},
         std::pair{kSquadAccumulation, s.accumulation},
-        std::pair{kSquadMaxNewTokens, s.max_new_tokens}}) {
+        std::pair{kSquadMaxNewTokens, s.max_new_tokens},
+        std::pair{kSquadValidationQuestions, s.validation_questions}}) {
     if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
   }
   for (auto [rule, value] :
@@ -179,7 +180,9 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
        {std::tuple{"train", s.train_article_begin, s.train_article_end,
                    s.train_max_questions},
         std::tuple{"eval", s.eval_article_begin, s.eval_article_end,
-                   s.eval_max_questions}}) {
+                   s.eval_max_questions},
+        std::tuple{"validation", s.validation_article_begin,
+                   s.validation_article_end, s.validation_max_questions}}) {
     const std::string field = absl::StrCat("squad.", split, ".");
     if (begin < 0 || begin > kSquadArticle.hi)
       return Invalid(prefix, field + "article_begin",
@@ -199,6 +202,9 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
     return Invalid(prefix, "squad.train.path", "is required");
   if (!s.has_eval_path)
     return Invalid(prefix, "squad.eval.path", "is required");
+  if (s.validation_questions > 0 && !s.has_validation_path)
+    return Invalid(prefix, "squad.validation.path",
+                   "is required when squad.validation_questions > 0");
   if (!s.has_encoder_path)
     return Invalid(prefix, "squad.encoder_path", "is required");
   if (!s.has_merges_path)

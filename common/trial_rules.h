@@ -160,6 +160,8 @@ inline constexpr IntRule kSquadLayers{"squad.layers", 1, 48};
 inline constexpr IntRule kSquadEpochs{"squad.epochs", 1, 100000};
 inline constexpr IntRule kSquadAccumulation{"squad.accumulation", 1, 4096};
 inline constexpr IntRule kSquadMaxNewTokens{"squad.max_new_tokens", 1, 4096};
+inline constexpr IntRule kSquadValidationQuestions{"squad.validation_questions",
+                                                   0, 1000000};
 inline constexpr IntRule kSquadArticle{"squad.*.article_begin", 0, 1000000000};
 inline constexpr IntRule kSquadMaxQuestions{"squad.*.max_questions", 0,
                                             1000000000};
@@ -182,16 +184,20 @@ struct SquadSettings {
           epochs = 0, accumulation = 0, max_new_tokens = 0;
   int64_t train_article_begin = 0, train_article_end = 0,
           train_max_questions = 0, eval_article_begin = 0, eval_article_end = 0,
-          eval_max_questions = 0;
+          eval_max_questions = 0, validation_article_begin = 0,
+          validation_article_end = 0, validation_max_questions = 0,
+          validation_questions = 0;
   double dropout = 0, init_std = 0, embed_init_std = 0, embed_lr_multiplier = 0,
          label_smoothing = 0, grad_clip = 0, rollout_alpha = 0, k_percent = 0;
   bool has_train_path = false, has_eval_path = false, has_encoder_path = false,
-       has_merges_path = false, adamw = false, squad_schedule = false;
+       has_merges_path = false, has_validation_path = false, adamw = false,
+       squad_schedule = false;
 };
 
 // Every SQuAD setting in range; positions for the longest sequence
 // (n_ctx >= max_prompt_tokens + max_answer_tokens + 1, the end-of-text
-// included); non-empty article ranges; the files named; AdamW with the
+// included); non-empty article ranges; the files named (a validation file
+// when validation_questions > 0); AdamW with the
 // cosine_warmup or one_cycle schedule (squad_schedule: one of them).
 absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s);
 

@@ -85,6 +85,10 @@ absl::Status ValidateSquad(const qkov::v1::Training& t,
   v.eval_article_begin = x.eval().article_begin();
   v.eval_article_end = x.eval().article_end();
   v.eval_max_questions = x.eval().max_questions();
+  v.validation_article_begin = x.validation().article_begin();
+  v.validation_article_end = x.validation().article_end();
+  v.validation_max_questions = x.validation().max_questions();
+  v.validation_questions = x.validation_questions();
   v.dropout = x.dropout();
   v.init_std = x.init_std();
   v.embed_init_std = x.embed_init_std();
@@ -95,6 +99,7 @@ absl::Status ValidateSquad(const qkov::v1::Training& t,
   v.k_percent = x.k_percent();
   v.has_train_path = !x.train().path().empty();
   v.has_eval_path = !x.eval().path().empty();
+  v.has_validation_path = !x.validation().path().empty();
   v.has_encoder_path = !x.encoder_path().empty();
   v.has_merges_path = !x.merges_path().empty();
   v.adamw = t.optimizer().kind() == qkov::v1::ADAMW;

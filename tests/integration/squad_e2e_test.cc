@@ -35,6 +35,8 @@ TEST(SquadEndToEndTest, QuickSquadPresetThroughServerWorkersAndCli) {
        "--set",
        "training.squad.eval.path=" + dev,
        "--set",
+       "training.squad.validation.path=" + dev,
+       "--set",
        "training.squad.encoder_path=" + kShared +
            "/tokenizers/gpt2/encoder.json",
        "--set",
@@ -62,16 +64,31 @@ TEST(SquadEndToEndTest, QuickSquadPresetThroughServerWorkersAndCli) {
   ASSERT_EQ(QueryInt(db, "SELECT COUNT(*) FROM trials WHERE state = 'done'"),
             2);
 
-  // Both trials trained 40 steps on the 8,981 questions of articles
-  // [0, 40), were scored on 10 of articles [40, 48), reported the training
-  // loss every 10 steps, and recorded the checksums of the files they read.
+  // Both trials trained 40 steps on the 8,123 questions of articles
+  // [0, 36), validated once (40 steps of 16 are less than an epoch: after
+  // the last step) on 20 of articles [36, 40), were scored on 10 of
+  // articles [40, 48), reported the training loss every 10 steps, and
+  // recorded the checksums of the files they read.
   EXPECT_EQ(QueryInt(db,
                      "SELECT COUNT(*) FROM results WHERE name = 'steps' AND "
                      "value = 40"),
             2);
   EXPECT_EQ(QueryInt(db,
                      "SELECT COUNT(*) FROM results WHERE name = "
-                     "'train_questions' AND value = 8981"),
+                     "'train_questions' AND value = 8123"),
+            2);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM metrics WHERE name = 'val_f1' AND "
+                     "step = 40"),
+            2);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM results r JOIN metrics m ON "
+                     "m.trial_id = r.trial_id AND m.name = 'val_f1' WHERE "
+                     "r.name = 'selected_val_f1' AND r.value = m.value"),
+            2);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM results WHERE name = "
+                     "'selected_step' AND value = 40"),
             2);
   EXPECT_EQ(QueryInt(db,
                      "SELECT COUNT(*) FROM results WHERE name = "

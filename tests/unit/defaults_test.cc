@@ -358,6 +358,18 @@ TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
        }},
       {"squad.merges_path",
        [](v1::Training* t) { t->mutable_squad()->clear_merges_path(); }},
+      {"squad.validation.path",
+       [](v1::Training* t) {
+         t->mutable_squad()->set_validation_questions(300);
+       }},
+      {"squad.validation_questions",
+       [](v1::Training* t) {
+         t->mutable_squad()->set_validation_questions(-1);
+       }},
+      {"squad.validation.article_begin",
+       [](v1::Training* t) {
+         t->mutable_squad()->mutable_validation()->set_article_begin(-2);
+       }},
       {"optimizer.kind",
        [](v1::Training* t) { t->mutable_optimizer()->set_kind(v1::SGD); }},
       {"optimizer.schedule",

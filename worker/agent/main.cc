@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
     config.name = std::string(host) + ":" + std::to_string(getpid());
   }
   // Before any slot's thread exists: they inherit the mode from this one.
+  // The thread count first, so that no pool is started at another size.
+  qkov::training::SetTrainingThreads(config.torch_threads);
   qkov::training::SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
   for (int k = 0; k < slots; ++k) {

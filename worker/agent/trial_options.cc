@@ -88,6 +88,8 @@ void ToSquadOptions(const qkov::v1::SquadTask& x,
                     training::squad::SquadTaskOptions* q) {
   q->train = ToSquadSource(x.train());
   q->eval = ToSquadSource(x.eval());
+  q->validation = ToSquadSource(x.validation());
+  q->validation_questions = x.validation_questions();
   q->tokenizer.encoder_path = x.encoder_path();
   q->tokenizer.merges_path = x.merges_path();
   q->tokenizer.encoder_sha256 =

@@ -118,6 +118,10 @@ absl::Status TrialOptions::Validate() const {
     v.eval_article_begin = q.eval.article_begin;
     v.eval_article_end = q.eval.article_end;
     v.eval_max_questions = q.eval.max_questions;
+    v.validation_article_begin = q.validation.article_begin;
+    v.validation_article_end = q.validation.article_end;
+    v.validation_max_questions = q.validation.max_questions;
+    v.validation_questions = q.validation_questions;
     v.dropout = m.dropout;
     v.init_std = m.init_std;
     v.embed_init_std = m.embed_init_std;
@@ -128,6 +132,7 @@ absl::Status TrialOptions::Validate() const {
     v.k_percent = q.k_percent;
     v.has_train_path = !q.train.path.empty();
     v.has_eval_path = !q.eval.path.empty();
+    v.has_validation_path = !q.validation.path.empty();
     v.has_encoder_path = !q.tokenizer.encoder_path.empty();
     v.has_merges_path = !q.tokenizer.merges_path.empty();
     v.adamw = optimizer.kind == OptimizerKind::kAdamW;

@@ -238,4 +238,20 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
   return ev;
 }
 
+double GreedyAnswerF1(text::TextModel& model,
+                      const std::vector<SquadExample>& examples,
+                      const text::Gpt2BpeTokenizer& bpe,
+                      int32_t max_new_tokens) {
+  const bool was_training = model->is_training();
+  model->eval();
+  AnswerAttentionOptions options;
+  options.max_new_tokens = max_new_tokens;
+  options.k_percent = 0;
+  std::vector<double> f1;
+  for (const SquadExample& ex : examples)
+    f1.push_back(MaxF1(Generate(model, ex, bpe, options).text, ex.gold));
+  if (was_training) model->train();
+  return Mean(f1);
+}
+
 }  // namespace qkov::training::squad

@@ -99,6 +99,14 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
                                  const text::Gpt2BpeTokenizer& bpe,
                                  const AnswerAttentionOptions& options);
 
+// The mean over `examples` of the greedy answer's F1 (max over each
+// question's gold answers), decoded as EvaluateAnswers decodes: what
+// checkpoint selection compares.
+double GreedyAnswerF1(text::TextModel& model,
+                      const std::vector<SquadExample>& examples,
+                      const text::Gpt2BpeTokenizer& bpe,
+                      int32_t max_new_tokens);
+
 }  // namespace qkov::training::squad
 
 #endif  // QKOV_WORKER_TRAINING_SQUAD_ANSWER_LM_H_

@@ -30,6 +30,11 @@ struct SquadModelOptions {
 struct SquadTaskOptions {
   SquadSource train;  // the first answer of each question is its target
   SquadSource eval;   // scored: the first evaluation.num_examples questions
+  // > 0: checkpoint selection by the greedy answers' F1 on the first
+  // validation_questions questions of `validation`, after each epoch and
+  // the last step (SquadTrainHooks::validate).
+  SquadSource validation;
+  int64_t validation_questions = 0;
   text::Gpt2BpeOptions tokenizer;
   std::string glove_path;  // empty: random token embedding
   PromptOptions prompt;

@@ -67,6 +67,12 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   absl::StatusOr<Examples> eval =
       BuildExamples(q.eval, bpe, q.prompt, o.eval.num_examples);
   if (!eval.ok()) return eval.status();
+  absl::StatusOr<Examples> validation = Examples{};
+  if (q.validation_questions > 0) {
+    validation =
+        BuildExamples(q.validation, bpe, q.prompt, q.validation_questions);
+    if (!validation.ok()) return validation.status();
+  }
 
   text::TextModelOptions mo;
   mo.vocab_size = bpe.vocab_size();
@@ -86,6 +92,8 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   TrialOutcome outcome;
   outcome.input_sha256["squad.train"] = train->sha256;
   outcome.input_sha256["squad.eval"] = eval->sha256;
+  if (q.validation_questions > 0)
+    outcome.input_sha256["squad.validation"] = validation->sha256;
   outcome.input_sha256["squad.encoder_path"] = bpe.encoder_sha256();
   outcome.input_sha256["squad.merges_path"] = bpe.merges_sha256();
   if (!q.glove_path.empty()) {
@@ -131,6 +139,17 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
       return !observer_stopped;
     };
   }
+  if (q.validation_questions > 0) {
+    hooks.validate = [&](int64_t step) {
+      const double f1 = GreedyAnswerF1(model, validation->examples, bpe,
+                                       static_cast<int32_t>(q.max_new_tokens));
+      if (observer != nullptr) {
+        // A stop it asks for is taken at the next report.
+        observer->OnReport(step, {{step, "val_f1", f1}});
+      }
+      return f1;
+    };
+  }
   absl::StatusOr<SquadTrainRun> run =
       TrainSquadModel(model, train->examples, bpe.end_of_text_id(), so, hooks);
   if (!run.ok()) return run.status();
@@ -159,6 +178,9 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   const double micro_per_epoch =
       static_cast<double>((train->examples.size() + so.batch - 1) / so.batch);
   outcome.results["steps"] = static_cast<double>(run->steps);
+  outcome.results["selected_step"] = static_cast<double>(run->selected_step);
+  if (q.validation_questions > 0 && run->selected_score >= 0)
+    outcome.results["selected_val_f1"] = run->selected_score;
   outcome.results["epochs"] =
       static_cast<double>(run->steps * so.accumulation) / micro_per_epoch;
   outcome.results["train_questions"] =

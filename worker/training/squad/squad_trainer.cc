@@ -23,9 +23,17 @@ struct LoopState {
   std::vector<int64_t> order;
   double sum_loss = 0;
   int64_t summed = 0;
+  // Checkpoint selection: epochs validated, and the best score, its step
+  // and a copy of its weights (in named_parameters order; none before the
+  // first validation).
+  int64_t validated_epochs = 0;
+  double best_score = -1;
+  int64_t best_step = -1;
+  std::vector<torch::Tensor> best;
 };
 
-constexpr int64_t kSquadCheckpointFormat = 1;
+// Format 2 added the selection state; format 1 (without it) still loads.
+constexpr int64_t kSquadCheckpointFormat = 2;
 // The dropout masks' generator is the device's default one, seeded from the
 // trial seed on this stream and saved in checkpoints.
 constexpr uint64_t kDropoutStream = 3;
@@ -57,6 +65,11 @@ std::string SaveCheckpoint(text::TextModel& model,
   archive.write("order", torch::tensor(st.order, torch::kInt64));
   archive.write("sum_loss", torch::tensor({st.sum_loss}, torch::kFloat64));
   archive.write("summed", c10::IValue(st.summed));
+  archive.write("validated_epochs", c10::IValue(st.validated_epochs));
+  archive.write("best_score", torch::tensor({st.best_score}, torch::kFloat64));
+  archive.write("best_step", c10::IValue(st.best_step));
+  for (size_t i = 0; i < st.best.size(); ++i)
+    archive.write(absl::StrCat("best/", i), st.best[i]);
   std::ostringstream out;
   archive.save_to(out);
   return out.str();
@@ -71,9 +84,10 @@ absl::Status LoadCheckpoint(const std::string& bytes, text::TextModel& model,
   archive.load_from(in);
   c10::IValue v;
   archive.read("format", v);
-  if (v.toInt() != kSquadCheckpointFormat) {
+  const int64_t format = v.toInt();
+  if (format != 1 && format != kSquadCheckpointFormat) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint format ", v.toInt(), " is not ", kSquadCheckpointFormat));
+        "checkpoint format ", format, " is not ", kSquadCheckpointFormat));
   }
   archive.read("total", v);
   if (v.toInt() != total) {
@@ -100,6 +114,24 @@ absl::Status LoadCheckpoint(const std::string& bytes, text::TextModel& model,
   st->sum_loss = sum_loss[0].item<double>();
   archive.read("summed", v);
   st->summed = v.toInt();
+  if (format >= 2) {
+    archive.read("validated_epochs", v);
+    st->validated_epochs = v.toInt();
+    torch::Tensor best_score;
+    archive.read("best_score", best_score);
+    st->best_score = best_score[0].item<double>();
+    archive.read("best_step", v);
+    st->best_step = v.toInt();
+    st->best.clear();
+    if (st->best_step >= 0) {
+      const size_t count = model->parameters().size();
+      for (size_t i = 0; i < count; ++i) {
+        torch::Tensor w;
+        archive.read(absl::StrCat("best/", i), w);
+        st->best.push_back(w.to(device));
+      }
+    }
+  }
   torch::Tensor dropout_rng;
   archive.read("dropout_rng", dropout_rng);
   {
@@ -229,6 +261,20 @@ absl::StatusOr<SquadTrainRun> TrainSquadModel(
     if (o.grad_clip > 0)
       torch::nn::utils::clip_grad_norm_(trained, o.grad_clip);
     optimizer.step();
+    const int64_t epochs_done = st.micro / micro_per_epoch;
+    if (hooks.validate &&
+        (epochs_done > st.validated_epochs || st.step + 1 == run.total)) {
+      st.validated_epochs = epochs_done;
+      const double score = hooks.validate(st.step + 1);
+      if (score > st.best_score) {
+        torch::NoGradGuard no_grad;
+        st.best_score = score;
+        st.best_step = st.step + 1;
+        st.best.clear();
+        for (const torch::Tensor& w : model->parameters())
+          st.best.push_back(w.detach().clone());
+      }
+    }
     if ((st.step + 1) % std::max<int64_t>(1, hooks.report_every) == 0 ||
         st.step + 1 == run.total) {
       SquadTrainReport r;
@@ -247,6 +293,14 @@ absl::StatusOr<SquadTrainRun> TrainSquadModel(
     }
   }
   run.steps = st.step;
+  run.selected_step = run.steps;
+  if (hooks.validate && !run.stopped && !run.diverged && st.best_step >= 0) {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> params = model->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(st.best[i]);
+    run.selected_step = st.best_step;
+    run.selected_score = st.best_score;
+  }
   return run;
 }
 

@@ -3,9 +3,10 @@
 // base; the token embedding at embed_lr_multiplier x base with no weight
 // decay; everything else at base), OneCycleLR's schedule or a cosine after
 // a linear warm-up, gradient accumulation and clipping, epochs over the
-// training questions in a seeded order, loss on the answer tokens only. A run
-// can be stopped before any step and handed back as a checkpoint from which it
-// continues bit for bit.
+// training questions in a seeded order, loss on the answer tokens only;
+// optionally the authors' checkpoint selection (the weights with the best
+// validation F1 of those after each epoch). A run can be stopped before any
+// step and handed back as a checkpoint from which it continues bit for bit.
 #ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TRAINER_H_
 
@@ -60,6 +61,12 @@ struct SquadTrainHooks {
   // Polled before every optimizer step; kHandBack fills `checkpoint`.
   std::function<StopRequest()> poll_stop;
   std::string resume_from;  // a checkpoint of the same options; "" to start
+  // Set: checkpoint selection. Called after the optimizer step that
+  // completes an epoch and after the last step, with the steps done; returns
+  // the validation score (F1) of the model's weights then, and must leave
+  // the model and every random stream as it found them. The run ends holding
+  // the weights of the first call with the highest score.
+  std::function<double(int64_t step)> validate;
 };
 
 struct SquadTrainRun {
@@ -68,6 +75,11 @@ struct SquadTrainRun {
   bool stopped = false;    // by `report` or `poll_stop`
   bool diverged = false;   // a micro-batch loss was NaN or infinite
   std::string checkpoint;  // set on StopRequest::kHandBack
+  // The step whose weights the model holds at the end: the selected one
+  // with `validate`, else the last; and the selected weights' score (-1
+  // without `validate`).
+  int64_t selected_step = 0;
+  double selected_score = -1;
 };
 
 // Trains `model` (lm_head) in place. INVALID_ARGUMENT for no training

@@ -114,9 +114,11 @@ TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
   EXPECT_TRUE(r->results.count("eval_comprehensiveness"));
   EXPECT_TRUE(r->results.count("eval_sufficiency"));
   // Every result is one a ratio search may name (common/result_names.h),
-  // within its range; all of them but glove_matched (no GloVe file here).
+  // within its range; all of them but glove_matched (no GloVe file here)
+  // and selected_val_f1 (no checkpoint selection: the last step's weights).
   ExpectResultsListed(r->results, "squad");
-  EXPECT_EQ(r->results.size(), FinalResultNames("squad").size() - 1);
+  EXPECT_EQ(r->results.size(), FinalResultNames("squad").size() - 2);
+  EXPECT_EQ(r->results.at("selected_step"), 7);
   ASSERT_EQ(r->heatmaps.size(), 1u);
   const Heatmap& h = r->heatmaps[0];
   EXPECT_EQ(h.name, "dtap");
@@ -175,6 +177,56 @@ TEST(SquadTaskTest, HandBackAndResumeIsBitIdentical) {
       << wrong.status();
   auto garbage = RunTrial(o, nullptr, torch::kCPU, "not a checkpoint");
   EXPECT_EQ(garbage.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+class RecordValidation : public HandBackAt {
+ public:
+  RecordValidation() : HandBackAt(1 << 30) {}
+  bool OnReport(int64_t step, const std::vector<MetricPoint>& points) override {
+    for (const MetricPoint& p : points) {
+      if (p.name == "val_f1") val_f1.push_back({step, p.value});
+    }
+    return HandBackAt::OnReport(step, points);
+  }
+  std::vector<std::pair<int64_t, double>> val_f1;
+};
+
+// With squad.validation_questions the trial validates after each epoch
+// (steps 3 and 5 of 7: micro-batches 6 and 10 of 5 a epoch) and after its
+// last step, reports each F1 as val_f1, scores the weights of the best and
+// says which; without it, the last weights (the test above).
+TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
+  TrialOptions o = Tiny();
+  o.squad.validation.path = o.squad.train.path;
+  o.squad.validation.article_begin = 2;
+  o.squad.validation.article_end = 3;
+  o.squad.validation_questions = 3;
+  ASSERT_TRUE(o.Validate().ok()) << o.Validate();
+  RecordValidation seen;
+  auto r = RunTrial(o, &seen);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(seen.val_f1.size(), 3u);
+  EXPECT_EQ(seen.val_f1[0].first, 3);
+  EXPECT_EQ(seen.val_f1[1].first, 5);
+  EXPECT_EQ(seen.val_f1[2].first, 7);
+  // The first of the highest.
+  size_t best = 0;
+  for (size_t i = 1; i < seen.val_f1.size(); ++i) {
+    if (seen.val_f1[i].second > seen.val_f1[best].second) best = i;
+  }
+  EXPECT_EQ(r->results.at("selected_step"), seen.val_f1[best].first);
+  EXPECT_EQ(r->results.at("selected_val_f1"), seen.val_f1[best].second);
+  EXPECT_EQ(r->steps, 7);
+  ExpectResultsListed(r->results, "squad");
+  ASSERT_TRUE(r->input_sha256.count("squad.validation"));
+  EXPECT_EQ(r->input_sha256.at("squad.validation"),
+            r->input_sha256.at("squad.train"));  // the same file
+  // Validation changes no random stream: the training losses are those of
+  // the same trial without it.
+  HandBackAt plain(1 << 30);
+  TrialOptions without = Tiny();
+  ASSERT_TRUE(RunTrial(without, &plain).ok());
+  EXPECT_EQ(seen.losses, plain.losses);
 }
 
 TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
@@ -251,6 +303,13 @@ TEST(SquadTaskTest, SettingsOutsideTheRulesAreRefusedBeforeTraining) {
   EXPECT_EQ(o.Validate().message(),
             "squad.eval.article_end: must be 0 (to the end) or > "
             "article_begin = 1 (got 1)");
+  o = Tiny();
+  o.squad.validation_questions = 5;  // and no validation file
+  EXPECT_EQ(o.Validate().message(),
+            "squad.validation.path: is required when "
+            "squad.validation_questions > 0");
+  o.squad.validation_questions = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(o.Validate()));
   o = Tiny();
   o.squad.label_smoothing = std::nan("");
   EXPECT_TRUE(absl::IsInvalidArgument(o.Validate()));
