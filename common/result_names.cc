@@ -73,6 +73,7 @@ std::vector<ResultName> FinalResultNames(absl::string_view task) {
                           "selected_step"})
       Add(&out, n, 0, kInf);
     Add(&out, "selected_val_f1", 0, 1);
+    Add(&out, "train_f1", 0, 1);
   }
   return out;
 }

@@ -155,7 +155,8 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
         std::pair{kSquadEpochs, s.epochs},
         std::pair{kSquadAccumulation, s.accumulation},
         std::pair{kSquadMaxNewTokens, s.max_new_tokens},
-        std::pair{kSquadValidationQuestions, s.validation_questions}}) {
+        std::pair{kSquadValidationQuestions, s.validation_questions},
+        std::pair{kSquadTrainF1Questions, s.train_f1_questions}}) {
     if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
   }
   for (auto [rule, value] :

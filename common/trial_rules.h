@@ -162,6 +162,8 @@ inline constexpr IntRule kSquadAccumulation{"squad.accumulation", 1, 4096};
 inline constexpr IntRule kSquadMaxNewTokens{"squad.max_new_tokens", 1, 4096};
 inline constexpr IntRule kSquadValidationQuestions{"squad.validation_questions",
                                                    0, 1000000};
+inline constexpr IntRule kSquadTrainF1Questions{"squad.train_f1_questions", 0,
+                                                1000000};
 inline constexpr IntRule kSquadArticle{"squad.*.article_begin", 0, 1000000000};
 inline constexpr IntRule kSquadMaxQuestions{"squad.*.max_questions", 0,
                                             1000000000};
@@ -186,7 +188,7 @@ struct SquadSettings {
           train_max_questions = 0, eval_article_begin = 0, eval_article_end = 0,
           eval_max_questions = 0, validation_article_begin = 0,
           validation_article_end = 0, validation_max_questions = 0,
-          validation_questions = 0;
+          validation_questions = 0, train_f1_questions = 0;
   double dropout = 0, init_std = 0, embed_init_std = 0, embed_lr_multiplier = 0,
          label_smoothing = 0, grad_clip = 0, rollout_alpha = 0, k_percent = 0;
   bool has_train_path = false, has_eval_path = false, has_encoder_path = false,

@@ -89,6 +89,7 @@ absl::Status ValidateSquad(const qkov::v1::Training& t,
   v.validation_article_end = x.validation().article_end();
   v.validation_max_questions = x.validation().max_questions();
   v.validation_questions = x.validation_questions();
+  v.train_f1_questions = x.train_f1_questions();
   v.dropout = x.dropout();
   v.init_std = x.init_std();
   v.embed_init_std = x.embed_init_std();

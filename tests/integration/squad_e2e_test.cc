@@ -91,6 +91,10 @@ TEST(SquadEndToEndTest, QuickSquadPresetThroughServerWorkersAndCli) {
                      "'selected_step' AND value = 40"),
             2);
   EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM results WHERE name = 'train_f1' "
+                     "AND value BETWEEN 0 AND 1"),
+            2);
+  EXPECT_EQ(QueryInt(db,
                      "SELECT COUNT(*) FROM results WHERE name = "
                      "'eval_examples' AND value = 10"),
             2);

@@ -90,6 +90,7 @@ void ToSquadOptions(const qkov::v1::SquadTask& x,
   q->eval = ToSquadSource(x.eval());
   q->validation = ToSquadSource(x.validation());
   q->validation_questions = x.validation_questions();
+  q->train_f1_questions = x.train_f1_questions();
   q->tokenizer.encoder_path = x.encoder_path();
   q->tokenizer.merges_path = x.merges_path();
   q->tokenizer.encoder_sha256 =

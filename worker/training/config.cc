@@ -122,6 +122,7 @@ absl::Status TrialOptions::Validate() const {
     v.validation_article_end = q.validation.article_end;
     v.validation_max_questions = q.validation.max_questions;
     v.validation_questions = q.validation_questions;
+    v.train_f1_questions = q.train_f1_questions;
     v.dropout = m.dropout;
     v.init_std = m.init_std;
     v.embed_init_std = m.embed_init_std;

@@ -35,6 +35,9 @@ struct SquadTaskOptions {
   // the last step (SquadTrainHooks::validate).
   SquadSource validation;
   int64_t validation_questions = 0;
+  // > 0: the greedy answers' F1 on the first that many training questions
+  // (file order) after training, with the weights scored (train_f1).
+  int64_t train_f1_questions = 0;
   text::Gpt2BpeOptions tokenizer;
   std::string glove_path;  // empty: random token embedding
   PromptOptions prompt;

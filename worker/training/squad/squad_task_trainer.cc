@@ -1,5 +1,7 @@
 #include "worker/training/squad/squad_task_trainer.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "worker/training/squad/answer_lm.h"
 #include "worker/training/squad/glove.h"
@@ -174,6 +176,14 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
     for (const auto& [name, value] : ev.scalars)
       outcome.results[absl::StrCat("eval_", name)] = value;
     outcome.heatmaps.push_back(std::move(ev.dtap));
+    if (q.train_f1_questions > 0) {
+      const size_t n = std::min(train->examples.size(),
+                                static_cast<size_t>(q.train_f1_questions));
+      const std::vector<SquadExample> first(train->examples.begin(),
+                                            train->examples.begin() + n);
+      outcome.results["train_f1"] = GreedyAnswerF1(
+          model, first, bpe, static_cast<int32_t>(q.max_new_tokens));
+    }
   }
   const double micro_per_epoch =
       static_cast<double>((train->examples.size() + so.batch - 1) / so.batch);

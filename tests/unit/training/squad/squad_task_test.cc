@@ -114,10 +114,11 @@ TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
   EXPECT_TRUE(r->results.count("eval_comprehensiveness"));
   EXPECT_TRUE(r->results.count("eval_sufficiency"));
   // Every result is one a ratio search may name (common/result_names.h),
-  // within its range; all of them but glove_matched (no GloVe file here)
-  // and selected_val_f1 (no checkpoint selection: the last step's weights).
+  // within its range; all of them but glove_matched (no GloVe file here),
+  // selected_val_f1 (no checkpoint selection: the last step's weights) and
+  // train_f1 (not asked for).
   ExpectResultsListed(r->results, "squad");
-  EXPECT_EQ(r->results.size(), FinalResultNames("squad").size() - 2);
+  EXPECT_EQ(r->results.size(), FinalResultNames("squad").size() - 3);
   EXPECT_EQ(r->results.at("selected_step"), 7);
   ASSERT_EQ(r->heatmaps.size(), 1u);
   const Heatmap& h = r->heatmaps[0];
@@ -201,6 +202,7 @@ TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
   o.squad.validation.article_begin = 2;
   o.squad.validation.article_end = 3;
   o.squad.validation_questions = 3;
+  o.squad.train_f1_questions = 4;
   ASSERT_TRUE(o.Validate().ok()) << o.Validate();
   RecordValidation seen;
   auto r = RunTrial(o, &seen);
@@ -217,7 +219,9 @@ TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
   EXPECT_EQ(r->results.at("selected_step"), seen.val_f1[best].first);
   EXPECT_EQ(r->results.at("selected_val_f1"), seen.val_f1[best].second);
   EXPECT_EQ(r->steps, 7);
+  ASSERT_TRUE(r->results.count("train_f1"));  // range: ExpectResultsListed
   ExpectResultsListed(r->results, "squad");
+  EXPECT_EQ(r->results.size(), FinalResultNames("squad").size() - 1);
   ASSERT_TRUE(r->input_sha256.count("squad.validation"));
   EXPECT_EQ(r->input_sha256.at("squad.validation"),
             r->input_sha256.at("squad.train"));  // the same file
@@ -310,6 +314,10 @@ TEST(SquadTaskTest, SettingsOutsideTheRulesAreRefusedBeforeTraining) {
             "squad.validation_questions > 0");
   o.squad.validation_questions = -1;
   EXPECT_TRUE(absl::IsInvalidArgument(o.Validate()));
+  o = Tiny();
+  o.squad.train_f1_questions = -1;
+  EXPECT_EQ(o.Validate().message().rfind("squad.train_f1_questions: ", 0), 0u)
+      << o.Validate();
   o = Tiny();
   o.squad.label_smoothing = std::nan("");
   EXPECT_TRUE(absl::IsInvalidArgument(o.Validate()));
