@@ -3,8 +3,52 @@
 #include <algorithm>
 #include <cmath>
 
+// The Fortran BLAS's single-precision product, resolved at run time from
+// the BLAS LibTorch loaded (null where none exports it).
+extern "C" void sgemm_(const char* transa, const char* transb, const int* m,
+                       const int* n, const int* k, const float* alpha,
+                       const float* a, const int* lda, const float* b,
+                       const int* ldb, const float* beta, float* c,
+                       const int* ldc) __attribute__((weak));
+
 namespace qkov::training {
 namespace {
+
+// out[t] = op(a[t]) op(b[t]) for every t, where a, b and out are contiguous
+// [T, rows, cols] tensors as stored and op transposes when asked. On the
+// CPU in float this calls the BLAS once per trial directly: LibTorch's bmm
+// splits a batch of small matrices into one dispatched addmm per matrix
+// (a select, a resolve_conj and an addmm each), which at T = 32 cost more
+// than the products. Elsewhere, torch::bmm_out.
+void Product(torch::Tensor& out, const torch::Tensor& a, bool transpose_a,
+             const torch::Tensor& b, bool transpose_b) {
+  if (sgemm_ == nullptr || !out.is_cpu() ||
+      out.scalar_type() != torch::kFloat || !a.is_contiguous() ||
+      !b.is_contiguous() || !out.is_contiguous() ||
+      a.scalar_type() != torch::kFloat || b.scalar_type() != torch::kFloat) {
+    torch::bmm_out(out, transpose_a ? a.transpose(1, 2) : a,
+                   transpose_b ? b.transpose(1, 2) : b);
+    return;
+  }
+  // Row-major out = op(A) op(B) is column-major out^T = op(B)^T op(A)^T.
+  const int m = static_cast<int>(out.size(1)),
+            n = static_cast<int>(out.size(2));
+  const int k = static_cast<int>(transpose_a ? a.size(1) : a.size(2));
+  const int lda = static_cast<int>(a.size(2)),
+            ldb = static_cast<int>(b.size(2));
+  const char ta = transpose_a ? 'T' : 'N', tb = transpose_b ? 'T' : 'N';
+  const float one = 1, zero = 0;
+  const int64_t trials = out.size(0);
+  const int64_t a_step = a.size(1) * a.size(2), b_step = b.size(1) * b.size(2),
+                out_step = static_cast<int64_t>(m) * n;
+  const float* pa = a.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  float* po = out.data_ptr<float>();
+  for (int64_t t = 0; t < trials; ++t) {
+    sgemm_(&tb, &ta, &n, &m, &k, &one, pb + t * b_step, &ldb, pa + t * a_step,
+           &lda, &zero, po + t * out_step, &n);
+  }
+}
 
 // The gathers and scatters over the tokens of each example, as one loop per
 // example for contiguous float tensors on the CPU (where LibTorch's generic
@@ -248,7 +292,7 @@ const StackedGradients& AnalyticGradients::Compute(
   // Rows of the QK circuit at each example's query token.
   if (qk_factorized) {
     GatherQuery(params[0], tokens, /*columns=*/true, query_columns_);
-    torch::bmm_out(rows_, query_columns_.transpose(1, 2), params[1]);
+    Product(rows_, query_columns_, true, params[1], false);
   } else {
     GatherQuery(params[0], tokens, /*columns=*/false, rows_);
   }
@@ -258,11 +302,10 @@ const StackedGradients& AnalyticGradients::Compute(
 
   // OV path and the loss.
   if (ov_factorized) {
-    torch::bmm_out(values_, context_,
-                   params[params.size() - 2].transpose(1, 2));
-    torch::bmm_out(logits, values_, w_o.transpose(1, 2));
+    Product(values_, context_, false, params[params.size() - 2], true);
+    Product(logits, values_, false, w_o, true);
   } else {
-    torch::bmm_out(logits, context_, w_o.transpose(1, 2));
+    Product(logits, context_, false, w_o, true);
   }
   torch::log_softmax_out(log_probs_, logits, 2);
   // d loss / d logits = weight (softmax - onehot) / B.
@@ -272,22 +315,21 @@ const StackedGradients& AnalyticGradients::Compute(
 
   if (ov_factorized) {
     const torch::Tensor& w_v = params[params.size() - 2];
-    torch::bmm_out(grads.back(), d_logits_.transpose(1, 2), values_);
-    torch::bmm_out(d_values_, d_logits_, w_o);
-    torch::bmm_out(grads[grads.size() - 2], d_values_.transpose(1, 2),
-                   context_);
-    torch::bmm_out(d_context_, d_values_, w_v);
+    Product(grads.back(), d_logits_, true, values_, false);
+    Product(d_values_, d_logits_, false, w_o, false);
+    Product(grads[grads.size() - 2], d_values_, true, context_, false);
+    Product(d_context_, d_values_, false, w_v, false);
   } else {
-    torch::bmm_out(grads.back(), d_logits_.transpose(1, 2), context_);
-    torch::bmm_out(d_context_, d_logits_, w_o);
+    Product(grads.back(), d_logits_, true, context_, false);
+    Product(d_context_, d_logits_, false, w_o, false);
   }
 
   AttentionBackward(d_context_, attention, tokens, inv_sqrt_v, d_rows_,
                     d_attention_, product_, dot_);
 
   if (qk_factorized) {
-    torch::bmm_out(grads[1], query_columns_, d_rows_);  // dW_K
-    torch::bmm_out(d_columns_, params[1], d_rows_.transpose(1, 2));
+    Product(grads[1], query_columns_, false, d_rows_, false);  // dW_K
+    Product(d_columns_, params[1], false, d_rows_, true);
     ScatterQuery(d_columns_, tokens, /*columns=*/true, grads[0]);  // dW_Q
   } else {
     ScatterQuery(d_rows_, tokens, /*columns=*/false, grads[0]);  // dW_QK
