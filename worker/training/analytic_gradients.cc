@@ -95,37 +95,44 @@ void ScatterContext(const torch::Tensor& attention, const torch::Tensor& tokens,
   }
 }
 
-// Back through the context's scatter, the softmax and the scores' gather:
-// da_i = d_context[tokens_i], ds_i = a_i (da_i - <a, da>) * scale,
-// d_rows = sum_i ds_i e_{tokens_i}. `d_attention`, `product` and `dot` are
-// scratch for the tensor-op form.
+// Back through the context's scatter, the softmax and the scores' gather.
+// With da_i = d_context[tokens_i] and ds_i = a_i (da_i - <a, da>) * scale,
+// d_rows = sum_i ds_i e_{tokens_i}. Every position holding token k has the
+// same da_i = d_context[k], so both sums collapse onto the context
+// (context[k] = the attention summed over the positions of token k):
+//   <a, da> = <context, d_context>,
+//   d_rows[k] = scale * (d_context[k] - <a, da>) * context[k],
+// two passes over the vocabulary instead of two over the positions with a
+// scatter (the same values; sums in another order).
 void AttentionBackward(const torch::Tensor& d_context,
-                       const torch::Tensor& attention,
-                       const torch::Tensor& tokens, double scale,
-                       torch::Tensor& d_rows, torch::Tensor& d_attention,
-                       torch::Tensor& product, torch::Tensor& dot) {
-  if (!LoopKernel(d_context, tokens) || !LoopKernel(attention, tokens)) {
-    torch::gather_out(d_attention, d_context, 2, tokens);
-    torch::mul_out(product, attention, d_attention);
+                       const torch::Tensor& context, double scale,
+                       torch::Tensor& d_rows, torch::Tensor& product,
+                       torch::Tensor& dot) {
+  if (!d_context.is_cpu() || d_context.scalar_type() != torch::kFloat ||
+      !d_context.is_contiguous() || !context.is_contiguous() ||
+      !d_rows.is_contiguous()) {
+    torch::mul_out(product, context, d_context);
     torch::sum_out(dot, product, {2}, /*keepdim=*/true);
-    d_attention.sub_(dot).mul_(attention).mul_(scale);
-    d_rows.zero_().scatter_add_(2, tokens, d_attention);
+    torch::sub_out(d_rows, d_context, dot).mul_(context).mul_(scale);
     return;
   }
-  const int64_t examples = tokens.size(0) * tokens.size(1);
-  const int64_t len = tokens.size(2), v = d_context.size(2);
+  const int64_t examples = d_context.size(0) * d_context.size(1);
+  const int64_t v = d_context.size(2);
   const float* dc = d_context.data_ptr<float>();
-  const float* a = attention.data_ptr<float>();
-  const int64_t* x = tokens.data_ptr<int64_t>();
+  const float* c = context.data_ptr<float>();
   float* out = d_rows.data_ptr<float>();
   const float k = static_cast<float>(scale);
-  for (int64_t e = 0; e < examples;
-       ++e, dc += v, a += len, x += len, out += v) {
-    float inner = 0;
-    for (int64_t i = 0; i < len; ++i) inner += a[i] * dc[x[i]];
-    std::fill(out, out + v, 0.0f);
-    for (int64_t i = 0; i < len; ++i)
-      out[x[i]] += a[i] * (dc[x[i]] - inner) * k;
+  for (int64_t e = 0; e < examples; ++e, dc += v, c += v, out += v) {
+    // Eight partial sums in a fixed order (the compiler vectorises them).
+    float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= v; j += 8) {
+      for (int l = 0; l < 8; ++l) partial[l] += c[j + l] * dc[j + l];
+    }
+    float inner = ((partial[0] + partial[4]) + (partial[1] + partial[5])) +
+                  ((partial[2] + partial[6]) + (partial[3] + partial[7]));
+    for (; j < v; ++j) inner += c[j] * dc[j];
+    for (j = 0; j < v; ++j) out[j] = k * (dc[j] - inner) * c[j];
   }
 }
 
@@ -258,8 +265,7 @@ void AnalyticGradients::Allocate(int64_t n, int64_t b, int64_t len, int64_t v,
   minus_ones_ = torch::full({n, b, 1}, -1.0, options);
   d_values_ = ov_factorized ? make({n, b, v}) : torch::Tensor();
   d_context_ = make({n, b, v});
-  d_attention_ = make({n, b, len});
-  product_ = make({n, b, len});
+  product_ = make({n, b, v});
   dot_ = make({n, b, 1});
   d_rows_ = make({n, b, v});
   d_columns_ = qk_factorized ? make({n, v, b}) : torch::Tensor();
@@ -324,8 +330,7 @@ const StackedGradients& AnalyticGradients::Compute(
     Product(d_context_, d_logits_, false, w_o, false);
   }
 
-  AttentionBackward(d_context_, attention, tokens, inv_sqrt_v, d_rows_,
-                    d_attention_, product_, dot_);
+  AttentionBackward(d_context_, context_, inv_sqrt_v, d_rows_, product_, dot_);
 
   if (qk_factorized) {
     Product(grads[1], query_columns_, false, d_rows_, false);  // dW_K

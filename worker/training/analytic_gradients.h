@@ -17,7 +17,8 @@
 //
 // and backwards dz = w (softmax(z) - onehot(y)) / B, dW_O = dz^T u with
 // u = h W_V^T, du = dz W_O, dW_V = du^T h, dh = du W_V, da = dh[x],
-// ds = a (da - <a, da>) / sqrt(V), dr = scatter of ds onto the tokens,
+// ds = a (da - <a, da>) / sqrt(V), dr = scatter of ds onto the tokens
+// = (dh - <h, dh>) h / sqrt(V) (positions of one token share their da),
 // dW_K = W_Q[:, q]^T-columns times dr, dW_Q[:, q_b] += W_K dr_b (collapsed:
 // dW_QK[q_b, :] += dr_b).
 #ifndef QKOV_WORKER_TRAINING_ANALYTIC_GRADIENTS_H_
@@ -63,8 +64,8 @@ class AnalyticGradients {
   Parameterization p_;
   std::vector<int64_t> shape_;  // T, B, L, V of the buffers
   torch::Tensor query_columns_, rows_, scores_, context_, values_, log_probs_,
-      picked_, d_logits_, minus_ones_, d_values_, d_context_, d_attention_,
-      product_, dot_, d_rows_, d_columns_;
+      picked_, d_logits_, minus_ones_, d_values_, d_context_, product_, dot_,
+      d_rows_, d_columns_;
   StackedGradients out_;
 };
 

@@ -37,11 +37,7 @@ class Mt19937_64 {
 
   result_type operator()() {
     if (next_ >= kStateSize) Refill();
-    uint64_t z = x_[next_++];
-    z ^= (z >> 29) & 0x5555555555555555ULL;
-    z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
-    z ^= (z << 37) & 0xFFF7EEE000000000ULL;
-    return z ^ (z >> 43);
+    return out_[next_++];
   }
 
   // The 312 state words and the position, space-separated: libstdc++'s
@@ -52,7 +48,9 @@ class Mt19937_64 {
   }
   friend std::istream& operator>>(std::istream& in, Mt19937_64& g) {
     for (int i = 0; i < kStateSize; ++i) in >> g.x_[i];
-    return in >> g.next_;
+    in >> g.next_;
+    g.TemperAll();
+    return in;
   }
 
  private:
@@ -66,6 +64,19 @@ class Mt19937_64 {
     return far ^ (y >> 1) ^ ((0 - (y & 1)) & kMatrix);
   }
 
+  static uint64_t Temper(uint64_t z) {
+    z ^= (z >> 29) & 0x5555555555555555ULL;
+    z ^= (z << 17) & 0x71D67FFFEDA60000ULL;
+    z ^= (z << 37) & 0xFFF7EEE000000000ULL;
+    return z ^ (z >> 43);
+  }
+
+  // The outputs of the current state words, in one pass the compiler
+  // vectorises (tempering each word as it is drawn does not).
+  void TemperAll() {
+    for (int i = 0; i < kStateSize; ++i) out_[i] = Temper(x_[i]);
+  }
+
   void Refill() {
     int k = 0;
     for (; k < kStateSize - kShift; ++k)
@@ -74,9 +85,11 @@ class Mt19937_64 {
       x_[k] = Twist(x_[k], x_[k + 1], x_[k + kShift - kStateSize]);
     x_[kStateSize - 1] = Twist(x_[kStateSize - 1], x_[0], x_[kShift - 1]);
     next_ = 0;
+    TemperAll();
   }
 
   uint64_t x_[kStateSize];
+  uint64_t out_[kStateSize];  // Temper(x_[i]): what the next draws return
   int next_;
 };
 
