@@ -164,6 +164,17 @@ struct RunResult {
   std::vector<MetricPoint> points;
 };
 
+// The runs compared below: ratio 4, a 400-step budget (handed back at
+// 200), a report every 50 steps over a 50-step window, no convergence stop.
+void SetRunLength(TrialOptions& o) {
+  o.lr_ratio = 4;
+  o.max_steps = 400;
+  o.report_every = 50;
+  o.loss_window = 50;
+  o.target_loss = -1;
+  o.eval.num_examples = 64;
+}
+
 // Two trials of one batch (their own seeds and ratios), handed back after
 // 200 steps.
 std::vector<RunResult> TrainTwo(const TrialOptions& base,
@@ -235,12 +246,7 @@ TEST(AnalyticGradientsTest, TrainsLikeAutogradOnEveryOptimizerAndSchedule) {
         o.optimizer.weight_decay = 0.05;
         o.eta_ov = 0.005;
       }
-      o.lr_ratio = 4;
-      o.max_steps = 400;
-      o.report_every = 50;
-      o.loss_window = 50;
-      o.target_loss = -1;
-      o.eval.num_examples = 64;
+      SetRunLength(o);
       const std::string what =
           std::string(ParameterizationName(p)) + " " + setting.name;
       const std::vector<RunResult> fast =
@@ -311,12 +317,7 @@ TEST(AnalyticGradientsTest, FlushedSubnormalsTrainLikeAutograd) {
   o.init.ov = InitKind::kIdentity;
   o.optimizer.momentum = 0.9;
   o.eta_ov = 0.05;
-  o.lr_ratio = 4;
-  o.max_steps = 400;
-  o.report_every = 50;
-  o.loss_window = 50;
-  o.target_loss = -1;
-  o.eval.num_examples = 64;
+  SetRunLength(o);
   const std::vector<RunResult> ref = TrainTwo(o, SyntheticEngine::kAutograd);
   const std::vector<RunResult> gradual =
       TrainTwo(o, SyntheticEngine::kAnalytic);
