@@ -27,7 +27,8 @@ fi
 
 "$root/deploy/install-deps.sh"
 echo "== building (first build takes several minutes on 2 cores)"
-"$root/deploy/build.sh"
+# Only what this script runs: the server, the worker and the CLI.
+QKOV_BUILD_TARGETS="qkov-server qkov-worker qkov" "$root/deploy/build.sh"
 bin=${QKOV_BUILD_DIR:-$root/build}/bin
 
 data=${QKOV_DATA:-$root/qkov-data/demo-$(date +%Y%m%d-%H%M%S)}
