@@ -83,13 +83,9 @@ bool SetFlushDenormal(bool on) {
     GOMP_parallel(on ? &SetModeOn : &SetModeOff, nullptr,
                   static_cast<unsigned>(at::get_num_threads()), 0);
   }
-  if (blas_thread_shutdown_ != nullptr && openblas_get_num_threads != nullptr &&
-      openblas_set_num_threads != nullptr) {
-    // New helpers are created by this thread and inherit its mode.
-    const int threads = openblas_get_num_threads();
-    blas_thread_shutdown_();
-    openblas_set_num_threads(threads);
-  }
+  // OpenBLAS starts its helpers again, at the same count, from the thread
+  // of its next threaded product; they inherit that thread's mode.
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
   return true;
 }
 

@@ -239,7 +239,7 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
 }
 
 double GreedyAnswerF1(text::TextModel& model,
-                      const std::vector<SquadExample>& examples,
+                      absl::Span<const SquadExample> examples,
                       const text::Gpt2BpeTokenizer& bpe,
                       int32_t max_new_tokens) {
   const bool was_training = model->is_training();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "worker/training/metrics.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/gpt2_bpe.h"
@@ -103,7 +104,7 @@ AnswerEvaluation EvaluateAnswers(text::TextModel& model,
 // question's gold answers), decoded as EvaluateAnswers decodes: what
 // checkpoint selection compares.
 double GreedyAnswerF1(text::TextModel& model,
-                      const std::vector<SquadExample>& examples,
+                      absl::Span<const SquadExample> examples,
                       const text::Gpt2BpeTokenizer& bpe,
                       int32_t max_new_tokens);
 

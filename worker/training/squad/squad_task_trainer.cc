@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "worker/training/squad/answer_lm.h"
 #include "worker/training/squad/glove.h"
 #include "worker/training/squad/squad_trainer.h"
@@ -179,10 +180,9 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
     if (q.train_f1_questions > 0) {
       const size_t n = std::min(train->examples.size(),
                                 static_cast<size_t>(q.train_f1_questions));
-      const std::vector<SquadExample> first(train->examples.begin(),
-                                            train->examples.begin() + n);
-      outcome.results["train_f1"] = GreedyAnswerF1(
-          model, first, bpe, static_cast<int32_t>(q.max_new_tokens));
+      outcome.results["train_f1"] =
+          GreedyAnswerF1(model, absl::MakeConstSpan(train->examples).first(n),
+                         bpe, static_cast<int32_t>(q.max_new_tokens));
     }
   }
   const double micro_per_epoch =

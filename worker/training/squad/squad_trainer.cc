@@ -24,7 +24,7 @@ struct LoopState {
   double sum_loss = 0;
   int64_t summed = 0;
   // Checkpoint selection: epochs validated, and the best score, its step
-  // and a copy of its weights (in named_parameters order; none before the
+  // and a copy of its weights (in parameters() order; none before the
   // first validation).
   int64_t validated_epochs = 0;
   double best_score = -1;
