@@ -132,12 +132,12 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
 
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-    int max_trials, std::vector<LeaseRecord>* leases) {
+    int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    ASSIGN_OR_RETURN(
-        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
+    ASSIGN_OR_RETURN(a, LeaseBatchLocked(worker_id, now_ms, lease_ms,
+                                         max_trials, leases, sizer));
     return absl::OkStatus();
   }));
   return a;
@@ -145,7 +145,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
 
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-    int max_trials, std::vector<LeaseRecord>* leases) {
+    int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer) {
   leases->clear();
   // Expired leases are requeued by the server's reaper; when nothing is
   // queued we also reap here, so a lost trial never waits for the reaper.
@@ -183,6 +183,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     const bool running = r && any->ColumnInt64(0) != 0;
     return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
   }
+  if (sizer) max_trials = std::clamp(sizer(leases->front()), 1, max_trials);
   if (max_trials > 1) {
     constexpr char kCompanionsSql[] =
         "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "

@@ -127,7 +127,7 @@ absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
 absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
     absl::Span<const Completion> completions, const std::string& worker_id,
     int64_t now_ms, int64_t lease_ms, int max_trials,
-    std::vector<LeaseRecord>* leases) {
+    std::vector<LeaseRecord>* leases, const LeaseSizer& sizer) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
   leases->clear();
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
@@ -141,8 +141,8 @@ absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
     // before the next lease (which may take a new probe).
     RETURN_IF_ERROR(AfterTrialsEndedLocked(ended, now_ms));
     if (max_trials <= 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(
-        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases));
+    ASSIGN_OR_RETURN(a, LeaseBatchLocked(worker_id, now_ms, lease_ms,
+                                         max_trials, leases, sizer));
     return absl::OkStatus();
   }));
   return a;

@@ -291,12 +291,19 @@ class ResultsStore {
   absl::StatusOr<LeaseAvailability> LeaseNext(const std::string& worker_id,
                                               int64_t now_ms, int64_t lease_ms,
                                               LeaseRecord* lease);
+  // How many trials one batch lease may hold, given its first trial (the
+  // coordinator's estimate of what fits the worker's memory). Called inside
+  // the lease's transaction; must not call the store.
+  using LeaseSizer = std::function<int(const LeaseRecord& first)>;
+
   // LeaseNext, then up to max_trials - 1 more queued trials of the same sweep
   // and parameterization (trials that can train together), in one
-  // transaction. `leases` gets at least one lease when kLeased.
+  // transaction; with `sizer`, no more than it allows (and always one).
+  // `leases` gets at least one lease when kLeased.
   absl::StatusOr<LeaseAvailability> LeaseBatch(
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-      int max_trials, std::vector<LeaseRecord>* leases);
+      int max_trials, std::vector<LeaseRecord>* leases,
+      const LeaseSizer& sizer = nullptr);
 
   // Leases belong to the worker they were granted to: every call below that
   // names a lease also names the worker, and a lease held by another worker
@@ -324,7 +331,7 @@ class ResultsStore {
   absl::StatusOr<LeaseAvailability> CompleteAndLease(
       absl::Span<const Completion> completions, const std::string& worker_id,
       int64_t now_ms, int64_t lease_ms, int max_trials,
-      std::vector<LeaseRecord>* leases);
+      std::vector<LeaseRecord>* leases, const LeaseSizer& sizer = nullptr);
 
   // Ends an attempt. preempted: back to the front of the queue with
   // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
@@ -433,7 +440,7 @@ class ResultsStore {
 
   absl::StatusOr<LeaseAvailability> LeaseBatchLocked(
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-      int max_trials, std::vector<LeaseRecord>* leases)
+      int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CompleteTrialLocked(const Completion& c, int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -35,6 +35,42 @@ absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
   return absl::OkStatus();
 }
 
+// The lease size a worker asks for: max_trials (1..256, 0 meaning 1), or
+// with fill 256; with a memory budget or fill, the store asks `sizer` how
+// many of the first trial's sweep fit (TrialsThatFit).
+struct LeaseSize {
+  int max_trials = 1;
+  storage::ResultsStore::LeaseSizer sizer;
+};
+
+absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
+                                      absl::string_view field) {
+  if (max_trials < 0 || max_trials > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must be in [0, 256] (got ", max_trials, ")"));
+  }
+  if (budget < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory_budget_bytes: must be >= 0 (got ", budget, ")"));
+  }
+  if (fill && budget == 0) {
+    return absl::InvalidArgumentError(
+        "fill_budget: needs memory_budget_bytes > 0");
+  }
+  LeaseSize size;
+  size.max_trials = fill ? 256 : std::max(1, max_trials);
+  if (budget == 0) return size;
+  size.sizer = [budget, fill](const storage::LeaseRecord& first) {
+    v1::TrialConfig c;
+    const bool parsed = first.config_pb.empty()
+                            ? ParseJson(first.config_json, &c).ok()
+                            : c.ParseFromString(first.config_pb);
+    if (!parsed) return 1;  // ToLeaseResponse reports the stored config
+    return TrialsThatFit(c.training(), budget, 256, fill);
+  };
+  return size;
+}
+
 absl::Status CheckWorker(const std::string& worker_id) {
   if (!IsValidUtf8(worker_id))
     return absl::InvalidArgumentError("worker_id: not UTF-8");
@@ -187,16 +223,15 @@ absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
 absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
     const v1::LeaseTrialRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
-  if (r.max_trials() < 0 || r.max_trials() > 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_trials: must be in [0, 256] (got ", r.max_trials(), ")"));
-  }
+  ASSIGN_OR_RETURN(LeaseSize size,
+                   ToLeaseSize(r.max_trials(), r.memory_budget_bytes(),
+                               r.fill_budget(), "max_trials"));
   std::vector<storage::LeaseRecord> leases;
   ASSIGN_OR_RETURN(
       storage::LeaseAvailability a,
       store_->LeaseBatch(r.worker_id(), NowMs(),
                          absl::ToInt64Milliseconds(options_.lease_duration),
-                         std::max(1, r.max_trials()), &leases));
+                         size.max_trials, &leases, size.sizer));
   return ToLeaseResponse(a, leases);
 }
 
@@ -431,10 +466,12 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
     return absl::InvalidArgumentError(absl::StrCat(
         "trials: must hold 1..256 completions (got ", r.trials_size(), ")"));
   }
-  if (r.lease_next() < 0 || r.lease_next() > 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "lease_next: must be in [0, 256] (got ", r.lease_next(), ")"));
-  }
+  ASSIGN_OR_RETURN(LeaseSize size,
+                   ToLeaseSize(r.lease_next(), r.memory_budget_bytes(),
+                               r.fill_budget(), "lease_next"));
+  // lease_next 0 leases nothing; with fill_budget any other value stands
+  // for "as many as fit".
+  const bool lease_next = r.lease_next() > 0;
   std::vector<storage::Completion> completions;
   completions.reserve(r.trials_size());
   for (int i = 0; i < r.trials_size(); ++i) {
@@ -455,10 +492,10 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
                    store_->CompleteAndLease(
                        completions, r.worker_id(), NowMs(),
                        absl::ToInt64Milliseconds(options_.lease_duration),
-                       r.lease_next(), &leases));
+                       lease_next ? size.max_trials : 0, &leases, size.sizer));
   NotifyChange();
   v1::CompleteTrialsResponse resp;
-  if (r.lease_next() > 0) {
+  if (lease_next) {
     ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
   }
   return resp;

@@ -5,6 +5,7 @@
 #include <google/protobuf/stubs/strutil.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -471,6 +472,30 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
       4 * (16 * v * v + 8 * b * seq + 4 * b * v + e * (seq + v)) + 8 * b * seq;
   return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
                        : static_cast<int64_t>(bytes);
+}
+
+int64_t EstimateStackedTrialBytes(const qkov::v1::Training& t) {
+  if (t.task() != qkov::v1::TASK_SYNTHETIC) return 0;
+  const double v = t.synthetic().vocab_size();
+  const double seq = t.synthetic().seq_len();
+  const double b = t.batch_size();
+  const double bytes =
+      4 * (18 * v * v + 16 * b * v + 4 * b * seq) + 16 * b * seq + 65536;
+  return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
+                       : static_cast<int64_t>(bytes);
+}
+
+int TrialsThatFit(const qkov::v1::Training& t, int64_t budget_bytes,
+                  int max_trials, bool fill) {
+  max_trials = std::max(1, max_trials);
+  const int64_t each = EstimateStackedTrialBytes(t);
+  if (each == 0) return fill ? 1 : max_trials;
+  if (budget_bytes <= 0) return max_trials;
+  const int64_t first = EstimateTrialMemoryBytes(t);
+  if (budget_bytes <= first) return 1;
+  const int64_t more = (budget_bytes - first) / each;
+  return static_cast<int>(
+      std::min<int64_t>(max_trials, 1 + std::min<int64_t>(more, 1 << 20)));
 }
 
 namespace {

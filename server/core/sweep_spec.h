@@ -37,6 +37,27 @@ struct SpecLimits {
 // length, B the batch, E the evaluation examples. 0 for the theory task.
 int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
 
+// An upper estimate of the memory one more trial adds to a stack of trials
+// that a worker trains together (the synthetic task, the only kind that
+// stacks): its four circuit factors with their gradients and two optimizer
+// moments, and the QK and OV circuits formed on report steps (18 V^2
+// floats), the analytic engine's per-trial buffers (16 B V + 4 B T floats),
+// its batch's tokens on host and device (2 B T int64) and its random
+// streams and statistics (64 KiB). 0 for kinds that train one trial
+// at a time. tests/unit/agent/stack_memory_test.cc holds it against the
+// memory a stack of trials takes.
+int64_t EstimateStackedTrialBytes(const qkov::v1::Training& training);
+
+// How many trials of `training` one lease may hold for a worker with
+// `budget_bytes` for a batch (LeaseTrialRequest.memory_budget_bytes): one
+// trial's EstimateTrialMemoryBytes (its evaluation runs one trial at a
+// time), plus EstimateStackedTrialBytes for each further one; at least 1,
+// at most `max_trials`. Budget 0 (unknown) or a kind that does not stack:
+// `max_trials`, or 1 with `fill` (the trials run one after another, so
+// leasing them together only keeps them from other workers).
+int TrialsThatFit(const qkov::v1::Training& training, int64_t budget_bytes,
+                  int max_trials, bool fill);
+
 // Fills every unset (zero) field of `training` with the paper's synthetic
 // defaults (docs/sweep-files.md lists them).
 void ApplyTrainingDefaults(qkov::v1::Training* training);

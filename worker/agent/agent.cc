@@ -156,6 +156,8 @@ absl::Status Agent::Run() {
       req.set_worker_id(worker_id_);
       req.set_worker_key(worker_key_);
       req.set_max_trials(config_.batch_trials);
+      req.set_memory_budget_bytes(config_.memory_budget_bytes);
+      req.set_fill_budget(config_.fill_budget);
       absl::Status s =
           WithRetry([&] { return client_->LeaseTrial(req, &resp); });
       if (stop_) break;
@@ -415,7 +417,11 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.set_worker_id(worker_id_);
     req.set_worker_key(worker_key_);
     for (const auto& c : completions) *req.add_trials() = *c;
-    if (!stop_) req.set_lease_next(config_.batch_trials);
+    if (!stop_) {
+      req.set_lease_next(config_.batch_trials);
+      req.set_memory_budget_bytes(config_.memory_budget_bytes);
+      req.set_fill_budget(config_.fill_budget);
+    }
     v1::CompleteTrialsResponse resp;
     absl::Status g =
         WithRetry([&] { return client_->CompleteTrials(req, &resp); });
@@ -466,7 +472,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
       v1::CompleteTrialRequest& req = *completions[i];
       // The last completion brings the next lease (a single trial; a batch
       // worker asks for its next batch itself).
-      req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1);
+      req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1 &&
+                         !config_.fill_budget);
       v1::CompleteTrialResponse resp;
       absl::Status g =
           WithRetry([&] { return client_->CompleteTrial(req, &resp); });

@@ -38,6 +38,14 @@ struct AgentConfig {
   // Lease up to this many compatible trials at once and train them as one
   // batch (worker/training RunTrials).
   int batch_trials = 1;
+  // The memory, in bytes, this agent can give one batch (0: unknown); sent
+  // with every lease request, so the coordinator leases no more trials than
+  // fit (LeaseTrialRequest.memory_budget_bytes).
+  int64_t memory_budget_bytes = 0;
+  // Lease as many trials as fit memory_budget_bytes (up to 256) when they
+  // stack, one when they train one at a time; batch_trials is not used
+  // (qkov-worker --batch_trials=auto).
+  bool fill_budget = false;
 };
 
 class Agent {

@@ -7,6 +7,11 @@
 // exit 3. Exit codes: 0 no work left, 1 coordinator unreachable or fatal
 // error, 2 bad flags or setup, 3 stopped by a signal.
 //
+// --batch_trials=N leases up to N trials that train together (as many as
+// fit the memory budget: --memory_fraction of the device's available memory,
+// split among its slots); auto leases as many as fit, up to 256, of trials
+// that stack, and one of the others (docs/cluster.md, "Stack size").
+//
 // --slots=N runs N trials at once, each its own registered worker
 // (NAME/slotK). --device=auto picks CUDA when LibTorch sees a GPU (the ones
 // in CUDA_VISIBLE_DEVICES), else the CPU; with several GPUs visible, slot K
@@ -14,8 +19,10 @@
 #include <torch/cuda.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -23,9 +30,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "common/signals.h"
 #include "worker/agent/agent.h"
 #include "worker/training/cpu_runtime.h"
+#include "worker/training/device_memory.h"
+#include "worker/training/torch_status.h"
 
 ABSL_FLAG(std::string, server, "", "coordinator address host:port");
 ABSL_FLAG(std::string, name, "", "worker name (default host:pid)");
@@ -33,9 +43,13 @@ ABSL_FLAG(std::string, device, "cpu", "cpu, cuda, cuda:N or auto");
 ABSL_FLAG(
     int, slots, 1,
     "concurrent lease loops in this process (each its own registered worker)");
-ABSL_FLAG(int, batch_trials, 1,
-          "lease up to this many compatible trials at once and train them as "
-          "one batch");
+ABSL_FLAG(std::string, batch_trials, "1",
+          "N (1-256): lease up to N compatible trials at once and train them "
+          "as one batch, as many as fit the memory budget; auto: as many as "
+          "fit (up to 256) when they stack, else one");
+ABSL_FLAG(double, memory_fraction, 0.8,
+          "share of the device's available memory (measured at start, split "
+          "among the slots on the device) that one batch of trials may use");
 ABSL_FLAG(int, threads, 1, "torch intra-op threads per worker");
 ABSL_FLAG(bool, flush_denormals, true,
           "train with subnormal floats flushed to zero (flush-to-zero and "
@@ -85,9 +99,19 @@ int main(int argc, char** argv) {
   config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
   config.unreachable_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
-  config.batch_trials = absl::GetFlag(FLAGS_batch_trials);
-  if (config.batch_trials < 1 || config.batch_trials > 256) {
-    std::fprintf(stderr, "qkov-worker: --batch_trials must be in [1, 256]\n");
+  const std::string batch_trials = absl::GetFlag(FLAGS_batch_trials);
+  config.fill_budget = batch_trials == "auto";
+  if (config.fill_budget) {
+    config.batch_trials = 256;
+  } else if (!absl::SimpleAtoi(batch_trials, &config.batch_trials) ||
+             config.batch_trials < 1 || config.batch_trials > 256) {
+    std::fprintf(stderr,
+                 "qkov-worker: --batch_trials must be auto or in [1, 256]\n");
+    return 2;
+  }
+  const double memory_fraction = absl::GetFlag(FLAGS_memory_fraction);
+  if (!(memory_fraction > 0 && memory_fraction <= 1)) {
+    std::fprintf(stderr, "qkov-worker: --memory_fraction must be in (0, 1]\n");
     return 2;
   }
   config.security.token_file = absl::GetFlag(FLAGS_token_file);
@@ -105,14 +129,58 @@ int main(int argc, char** argv) {
   // The thread count first, so that no pool is started at another size.
   qkov::training::SetTrainingThreads(config.torch_threads);
   qkov::training::SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
-  std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
+  std::vector<qkov::agent::AgentConfig> configs;
+  std::map<std::string, int> slots_on;  // device -> slots that share it
   for (int k = 0; k < slots; ++k) {
     qkov::agent::AgentConfig c = config;
     if (slots > 1) c.name += "/slot" + std::to_string(k);
     c.device = device;
     if (device == "cuda" && gpus > 1)
       c.device = "cuda:" + std::to_string(k % gpus);
-    agents.push_back(std::make_unique<qkov::agent::Agent>(c));
+    ++slots_on[c.device];
+    configs.push_back(std::move(c));
+  }
+  // Each device's memory, measured once before anything trains on it (what
+  // LibTorch's caching allocator keeps later would read as used), split
+  // among the slots that share it.
+  std::map<std::string, int64_t> budget;
+  for (const auto& [name, n] : slots_on) {
+    absl::StatusOr<torch::Device> parsed =
+        qkov::training::ParseDevice(name, "--device");
+    if (!parsed.ok() || (parsed->is_cuda() && gpus == 0)) {
+      budget[name] = 0;  // each agent's Run() names the problem
+      continue;
+    }
+    absl::StatusOr<int64_t> available =
+        qkov::training::AvailableMemoryBytes(*parsed);
+    if (!available.ok()) {
+      std::fprintf(stderr, "qkov-worker: %s: %s\n", name.c_str(),
+                   std::string(available.status().message()).c_str());
+      if (config.fill_budget) {
+        std::fprintf(stderr,
+                     "qkov-worker: --batch_trials=auto needs the device's "
+                     "available memory; give a number instead\n");
+        return 2;
+      }
+      std::fprintf(stderr, "qkov-worker: %s: leases are not sized to memory\n",
+                   name.c_str());
+      budget[name] = 0;
+      continue;
+    }
+    budget[name] = std::max<int64_t>(
+        1, static_cast<int64_t>(memory_fraction *
+                                static_cast<double>(*available) / n));
+    std::fprintf(stderr,
+                 "qkov-worker: %s: %.2f GiB available, %.2f GiB per batch "
+                 "(--memory_fraction %.2f, %d slot%s)\n",
+                 name.c_str(), *available / 1073741824.0,
+                 budget[name] / 1073741824.0, memory_fraction, n,
+                 n == 1 ? "" : "s");
+  }
+  std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
+  for (qkov::agent::AgentConfig& c : configs) {
+    c.memory_budget_bytes = budget[c.device];
+    agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
   }
 
   qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agents](int sig) {

@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
+#include "server/core/sweep_spec.h"
 #include "tests/unit/agent/fake_coordinator.h"
 
 namespace qkov::agent {
@@ -136,6 +138,48 @@ TEST_F(AgentTest, ARefusedBatchCompletionCompletesTrialsOneByOne) {
   EXPECT_EQ(fake_->calls("CompleteTrials"), 1);
   EXPECT_EQ(fake_->calls("CompleteTrial"), 2);
   for (const auto& t : Trials()) EXPECT_EQ(t.state, storage::kDone);
+}
+
+// --batch_trials=auto: each lease holds as many trials as the budget fits
+// by the coordinator's estimate; the next batch comes with the completion.
+TEST_F(AgentTest, AutoBatchesLeaseWhatFitsTheMemoryBudget) {
+  Submit(7, 100);
+  v1::SweepSpec spec;  // Submit's training
+  spec.mutable_training()->set_max_steps(100);
+  spec.mutable_training()->set_report_every(50);
+  spec.mutable_training()->mutable_evaluation()->set_num_examples(64);
+  core::ApplySpecDefaults(&spec);
+  auto agent_config = [&] {
+    AgentConfig c;
+    c.name = "auto-worker";
+    c.exit_when_idle = true;
+    c.batch_trials = 256;
+    c.fill_budget = true;
+    c.memory_budget_bytes =
+        core::EstimateTrialMemoryBytes(spec.training()) +
+        2 * core::EstimateStackedTrialBytes(spec.training());
+    return c;
+  }();
+  auto fake = std::make_unique<testing::FakeCoordinator>(core_.get());
+  fake_ = fake.get();
+  Agent agent(agent_config, std::move(fake));
+  ASSERT_TRUE(agent.Run().ok());
+  EXPECT_EQ(agent.trials_completed(), 7);
+  // Batches of 3, 3 and 1: two batch completions (each bringing the next
+  // lease), one single completion, and a lease to start and one to end.
+  EXPECT_EQ(fake_->calls("CompleteTrials"), 2);
+  EXPECT_EQ(fake_->calls("CompleteTrial"), 1);
+  EXPECT_EQ(fake_->calls("LeaseTrial"), 2);
+  int in_batches_of_3 = 0;
+  for (const auto& t : Trials()) {
+    EXPECT_EQ(t.state, storage::kDone);
+    auto full = store_->GetTrial(t.trial_id);
+    ASSERT_TRUE(full.ok());
+    if (absl::StrContains(full->attempt_history.back().provenance_json,
+                          "(batch of 3)"))
+      ++in_batches_of_3;
+  }
+  EXPECT_EQ(in_batches_of_3, 6);
 }
 
 TEST_F(AgentTest, ACancelledSweepStopsItsRunningTrial) {

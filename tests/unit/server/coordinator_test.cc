@@ -7,6 +7,8 @@
 
 #include <map>
 
+#include "server/core/sweep_spec.h"
+
 namespace qkov::core {
 namespace {
 
@@ -214,6 +216,65 @@ TEST_F(CoordinatorTest,
   // The same batch again: those attempts hold no lease any more.
   EXPECT_EQ(core_->CompleteTrials(r).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+// A worker's memory budget caps what one lease holds (TrialsThatFit on the
+// sweep's training), and fill_budget leases as many as fit.
+TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
+  SubmitDemo(40);
+  const std::string w = Register();
+  v1::LeaseTrialRequest probe;
+  probe.set_worker_id(w);
+  probe.set_worker_key(Key(w));
+  auto one = core_->LeaseTrial(probe);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const v1::Training& t = one->lease().config().training();
+  const int64_t first = EstimateTrialMemoryBytes(t);
+  const int64_t each = EstimateStackedTrialBytes(t);
+  ASSERT_GT(each, 0);
+
+  auto leased = [&](int max_trials, int64_t budget, bool fill) {
+    v1::LeaseTrialRequest r = probe;
+    r.set_max_trials(max_trials);
+    r.set_memory_budget_bytes(budget);
+    r.set_fill_budget(fill);
+    auto resp = core_->LeaseTrial(r);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.ok() ? 1 + resp->more_size() : -1;
+  };
+  EXPECT_EQ(leased(8, first + 2 * each + each / 2, false), 3);
+  EXPECT_EQ(leased(8, first - 1, false), 1);  // one, even when none fits
+  EXPECT_EQ(leased(8, 0, false), 8);          // no budget: max_trials
+  EXPECT_EQ(leased(1, first + 20 * each, true), 21);  // fill: max_trials unused
+
+  v1::LeaseTrialRequest bad = probe;
+  bad.set_fill_budget(true);
+  auto refused = core_->LeaseTrial(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "fill_budget: needs memory_budget_bytes > 0");
+  bad = probe;
+  bad.set_memory_budget_bytes(-5);
+  refused = core_->LeaseTrial(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "memory_budget_bytes: must be >= 0 (got -5)");
+
+  // A batch completion's next lease follows its budget too.
+  v1::CompleteTrialsRequest done;
+  done.set_worker_id(w);
+  done.set_worker_key(Key(w));
+  v1::CompleteTrialRequest* c = done.add_trials();
+  c->set_trial_id(one->lease().trial_id());
+  c->set_attempt(one->lease().attempt());
+  (*c->mutable_results())["accuracy"] = 1;
+  done.set_lease_next(256);
+  done.set_fill_budget(true);
+  done.set_memory_budget_bytes(first + 4 * each);
+  auto next = core_->CompleteTrials(done);
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_EQ(next->next().outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(1 + next->next().more_size(), 5);  // 40 - 34 leased = 6 queued
 }
 
 }  // namespace

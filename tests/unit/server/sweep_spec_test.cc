@@ -356,6 +356,40 @@ TEST(SweepSpecTest, RefusesTrialsThatCannotFit) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A lease holds one trial's whole estimate plus a stacked share for each
+// further one, within the worker's budget.
+TEST(SweepSpecTest, TrialsThatFitAWorkersBudget) {
+  const v1::Training t = Demo().training();
+  const int64_t first = EstimateTrialMemoryBytes(t);
+  const int64_t each = EstimateStackedTrialBytes(t);
+  // V = 50, B = 32, T = 64: 18 V^2 + 16 B V + 4 B T floats, 2 B T int64,
+  // 64 KiB.
+  EXPECT_EQ(each, 4 * (18 * 50 * 50 + 16 * 32 * 50 + 4 * 32 * 64) +
+                      16 * 32 * 64 + 65536);
+  EXPECT_EQ(TrialsThatFit(t, first + 3 * each, 256, false), 4);
+  EXPECT_EQ(TrialsThatFit(t, first + 3 * each - 1, 256, false), 3);
+  EXPECT_EQ(TrialsThatFit(t, first + 3 * each, 2, false), 2);  // max_trials
+  EXPECT_EQ(TrialsThatFit(t, first + 3 * each, 256, true), 4);
+  EXPECT_EQ(TrialsThatFit(t, first - 1, 256, false), 1);  // never none
+  EXPECT_EQ(TrialsThatFit(t, 0, 8, false), 8);            // budget unknown
+  EXPECT_EQ(TrialsThatFit(t, int64_t{1} << 50, 256, true), 256);
+  // The stacked share grows with the circuits (V^2).
+  v1::Training wide = t;
+  wide.mutable_synthetic()->set_vocab_size(500);
+  EXPECT_GT(EstimateStackedTrialBytes(wide), 40 * each);
+
+  // Kinds that train one trial at a time do not stack: `fill` leases one,
+  // a fixed max_trials stands.
+  for (v1::TaskKind kind :
+       {v1::TASK_HATEXPLAIN, v1::TASK_SQUAD, v1::TASK_THEORY}) {
+    v1::Training other = t;
+    other.set_task(kind);
+    EXPECT_EQ(EstimateStackedTrialBytes(other), 0) << kind;
+    EXPECT_EQ(TrialsThatFit(other, int64_t{1} << 40, 256, true), 1) << kind;
+    EXPECT_EQ(TrialsThatFit(other, int64_t{1} << 40, 8, false), 8) << kind;
+  }
+}
+
 }  // namespace
 }  // namespace qkov::core
 
