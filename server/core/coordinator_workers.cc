@@ -35,9 +35,9 @@ absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
   return absl::OkStatus();
 }
 
-// The lease size a worker asks for: max_trials (1..256, 0 meaning 1), or
-// with fill 256; with a memory budget or fill, the store asks `sizer` how
-// many of the first trial's sweep fit (TrialsThatFit).
+// The lease size a worker asks for: up to max_trials (0 meaning 1, or with
+// fill kMaxLeaseTrials); with a memory budget, the store asks `sizer` how
+// many trials of the first trial's sweep fit (TrialsThatFit).
 struct LeaseSize {
   int max_trials = 1;
   storage::ResultsStore::LeaseSizer sizer;
@@ -45,9 +45,10 @@ struct LeaseSize {
 
 absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
                                       absl::string_view field) {
-  if (max_trials < 0 || max_trials > 256) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": must be in [0, 256] (got ", max_trials, ")"));
+  if (max_trials < 0 || max_trials > kMaxLeaseTrials) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": must be in [0, ",
+                                                   kMaxLeaseTrials, "] (got ",
+                                                   max_trials, ")"));
   }
   if (budget < 0) {
     return absl::InvalidArgumentError(
@@ -58,7 +59,7 @@ absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
         "fill_budget: needs memory_budget_bytes > 0");
   }
   LeaseSize size;
-  size.max_trials = fill ? 256 : std::max(1, max_trials);
+  size.max_trials = max_trials > 0 ? max_trials : fill ? kMaxLeaseTrials : 1;
   if (budget == 0) return size;
   size.sizer = [budget, fill](const storage::LeaseRecord& first) {
     v1::TrialConfig c;
@@ -66,7 +67,7 @@ absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
                             ? ParseJson(first.config_json, &c).ok()
                             : c.ParseFromString(first.config_pb);
     if (!parsed) return 1;  // ToLeaseResponse reports the stored config
-    return TrialsThatFit(c.training(), budget, 256, fill);
+    return TrialsThatFit(c.training(), budget, kMaxLeaseTrials, fill);
   };
   return size;
 }
@@ -277,8 +278,10 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
 absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
     const v1::HeartbeatRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
-  if (r.leases_size() > 1024)
-    return absl::InvalidArgumentError("leases: more than 1024");
+  if (r.leases_size() > kMaxLeaseTrials) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("leases: more than ", kMaxLeaseTrials));
+  }
   v1::HeartbeatResponse resp;
   for (const v1::LeaseRef& ref : r.leases()) {
     RETURN_IF_ERROR(CheckTrialRef(ref.trial_id(), ref.attempt()));
@@ -469,9 +472,7 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
   ASSIGN_OR_RETURN(LeaseSize size,
                    ToLeaseSize(r.lease_next(), r.memory_budget_bytes(),
                                r.fill_budget(), "lease_next"));
-  // lease_next 0 leases nothing; with fill_budget any other value stands
-  // for "as many as fit".
-  const bool lease_next = r.lease_next() > 0;
+  const bool lease_next = r.lease_next() > 0;  // 0 leases nothing
   std::vector<storage::Completion> completions;
   completions.reserve(r.trials_size());
   for (int i = 0; i < r.trials_size(); ++i) {

@@ -343,6 +343,48 @@ TEST(BatchTest, BatchedWorkerStoresTheSameResultsAsSingleTrials) {
             0);
 }
 
+// A stack larger than one completion call holds: 600 tiny trials in one
+// lease through real gRPC, reported in calls of 256, 256 and 88.
+TEST(BatchTest, AStackOfSixHundredTrialsCompletesInCallsOf256) {
+  TempDir dir;
+  ServerUnderTest server(dir);
+  WriteFile(dir.File("wide.yaml"), R"(name: wide
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1]
+  eta_ov: [0.1]
+  seed: {range: [1, 601, 1]}
+training:
+  max_steps: 20
+  report_every: 10
+  evaluation: {num_examples: 32}
+)");
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
+                        dir.File("wide.yaml")})
+                .exit_code,
+            0);
+  Process worker({QKOV_WORKER_BIN, "--server=" + server.address(),
+                  "--batch_trials=600", "--exit_when_idle"},
+                 dir.File("wide.log"));
+  ASSERT_EQ(worker.Wait(300), 0) << ReadFile(dir.File("wide.log"));
+  const std::string db = server.db_path();
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM trials WHERE state = 'done'"),
+            600);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM attempts WHERE "
+                     "json_extract(provenance_json, '$.device') = "
+                     "'cpu (batch of 600)'"),
+            600);
+  EXPECT_EQ(ReadFile(dir.File("wide.log")).find("batch completion refused"),
+            std::string::npos);
+  // One transaction per call: three end times, shared by 256, 256 and 88.
+  const std::string calls =
+      "(SELECT COUNT(*) AS n FROM attempts GROUP BY ended_ms)";
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM " + calls), 3);
+  EXPECT_EQ(QueryInt(db, "SELECT MAX(n) FROM " + calls), 256);
+  EXPECT_EQ(QueryInt(db, "SELECT MIN(n) FROM " + calls), 88);
+}
+
 }  // namespace
 }  // namespace qkov::testing
 

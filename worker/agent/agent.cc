@@ -405,39 +405,51 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
       *req.add_final_points() = ToProto(p);
   }
 
-  // A batch that ended well reports in one RPC (one transaction), which also
-  // brings the next batch. If the coordinator refuses it as a whole (a lease
-  // lost meanwhile, or a server without CompleteTrials), each trial reports
-  // alone below and gets its own verdict.
+  // A batch that ended well reports in one RPC (one transaction) per 256
+  // trials, the last of which also brings the next batch. If the
+  // coordinator refuses a call as a whole (a lease lost meanwhile, or a
+  // server without CompleteTrials), each of its trials reports alone below
+  // and gets its own verdict.
+  std::vector<bool> reported(n, false);
   const bool all_completed =
       n > 1 && std::all_of(completions.begin(), completions.end(),
                            [](const auto& c) { return c.has_value(); });
   if (all_completed) {
-    v1::CompleteTrialsRequest req;
-    req.set_worker_id(worker_id_);
-    req.set_worker_key(worker_key_);
-    for (const auto& c : completions) *req.add_trials() = *c;
-    if (!stop_) {
-      req.set_lease_next(config_.batch_trials);
-      req.set_memory_budget_bytes(config_.memory_budget_bytes);
-      req.set_fill_budget(config_.fill_budget);
-    }
-    v1::CompleteTrialsResponse resp;
-    absl::Status g =
-        WithRetry([&] { return client_->CompleteTrials(req, &resp); });
-    if (g.ok()) {
-      trials_completed_ += static_cast<int>(n);
+    constexpr size_t kCompletionsPerCall = 256;
+    for (size_t begin = 0; begin < n; begin += kCompletionsPerCall) {
+      const size_t end = std::min(n, begin + kCompletionsPerCall);
+      v1::CompleteTrialsRequest req;
+      req.set_worker_id(worker_id_);
+      req.set_worker_key(worker_key_);
+      for (size_t i = begin; i < end; ++i) *req.add_trials() = *completions[i];
+      if (end == n && !stop_) {
+        req.set_lease_next(config_.batch_trials);
+        req.set_memory_budget_bytes(config_.memory_budget_bytes);
+        req.set_fill_budget(config_.fill_budget);
+      }
+      v1::CompleteTrialsResponse resp;
+      absl::Status g =
+          WithRetry([&] { return client_->CompleteTrials(req, &resp); });
+      if (!g.ok()) {
+        std::fprintf(stderr,
+                     "qkov-worker: batch completion refused (%s); completing "
+                     "its trials one by one\n",
+                     TerminalSafe(g.ToString()).c_str());
+        continue;
+      }
+      trials_completed_ += static_cast<int>(end - begin);
+      std::fill(reported.begin() + begin, reported.begin() + end, true);
       if (resp.has_next()) *next = std::move(*resp.mutable_next());
+    }
+    if (std::all_of(reported.begin(), reported.end(),
+                    [](bool r) { return r; })) {
       return absl::OkStatus();
     }
-    std::fprintf(stderr,
-                 "qkov-worker: batch completion refused (%s); completing "
-                 "trials one by one\n",
-                 TerminalSafe(g.ToString()).c_str());
   }
 
   absl::Status result = absl::OkStatus();
   for (size_t i = 0; i < n; ++i) {
+    if (reported[i]) continue;
     const v1::Lease& lease = leases[i];
     absl::StatusOr<training::TrialOutcome>& outcome = outcomes[i];
     absl::Status s;

@@ -42,9 +42,9 @@ struct AgentConfig {
   // with every lease request, so the coordinator leases no more trials than
   // fit (LeaseTrialRequest.memory_budget_bytes).
   int64_t memory_budget_bytes = 0;
-  // Lease as many trials as fit memory_budget_bytes (up to 256) when they
-  // stack, one when they train one at a time; batch_trials is not used
-  // (qkov-worker --batch_trials=auto).
+  // Lease as many trials as fit memory_budget_bytes, up to batch_trials,
+  // when they stack, and one when they train one at a time (qkov-worker
+  // --batch_trials=auto).
   bool fill_budget = false;
 };
 

@@ -9,8 +9,9 @@
 //
 // --batch_trials=N leases up to N trials that train together (as many as
 // fit the memory budget: --memory_fraction of the device's available memory,
-// split among its slots); auto leases as many as fit, up to 256, of trials
-// that stack, and one of the others (docs/cluster.md, "Stack size").
+// split among its slots); auto leases as many as fit of trials that stack
+// (up to 4096 on a GPU, 32 on the CPU), and one of the others
+// (docs/cluster.md, "Stack size").
 //
 // --slots=N runs N trials at once, each its own registered worker
 // (NAME/slotK). --device=auto picks CUDA when LibTorch sees a GPU (the ones
@@ -30,6 +31,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "common/signals.h"
 #include "worker/agent/agent.h"
@@ -44,9 +46,10 @@ ABSL_FLAG(
     int, slots, 1,
     "concurrent lease loops in this process (each its own registered worker)");
 ABSL_FLAG(std::string, batch_trials, "1",
-          "N (1-256): lease up to N compatible trials at once and train them "
-          "as one batch, as many as fit the memory budget; auto: as many as "
-          "fit (up to 256) when they stack, else one");
+          "N (1-4096): lease up to N compatible trials at once and train "
+          "them as one batch, as many as fit the memory budget; auto: as many "
+          "as fit, up to 4096 on a GPU and 32 on the CPU, when they stack, "
+          "else one");
 ABSL_FLAG(double, memory_fraction, 0.8,
           "share of the device's available memory (measured at start, split "
           "among the slots on the device) that one batch of trials may use");
@@ -67,6 +70,9 @@ ABSL_FLAG(std::string, tls_cert, "",
 ABSL_FLAG(std::string, tls_key, "", "client key (PEM) (default $QKOV_TLS_KEY)");
 ABSL_FLAG(std::string, tls_server_name, "",
           "name to expect in the server certificate");
+
+// The most trials one lease holds (the coordinator's kMaxLeaseTrials).
+constexpr int kMaxStack = 4096;
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -101,12 +107,12 @@ int main(int argc, char** argv) {
       absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
   const std::string batch_trials = absl::GetFlag(FLAGS_batch_trials);
   config.fill_budget = batch_trials == "auto";
-  if (config.fill_budget) {
-    config.batch_trials = 256;
-  } else if (!absl::SimpleAtoi(batch_trials, &config.batch_trials) ||
-             config.batch_trials < 1 || config.batch_trials > 256) {
+  if (!config.fill_budget &&
+      (!absl::SimpleAtoi(batch_trials, &config.batch_trials) ||
+       config.batch_trials < 1 || config.batch_trials > kMaxStack)) {
     std::fprintf(stderr,
-                 "qkov-worker: --batch_trials must be auto or in [1, 256]\n");
+                 "qkov-worker: --batch_trials must be auto or in [1, %d]\n",
+                 kMaxStack);
     return 2;
   }
   const double memory_fraction = absl::GetFlag(FLAGS_memory_fraction);
@@ -180,6 +186,11 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
   for (qkov::agent::AgentConfig& c : configs) {
     c.memory_budget_bytes = budget[c.device];
+    // auto: a GPU's throughput grows with the stack into the thousands; a
+    // CPU core's stops growing by about 32 (docs/PERFORMANCE.md), and a
+    // larger stack would only keep trials from other workers.
+    if (c.fill_budget)
+      c.batch_trials = absl::StartsWith(c.device, "cuda") ? kMaxStack : 32;
     agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
   }
 

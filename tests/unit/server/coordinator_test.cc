@@ -221,7 +221,7 @@ TEST_F(CoordinatorTest,
 // A worker's memory budget caps what one lease holds (TrialsThatFit on the
 // sweep's training), and fill_budget leases as many as fit.
 TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
-  SubmitDemo(40);
+  SubmitDemo(42);
   const std::string w = Register();
   v1::LeaseTrialRequest probe;
   probe.set_worker_id(w);
@@ -245,9 +245,15 @@ TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
   EXPECT_EQ(leased(8, first + 2 * each + each / 2, false), 3);
   EXPECT_EQ(leased(8, first - 1, false), 1);  // one, even when none fits
   EXPECT_EQ(leased(8, 0, false), 8);          // no budget: max_trials
-  EXPECT_EQ(leased(1, first + 20 * each, true), 21);  // fill: max_trials unused
+  EXPECT_EQ(leased(0, first + 20 * each, true), 21);  // fill: up to 4096
+  EXPECT_EQ(leased(2, first + 20 * each, true), 2);   // fill, capped
 
   v1::LeaseTrialRequest bad = probe;
+  bad.set_max_trials(kMaxLeaseTrials + 1);
+  auto too_many = core_->LeaseTrial(bad);
+  EXPECT_EQ(too_many.status().message(),
+            "max_trials: must be in [0, 4096] (got 4097)");
+  bad = probe;
   bad.set_fill_budget(true);
   auto refused = core_->LeaseTrial(bad);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
@@ -274,7 +280,7 @@ TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
   auto next = core_->CompleteTrials(done);
   ASSERT_TRUE(next.ok()) << next.status();
   ASSERT_EQ(next->next().outcome(), v1::LeaseTrialResponse::LEASED);
-  EXPECT_EQ(1 + next->next().more_size(), 5);  // 40 - 34 leased = 6 queued
+  EXPECT_EQ(1 + next->next().more_size(), 5);  // 42 - 36 leased = 6 queued
 }
 
 }  // namespace
