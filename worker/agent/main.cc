@@ -186,9 +186,10 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
   for (qkov::agent::AgentConfig& c : configs) {
     c.memory_budget_bytes = budget[c.device];
-    // auto: a GPU's throughput grows with the stack into the thousands; a
-    // CPU core's stops growing by about 32 (docs/PERFORMANCE.md), and a
-    // larger stack would only keep trials from other workers.
+    // auto: on a GPU the stack is bounded by memory (a stack of tens of
+    // small trials leaves most of it idle); a CPU core's trial-steps per
+    // second stop growing by about 32 (docs/PERFORMANCE.md), and a larger
+    // stack would only keep trials from other workers.
     if (c.fill_budget)
       c.batch_trials = absl::StartsWith(c.device, "cuda") ? kMaxStack : 32;
     agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
