@@ -283,6 +283,35 @@ TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
   EXPECT_EQ(1 + next->next().more_size(), 5);  // 42 - 36 leased = 6 queued
 }
 
+// Trials that train one after another (here the theory task) are leased one
+// at a time when the worker fills its budget, and up to max_trials when it
+// asks for a number.
+TEST_F(CoordinatorTest, FillLeasesOneTrialOfAKindThatDoesNotStack) {
+  v1::SubmitSweepRequest submit;
+  v1::SweepSpec* spec = submit.mutable_spec();
+  spec->set_name("theory");
+  spec->mutable_training()->set_task(v1::TASK_THEORY);
+  for (double r : {0.1, 1.0, 10.0, 100.0})
+    spec->mutable_axes()->add_lr_ratios(r);
+  spec->mutable_axes()->add_eta_ovs(1);
+  ASSERT_TRUE(core_->SubmitSweep(submit).ok());
+  const std::string w = Register();
+  v1::LeaseTrialRequest r;
+  r.set_worker_id(w);
+  r.set_worker_key(Key(w));
+  r.set_memory_budget_bytes(int64_t{1} << 40);
+  r.set_fill_budget(true);
+  auto one = core_->LeaseTrial(r);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(one->more_size(), 0);
+  r.set_fill_budget(false);
+  r.set_max_trials(3);
+  auto three = core_->LeaseTrial(r);
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_EQ(1 + three->more_size(), 3);
+}
+
 }  // namespace
 }  // namespace qkov::core
 
