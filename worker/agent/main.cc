@@ -188,8 +188,8 @@ int main(int argc, char** argv) {
     c.memory_budget_bytes = budget[c.device];
     // auto: on a GPU the stack is bounded by memory (a stack of tens of
     // small trials leaves most of it idle); a CPU core's trial-steps per
-    // second stop growing by about 32 (docs/PERFORMANCE.md), and a larger
-    // stack would only keep trials from other workers.
+    // second peak near 32 and fall beyond (docs/PERFORMANCE.md, "GPU"), and
+    // a larger stack would also keep trials from other workers.
     if (c.fill_budget)
       c.batch_trials = absl::StartsWith(c.device, "cuda") ? kMaxStack : 32;
     agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 
+#include "tests/unit/training/synthetic_runs.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/model.h"
 #include "worker/training/synthetic_task.h"
@@ -128,52 +129,11 @@ TEST(AnalyticGradientsTest, MatchAutogradOnEveryParameterization) {
   }
 }
 
-// Asks for a hand-back (the trainer's checkpoint) before step `at`, and
-// records every report.
-class HandBackAt : public TrainingObserver {
- public:
-  explicit HandBackAt(int64_t at) : at_(at) {}
-  StopRequest PollStop() override {
-    return polls_++ == at_ ? StopRequest::kHandBack : StopRequest::kNone;
-  }
-  bool OnReport(int64_t, const std::vector<MetricPoint>& points) override {
-    for (const auto& p : points) this->points.push_back(p);
-    return true;
-  }
-  std::vector<MetricPoint> points;
+using testing::CheckpointParams;
+using testing::HandBackAt;
 
- private:
-  int64_t at_;
-  int64_t polls_ = 0;
-};
-
-std::map<std::string, torch::Tensor> CheckpointParams(const std::string& bytes,
-                                                      Parameterization p) {
-  torch::serialize::InputArchive archive;
-  std::istringstream in(bytes);
-  archive.load_from(in);
-  std::map<std::string, torch::Tensor> out;
-  for (const std::string& name : StackedParamNames(p)) {
-    archive.read("param/" + name, out[name]);
-  }
-  return out;
-}
-
-struct RunResult {
-  std::map<std::string, torch::Tensor> params;  // after 200 steps
-  std::vector<MetricPoint> points;
-};
-
-// The runs compared below: ratio 4, a 400-step budget (handed back at
-// 200), a report every 50 steps over a 50-step window, no convergence stop.
-void SetRunLength(TrialOptions& o) {
-  o.lr_ratio = 4;
-  o.max_steps = 400;
-  o.report_every = 50;
-  o.loss_window = 50;
-  o.target_loss = -1;
-  o.eval.num_examples = 64;
-}
+using testing::RunResult;
+using testing::SetRunLength;
 
 // Two trials of one batch (their own seeds and ratios), handed back after
 // 200 steps.
@@ -361,61 +321,11 @@ TEST(AnalyticGradientsTest, FlushedSubnormalsTrainLikeAutograd) {
       worst_param, worst_point);
 }
 
-class Recorder : public TrainingObserver {
- public:
-  bool OnReport(int64_t, const std::vector<MetricPoint>& points) override {
-    for (const auto& p : points) this->points.push_back(p);
-    return true;
-  }
-  std::vector<MetricPoint> points;
-};
-
 // Each of 32 trials (own seed, ratio, length) trained in one batch gives
 // bit for bit what it gives alone, on the analytic engine.
 TEST(AnalyticGradientsTest, TrialAloneAndInBatchOf32AreBitIdentical) {
-  for (Parameterization p :
-       {Parameterization::kFafo, Parameterization::kCaco}) {
-    std::vector<TrialOptions> batch;
-    for (int i = 0; i < 32; ++i) {
-      TrialOptions o;
-      o.parameterization = p;
-      o.init.qk = InitKind::kDefaultLinear;
-      o.init.ov = InitKind::kDefaultLinear;
-      o.optimizer.momentum = 0.9;
-      o.eta_ov = 0.1;
-      o.seed = 300 + i;
-      o.lr_ratio = 1 + i;
-      o.max_steps = 40 + 2 * i;
-      o.report_every = 20;
-      o.loss_window = 20;
-      o.target_loss = -1;
-      o.eval.num_examples = 64;
-      batch.push_back(o);
-    }
-    std::vector<Recorder> together(batch.size());
-    std::vector<TrainingObserver*> ptrs;
-    for (auto& r : together) ptrs.push_back(&r);
-    auto out = TrainSynthetic(batch, ptrs, torch::kCPU,
-                              std::vector<std::string>(batch.size()),
-                              SyntheticEngine::kAnalytic);
-    ASSERT_TRUE(out.ok()) << out.status();
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Recorder alone;
-      auto single = TrainSynthetic({batch[i]}, {&alone}, torch::kCPU, {""},
-                                   SyntheticEngine::kAnalytic);
-      ASSERT_TRUE(single.ok());
-      EXPECT_EQ((*out)[i].results, (*single)[0].results) << i;
-      ASSERT_EQ(together[i].points.size(), alone.points.size()) << i;
-      ASSERT_FALSE(alone.points.empty());
-      for (size_t k = 0; k < alone.points.size(); ++k) {
-        EXPECT_EQ(std::memcmp(&together[i].points[k].value,
-                              &alone.points[k].value, sizeof(double)),
-                  0)
-            << ParameterizationName(p) << " trial " << i << " "
-            << alone.points[k].name << " at " << alone.points[k].step;
-      }
-    }
-  }
+  for (Parameterization p : {Parameterization::kFafo, Parameterization::kCaco})
+    testing::ExpectAloneAsInBatchOf32(p, torch::kCPU, /*every=*/1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "worker/training/config.h"
 #include "worker/training/text/gpt2_bpe.h"
 
 namespace qkov::training::testing {
@@ -32,6 +33,35 @@ inline const text::Gpt2BpeTokenizer& SharedGpt2() {
   }();
   if (t == nullptr) std::abort();
   return *t;
+}
+
+// A HateXplain trial as the authors train the 1-layer block (FAFO, seed
+// 1234, batch 32, AdamW with the cosine schedule, the token embedding in the
+// QK group, HateXplain's DTAP edges and AC thresholds, the shipped
+// vocabulary), trained on hatexplain/`train` and tested on
+// hatexplain/`test`; rates, lengths and sizes are the caller's.
+inline TrialOptions HateXplainOptions(const std::string& train,
+                                      const std::string& test) {
+  TrialOptions o;
+  o.kind = TaskKind::kText;
+  o.parameterization = Parameterization::kFafo;
+  o.seed = 1234;
+  o.batch_size = 32;
+  o.optimizer.kind = OptimizerKind::kAdamW;
+  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
+  o.eval.tau_attention = 0.33;
+  o.eval.tau_probability = 0.66;
+  o.eval.dtap_attention_edges = {0, 0.33, 0.66, 1.1};
+  o.eval.dtap_probability_edges = {0, 0.33, 0.66, 1.1};
+  text::TextTaskOptions& t = o.text;
+  t.train.format = text::TextFormat::kHateXplain;
+  t.train.path = SharedData() + "/hatexplain/" + train;
+  t.test.format = text::TextFormat::kHateXplain;
+  t.test.path = SharedData() + "/hatexplain/" + test;
+  t.tokenizer.vocab_path =
+      SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
+  t.embed_group = ParamGroup::kQk;
+  return o;
 }
 
 }  // namespace qkov::training::testing

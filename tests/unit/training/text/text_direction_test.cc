@@ -6,39 +6,23 @@
 // not lower. docs/text-tasks.md records the numbers it gave.
 #include <gtest/gtest.h>
 
+#include "tests/unit/training/shared_data.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {
 namespace {
 
-const std::string kShared = QKOV_SHARED_DATA_DIR;
-
 TrialOptions HateXplain(double lr_ratio) {
-  TrialOptions o;
-  o.kind = TaskKind::kText;
-  o.parameterization = Parameterization::kFafo;
+  TrialOptions o =
+      testing::HateXplainOptions("train-reconstructed.jsonl", "test.jsonl");
   o.lr_ratio = lr_ratio;
   o.eta_ov = 5e-5;
-  o.seed = 1234;
-  o.batch_size = 32;
   o.report_every = 100;
   o.max_steps = 100000;
-  o.optimizer.kind = OptimizerKind::kAdamW;
-  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
   o.eval.num_examples = 100000;
-  o.eval.tau_attention = 0.33;
-  o.eval.tau_probability = 0.66;
-  o.eval.dtap_attention_edges = {0, 0.33, 0.66, 1.1};
-  o.eval.dtap_probability_edges = {0, 0.33, 0.66, 1.1};
   text::TextTaskOptions& t = o.text;
-  t.train.format = text::TextFormat::kHateXplain;
-  t.train.path = kShared + "/hatexplain/train-reconstructed.jsonl";
   t.train.max_examples = 0;  // all 15,383: one epoch, 481 steps
-  t.test.format = text::TextFormat::kHateXplain;
-  t.test.path = kShared + "/hatexplain/test.jsonl";
-  t.tokenizer.vocab_path = kShared + "/tokenizers/bert-base-uncased/vocab.txt";
   t.epochs = 1;
-  t.embed_group = ParamGroup::kQk;
   // The authors' arms: the faster one freezes the MLP and decays 10x more.
   t.mlp_lr_multiplier = lr_ratio > 1 ? 0 : 1;
   const double wd = lr_ratio > 1 ? 1e-3 : 1e-4;
