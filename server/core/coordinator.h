@@ -37,12 +37,6 @@ struct CoordinatorOptions {
   int max_points_per_report = 100000;
 };
 
-// The most trials one lease may hold (LeaseTrialRequest.max_trials,
-// CompleteTrialsRequest.lease_next) and one heartbeat may renew: a GPU
-// worker stacks this many small synthetic trials (docs/cluster.md, "Stack
-// size"). Completions go at most 256 to a call.
-inline constexpr int kMaxLeaseTrials = 4096;
-
 class Coordinator {
  public:
   static constexpr int kBriefProgressTrials = 50;

@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/lease_limits.h"
 #include "common/status_macros.h"
 #include "server/core/adaptive_sweep.h"
 #include "server/core/convert.h"
@@ -36,8 +37,8 @@ absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
 }
 
 // The lease size a worker asks for: up to max_trials (0 meaning 1, or with
-// fill kMaxLeaseTrials); with a memory budget, the store asks `sizer` how
-// many trials of the first trial's sweep fit (TrialsThatFit).
+// fill limits::kMaxLeaseTrials); with a memory budget, the store asks `sizer`
+// how many trials of the first trial's sweep fit (TrialsThatFit).
 struct LeaseSize {
   int max_trials = 1;
   storage::ResultsStore::LeaseSizer sizer;
@@ -45,10 +46,10 @@ struct LeaseSize {
 
 absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
                                       absl::string_view field) {
-  if (max_trials < 0 || max_trials > kMaxLeaseTrials) {
+  if (max_trials < 0 || max_trials > limits::kMaxLeaseTrials) {
     return absl::InvalidArgumentError(absl::StrCat(field, ": must be in [0, ",
-                                                   kMaxLeaseTrials, "] (got ",
-                                                   max_trials, ")"));
+                                                   limits::kMaxLeaseTrials,
+                                                   "] (got ", max_trials, ")"));
   }
   if (budget < 0) {
     return absl::InvalidArgumentError(
@@ -59,7 +60,9 @@ absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
         "fill_budget: needs memory_budget_bytes > 0");
   }
   LeaseSize size;
-  size.max_trials = max_trials > 0 ? max_trials : fill ? kMaxLeaseTrials : 1;
+  size.max_trials = max_trials > 0 ? max_trials
+                    : fill         ? limits::kMaxLeaseTrials
+                                   : 1;
   if (budget == 0) return size;
   size.sizer = [budget, fill](const storage::LeaseRecord& first) {
     v1::TrialConfig c;
@@ -67,7 +70,7 @@ absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
                             ? ParseJson(first.config_json, &c).ok()
                             : c.ParseFromString(first.config_pb);
     if (!parsed) return 1;  // ToLeaseResponse reports the stored config
-    return TrialsThatFit(c.training(), budget, kMaxLeaseTrials, fill);
+    return TrialsThatFit(c.training(), budget, limits::kMaxLeaseTrials, fill);
   };
   return size;
 }
@@ -278,9 +281,9 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
 absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
     const v1::HeartbeatRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
-  if (r.leases_size() > kMaxLeaseTrials) {
+  if (r.leases_size() > limits::kMaxLeaseTrials) {
     return absl::InvalidArgumentError(
-        absl::StrCat("leases: more than ", kMaxLeaseTrials));
+        absl::StrCat("leases: more than ", limits::kMaxLeaseTrials));
   }
   v1::HeartbeatResponse resp;
   for (const v1::LeaseRef& ref : r.leases()) {
@@ -465,9 +468,10 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
 absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
     const v1::CompleteTrialsRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
-  if (r.trials().empty() || r.trials_size() > 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "trials: must hold 1..256 completions (got ", r.trials_size(), ")"));
+  if (r.trials().empty() || r.trials_size() > limits::kMaxCompletionsPerCall) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trials: must hold 1..", limits::kMaxCompletionsPerCall,
+                     " completions (got ", r.trials_size(), ")"));
   }
   ASSIGN_OR_RETURN(LeaseSize size,
                    ToLeaseSize(r.lease_next(), r.memory_budget_bytes(),

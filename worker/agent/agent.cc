@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/lease_limits.h"
 #include "common/status_macros.h"
 #include "common/text.h"
 #include "common/version.h"
@@ -415,9 +416,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
       n > 1 && std::all_of(completions.begin(), completions.end(),
                            [](const auto& c) { return c.has_value(); });
   if (all_completed) {
-    constexpr size_t kCompletionsPerCall = 256;
-    for (size_t begin = 0; begin < n; begin += kCompletionsPerCall) {
-      const size_t end = std::min(n, begin + kCompletionsPerCall);
+    const size_t per_call = limits::kMaxCompletionsPerCall;
+    for (size_t begin = 0; begin < n; begin += per_call) {
+      const size_t end = std::min(n, begin + per_call);
       v1::CompleteTrialsRequest req;
       req.set_worker_id(worker_id_);
       req.set_worker_key(worker_key_);

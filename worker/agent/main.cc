@@ -33,6 +33,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "common/lease_limits.h"
 #include "common/signals.h"
 #include "worker/agent/agent.h"
 #include "worker/training/cpu_runtime.h"
@@ -71,9 +72,6 @@ ABSL_FLAG(std::string, tls_key, "", "client key (PEM) (default $QKOV_TLS_KEY)");
 ABSL_FLAG(std::string, tls_server_name, "",
           "name to expect in the server certificate");
 
-// The most trials one lease holds (the coordinator's kMaxLeaseTrials).
-constexpr int kMaxStack = 4096;
-
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
@@ -109,10 +107,11 @@ int main(int argc, char** argv) {
   config.fill_budget = batch_trials == "auto";
   if (!config.fill_budget &&
       (!absl::SimpleAtoi(batch_trials, &config.batch_trials) ||
-       config.batch_trials < 1 || config.batch_trials > kMaxStack)) {
+       config.batch_trials < 1 ||
+       config.batch_trials > qkov::limits::kMaxLeaseTrials)) {
     std::fprintf(stderr,
                  "qkov-worker: --batch_trials must be auto or in [1, %d]\n",
-                 kMaxStack);
+                 qkov::limits::kMaxLeaseTrials);
     return 2;
   }
   const double memory_fraction = absl::GetFlag(FLAGS_memory_fraction);
@@ -186,12 +185,13 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
   for (qkov::agent::AgentConfig& c : configs) {
     c.memory_budget_bytes = budget[c.device];
-    // auto: on a GPU the stack is bounded by memory (a stack of tens of
-    // small trials leaves most of it idle); a CPU core's trial-steps per
-    // second peak near 32 and fall beyond (docs/PERFORMANCE.md, "GPU"), and
+    // auto: on a GPU the stack is bounded by memory; a CPU core's trial-steps
+    // per second peak near 32 and fall beyond (docs/PERFORMANCE.md, "GPU"), and
     // a larger stack would also keep trials from other workers.
     if (c.fill_budget)
-      c.batch_trials = absl::StartsWith(c.device, "cuda") ? kMaxStack : 32;
+      c.batch_trials = absl::StartsWith(c.device, "cuda")
+                           ? qkov::limits::kMaxLeaseTrials
+                           : 32;
     agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
   }
 

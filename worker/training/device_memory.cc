@@ -35,8 +35,9 @@ std::optional<int64_t> ReadCounter(const std::string& path) {
   return value;
 }
 
-// limit - usage at `dir`, when the limit is set (below 2^62: cgroup v1
-// writes "no limit" as a page-rounded 2^63 - 1).
+// The limit file's value minus the usage file's (at least 0), when a limit
+// is set (below 2^62: cgroup v1 writes "no limit" as a page-rounded
+// 2^63 - 1).
 std::optional<int64_t> Headroom(const std::string& limit_path,
                                 const std::string& usage_path) {
   std::optional<int64_t> limit = ReadCounter(limit_path);

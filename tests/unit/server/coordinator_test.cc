@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "common/lease_limits.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
@@ -249,7 +250,7 @@ TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
   EXPECT_EQ(leased(2, first + 20 * each, true), 2);   // fill, capped
 
   v1::LeaseTrialRequest bad = probe;
-  bad.set_max_trials(kMaxLeaseTrials + 1);
+  bad.set_max_trials(limits::kMaxLeaseTrials + 1);
   auto too_many = core_->LeaseTrial(bad);
   EXPECT_EQ(too_many.status().message(),
             "max_trials: must be in [0, 4096] (got 4097)");

@@ -8,9 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstring>
 #include <random>
-#include <sstream>
 
 #include "tests/unit/training/synthetic_runs.h"
 #include "worker/training/cpu_runtime.h"

@@ -7,13 +7,12 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#include <cstring>
-#include <map>
+#include <algorithm>
+#include <cmath>
 
 #include "tests/unit/training/shared_data.h"
 #include "tests/unit/training/synthetic_runs.h"
 #include "worker/training/device_memory.h"
-#include "worker/training/model.h"
 #include "worker/training/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
