@@ -220,9 +220,13 @@ void TextModelImpl::Run(const torch::Tensor& ids, int64_t pad_id,
                         bool readout_only, TextModelOutput* out) {
   const TextModelOptions& o = options_;
   const int64_t b = ids.size(0), len = ids.size(1);
+  const torch::Tensor tokens =
+      sparse_embedding_gradient_ && !o.lm_head
+          ? torch::embedding(w_e_, ids.reshape(-1), /*padding_idx=*/-1,
+                             /*scale_grad_by_freq=*/false, /*sparse=*/true)
+          : w_e_.index_select(0, ids.reshape(-1));
   torch::Tensor x =
-      Dropout(w_e_.index_select(0, ids.reshape(-1)).view({b, len, -1}) +
-              w_pos_.narrow(0, 0, len));
+      Dropout(tokens.view({b, len, -1}) + w_pos_.narrow(0, 0, len));
   const torch::Tensor pad = ids.eq(pad_id);  // [B, L]
   torch::Tensor pos;
   if (!o.lm_head) {

@@ -72,6 +72,17 @@ class TextModelImpl : public torch::nn::Module {
   std::vector<std::pair<std::string, ParamGroup>> ParamGroups(
       ParamGroup embed_group, ParamGroup pos_group) const;
 
+  // With `sparse` set, backward() hands the token embedding a sparse
+  // gradient holding the rows of the batch's tokens only; accumulated into
+  // an existing dense .grad, it adds those rows and nothing else. The
+  // default (dense) forms a zeroed gradient of the whole vocabulary first,
+  // which costs a text classifier's step more than its attention does.
+  // The same gradient either way. Not for lm_head, whose tied output needs
+  // the dense one.
+  void set_sparse_embedding_gradient(bool sparse) {
+    sparse_embedding_gradient_ = sparse;
+  }
+
   const TextModelOptions& options() const { return options_; }
   Parameterization parameterization() const { return p_; }
 
@@ -103,6 +114,7 @@ class TextModelImpl : public torch::nn::Module {
 
   TextModelOptions options_;
   Parameterization p_;
+  bool sparse_embedding_gradient_ = false;
   torch::Tensor w_e_, w_pos_;
   std::vector<Layer> layers_;
   torch::nn::LayerNorm ln_final_{nullptr};

@@ -228,6 +228,13 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   double& sum_correct = st.sum_correct;
   int64_t& seen = st.seen;
   int64_t& step = st.step;
+  // The token embedding's gradient lives in a dense buffer zeroed each
+  // step, into which backward adds the batch's rows (sparse) alone.
+  for (size_t i = 0; i < trained.size(); ++i) {
+    if (trained_names[i] != "w_e") continue;
+    model->set_sparse_embedding_gradient(true);
+    trained[i].mutable_grad() = torch::zeros_like(trained[i]);
+  }
   model->train();
   for (; step < total; ++step) {
     if (observer != nullptr) {

@@ -131,6 +131,42 @@ void ExpectLogitsMatchForward(const TextModelOptions& o) {
   }
 }
 
+// The trainer's sparse embedding gradient, added into a dense buffer, is
+// the dense gradient bit for bit (float, as training runs, with tokens
+// repeated within and across examples), and leaves the buffer dense.
+TEST(TextModelTest, SparseEmbeddingGradientIsTheDenseOne) {
+  for (Parameterization p : kAll) {
+    TextModel m(Tiny(), p, 9);
+    const torch::Tensor labels = torch::tensor({0, 2, 1});
+    auto gradients = [&](bool sparse) {
+      m->set_sparse_embedding_gradient(sparse);
+      for (auto& t : m->parameters()) t.mutable_grad() = torch::Tensor();
+      if (sparse) {  // as the trainer keeps it: dense, zeroed
+        torch::Tensor w_e = m->named_parameters()["w_e"];
+        w_e.mutable_grad() = torch::zeros_like(w_e);
+      }
+      torch::cross_entropy_loss(m->Logits(Ids(), 0), labels).backward();
+      std::vector<torch::Tensor> g;
+      for (auto& t : m->parameters()) g.push_back(t.grad().clone());
+      return g;
+    };
+    const std::vector<torch::Tensor> dense = gradients(false);
+    const std::vector<torch::Tensor> sparse = gradients(true);
+    const auto names = m->named_parameters().keys();
+    for (size_t i = 0; i < dense.size(); ++i) {
+      ASSERT_EQ(sparse[i].layout(), torch::kStrided) << names[i];
+      EXPECT_TRUE(torch::equal(sparse[i], dense[i]))
+          << ParameterizationName(p) << " " << names[i];
+    }
+    ASSERT_EQ(names[0], "w_e");
+    EXPECT_GT(dense[0].abs().sum().item<double>(), 0);  // not vacuous
+    // Without a buffer the gradient stays sparse: the sparse path ran.
+    m->parameters()[0].mutable_grad() = torch::Tensor();
+    torch::cross_entropy_loss(m->Logits(Ids(), 0), labels).backward();
+    EXPECT_TRUE(m->parameters()[0].grad().is_sparse());
+  }
+}
+
 TEST(TextModelTest, ReadoutLogitsMatchForwardHateXplainBlock) {
   TextModelOptions o = Tiny();
   o.layers = 1;  // causal, residual, MLP, no LayerNorm, first-pad readout
