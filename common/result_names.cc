@@ -56,8 +56,8 @@ std::vector<ResultName> FinalResultNames(absl::string_view task) {
     Add(&out, "train_accuracy", 0, 1);
     Add(&out, "train_truncated_fraction", 0, 1);
     Add(&out, "converged", 0, 1);
-    for (const char* n :
-         {"steps", "epochs", "train_examples", "dropped_examples"})
+    for (const char* n : {"steps", "epochs", "train_examples",
+                          "dropped_examples", "vocab_rows"})
       Add(&out, n, 0, kInf);
   } else if (task == "squad") {
     for (const char* n :

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/trial_defaults.h"
 #include "worker/training/config.h"
 #include "worker/training/text/gpt2_bpe.h"
 
@@ -61,6 +62,62 @@ inline TrialOptions HateXplainOptions(const std::string& train,
   t.tokenizer.vocab_path =
       SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
   t.embed_group = ParamGroup::kQk;
+  return o;
+}
+
+// An SVA trial as the authors train the attention-only block (FAFO, seed
+// 1234, batch 32, the settings of common/trial_defaults.h's kSvaText that
+// the paper-sva preset takes: SGD with momentum, the cosine schedule, the
+// position embedding in the QK group, SVA's DTAP edges and AC thresholds),
+// on the shipped subj_agr_filtered file split `train_fraction` for training
+// and the rest for test; rates and epochs are the caller's.
+inline TrialOptions SvaOptions(double train_fraction) {
+  const defaults::TextDefaults& d = defaults::kSvaText;
+  TrialOptions o;
+  o.kind = TaskKind::kText;
+  o.parameterization = Parameterization::kFafo;
+  o.seed = 1234;
+  o.batch_size = 32;
+  o.report_every = 100;
+  o.max_steps = 1000000;
+  o.optimizer.kind = d.sgd ? OptimizerKind::kSgd : OptimizerKind::kAdamW;
+  o.optimizer.momentum = d.momentum;
+  o.optimizer.weight_decay = d.weight_decay;
+  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
+  o.eval.num_examples = 100000;
+  o.eval.tau_attention = d.tau_attention;
+  o.eval.tau_probability = d.tau_probability;
+  o.eval.dtap_attention_edges = {d.dtap_attention_edges.begin(),
+                                 d.dtap_attention_edges.end()};
+  o.eval.dtap_probability_edges = {0, 0.33, 0.66, 1.1};
+  text::TextTaskOptions& t = o.text;
+  t.train.format = text::TextFormat::kSvaFiltered;
+  t.train.path = SharedData() + "/sva/subj_agr_filtered.text";
+  t.train_fraction = train_fraction;
+  t.tokenizer.vocab_path =
+      SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
+  text::TextModelOptions& m = t.model;
+  m.max_len = d.max_len;
+  m.n_ctx = d.n_ctx;
+  m.d_model = d.d_model;
+  m.heads = d.heads;
+  m.d_head = d.d_head;
+  m.d_mlp = d.d_mlp;
+  m.layers = d.layers;
+  m.residual = d.residual;
+  m.layer_norm = d.layer_norm;
+  m.causal = d.causal;
+  m.padding_mask = d.padding_mask;
+  m.readout = text::Readout::kLastToken;
+  m.init_std = d.init_std;
+  t.epochs = d.epochs;
+  t.embed_group = ParamGroup::kQk;
+  t.pos_group = d.pos_embed_in_qk ? ParamGroup::kQk : ParamGroup::kOv;
+  t.weight_decay = {d.weight_decay, d.weight_decay, d.weight_decay};
+  t.grad_clip = d.grad_clip;
+  t.warmup_fraction = d.warmup_fraction;
+  t.rollout_alpha = d.rollout_alpha;
+  t.k_percent = d.k_percent;
   return o;
 }
 

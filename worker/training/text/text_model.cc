@@ -268,6 +268,13 @@ void TextModelImpl::Run(const torch::Tensor& ids, int64_t pad_id,
   out->logits = torch::matmul(picked, w_cls_.t()) + b_cls_;
 }
 
+void TextModelImpl::KeepVocabularyRows(const torch::Tensor& rows) {
+  TORCH_CHECK(!options_.lm_head, "an lm_head model scores every token");
+  torch::NoGradGuard no_grad;
+  w_e_.set_data(w_e_.index_select(0, rows.to(w_e_.device())));
+  options_.vocab_size = rows.size(0);
+}
+
 std::vector<std::pair<std::string, ParamGroup>> TextModelImpl::ParamGroups(
     ParamGroup embed_group, ParamGroup pos_group) const {
   std::vector<std::pair<std::string, ParamGroup>> groups;

@@ -83,6 +83,13 @@ class TextModelImpl : public torch::nn::Module {
     sparse_embedding_gradient_ = sparse;
   }
 
+  // Keeps the token embedding's rows `rows` (int64 [R], full-vocabulary
+  // ids, ascending) alone, row i for id rows[i]: the model then reads ids in
+  // [0, R). The classifier trainer keeps the tokens its examples hold, since
+  // the other rows reach no output and get no gradient. Not for lm_head,
+  // whose tied output scores every token.
+  void KeepVocabularyRows(const torch::Tensor& rows);
+
   const TextModelOptions& options() const { return options_; }
   Parameterization parameterization() const { return p_; }
 

@@ -167,6 +167,47 @@ TEST(TextModelTest, SparseEmbeddingGradientIsTheDenseOne) {
   }
 }
 
+// A model that keeps the rows of the tokens it reads, fed the ids
+// renumbered into them, is the whole-vocabulary model: the same logits and
+// the same gradients (the kept rows' and every other parameter's) bit for
+// bit, and no gradient left for the rows it dropped.
+TEST(TextModelTest, KeptVocabularyRowsComputeWhatTheWholeVocabularyDoes) {
+  // Ids() holds tokens 0-9 but not 10 and 11, nor (below) 5 and 7.
+  const torch::Tensor ids = torch::tensor(
+      {{3, 1, 9, 0, 0}, {1, 2, 4, 6, 9}, {8, 0, 0, 0, 0}}, torch::kInt64);
+  const torch::Tensor rows = torch::tensor({0, 1, 2, 3, 4, 6, 8, 9});
+  torch::Tensor renumber = torch::full({12}, -1, torch::kInt64);
+  renumber.index_put_({rows}, torch::arange(rows.size(0), torch::kInt64));
+  const torch::Tensor kept_ids =
+      renumber.index_select(0, ids.reshape(-1)).view_as(ids);
+  const torch::Tensor labels = torch::tensor({0, 2, 1});
+  for (Parameterization p : kAll) {
+    TextModel whole(Tiny(), p, 11), kept(Tiny(), p, 11);
+    kept->KeepVocabularyRows(rows);
+    EXPECT_EQ(kept->options().vocab_size, 8);
+    const torch::Tensor a = whole->Logits(ids, 0);
+    const torch::Tensor b = kept->Logits(kept_ids, 0);
+    EXPECT_TRUE(torch::equal(a, b)) << ParameterizationName(p);
+    torch::cross_entropy_loss(a, labels).backward();
+    torch::cross_entropy_loss(b, labels).backward();
+    auto whole_params = whole->named_parameters();
+    for (const auto& item : kept->named_parameters()) {
+      const torch::Tensor g = item.value().grad();
+      torch::Tensor expected = whole_params[item.key()].grad();
+      if (item.key() == "w_e") {
+        EXPECT_EQ(expected.index_select(0, renumber.eq(-1).nonzero().view(-1))
+                      .abs()
+                      .max()
+                      .item<float>(),
+                  0);
+        expected = expected.index_select(0, rows);
+      }
+      EXPECT_TRUE(torch::equal(g, expected))
+          << ParameterizationName(p) << " " << item.key();
+    }
+  }
+}
+
 TEST(TextModelTest, ReadoutLogitsMatchForwardHateXplainBlock) {
   TextModelOptions o = Tiny();
   o.layers = 1;  // causal, residual, MLP, no LayerNorm, first-pad readout

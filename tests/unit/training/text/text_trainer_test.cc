@@ -1,15 +1,23 @@
 // The text trainer on a tiny model and real files: a step moves each
 // parameter group by its own rate; a trial handed back mid-epoch and resumed
 // from its checkpoint ends with exactly the results of an uninterrupted run;
-// a bad data path is the trial's error, not a crash.
+// the token embedding keeps the rows of the data's word pieces, and
+// checkpoints of other rows or of the whole vocabulary are handled; a bad
+// data path is the trial's error, not a crash.
 #include "worker/training/text/text_trainer.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "tests/unit/training/result_names_check.h"
+#include "worker/training/text/datasets.h"
+#include "worker/training/text/encoding.h"
+#include "worker/training/text/wordpiece.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {
@@ -169,6 +177,108 @@ TEST(TextTrainerTest, HandBackAndResumeIsBitIdentical) {
   }
   auto garbage = RunTrial(o, nullptr, torch::kCPU, "not a checkpoint");
   EXPECT_EQ(garbage.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// `checkpoint` (format 3) as a format-2 checkpoint, which holds the whole
+// vocabulary's embedding rows and optimizer state: the rows the trial did
+// not keep as zeros (they reach no output).
+std::string AsWholeVocabularyCheckpoint(const std::string& checkpoint,
+                                        int64_t vocab_size) {
+  torch::serialize::InputArchive in, model, opt;
+  std::istringstream bytes(checkpoint);
+  in.load_from(bytes);
+  torch::Tensor rows;
+  in.read("vocab_rows", rows);
+  auto whole = [&](const torch::Tensor& kept) {
+    return torch::zeros({vocab_size, kept.size(1)}, kept.options())
+        .index_copy_(0, rows, kept);
+  };
+  torch::serialize::OutputArchive out, model_out, opt_out;
+  out.write("format", c10::IValue(int64_t{2}));
+  in.read("model", model);
+  for (const std::string& key : model.keys()) {
+    torch::Tensor x;
+    model.read(key, x);
+    model_out.write(key, key == "w_e" ? whole(x) : x);
+  }
+  in.read("optimizer", opt);
+  for (const std::string& key : opt.keys()) {
+    if (key == "adam_steps") {
+      c10::IValue v;
+      opt.read(key, v);
+      opt_out.write(key, v);
+      continue;
+    }
+    torch::Tensor x;
+    opt.read(key, x);
+    const bool embedding =
+        key.size() > 4 && key.substr(key.size() - 4) == "/w_e";
+    opt_out.write(key, embedding ? whole(x) : x);
+  }
+  out.write("model", model_out);
+  out.write("optimizer", opt_out);
+  for (const char* key : {"step", "order_rng", "seen"}) {
+    c10::IValue v;
+    in.read(key, v);
+    out.write(key, v);
+  }
+  for (const char* key : {"order", "sums"}) {
+    torch::Tensor x;
+    in.read(key, x);
+    out.write(key, x);
+  }
+  std::ostringstream written;
+  out.save_to(written);
+  return written.str();
+}
+
+// The token embedding keeps the rows of the word pieces the trial's examples
+// hold; its checkpoints name those rows, a checkpoint of other rows is
+// refused, and one of the whole vocabulary (format 2) resumes with the
+// whole vocabulary to the same results.
+TEST(TextTrainerTest, TheEmbeddingKeepsTheRowsOfTheDatasPieces) {
+  const TrialOptions o = Tiny();
+  auto whole = RunTrial(o, nullptr);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  auto tokenizer = text::WordPieceTokenizer::Load(o.text.tokenizer);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  std::set<int64_t> pieces = {(*tokenizer)->pad_id()};
+  for (const text::TextSource* source : {&o.text.train, &o.text.test}) {
+    auto data = text::LoadTextData(*source);
+    ASSERT_TRUE(data.ok()) << data.status();
+    const torch::Tensor ids =
+        text::EncodeExamples(**tokenizer, data->examples, o.text.model.max_len)
+            .ids;
+    for (int64_t i = 0; i < ids.numel(); ++i)
+      pieces.insert(ids.view(-1)[i].item<int64_t>());
+  }
+  EXPECT_EQ(whole->results.at("vocab_rows"), pieces.size());
+  EXPECT_LT(pieces.size(), 1000u);  // of 30,522
+
+  HandBackAt stop(7);
+  auto first = RunTrial(o, &stop);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(first->checkpoint.empty());
+
+  TrialOptions other = o;
+  other.text.test.max_examples = 30;  // more test posts, more pieces
+  auto refused = RunTrial(other, nullptr, torch::kCPU, first->checkpoint);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("token embedding rows"),
+            std::string::npos)
+      << refused.status();
+
+  const std::string format2 = AsWholeVocabularyCheckpoint(
+      first->checkpoint, (*tokenizer)->vocab_size());
+  auto resumed = RunTrial(o, nullptr, torch::kCPU, format2);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->results.at("vocab_rows"), (*tokenizer)->vocab_size());
+  for (const char* name : {"test_loss", "test_accuracy", "test_rationale_mass",
+                           "test_comprehensiveness", "train_accuracy"}) {
+    EXPECT_NEAR(resumed->results.at(name), whole->results.at(name),
+                1e-5 * std::max(1.0, std::fabs(whole->results.at(name))))
+        << name;
+  }
 }
 
 TEST(TextTrainerTest, AMissingDataFileIsTheTrialsError) {
