@@ -36,6 +36,27 @@ inline const text::Gpt2BpeTokenizer& SharedGpt2() {
   return *t;
 }
 
+// What the text tests' trials share: FAFO, seed 1234, batch 32, the cosine
+// schedule, the shipped vocabulary, and the task's AC thresholds and DTAP
+// edges from `d` (common/trial_defaults.h, as the presets take them).
+inline TrialOptions TextTrialOptions(const defaults::TextDefaults& d) {
+  TrialOptions o;
+  o.kind = TaskKind::kText;
+  o.parameterization = Parameterization::kFafo;
+  o.seed = 1234;
+  o.batch_size = 32;
+  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
+  o.eval.tau_attention = d.tau_attention;
+  o.eval.tau_probability = d.tau_probability;
+  o.eval.dtap_attention_edges = {d.dtap_attention_edges.begin(),
+                                 d.dtap_attention_edges.end()};
+  o.eval.dtap_probability_edges = {defaults::kTextDtapProbabilityEdges.begin(),
+                                   defaults::kTextDtapProbabilityEdges.end()};
+  o.text.tokenizer.vocab_path =
+      SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
+  return o;
+}
+
 // A HateXplain trial as the authors train the 1-layer block (FAFO, seed
 // 1234, batch 32, AdamW with the cosine schedule, the token embedding in the
 // QK group, HateXplain's DTAP edges and AC thresholds, the shipped
@@ -43,24 +64,13 @@ inline const text::Gpt2BpeTokenizer& SharedGpt2() {
 // hatexplain/`test`; rates, lengths and sizes are the caller's.
 inline TrialOptions HateXplainOptions(const std::string& train,
                                       const std::string& test) {
-  TrialOptions o;
-  o.kind = TaskKind::kText;
-  o.parameterization = Parameterization::kFafo;
-  o.seed = 1234;
-  o.batch_size = 32;
+  TrialOptions o = TextTrialOptions(defaults::kHateXplainText);
   o.optimizer.kind = OptimizerKind::kAdamW;
-  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
-  o.eval.tau_attention = 0.33;
-  o.eval.tau_probability = 0.66;
-  o.eval.dtap_attention_edges = {0, 0.33, 0.66, 1.1};
-  o.eval.dtap_probability_edges = {0, 0.33, 0.66, 1.1};
   text::TextTaskOptions& t = o.text;
   t.train.format = text::TextFormat::kHateXplain;
   t.train.path = SharedData() + "/hatexplain/" + train;
   t.test.format = text::TextFormat::kHateXplain;
   t.test.path = SharedData() + "/hatexplain/" + test;
-  t.tokenizer.vocab_path =
-      SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
   t.embed_group = ParamGroup::kQk;
   return o;
 }
@@ -73,29 +83,17 @@ inline TrialOptions HateXplainOptions(const std::string& train,
 // and the rest for test; rates and epochs are the caller's.
 inline TrialOptions SvaOptions(double train_fraction) {
   const defaults::TextDefaults& d = defaults::kSvaText;
-  TrialOptions o;
-  o.kind = TaskKind::kText;
-  o.parameterization = Parameterization::kFafo;
-  o.seed = 1234;
-  o.batch_size = 32;
+  TrialOptions o = TextTrialOptions(d);
   o.report_every = 100;
   o.max_steps = 1000000;
   o.optimizer.kind = d.sgd ? OptimizerKind::kSgd : OptimizerKind::kAdamW;
   o.optimizer.momentum = d.momentum;
   o.optimizer.weight_decay = d.weight_decay;
-  o.optimizer.schedule = ScheduleKind::kCosineWarmup;
   o.eval.num_examples = 100000;
-  o.eval.tau_attention = d.tau_attention;
-  o.eval.tau_probability = d.tau_probability;
-  o.eval.dtap_attention_edges = {d.dtap_attention_edges.begin(),
-                                 d.dtap_attention_edges.end()};
-  o.eval.dtap_probability_edges = {0, 0.33, 0.66, 1.1};
   text::TextTaskOptions& t = o.text;
   t.train.format = text::TextFormat::kSvaFiltered;
   t.train.path = SharedData() + "/sva/subj_agr_filtered.text";
   t.train_fraction = train_fraction;
-  t.tokenizer.vocab_path =
-      SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
   text::TextModelOptions& m = t.model;
   m.max_len = d.max_len;
   m.n_ctx = d.n_ctx;
