@@ -77,7 +77,9 @@ std::string TerminalSafe(absl::string_view s) {
       out += "\\r";
     } else if ((cp < 0x20 && cp != '\t') || cp == 0x7F) {
       absl::StrAppendFormat(&out, "\\x%02x", cp);
-    } else if (cp >= 0x80 && cp <= 0x9F) {
+    } else if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x61C || cp == 0x200E ||
+               cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+               (cp >= 0x2066 && cp <= 0x2069)) {
       absl::StrAppendFormat(&out, "\\u%04x", cp);
     } else {
       out.append(s.data() + i, n);
@@ -85,6 +87,23 @@ std::string TerminalSafe(absl::string_view s) {
     i += n;
   }
   return out;
+}
+
+std::string CsvField(absl::string_view s, bool neutralise) {
+  std::string field;
+  if (neutralise && !s.empty() &&
+      (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' ||
+       s[0] == '\t' || s[0] == '\r'))
+    field = "'";
+  field.append(s.data(), s.size());
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+  std::string quoted = "\"";
+  for (char c : field) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
 }
 
 }  // namespace qkov

@@ -13,7 +13,7 @@ packages=(
   googletest libgtest-dev libgmock-dev
   libcli11-dev libyaml-cpp-dev
   libicu-dev libpcre2-dev nlohmann-json3-dev
-  libcpp-httplib-dev libjs-chart.js
+  libmicrohttpd-dev libgnutls28-dev libcpp-httplib-dev libjs-chart.js
   gnuplot-nox
   openssl
 )

@@ -21,18 +21,34 @@ function markReady() {
 }
 
 function $(sel, root) { return (root || document).querySelector(sel); }
+// Text from the server as the page shows it: control characters and the
+// bidirectional-text controls (which reorder what follows) become visible
+// escapes, as the CLI prints them (common/text.h, TerminalSafe); line
+// breaks and tabs stay, since a page lays them out rather than obeys them.
+function visible(s) {
+  return String(s).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    if (c === '\r') return '\\r';
+    const n = c.charCodeAt(0);
+    return n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+  });
+}
+// Children without the absent ones (null, undefined): DOM methods would
+// show those as the words "null" and "undefined".
+function present(children) { return children.filter((c) => c !== null && c !== undefined); }
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined) continue;
     if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
+    else if (k === 'text') e.textContent = visible(v);
+    else if (k === 'title') e.setAttribute(k, visible(v));
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v);
   }
-  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  for (const c of present(children)) e.append(typeof c === 'string' ? visible(c) : c);
   return e;
 }
+function replace(parent, ...children) { parent.replaceChildren(...present(children)); }
 function num(v) { return v === undefined || v === null ? NaN : Number(v); }
 function fmt(v) {
   const x = num(v);
@@ -53,7 +69,7 @@ function tick(value) {
 function stateName(s) { return String(s || '').toLowerCase(); }
 function showError(message) {
   const e = $('#error');
-  e.textContent = message;
+  e.textContent = visible(message);
   e.hidden = false;
 }
 
@@ -141,7 +157,7 @@ function renderSweeps(list) {
       el('td', { text: status }),
       el('td', { text: s.owner || '-' }));
   });
-  main.replaceChildren(
+  replace(main,
     el('h1', { text: `Sweeps (${sweeps.length})` }),
     sweeps.length === 0 ? el('p', { class: 'muted', text: 'No sweeps yet: qkov submit FILE.' }) :
       el('table', { id: 'sweeps' },
@@ -289,7 +305,7 @@ async function sweepPage(name) {
   const stateFilter = el('select', {});
   for (const s of ['', 'queued', 'running', 'done', 'failed', 'diverged', 'preempted', 'cancelled', 'stopped_early'])
     stateFilter.append(el('option', { value: s, text: s || 'any state' }));
-  main.replaceChildren(
+  replace(main,
     el('h1', { text: name }),
     header,
     el('div', { class: 'controls' },
@@ -311,9 +327,9 @@ async function sweepPage(name) {
 
   function renderHeader(s) {
     const c = counts(s), t = throughput(s);
-    header.replaceChildren(el('div', { class: 'controls' }, progressBar(s),
+    replace(header, el('div', { class: 'controls' }, progressBar(s),
       el('span', { id: 'sweep-counts', text: `${c.done} done, ${c.running} running, ${c.queued + c.preempted} queued, ${c.failed + c.diverged} failed${c.stopped_early ? `, ${c.stopped_early} stopped early` : ''} of ${num(s.total_trials)}` }),
-      el('span', { class: 'muted', text: `${t.perMin ? t.perMin.toFixed(1) : '-'} trials/min, ETA ${t.eta}, priority ${s.priority}${s.paused ? ', paused' : ''}${s.cancelled ? ', cancelled' : ''}` })),
+      el('span', { class: 'muted', text: `${t.eta === 'finished' ? 'finished' : `${t.perMin ? t.perMin.toFixed(1) : '-'} trials/min, ETA ${t.eta}`}, priority ${s.priority}${s.paused ? ', paused' : ''}${s.cancelled ? ', cancelled' : ''}` })),
       s.description ? el('p', { class: 'muted', text: s.description }) : null,
       searchTable(s));
   }
@@ -596,7 +612,7 @@ async function trialPage(id) {
   const m = await api(`/api/v1/trials/${encodeURIComponent(id)}/metrics`);
   const results = Object.entries(t.results || {}).sort();
   const main = $('#main');
-  main.replaceChildren(
+  replace(main,
     el('h1', { text: `${id}: ${stateName(t.state)}` }),
     el('p', { class: 'muted', text: `sweep ${t.sweep_name}, trial ${t.ordinal}, ${t.attempts} attempt(s), last step ${t.last_step}, config hash ${t.config_hash}` }),
     el('div', { class: 'grid' },

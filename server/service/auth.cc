@@ -94,10 +94,11 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
     } else {
       name = absl::StrCat("token-", core::Sha256Hex(parts[1]).substr(0, 8));
     }
-    if (auth->tokens_.contains(parts[1])) {
+    const std::string digest = core::Sha256Hex(parts[1]);
+    if (auth->tokens_.contains(digest)) {
       return bad_line("the same token appears twice");
     }
-    auth->tokens_[parts[1]] = Holder{role, name};
+    auth->tokens_[digest] = Holder{role, name};
   }
   if (auth->tokens_.empty()) {
     return absl::InvalidArgumentError(
@@ -124,7 +125,7 @@ const Authenticator::Holder* Authenticator::Find(
         absl::StrCat(method, ": authorization metadata is not 'Bearer TOKEN'"));
     return nullptr;
   }
-  auto token = tokens_.find(std::string(value));
+  auto token = tokens_.find(core::Sha256Hex(value));
   if (token == tokens_.end()) {
     *error = grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           absl::StrCat(method, ": unknown token"));
@@ -156,7 +157,7 @@ absl::Status Authenticator::CheckToken(absl::string_view token,
     return absl::UnauthenticatedError(
         absl::StrCat(what, ": missing bearer token"));
   }
-  auto it = tokens_.find(std::string(token));
+  auto it = tokens_.find(core::Sha256Hex(token));
   if (it == tokens_.end())
     return absl::UnauthenticatedError(absl::StrCat(what, ": unknown token"));
   if (!Allows(it->second.role, needed)) {

@@ -66,6 +66,9 @@ class Authenticator {
   const Holder* Find(
       const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
       const char* method, grpc::Status* error) const;
+  // Keyed by the SHA-256 of the token: a lookup's time depends on the
+  // digest of what was presented, never on how much of a real token it
+  // matches.
   absl::flat_hash_map<std::string, Holder> tokens_;
 };
 

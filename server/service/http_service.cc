@@ -1,13 +1,13 @@
 #include "server/service/http_service.h"
 
 #include <google/protobuf/util/json_util.h>
-#include <httplib.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -17,8 +17,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/sha256.h"
 #include "common/status_macros.h"
 #include "common/text.h"
 
@@ -29,52 +29,8 @@ namespace v1 = ::qkov::v1;
 namespace {
 
 constexpr char kSessionCookie[] = "qkov_session";
-constexpr int kMaxSessions = 10000;
-
-int HttpCode(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return 200;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-      return 400;
-    case absl::StatusCode::kUnauthenticated:
-      return 401;
-    case absl::StatusCode::kPermissionDenied:
-      return 403;
-    case absl::StatusCode::kNotFound:
-      return 404;
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAborted:
-      return 409;
-    case absl::StatusCode::kResourceExhausted:
-      return 429;
-    case absl::StatusCode::kUnimplemented:
-      return 501;
-    case absl::StatusCode::kUnavailable:
-      return 503;
-    case absl::StatusCode::kDeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
-}
-
-// {"error": {"code": 404, "status": "NOT_FOUND", "message": "..."}}
-std::string ErrorJson(int http, const absl::Status& s) {
-  const std::string name = absl::StatusCodeToString(s.code());  // NOT_FOUND
-  const nlohmann::json body = {{"error",
-                                {{"code", http},
-                                 {"status", name},
-                                 {"message", TerminalSafe(s.message())}}}};
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void SendError(httplib::Response& res, const absl::Status& s) {
-  res.status = HttpCode(s.code());
-  res.set_content(ErrorJson(res.status, s), "application/json");
-}
+// Every file the static root may hold, in all.
+constexpr size_t kMaxStaticBytes = 16 << 20;
 
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m) {
   google::protobuf::util::JsonPrintOptions options;
@@ -94,28 +50,17 @@ absl::StatusOr<std::string> JsonOf(absl::StatusOr<T> reply) {
 }
 
 // An integer query parameter in [lo, hi]; `fallback` when absent.
-absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
+absl::StatusOr<int64_t> IntParam(const HttpRequest& req, const char* name,
                                  int64_t fallback, int64_t lo, int64_t hi) {
-  if (!req.has_param(name)) return fallback;
+  if (!req.HasParam(name)) return fallback;
   int64_t v;
-  const std::string text = req.get_param_value(name);
+  const std::string text = req.Param(name);
   if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": '", TerminalSafe(text.substr(0, 64)),
                      "' is not an integer in [", lo, ", ", hi, "]"));
   }
   return v;
-}
-
-std::vector<std::string> Params(const httplib::Request& req, const char* name) {
-  std::vector<std::string> out;
-  const size_t n = req.get_param_value_count(name);
-  for (size_t i = 0; i < n; ++i) {
-    for (absl::string_view part :
-         absl::StrSplit(req.get_param_value(name, i), ',', absl::SkipEmpty()))
-      out.emplace_back(part);
-  }
-  return out;
 }
 
 // The value of cookie `name` in a Cookie header, "" when absent.
@@ -128,6 +73,19 @@ std::string CookieValue(const std::string& header, absl::string_view name) {
   return "";
 }
 
+// Field `name` of an application/x-www-form-urlencoded body, "" if absent.
+std::string FormValue(absl::string_view body, absl::string_view name) {
+  for (absl::string_view pair : absl::StrSplit(body, '&')) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    std::string key, value;
+    if (PercentDecode(kv.first, true, &key) && key == name &&
+        PercentDecode(kv.second, true, &value))
+      return value;
+  }
+  return "";
+}
+
 std::string NewSessionId() {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) return "";
@@ -135,82 +93,102 @@ std::string NewSessionId() {
       absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
 }
 
-void SecurityHeaders(httplib::Response& res) {
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("X-Frame-Options", "DENY");
-  res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("Content-Security-Policy",
-                 "default-src 'self'; img-src 'self' data:; "
-                 "frame-ancestors 'none'; form-action 'self'");
+HttpReply Redirect(const std::string& to) {
+  HttpReply r;
+  r.status = 303;
+  r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("Location", to);
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
 }
 
-absl::StatusOr<std::pair<std::string, int>> SplitHostPort(
-    const std::string& listen) {
-  const size_t colon = listen.rfind(':');
-  int port;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http_listen: '", TerminalSafe(listen), "' is not HOST:PORT"));
-  }
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return std::make_pair(host, port);
+HttpReply TooMany(const std::string& why, absl::Duration wait) {
+  const int64_t seconds =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                               absl::ToDoubleSeconds(wait))));
+  HttpReply r = ErrorReply(absl::ResourceExhaustedError(
+      absl::StrCat("dashboard: ", why, "; retry in ", seconds, " s")));
+  r.headers.emplace_back("Retry-After", absl::StrCat(seconds));
+  return r;
+}
+
+std::string ContentType(const std::filesystem::path& file) {
+  const std::string ext = file.extension().string();
+  if (ext == ".html") return "text/html; charset=utf-8";
+  if (ext == ".js") return "text/javascript; charset=utf-8";
+  if (ext == ".css") return "text/css; charset=utf-8";
+  if (ext == ".svg") return "image/svg+xml";
+  if (ext == ".png") return "image/png";
+  if (ext == ".json") return "application/json";
+  return "application/octet-stream";
 }
 
 }  // namespace
 
 HttpService::HttpService(const HttpConfig& config, core::Coordinator* core,
                          const Authenticator* auth)
-    : config_(config), core_(core), auth_(auth) {}
+    : config_(config),
+      core_(core),
+      auth_(auth),
+      failures_(config.failures_per_address, Clock::Real()),
+      logins_(config.logins_per_token, Clock::Real()) {}
 
 absl::StatusOr<std::unique_ptr<HttpService>> HttpService::Start(
     const HttpConfig& config, core::Coordinator* core,
     const Authenticator* auth) {
-  ASSIGN_OR_RETURN(auto host_port, SplitHostPort(config.listen));
+  std::unique_ptr<HttpService> s(new HttpService(config, core, auth));
+  // The static root is read once: requests name files in this table and
+  // never reach the file system.
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(
-          std::filesystem::path(config.static_dir) / "index.html", ec)) {
+  size_t total = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(config.static_dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    total += bytes.str().size();
+    if (!in || total > kMaxStaticBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--http_static_dir: cannot read ", TerminalSafe(entry.path().string()),
+          " (or the files pass ", kMaxStaticBytes, " bytes)"));
+    }
+    s->files_[entry.path().filename().string()] =
+        StaticFile{bytes.str(), ContentType(entry.path())};
+  }
+  if (ec || !s->files_.contains("index.html") ||
+      !s->files_.contains("login.html")) {
     return absl::InvalidArgumentError(
         absl::StrCat("--http_static_dir: ", TerminalSafe(config.static_dir),
                      " holds no index.html (the dashboard's files)"));
   }
-  std::unique_ptr<HttpService> s(new HttpService(config, core, auth));
-  if (config.tls_cert.empty() != config.tls_key.empty())
-    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
-  if (config.tls_cert.empty()) {
-    s->server_ = std::make_unique<httplib::Server>();
-  } else {
-    auto ssl = std::make_unique<httplib::SSLServer>(
-        config.tls_cert.c_str(), config.tls_key.c_str(),
-        config.tls_client_ca.empty() ? nullptr : config.tls_client_ca.c_str());
-    if (!ssl->is_valid()) {
-      return absl::InvalidArgumentError(
-          "--http_listen: OpenSSL refused --tls_cert/--tls_key/"
-          "--tls_client_ca for the dashboard");
-    }
-    s->server_ = std::move(ssl);
+  if (config.sessions_per_token < 1 || config.event_streams_per_token < 1 ||
+      config.max_event_streams < 1 ||
+      config.session_lifetime < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        "dashboard: session and event-stream caps and the session lifetime "
+        "must be positive");
   }
-  const int threads = config.threads;
-  s->server_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(threads);
+
+  HttpServer::Options o;
+  o.listen = config.listen;
+  o.limits = config.limits;
+  o.tls_cert = config.tls_cert;
+  o.tls_key = config.tls_key;
+  o.tls_client_ca = config.tls_client_ca;
+  std::string host = config.listen.substr(0, config.listen.rfind(':'));
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  o.allowed_hosts = HttpServer::DefaultAllowedHosts(host);
+  for (const std::string& h : config.allowed_hosts)
+    o.allowed_hosts.insert(absl::AsciiStrToLower(h));
+  HttpService* self = s.get();
+  o.handler = [self](const HttpRequest& req) { return self->Handle(req); };
+  // Everything but the API answers in microseconds from memory.
+  o.cheap = [](const HttpRequest& req) {
+    return !absl::StartsWith(req.path, "/api/");
   };
-  s->server_->set_payload_max_length(64 << 10);
-  s->Routes();
-  const auto& [host, port] = host_port;
-  if (port == 0) {
-    s->port_ = s->server_->bind_to_any_port(host.c_str());
-  } else if (s->server_->bind_to_port(host.c_str(), port)) {
-    s->port_ = port;
-  }
-  if (s->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "--http_listen: cannot listen on ", TerminalSafe(config.listen)));
-  }
-  httplib::Server* server = s->server_.get();
-  s->listener_ = std::thread([server] { server->listen_after_bind(); });
+  ASSIGN_OR_RETURN(s->server_, HttpServer::Start(std::move(o)));
+  s->events_thread_ = std::thread([self] { self->EventsLoop(); });
   return s;
 }
 
@@ -218,22 +196,25 @@ HttpService::~HttpService() { Stop(); }
 
 void HttpService::Stop() {
   if (stopping_.exchange(true)) return;
-  if (server_ != nullptr) server_->stop();
-  if (listener_.joinable()) listener_.join();
+  if (events_thread_.joinable()) events_thread_.join();
+  if (server_ != nullptr) server_->Stop();
 }
 
-absl::Status HttpService::Authorize(const httplib::Request& req) const {
-  if (auth_ == nullptr) return absl::OkStatus();
-  const std::string value = req.get_header_value("Authorization");
+absl::StatusOr<std::string> HttpService::Authorize(
+    const HttpRequest& req) const {
+  if (auth_ == nullptr) return req.client;
+  storage::Actor actor;
+  const std::string value = req.Header("Authorization");
   absl::string_view header = value;
   if (!header.empty()) {
     if (!absl::ConsumePrefix(&header, "Bearer "))
       return absl::UnauthenticatedError(
           "dashboard: Authorization header is not 'Bearer TOKEN'");
-    return auth_->CheckToken(header, Permission::kRead, "dashboard");
+    RETURN_IF_ERROR(
+        auth_->CheckToken(header, Permission::kRead, "dashboard", &actor));
+    return actor.name;
   }
-  const std::string id =
-      CookieValue(req.get_header_value("Cookie"), kSessionCookie);
+  const std::string id = CookieValue(req.Header("Cookie"), kSessionCookie);
   if (id.empty()) {
     return absl::UnauthenticatedError(
         "dashboard: log in at /login or send 'Authorization: Bearer TOKEN'");
@@ -247,229 +228,244 @@ absl::Status HttpService::Authorize(const httplib::Request& req) const {
           "dashboard: the session has expired; log in again at /login");
     token = it->second.token;
   }
-  return auth_->CheckToken(token, Permission::kRead, "dashboard");
+  RETURN_IF_ERROR(
+      auth_->CheckToken(token, Permission::kRead, "dashboard", &actor));
+  return actor.name;
 }
 
-void HttpService::Api(
-    const httplib::Request& req, httplib::Response& res,
+HttpReply HttpService::Api(
+    const HttpRequest& req,
     const std::function<absl::StatusOr<std::string>()>& body) {
-  SecurityHeaders(res);
-  res.set_header("Cache-Control", "no-store");
-  if (absl::Status a = Authorize(req); !a.ok()) return SendError(res, a);
+  if (absl::Status a = Authorize(req).status(); !a.ok()) return ErrorReply(a);
   absl::StatusOr<std::string> json = body();
-  if (!json.ok()) return SendError(res, json.status());
-  res.set_content(*json, "application/json");
+  if (!json.ok()) return ErrorReply(json.status());
+  HttpReply reply;
+  reply.body = *std::move(json);
+  reply.headers.emplace_back("Cache-Control", "no-store");
+  return reply;
 }
 
-void HttpService::SweepView(
-    const httplib::Request& req, httplib::Response& res,
+HttpReply HttpService::SweepView(
+    const HttpRequest& req,
     const std::function<absl::StatusOr<std::string>()>& body) {
-  // params is ordered by name; lengths keep "a=b&c" and "a=b" "c" apart.
+  // Parameters sorted by name; lengths keep "a=b&c" and "a=b" "c" apart.
+  std::vector<std::pair<std::string, std::string>> params = req.query;
+  std::stable_sort(params.begin(), params.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string key = req.path;
-  for (const auto& [k, v] : req.params)
+  for (const auto& [k, v] : params)
     absl::StrAppend(&key, "\n", k.size(), ":", k, v.size(), ":", v);
-  std::optional<ReplyCache::Reply> reply;
-  Api(req, res, [&]() -> absl::StatusOr<std::string> {
-    ASSIGN_OR_RETURN(reply, replies_.Get(key, body));
-    return std::move(reply->body);
+  std::optional<ReplyCache::Reply> kept;
+  HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(kept, replies_.Get(key, body));
+    return std::move(kept->body);
   });
-  if (!reply.has_value()) return;
-  res.set_header("Age", absl::StrCat(absl::ToInt64Seconds(reply->age)));
+  if (!kept.has_value()) return reply;
+  reply.headers.emplace_back("Age",
+                             absl::StrCat(absl::ToInt64Seconds(kept->age)));
   // A kept reply may predate the change that made the page ask: say when
   // the server computes it again (docs/dashboard.md).
-  if (reply->age > absl::ZeroDuration()) {
-    res.set_header("X-Qkov-Recompute-In-Ms",
-                   absl::StrCat(absl::ToInt64Milliseconds(reply->expires)));
+  if (kept->age > absl::ZeroDuration()) {
+    reply.headers.emplace_back(
+        "X-Qkov-Recompute-In-Ms",
+        absl::StrCat(absl::ToInt64Milliseconds(kept->expires)));
   }
+  return reply;
 }
 
-void HttpService::Page(const std::string& file, httplib::Response& res) {
-  std::ifstream in(std::filesystem::path(config_.static_dir) / file,
-                   std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    return SendError(res, absl::InternalError(absl::StrCat(
-                              "dashboard: ", file, " is missing from ",
-                              config_.static_dir)));
+HttpReply HttpService::File(const std::string& name,
+                            const char* cache_control) {
+  auto it = files_.find(name);
+  if (it == files_.end()) {
+    return ErrorReply(absl::NotFoundError(
+        absl::StrCat("no such page: /static/", TerminalSafe(name.substr(0, 200)))));
   }
-  SecurityHeaders(res);
-  res.set_header("Cache-Control", "no-cache");
-  res.set_content(text.str(), "text/html; charset=utf-8");
+  HttpReply reply;
+  reply.static_body = &it->second.bytes;
+  reply.content_type = it->second.content_type;
+  reply.headers.emplace_back("Cache-Control", cache_control);
+  return reply;
 }
 
-void HttpService::Login(const httplib::Request& req, httplib::Response& res) {
-  SecurityHeaders(res);
-  res.set_header("Cache-Control", "no-store");
-  if (auth_ == nullptr) {
-    res.status = 303;
-    res.set_header("Location", "/");
-    return;
+bool HttpService::SameOrigin(const HttpRequest& req) {
+  const std::string self = absl::StrCat(req.tls ? "https://" : "http://",
+                                        absl::AsciiStrToLower(req.Header("Host")));
+  const std::string origin = absl::AsciiStrToLower(req.Header("Origin"));
+  if (!origin.empty()) return origin == self;
+  const std::string referer = absl::AsciiStrToLower(req.Header("Referer"));
+  return referer == self || absl::StartsWith(referer, self + "/");
+}
+
+HttpReply HttpService::Login(const HttpRequest& req) {
+  if (req.HasParam("token")) {
+    return ErrorReply(absl::InvalidArgumentError(
+        "dashboard: a token goes in the POST body, never in the URL"));
   }
-  const std::string token = req.get_param_value("token");
-  absl::Status ok = auth_->CheckToken(token, Permission::kRead, "login");
-  const std::string id = ok.ok() ? NewSessionId() : "";
-  if (!ok.ok() || id.empty()) {
-    res.status = 303;
-    res.set_header("Location", ok.code() == absl::StatusCode::kPermissionDenied
-                                   ? "/login?failed=role"
-                                   : "/login?failed=token");
-    return;
+  if (!SameOrigin(req)) {
+    return ErrorReply(absl::PermissionDeniedError(
+        "dashboard: a login must come from this dashboard's own page (its "
+        "Origin or Referer)"));
+  }
+  if (auth_ == nullptr) return Redirect("/");
+  // Decided from the address alone, before the token is looked at.
+  if (absl::Duration wait = failures_.Wait(req.client); wait > absl::ZeroDuration())
+    return TooMany("too many failed logins from this address", wait);
+  const std::string token = FormValue(req.body, "token");
+  storage::Actor actor;
+  absl::Status ok = auth_->CheckToken(token, Permission::kRead, "login", &actor);
+  if (!ok.ok()) {
+    failures_.Take(req.client);
+    return Redirect(ok.code() == absl::StatusCode::kPermissionDenied
+                        ? "/login?failed=role"
+                        : "/login?failed=token");
+  }
+  const std::string token_key = Sha256Hex(token);
+  if (absl::Duration wait = logins_.Wait(token_key); wait > absl::ZeroDuration())
+    return TooMany("too many logins with this token", wait);
+  logins_.Take(token_key);
+  const std::string id = NewSessionId();
+  if (id.empty()) {
+    return ErrorReply(absl::UnavailableError(
+        "dashboard: no random bytes for a session; retry"));
   }
   {
     absl::MutexLock lock(&sessions_mu_);
     const absl::Time now = absl::Now();
-    if (sessions_.size() >= kMaxSessions) {
-      for (auto it = sessions_.begin(); it != sessions_.end();) {
-        auto here = it++;
-        if (here->second.expires < now) sessions_.erase(here);
+    std::deque<std::string>& mine = by_token_[token_key];
+    // Expired ones first, then this token's oldest: never another token's.
+    for (auto it = mine.begin(); it != mine.end();) {
+      auto s = sessions_.find(*it);
+      if (s == sessions_.end() || s->second.expires < now) {
+        if (s != sessions_.end()) sessions_.erase(s);
+        it = mine.erase(it);
+      } else {
+        ++it;
       }
-      if (sessions_.size() >= kMaxSessions) sessions_.clear();
     }
+    while (static_cast<int>(mine.size()) >= config_.sessions_per_token) {
+      sessions_.erase(mine.front());
+      mine.pop_front();
+    }
+    mine.push_back(id);
     sessions_[id] = Session{token, now + config_.session_lifetime};
   }
-  res.status = 303;
-  res.set_header("Location", "/");
-  res.set_header("Set-Cookie",
-                 absl::StrCat(kSessionCookie, "=", id,
-                              "; Path=/; HttpOnly; SameSite=Strict; Max-Age=",
-                              absl::ToInt64Seconds(config_.session_lifetime),
-                              config_.tls_cert.empty() ? "" : "; Secure"));
+  HttpReply reply = Redirect("/");
+  reply.headers.emplace_back(
+      "Set-Cookie",
+      absl::StrCat(kSessionCookie, "=", id,
+                   "; Path=/; HttpOnly; SameSite=Strict; Max-Age=",
+                   absl::ToInt64Seconds(config_.session_lifetime),
+                   config_.tls_cert.empty() ? "" : "; Secure"));
+  return reply;
 }
 
-void HttpService::Logout(const httplib::Request& req, httplib::Response& res) {
-  SecurityHeaders(res);
-  const std::string id =
-      CookieValue(req.get_header_value("Cookie"), kSessionCookie);
+HttpReply HttpService::Logout(const HttpRequest& req) {
+  if (!SameOrigin(req)) {
+    return ErrorReply(absl::PermissionDeniedError(
+        "dashboard: a logout must come from this dashboard's own page (its "
+        "Origin or Referer)"));
+  }
+  const std::string id = CookieValue(req.Header("Cookie"), kSessionCookie);
   if (!id.empty()) {
     absl::MutexLock lock(&sessions_mu_);
-    sessions_.erase(id);
+    auto it = sessions_.find(id);
+    if (it != sessions_.end()) {
+      std::deque<std::string>& mine = by_token_[Sha256Hex(it->second.token)];
+      mine.erase(std::remove(mine.begin(), mine.end(), id), mine.end());
+      sessions_.erase(it);
+    }
   }
-  res.status = 303;
-  res.set_header("Location", "/login");
-  res.set_header(
-      "Set-Cookie",
-      absl::StrCat(kSessionCookie,
-                   "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"));
+  HttpReply reply = Redirect("/login");
+  reply.headers.emplace_back(
+      "Set-Cookie", absl::StrCat(kSessionCookie,
+                                 "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"));
+  return reply;
 }
 
-// One event per change (coalesced over 200 ms, or 200 times the CPU the last
-// event took when that is longer), a comment every 15 s to keep
-// proxies from closing an idle stream. `event: sweeps` carries the sweep
-// list; with ?sweep=NAME, `event: progress` carries that sweep and the trials
-// that changed since the last event (id, state, last step; the
-// Coordinator::kBriefProgressTrials most recently changed, newest first).
-void HttpService::Events(const httplib::Request& req, httplib::Response& res) {
-  SecurityHeaders(res);
-  res.set_header("Cache-Control", "no-store");
-  if (absl::Status a = Authorize(req); !a.ok()) return SendError(res, a);
-  const std::string sweep = req.get_param_value("sweep");
-  if (!sweep.empty()) {
-    if (absl::Status s = core_->GetSweep(sweep).status(); !s.ok())
-      return SendError(res, s);
-  }
-  if (event_streams_.fetch_add(1) >= config_.max_event_streams) {
-    event_streams_.fetch_sub(1);
-    return SendError(res, absl::ResourceExhaustedError(absl::StrCat(
-                              "events: ", config_.max_event_streams,
-                              " streams are open; close a dashboard tab")));
-  }
-  struct Stream {
-    absl::Time since = absl::Now();
-    bool first = true;
-    absl::Duration cost;  // CPU of the last event
+HttpReply HttpService::Export(const HttpRequest& req, const std::string& sweep,
+                              bool csv) {
+  // Spreadsheet formulas in text cells are neutralised unless ?raw=1.
+  const bool raw = req.Param("raw") == "1";
+  HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
+    v1::QueryResultsRequest q;
+    q.set_sweep_name(sweep);
+    ASSIGN_OR_RETURN(v1::QueryResultsResponse rows, core_->QueryResults(q));
+    if (!csv) return ToJson(rows);
+    std::set<std::string> metrics;
+    for (const auto& r : rows.rows())
+      for (const auto& [k, v] : r.values()) metrics.insert(k);
+    std::string out = "trial,parameterization,lr_ratio,eta_ov,seed,state";
+    for (const auto& m : metrics) absl::StrAppend(&out, ",", CsvField(m, !raw));
+    out += "\n";
+    for (const auto& r : rows.rows()) {
+      absl::StrAppend(
+          &out, CsvField(r.trial_id(), !raw), ",",
+          v1::Parameterization_Name(r.config().parameterization()), ",",
+          r.config().lr_ratio(), ",", r.config().eta_ov(), ",",
+          r.config().seed(), ",", v1::TrialState_Name(r.state()));
+      for (const auto& m : metrics) {
+        auto it = r.values().find(m);
+        out += ",";
+        if (it != r.values().end()) absl::StrAppend(&out, it->second);
+      }
+      out += "\n";
+    }
+    return out;
+  });
+  if (reply.status != 200) return reply;
+  reply.headers.emplace_back(
+      "Content-Disposition",
+      absl::StrCat("attachment; filename=\"",
+                   csv ? "results.csv" : "results.json", "\""));
+  if (csv) reply.content_type = "text/csv";
+  return reply;
+}
+
+HttpReply HttpService::Handle(const HttpRequest& req) {
+  if (req.method != "POST") return Get(req);
+  if (req.path == "/login") return Login(req);
+  if (req.path == "/logout") return Logout(req);
+  HttpReply r = ErrorReply(
+      absl::UnimplementedError(
+          "dashboard: POST is not allowed; the dashboard is read-only"),
+      405);
+  r.headers.emplace_back("Allow", "GET, HEAD");
+  return r;
+}
+
+HttpReply HttpService::Get(const HttpRequest& req) {
+  const std::string& path = req.path;
+  std::vector<std::string> parts = absl::StrSplit(path, '/');
+  // "/a/b" splits into "", "a", "b"; an empty segment is never a name.
+  const bool named = parts.size() >= 3 && !parts[2].empty();
+  auto not_found = [&] {
+    return ErrorReply(absl::NotFoundError(
+        absl::StrCat("no such page: ", TerminalSafe(path.substr(0, 200)))));
   };
-  auto stream = std::make_shared<Stream>();
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [this, sweep, stream](size_t, httplib::DataSink& sink) {
-        if (stopping_) return false;
-        if (!stream->first) {
-          // Wait for a change in 1 s slices, so Stop() is never held up.
-          bool changed = false;
-          for (int i = 0; i < 15 && !changed && !stopping_; ++i)
-            changed = core_->WaitForChange(absl::Now() + absl::Seconds(1));
-          if (stopping_) return false;
-          if (!changed) {
-            static constexpr char kPing[] = ": ping\n\n";
-            return sink.write(kPing, sizeof(kPing) - 1);
-          }
-          // Coalesce: 200 ms, or longer after a costly event, so that a
-          // stream costs at most what a shared view does (ReplyCache); in
-          // 200 ms slices, so Stop() is never held up.
-          const absl::Time next =
-              absl::Now() + std::max(absl::Milliseconds(200),
-                                     ReplyCache::ReuseFor(stream->cost));
-          while (!stopping_ && absl::Now() < next)
-            absl::SleepFor(
-                std::min(absl::Milliseconds(200), next - absl::Now()));
-          if (stopping_) return false;
-        }
-        stream->first = false;
-        const absl::Duration cpu0 = ThreadCpuTime();
-        std::string event;
-        if (sweep.empty()) {
-          absl::StatusOr<std::string> json = JsonOf(core_->ListSweeps());
-          if (!json.ok()) return false;
-          event = absl::StrCat("event: sweeps\ndata: ", *json, "\n\n");
-        } else {
-          absl::Time since = stream->since;
-          absl::StatusOr<v1::SweepProgress> p =
-              core_->Progress(sweep, &since, /*brief=*/true);
-          if (!p.ok()) return false;
-          stream->since = since;
-          absl::StatusOr<std::string> json = ToJson(*p);
-          if (!json.ok()) return false;
-          event = absl::StrCat("event: progress\ndata: ", *json, "\n\n");
-        }
-        stream->cost = ThreadCpuTime() - cpu0;
-        return sink.write(event.data(), event.size());
-      },
-      [this](bool) { event_streams_.fetch_sub(1); });
-}
-
-void HttpService::Routes() {
-  httplib::Server& s = *server_;
-  s.set_mount_point("/static", config_.static_dir);
-  s.set_file_request_handler(
-      [](const httplib::Request&, httplib::Response& res) {
-        SecurityHeaders(res);
-        res.set_header("Cache-Control", "no-cache");
-      });
-  s.Get("/", [this](const httplib::Request&, httplib::Response& res) {
-    Page("index.html", res);
-  });
-  s.Get(R"(/(sweeps|trials)/[^/]+)",
-        [this](const httplib::Request&, httplib::Response& res) {
-          Page("index.html", res);
-        });
-  s.Get("/login", [this](const httplib::Request&, httplib::Response& res) {
-    Page("login.html", res);
-  });
-  s.Post("/login", [this](const httplib::Request& req, httplib::Response& res) {
-    Login(req, res);
-  });
-  s.Post("/logout", [this](const httplib::Request& req,
-                           httplib::Response& res) { Logout(req, res); });
-
-  s.Get("/api/v1/sweeps",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res, [&] { return JsonOf(core_->ListSweeps()); });
-        });
-  s.Get(R"(/api/v1/sweeps/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res,
-              [&] { return JsonOf(core_->GetSweep(req.matches[1].str())); });
-        });
-  s.Get(R"(/api/v1/sweeps/([^/]+)/results)", [this](const httplib::Request& req,
-                                                    httplib::Response& res) {
-    SweepView(req, res, [&]() -> absl::StatusOr<std::string> {
+  if (path == "/") return File("index.html", "no-cache");
+  if (path == "/login") return File("login.html", "no-cache");
+  if (parts.size() == 3 && named && (parts[1] == "sweeps" || parts[1] == "trials"))
+    return File("index.html", "no-cache");
+  if (parts.size() == 3 && parts[1] == "static") return File(parts[2], "no-cache");
+  if (parts.size() < 4 || parts[1] != "api" || parts[2] != "v1") return not_found();
+  // /api/v1/RESOURCE[/NAME[/VIEW]]
+  const std::string& resource = parts[3];
+  const std::string name = parts.size() > 4 ? parts[4] : "";
+  const std::string view = parts.size() > 5 ? parts[5] : "";
+  if (parts.size() > 6 || (parts.size() > 4 && name.empty())) return not_found();
+  if (resource == "events" && parts.size() == 4) return Events(req);
+  if (resource == "sweeps" && parts.size() == 4)
+    return Api(req, [&] { return JsonOf(core_->ListSweeps()); });
+  if (resource == "sweeps" && parts.size() == 5)
+    return Api(req, [&] { return JsonOf(core_->GetSweep(name)); });
+  if (resource == "sweeps" && view == "results") {
+    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
       v1::QueryResultsRequest q;
-      q.set_sweep_name(req.matches[1].str());
-      for (const auto& m : Params(req, "metric")) q.add_metrics(m);
-      for (const auto& w : Params(req, "where")) q.add_where(w);
-      q.set_sort_by(req.get_param_value("sort"));
-      q.set_descending(req.get_param_value("order") == "desc");
+      q.set_sweep_name(name);
+      for (const auto& m : req.Params("metric")) q.add_metrics(m);
+      for (const auto& w : req.Params("where")) q.add_where(w);
+      q.set_sort_by(req.Param("sort"));
+      q.set_descending(req.Param("order") == "desc");
       ASSIGN_OR_RETURN(int64_t offset,
                        IntParam(req, "offset", 0, 0, int64_t{1} << 40));
       ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 100, 1, 1000));
@@ -477,143 +473,190 @@ void HttpService::Routes() {
       q.set_limit(limit);
       return JsonOf(core_->QueryResults(q));
     });
-  });
-  s.Get(R"(/api/v1/sweeps/([^/]+)/export\.(json|csv))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          const bool csv = req.matches[2] == "csv";
-          Api(req, res, [&]() -> absl::StatusOr<std::string> {
-            v1::QueryResultsRequest q;
-            q.set_sweep_name(req.matches[1].str());
-            ASSIGN_OR_RETURN(v1::QueryResultsResponse rows,
-                             core_->QueryResults(q));
-            if (!csv) return ToJson(rows);
-            std::set<std::string> metrics;
-            for (const auto& r : rows.rows())
-              for (const auto& [k, v] : r.values()) metrics.insert(k);
-            std::string out =
-                "trial,parameterization,lr_ratio,eta_ov,seed,state";
-            for (const auto& m : metrics) absl::StrAppend(&out, ",", m);
-            out += "\n";
-            for (const auto& r : rows.rows()) {
-              absl::StrAppend(
-                  &out, r.trial_id(), ",",
-                  v1::Parameterization_Name(r.config().parameterization()), ",",
-                  r.config().lr_ratio(), ",", r.config().eta_ov(), ",",
-                  r.config().seed(), ",", v1::TrialState_Name(r.state()));
-              for (const auto& m : metrics) {
-                auto it = r.values().find(m);
-                out += ",";
-                if (it != r.values().end()) absl::StrAppend(&out, it->second);
-              }
-              out += "\n";
-            }
-            return out;
-          });
-          if (res.status == 200 || res.status == -1) {
-            res.set_header(
-                "Content-Disposition",
-                absl::StrCat("attachment; filename=\"",
-                             csv ? "results.csv" : "results.json", "\""));
-            if (csv) {
-              std::string body = std::move(res.body);
-              res.set_content(body, "text/csv");
-            }
-          }
-        });
-  s.Get(R"(/api/v1/sweeps/([^/]+)/aggregate)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          SweepView(req, res, [&] {
-            v1::AggregateResultsRequest q;
-            q.set_sweep_name(req.matches[1].str());
-            for (const auto& b : Params(req, "by")) q.add_by(b);
-            for (const auto& m : Params(req, "metric")) q.add_metrics(m);
-            for (const auto& w : Params(req, "where")) q.add_where(w);
-            return JsonOf(core_->AggregateResults(q));
-          });
-        });
-  s.Get(R"(/api/v1/sweeps/([^/]+)/curves)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          SweepView(req, res, [&]() -> absl::StatusOr<std::string> {
-            v1::SweepCurvesRequest q;
-            q.set_sweep_name(req.matches[1].str());
-            q.set_metric(req.get_param_value("metric"));
-            ASSIGN_OR_RETURN(int64_t offset,
-                             IntParam(req, "offset", 0, 0, int64_t{1} << 40));
-            ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 50, 1, 500));
-            ASSIGN_OR_RETURN(int64_t points,
-                             IntParam(req, "max_points", 200, 2, 10000));
-            q.set_offset(offset);
-            q.set_limit(limit);
-            q.set_max_points(static_cast<int32_t>(points));
-            return JsonOf(core_->SweepCurves(q));
-          });
-        });
-  s.Get(R"(/api/v1/sweeps/([^/]+)/heatmaps)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          SweepView(req, res, [&]() -> absl::StatusOr<std::string> {
-            v1::SweepHeatmapsRequest q;
-            q.set_sweep_name(req.matches[1].str());
-            q.set_name(req.get_param_value("name"));
-            ASSIGN_OR_RETURN(int64_t per_group,
-                             IntParam(req, "per_group", 50, 1, 1000));
-            q.set_per_group(static_cast<int32_t>(per_group));
-            return JsonOf(core_->SweepHeatmaps(q));
-          });
-        });
-  s.Get(R"(/api/v1/trials/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res,
-              [&] { return JsonOf(core_->GetTrial(req.matches[1].str())); });
-        });
-  s.Get(R"(/api/v1/trials/([^/]+)/metrics)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          Api(req, res, [&] {
-            v1::GetTrialMetricsRequest q;
-            q.set_trial_id(req.matches[1].str());
-            for (const auto& n : Params(req, "name")) q.add_names(n);
-            return JsonOf(core_->GetTrialMetrics(q));
-          });
-        });
-  s.Get("/api/v1/events", [this](const httplib::Request& req,
-                                 httplib::Response& res) { Events(req, res); });
+  }
+  if (resource == "sweeps" && (view == "export.csv" || view == "export.json"))
+    return Export(req, name, view == "export.csv");
+  if (resource == "sweeps" && view == "aggregate") {
+    return SweepView(req, [&] {
+      v1::AggregateResultsRequest q;
+      q.set_sweep_name(name);
+      for (const auto& b : req.Params("by")) q.add_by(b);
+      for (const auto& m : req.Params("metric")) q.add_metrics(m);
+      for (const auto& w : req.Params("where")) q.add_where(w);
+      return JsonOf(core_->AggregateResults(q));
+    });
+  }
+  if (resource == "sweeps" && view == "curves") {
+    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
+      v1::SweepCurvesRequest q;
+      q.set_sweep_name(name);
+      q.set_metric(req.Param("metric"));
+      ASSIGN_OR_RETURN(int64_t offset,
+                       IntParam(req, "offset", 0, 0, int64_t{1} << 40));
+      ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 50, 1, 500));
+      ASSIGN_OR_RETURN(int64_t points,
+                       IntParam(req, "max_points", 200, 2, 10000));
+      q.set_offset(offset);
+      q.set_limit(limit);
+      q.set_max_points(static_cast<int32_t>(points));
+      return JsonOf(core_->SweepCurves(q));
+    });
+  }
+  if (resource == "sweeps" && view == "heatmaps") {
+    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
+      v1::SweepHeatmapsRequest q;
+      q.set_sweep_name(name);
+      q.set_name(req.Param("name"));
+      ASSIGN_OR_RETURN(int64_t per_group,
+                       IntParam(req, "per_group", 50, 1, 1000));
+      q.set_per_group(static_cast<int32_t>(per_group));
+      return JsonOf(core_->SweepHeatmaps(q));
+    });
+  }
+  if (resource == "trials" && parts.size() == 5)
+    return Api(req, [&] { return JsonOf(core_->GetTrial(name)); });
+  if (resource == "trials" && view == "metrics") {
+    return Api(req, [&] {
+      v1::GetTrialMetricsRequest q;
+      q.set_trial_id(name);
+      for (const auto& n : req.Params("name")) q.add_names(n);
+      return JsonOf(core_->GetTrialMetrics(q));
+    });
+  }
+  return not_found();
+}
 
-  // Everything else: a JSON 404 (or 405 for a known path with another
-  // method), never an empty page.
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    SecurityHeaders(res);
-    const absl::Status st =
-        res.status == 404
-            ? absl::NotFoundError(absl::StrCat(
-                  "no such page: ", TerminalSafe(req.path.substr(0, 200))))
-            : absl::Status(res.status == 400
-                               ? absl::StatusCode::kInvalidArgument
-                               : absl::StatusCode::kUnknown,
-                           absl::StrCat("HTTP ", res.status));
-    res.set_content(ErrorJson(res.status, st), "application/json");
+HttpReply HttpService::Events(const HttpRequest& req) {
+  absl::StatusOr<std::string> key = Authorize(req);
+  if (!key.ok()) return ErrorReply(key.status());
+  Follower f;
+  f.sweep = req.Param("sweep");
+  f.since = absl::Now();
+  if (!f.sweep.empty()) {
+    if (absl::Status s = core_->GetSweep(f.sweep).status(); !s.ok())
+      return ErrorReply(s);
+  }
+  {
+    absl::MutexLock lock(&streams_mu_);
+    if (open_streams_ >= config_.max_event_streams) {
+      return ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
+          "events: ", config_.max_event_streams,
+          " streams are open; close a dashboard tab")));
+    }
+    int& mine = streams_by_key_[*key];
+    if (mine >= config_.event_streams_per_token) {
+      return ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
+          "events: ", mine, " streams are open with this token; close a "
+                            "dashboard tab")));
+    }
+    ++mine;
+    ++open_streams_;
+  }
+  f.stream = std::make_shared<ReplyStream>([this, k = *key] {
+    absl::MutexLock lock(&streams_mu_);
+    --open_streams_;
+    auto it = streams_by_key_.find(k);
+    if (it != streams_by_key_.end() && --it->second <= 0)
+      streams_by_key_.erase(it);
   });
-  s.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        SendError(res, absl::InternalError("dashboard: internal error"));
-      });
-  s.set_pre_routing_handler([](const httplib::Request& req,
-                               httplib::Response& res) {
-    if (req.method == "GET" || req.method == "HEAD" ||
-        (req.method == "POST" &&
-         (req.path == "/login" || req.path == "/logout")))
-      return httplib::Server::HandlerResponse::Unhandled;
-    SecurityHeaders(res);
-    res.status = 405;
-    res.set_header("Allow", "GET");
-    res.set_content(
-        ErrorJson(405, absl::Status(
-                           absl::StatusCode::kUnimplemented,
-                           absl::StrCat("dashboard: ", TerminalSafe(req.method),
-                                        " is not allowed; the "
-                                        "dashboard is read-only"))),
-        "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  });
+  std::string first = Event(f, nullptr);
+  if (first.empty()) {
+    return ErrorReply(absl::UnavailableError("events: the sweep cannot be read now; retry"));
+  }
+  f.stream->Write(first);
+  HttpReply reply;
+  reply.content_type = "text/event-stream";
+  reply.headers.emplace_back("Cache-Control", "no-store");
+  reply.stream = f.stream;
+  absl::MutexLock lock(&streams_mu_);
+  followers_.push_back(std::move(f));
+  return reply;
+}
+
+// `event: sweeps` carries the sweep list; with ?sweep=NAME, `event:
+// progress` carries that sweep and the trials that changed since the last
+// event (id, state, last step; the Coordinator::kBriefProgressTrials most
+// recently changed, newest first). "" when it cannot be read.
+std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
+  if (f.sweep.empty()) {
+    std::string json;
+    if (sweeps_json != nullptr) {
+      json = *sweeps_json;
+    } else {
+      absl::StatusOr<std::string> list = JsonOf(core_->ListSweeps());
+      if (!list.ok()) return "";
+      json = *std::move(list);
+    }
+    return absl::StrCat("event: sweeps\ndata: ", json, "\n\n");
+  }
+  absl::Time since = f.since;
+  absl::StatusOr<v1::SweepProgress> p =
+      core_->Progress(f.sweep, &since, /*brief=*/true);
+  if (!p.ok()) return "";
+  absl::StatusOr<std::string> json = ToJson(*p);
+  if (!json.ok()) return "";
+  f.since = since;
+  return absl::StrCat("event: progress\ndata: ", *json, "\n\n");
+}
+
+// One event per change to every stream, coalesced over 200 ms, or over 200
+// times the CPU the last round of events took when that is longer (so all
+// streams together cost at most what a shared view does, ReplyCache); a
+// comment on a stream quiet for 15 s keeps proxies from closing it. Waits in
+// slices of at most 1 s, so Stop() is never held up.
+void HttpService::EventsLoop() {
+  absl::Duration cost;
+  while (!stopping_) {
+    const bool changed = core_->WaitForChange(absl::Now() + absl::Seconds(1));
+    if (stopping_) return;
+    {
+      absl::MutexLock lock(&streams_mu_);
+      followers_.erase(std::remove_if(followers_.begin(), followers_.end(),
+                                      [](const Follower& f) {
+                                        return f.stream->ended();
+                                      }),
+                       followers_.end());
+    }
+    if (!changed) {
+      absl::MutexLock lock(&streams_mu_);
+      const absl::Time quiet = absl::Now() - absl::Seconds(15);
+      for (Follower& f : followers_)
+        if (f.stream->last_write() < quiet) f.stream->Write(": ping\n\n");
+      continue;
+    }
+    const absl::Time next =
+        absl::Now() + std::max(absl::Milliseconds(200), ReplyCache::ReuseFor(cost));
+    while (!stopping_ && absl::Now() < next)
+      absl::SleepFor(std::min(absl::Milliseconds(200), next - absl::Now()));
+    if (stopping_) return;
+    const absl::Duration cpu0 = ThreadCpuTime();
+    // Followers are only added (under the lock) and removed here, so the
+    // round works on copies and writes back the times it advanced.
+    std::vector<Follower> round;
+    {
+      absl::MutexLock lock(&streams_mu_);
+      round = followers_;
+    }
+    std::optional<std::string> sweeps;
+    for (Follower& f : round) {
+      if (f.sweep.empty() && !sweeps.has_value()) {
+        absl::StatusOr<std::string> json = JsonOf(core_->ListSweeps());
+        sweeps = json.ok() ? *std::move(json) : "";
+      }
+      if (f.sweep.empty() && sweeps->empty()) continue;
+      const std::string event = Event(f, f.sweep.empty() ? &*sweeps : nullptr);
+      if (event.empty()) f.stream->End();
+      else f.stream->Write(event);
+    }
+    {
+      absl::MutexLock lock(&streams_mu_);
+      for (Follower& f : followers_) {
+        for (const Follower& r : round)
+          if (r.stream == f.stream) f.since = r.since;
+      }
+    }
+    cost = ThreadCpuTime() - cpu0;
+  }
 }
 
 }  // namespace qkov::service

@@ -1,25 +1,32 @@
-// HttpService: the read-only dashboard and its JSON API (docs/dashboard.md),
-// served with cpp-httplib beside the gRPC port. Like the gRPC services it is
-// an adapter over core::Coordinator: it authenticates, turns query
-// parameters into the same request messages, and writes the replies as
-// proto3 JSON. It never touches the store.
+// HttpService: the read-only dashboard and its JSON API (docs/dashboard.md)
+// beside the gRPC port, on the hardened front in http_server.h. Like the
+// gRPC services it is an adapter over core::Coordinator: it authenticates,
+// turns query parameters into the same request messages, and writes the
+// replies as proto3 JSON. It never touches the store.
 //
 //   GET  /                          sweeps page     (static, the SPA)
 //   GET  /sweeps/NAME, /trials/ID   sweep and trial pages (the same SPA)
-//   GET  /static/...                the SPA's files and Chart.js
+//   GET  /static/NAME               the SPA's files and Chart.js
 //   GET  /login, POST /login        token form; sets the session cookie
 //   POST /logout
 //   GET  /api/v1/...                JSON (docs/dashboard.md lists each)
 //   GET  /api/v1/events             server-sent events on every change
+//
+// HEAD is answered wherever GET is, with the same headers. Logins are
+// throttled (login_throttle.h), sessions capped per token, and POSTs must
+// come from the dashboard's own pages (docs/security.md).
 //
 // Thread safety: Start once; Stop from any thread.
 #ifndef QKOV_SERVER_SERVICE_HTTP_SERVICE_H_
 #define QKOV_SERVER_SERVICE_HTTP_SERVICE_H_
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -27,13 +34,9 @@
 #include "absl/time/time.h"
 #include "server/core/coordinator.h"
 #include "server/service/auth.h"
+#include "server/service/http_server.h"
+#include "server/service/login_throttle.h"
 #include "server/service/reply_cache.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace qkov::service {
 
@@ -44,23 +47,32 @@ struct HttpConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
-  int threads = 48;            // request threads
-  int max_event_streams = 32;  // open /api/v1/events connections
+  HttpLimits limits;
+  // Host names served besides HttpServer::DefaultAllowedHosts(listen host).
+  std::vector<std::string> allowed_hosts;
+  int max_event_streams = 32;  // open /api/v1/events connections in all
+  // ... per token holder (per client address without tokens).
+  int event_streams_per_token = 8;
   absl::Duration session_lifetime = absl::Hours(12);
+  int sessions_per_token = 16;  // a further login ends the token's oldest
+  // Failed logins per client address, and logins per token.
+  LoginThrottle::Options failures_per_address = {10, absl::Seconds(6), 10000};
+  LoginThrottle::Options logins_per_token = {30, absl::Seconds(2), 10000};
 };
 
 class HttpService {
  public:
   // `core` and `auth` (null: no authentication) must outlive the service.
   // UNAVAILABLE when the address cannot be bound, INVALID_ARGUMENT for a bad
-  // address, static root or TLS file.
+  // address, static root, limit or TLS file.
   static absl::StatusOr<std::unique_ptr<HttpService>> Start(
       const HttpConfig& config, core::Coordinator* core,
       const Authenticator* auth);
   ~HttpService();
 
-  int port() const { return port_; }
-  // Ends event streams, stops accepting, joins the listener. Idempotent.
+  int port() const { return server_->port(); }
+  // Ends event streams, stops accepting, finishes running requests.
+  // Idempotent.
   void Stop();
 
  private:
@@ -68,36 +80,66 @@ class HttpService {
     std::string token;
     absl::Time expires;
   };
+  struct StaticFile {
+    std::string bytes;
+    std::string content_type;
+  };
+  // An open event stream, as the events loop follows it.
+  struct Follower {
+    std::shared_ptr<ReplyStream> stream;
+    std::string sweep;  // "" for the sweep list
+    absl::Time since;   // trials changed since then go in the next event
+  };
 
   HttpService(const HttpConfig& config, core::Coordinator* core,
               const Authenticator* auth);
-  void Routes();
-  // OK (and the caller's identity) or the status to answer with.
-  absl::Status Authorize(const httplib::Request& req) const;
-  void Api(const httplib::Request& req, httplib::Response& res,
-           const std::function<absl::StatusOr<std::string>()>& body);
+  HttpReply Handle(const HttpRequest& req);
+  HttpReply Get(const HttpRequest& req);
+  // The caller's key for per-token caps (its token holder, or its address
+  // without tokens), or the status to answer with.
+  absl::StatusOr<std::string> Authorize(const HttpRequest& req) const;
+  HttpReply Api(const HttpRequest& req,
+                const std::function<absl::StatusOr<std::string>()>& body);
   // Api for the views of a whole sweep (table pages, aggregates, curves,
   // heatmaps): answered from replies_, shared by every open page.
-  void SweepView(const httplib::Request& req, httplib::Response& res,
-                 const std::function<absl::StatusOr<std::string>()>& body);
-  void Events(const httplib::Request& req, httplib::Response& res);
-  void Login(const httplib::Request& req, httplib::Response& res);
-  void Logout(const httplib::Request& req, httplib::Response& res);
-  void Page(const std::string& file, httplib::Response& res);
+  HttpReply SweepView(const HttpRequest& req,
+                      const std::function<absl::StatusOr<std::string>()>& body);
+  HttpReply Export(const HttpRequest& req, const std::string& sweep, bool csv);
+  HttpReply Events(const HttpRequest& req);
+  HttpReply Login(const HttpRequest& req);
+  HttpReply Logout(const HttpRequest& req);
+  HttpReply File(const std::string& name, const char* cache_control);
+  // Whether a POST's Origin (or, without one, its Referer) is this
+  // dashboard.
+  static bool SameOrigin(const HttpRequest& req);
+  // Follows every open stream: one event per change, coalesced; a comment
+  // on a quiet stream every 15 s.
+  void EventsLoop();
+  std::string Event(Follower& f, const std::string* sweeps_json);
 
   const HttpConfig config_;
   core::Coordinator* core_;
   const Authenticator* auth_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread listener_;
-  int port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> event_streams_{0};
+  std::unique_ptr<HttpServer> server_;
+  absl::flat_hash_map<std::string, StaticFile> files_;
   ReplyCache replies_{Clock::Real()};
+  LoginThrottle failures_;
+  LoginThrottle logins_;
+  std::atomic<bool> stopping_{false};
+  std::thread events_thread_;
 
   mutable absl::Mutex sessions_mu_;
   absl::flat_hash_map<std::string, Session> sessions_
       ABSL_GUARDED_BY(sessions_mu_);
+  // Each token's session ids, oldest first.
+  absl::flat_hash_map<std::string, std::deque<std::string>> by_token_
+      ABSL_GUARDED_BY(sessions_mu_);
+
+  absl::Mutex streams_mu_;
+  std::vector<Follower> followers_ ABSL_GUARDED_BY(streams_mu_);
+  int open_streams_ ABSL_GUARDED_BY(streams_mu_) = 0;
+  absl::flat_hash_map<std::string, int> streams_by_key_
+      ABSL_GUARDED_BY(streams_mu_);
 };
 
 }  // namespace qkov::service

@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/signals.h"
@@ -54,6 +56,42 @@ ABSL_FLAG(std::string, http_static_dir, "",
           "binary's bin/)");
 ABSL_FLAG(std::string, http_port_file, "",
           "write the dashboard's bound port here once listening");
+// The dashboard's limits (docs/security.md, "The dashboard's HTTP front").
+ABSL_FLAG(std::vector<std::string>, http_allowed_hosts, {},
+          "Host names the dashboard answers to besides its listen address's "
+          "(loopback names for a loopback listener; this machine's name for "
+          "a wildcard); any IP literal is always served. Closes DNS "
+          "rebinding");
+ABSL_FLAG(int, http_max_connections, 256,
+          "open dashboard connections in total");
+ABSL_FLAG(int, http_max_connections_per_address, 32,
+          "open dashboard connections per client IP address");
+ABSL_FLAG(int, http_header_bytes, 32 << 10,
+          "buffer for a request line and its headers (414/431 past it)");
+ABSL_FLAG(int, http_max_headers, 100, "header lines per request (431 past it)");
+ABSL_FLAG(int, http_max_body_bytes, 4096,
+          "bytes of a POST body (the login form; 413 past it)");
+ABSL_FLAG(int, http_request_timeout_seconds, 10,
+          "from a connection waiting for a request to that request's last "
+          "byte; then the connection is closed");
+ABSL_FLAG(int, http_idle_timeout_seconds, 10,
+          "a dashboard connection with no byte either way this long is "
+          "closed");
+ABSL_FLAG(int, http_threads, 8, "threads that answer the JSON API");
+ABSL_FLAG(int, http_max_event_streams, 32,
+          "open /api/v1/events streams in total");
+ABSL_FLAG(int, http_event_streams_per_token, 8,
+          "open /api/v1/events streams per token (per address without "
+          "tokens)");
+ABSL_FLAG(int, http_session_lifetime_seconds, 12 * 3600,
+          "how long a dashboard login lasts");
+ABSL_FLAG(int, http_sessions_per_token, 16,
+          "dashboard sessions per token; a further login ends its oldest");
+ABSL_FLAG(int, http_login_failures_per_minute, 10,
+          "failed dashboard logins per client address (a burst of as many, "
+          "then one back every 60/N s; 429 past it)");
+ABSL_FLAG(int, http_logins_per_token_per_minute, 30,
+          "dashboard logins per token (429 past it)");
 
 namespace {
 
@@ -65,6 +103,73 @@ std::string DefaultStaticDir() {
   if (ec) return "share/qkov/dashboard";
   return (exe.parent_path().parent_path() / "share" / "qkov" / "dashboard")
       .string();
+}
+
+// The --http_* limits into `http`; INVALID_ARGUMENT naming the first flag
+// out of range.
+absl::Status HttpFlags(qkov::service::HttpConfig* http) {
+  struct Bound {
+    const char* name;
+    int value;
+    int lo, hi;
+  };
+  const Bound bounds[] = {
+      {"--http_max_connections", absl::GetFlag(FLAGS_http_max_connections), 1,
+       100000},
+      {"--http_max_connections_per_address",
+       absl::GetFlag(FLAGS_http_max_connections_per_address), 1, 100000},
+      {"--http_header_bytes", absl::GetFlag(FLAGS_http_header_bytes), 4096,
+       1 << 20},
+      {"--http_max_headers", absl::GetFlag(FLAGS_http_max_headers), 8, 10000},
+      {"--http_max_body_bytes", absl::GetFlag(FLAGS_http_max_body_bytes), 1024,
+       1 << 20},
+      {"--http_request_timeout_seconds",
+       absl::GetFlag(FLAGS_http_request_timeout_seconds), 1, 3600},
+      {"--http_idle_timeout_seconds",
+       absl::GetFlag(FLAGS_http_idle_timeout_seconds), 1, 3600},
+      {"--http_threads", absl::GetFlag(FLAGS_http_threads), 1, 256},
+      {"--http_max_event_streams", absl::GetFlag(FLAGS_http_max_event_streams),
+       1, 10000},
+      {"--http_event_streams_per_token",
+       absl::GetFlag(FLAGS_http_event_streams_per_token), 1, 10000},
+      {"--http_session_lifetime_seconds",
+       absl::GetFlag(FLAGS_http_session_lifetime_seconds), 1, 366 * 86400},
+      {"--http_sessions_per_token", absl::GetFlag(FLAGS_http_sessions_per_token),
+       1, 10000},
+      {"--http_login_failures_per_minute",
+       absl::GetFlag(FLAGS_http_login_failures_per_minute), 1, 60000},
+      {"--http_logins_per_token_per_minute",
+       absl::GetFlag(FLAGS_http_logins_per_token_per_minute), 1, 60000},
+  };
+  for (const Bound& b : bounds) {
+    if (b.value < b.lo || b.value > b.hi) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          b.name, " must be in [", b.lo, ", ", b.hi, "], not ", b.value));
+    }
+  }
+  qkov::service::HttpLimits& l = http->limits;
+  l.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  l.max_connections_per_address =
+      absl::GetFlag(FLAGS_http_max_connections_per_address);
+  l.header_bytes = absl::GetFlag(FLAGS_http_header_bytes);
+  l.max_headers = absl::GetFlag(FLAGS_http_max_headers);
+  l.max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
+  l.request_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds));
+  l.idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds));
+  l.handler_threads = absl::GetFlag(FLAGS_http_threads);
+  http->allowed_hosts = absl::GetFlag(FLAGS_http_allowed_hosts);
+  http->max_event_streams = absl::GetFlag(FLAGS_http_max_event_streams);
+  http->event_streams_per_token =
+      absl::GetFlag(FLAGS_http_event_streams_per_token);
+  http->session_lifetime =
+      absl::Seconds(absl::GetFlag(FLAGS_http_session_lifetime_seconds));
+  http->sessions_per_token = absl::GetFlag(FLAGS_http_sessions_per_token);
+  const int failures = absl::GetFlag(FLAGS_http_login_failures_per_minute);
+  http->failures_per_address = {failures, absl::Seconds(60) / failures, 10000};
+  const int logins = absl::GetFlag(FLAGS_http_logins_per_token_per_minute);
+  http->logins_per_token = {logins, absl::Seconds(60) / logins, 10000};
+  return absl::OkStatus();
 }
 
 void WritePortFile(const std::string& path, int port) {
@@ -121,6 +226,11 @@ int main(int argc, char** argv) {
   config.sql_console.time_budget =
       absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
+  if (absl::Status st = HttpFlags(&config.http); !st.ok()) {
+    std::fprintf(stderr, "qkov-server: %s\n",
+                 std::string(st.message()).c_str());
+    return 2;
+  }
   config.http_static_dir = absl::GetFlag(FLAGS_http_static_dir);
   if (config.http_static_dir.empty())
     config.http_static_dir = DefaultStaticDir();

@@ -212,7 +212,7 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
                              : absl::StrCat(" (", grpc_error, ")")));
   }
   if (!config.http_listen.empty()) {
-    HttpConfig http;
+    HttpConfig http = config.http;
     http.listen = config.http_listen;
     http.static_dir = config.http_static_dir;
     http.tls_cert = config.tls_cert;

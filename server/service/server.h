@@ -40,9 +40,12 @@ struct ServerConfig {
   std::string tls_key;
   std::string tls_client_ca;
   // The dashboard (server/service/http_service.h): empty http_listen is
-  // off. It shares the TLS files and tokens above.
+  // off. It shares the TLS files and tokens above; `http` holds its limits,
+  // caps and host names (its listen, static_dir and TLS fields are set from
+  // the ones here).
   std::string http_listen;
   std::string http_static_dir;
+  HttpConfig http;
 };
 
 class QkovServer {

@@ -11,7 +11,12 @@ synthetic sweep, then Chromium (Debian's) through the DevTools protocol:
   - trials that finish while the sweep page is open show up without a reload
     (server-sent events), and the plot follows;
   - a theory sweep's page draws Fig. 4, a fixed-attention sweep's Fig. 3,
-    whose points are SQL over the database too.
+    whose points are SQL over the database too;
+  - hostile strings (bidirectional-text controls, HTML, terminal escapes, a
+    formula-leading description, a worker's name) are shown escaped, never
+    as markup, and a finished sweep's header says so plainly.
+(The CSV export's formula cells: tests/integration/http_attack_test.cc,
+which reports them as a hostile worker over gRPC.)
 
   dashboard_browser_test.py BIN_DIR ARTIFACT_DIR
 """
@@ -294,6 +299,53 @@ class DashboardInBrowser(unittest.TestCase):
                          "no sweep named 'no-such-sweep'")
         # The one error this page may report: the 404 of the API call.
         self.assertTrue(b.errors and all('404' in text for _, text in b.errors), b.errors)
+
+    def test_shows_hostile_strings_escaped(self):
+        # Runs after test_pages_plot_and_live_updates (names sort), in its
+        # logged-in browser; what that test's last page reported is its own.
+        b = self.browser
+        b.errors.clear()
+        path = f'{self.dir}/hostile.yaml'
+        with open(path, 'w') as f:
+            f.write('name: hostile\n'
+                    'description: "=cmd|calc \\u202e<img src=x onerror=window.pwned=1>'
+                    '\\x1b[2J end"\n'
+                    'axes: {parameterization: [FAFO], lr_ratio: [1], eta_ov: [0.1], seed: [1]}\n'
+                    'training: {max_steps: 100, report_every: 50, evaluation: {num_examples: 64}}\n')
+        self.qkov('submit', path)
+        # A worker whose name would reorder and mark up the attempts table.
+        with open(f'{self.dir}/worker.log', 'a') as log:
+            w = subprocess.Popen([f'{BIN}/qkov-worker', f'--server={self.grpc}',
+                                  f'--token_file={self.dir}/worker.token', '--exit_when_idle',
+                                  '--name=evil\u202e<b>bold</b>'],
+                                 stdout=log, stderr=subprocess.STDOUT)
+        self.assertEqual(w.wait(300), 0, read(f'{self.dir}/worker.log')[-3000:])
+        b.open(f'{self.base}/sweeps/hostile')
+        header = b.evaluate("document.getElementById('sweep-header').textContent")
+        self.assertIn('=cmd|calc \\u202e<img src=x onerror=window.pwned=1>\\x1b[2J end', header)
+        self.assertNotIn('\u202e', header)
+        self.assertNotIn('\x1b', header)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#sweep-header img').length"), 0)
+        self.assertIsNone(b.evaluate('window.pwned'))
+        # A finished sweep: no pace, no ETA, no stray "null".
+        self.assertIn('1 done', header)
+        self.assertIn('finished, priority', header)
+        self.assertNotIn('trials/min', header)
+        self.assertNotIn('null', header)
+        self.shot('hostile-sweep.png')
+        trial = b.evaluate('window.qkov.tableRows[0].trial_id')
+        b.open(f'{self.base}/trials/{trial}')
+        attempts = b.evaluate("document.getElementById('attempts').textContent")
+        self.assertIn('evil\\u202e<b>bold</b>', attempts)
+        self.assertNotIn('\u202e', attempts)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#attempts b').length"), 0)
+        self.shot('hostile-trial.png')
+        # The export is a download of data, with the dashboard's headers.
+        head = b.evaluate("fetch('/api/v1/sweeps/hostile/export.csv').then((r) => "
+                          "[r.status, r.headers.get('Content-Disposition'), "
+                          "r.headers.get('X-Content-Type-Options')])")
+        self.assertEqual(head, [200, 'attachment; filename="results.csv"', 'nosniff'])
+        self.assertNoErrors()
 
 
 if __name__ == '__main__':

@@ -33,6 +33,13 @@ TEST(TextTest, TerminalSafeEscapesControlsAndBadBytes) {
                          "31m"),
             "\\u009b31m");  // C1 CSI
   EXPECT_EQ(TerminalSafe("\x7f"), "\\x7f");
+  // Bidirectional-text controls ("Trojan Source"): RLO, LRI..PDI, ALM,
+  // LRM/RLM; other non-ASCII text stays as it is.
+  EXPECT_EQ(TerminalSafe("admin\xe2\x80\xae" "cod.exe"), "admin\\u202ecod.exe");
+  EXPECT_EQ(TerminalSafe("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
+  EXPECT_EQ(TerminalSafe("\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f"),
+            "\\u061c\\u200e\\u200f");
+  EXPECT_EQ(TerminalSafe("\xe2\x80\x94 \xe2\x80\xaf"), "\xe2\x80\x94 \xe2\x80\xaf");
   EXPECT_EQ(TerminalSafe("bad\xff"), "bad\\xff");
   EXPECT_EQ(TerminalSafe(std::string("nul\0x", 5)), "nul\\x00x");
   // Whatever goes in, nothing below 0x20 but tab comes out.
@@ -43,6 +50,25 @@ TEST(TextTest, TerminalSafeEscapesControlsAndBadBytes) {
     EXPECT_TRUE(u >= 0x20 || u == '\t') << static_cast<int>(u);
     EXPECT_NE(u, 0x7f);
   }
+}
+
+// OWASP's CSV-injection rule: a cell a spreadsheet would run as a formula
+// starts with an apostrophe; RFC 4180 quoting around what needs it.
+TEST(TextTest, CsvFieldNeutralisesFormulasAndQuotes) {
+  EXPECT_EQ(CsvField("loss", true), "loss");
+  EXPECT_EQ(CsvField("=HYPERLINK(\"http://x\")", true),
+            "\"'=HYPERLINK(\"\"http://x\"\")\"");
+  EXPECT_EQ(CsvField("+1", true), "'+1");
+  EXPECT_EQ(CsvField("-2+3", true), "'-2+3");
+  EXPECT_EQ(CsvField("@SUM(A1)", true), "'@SUM(A1)");
+  EXPECT_EQ(CsvField("\tcmd", true), "'\tcmd");
+  EXPECT_EQ(CsvField("\rcmd", true), "\"'\rcmd\"");
+  EXPECT_EQ(CsvField("a,b", true), "\"a,b\"");
+  EXPECT_EQ(CsvField("line\nnext", true), "\"line\nnext\"");
+  EXPECT_EQ(CsvField("", true), "");
+  // Raw: the bytes as stored, still quoted where CSV needs it.
+  EXPECT_EQ(CsvField("=1+1", false), "=1+1");
+  EXPECT_EQ(CsvField("=a,b", false), "\"=a,b\"");
 }
 
 }  // namespace

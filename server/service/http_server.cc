@@ -1,0 +1,812 @@
+#include "server/service/http_server.h"
+
+#include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/text.h"
+
+namespace qkov::service {
+
+namespace {
+
+constexpr char kContentSecurityPolicy[] =
+    "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+    "form-action 'self'";
+
+// libmicrohttpd decodes %HH in paths and query arguments by default, which
+// would turn %00 into a silent end of string. Keeping the escapes lets
+// Admit decode them itself and refuse NUL and invalid UTF-8.
+size_t KeepEscapes(void*, MHD_Connection*, char* s) { return std::strlen(s); }
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = absl::ascii_tolower(c);
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool PercentDecode(absl::string_view in, bool query, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return false;
+      const int hi = HexDigit(in[i + 1]), lo = HexDigit(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      out->push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (c == '+' && query) {
+      out->push_back(' ');
+    } else {
+      out->push_back(c);
+    }
+  }
+  return out->find('\0') == std::string::npos && IsValidUtf8(*out);
+}
+
+namespace {
+
+std::string ClientKey(const sockaddr* sa) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (sa == nullptr) return "unknown";
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+    return text;
+  }
+  if (sa->sa_family == AF_INET6) {
+    in6_addr a = reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+      inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof(text));
+      return text;
+    }
+    // One host commonly holds a whole /64: throttle it as one client.
+    std::memset(&a.s6_addr[8], 0, 8);
+    inet_ntop(AF_INET6, &a, text, sizeof(text));
+    return absl::StrCat(text, "/64");
+  }
+  return "unknown";
+}
+
+bool IsIpLiteral(const std::string& host) {
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+// "Name:port", "[v6]:port" or "name" -> the lower-case name.
+std::string HostName(absl::string_view host) {
+  if (absl::StartsWith(host, "[")) {
+    const size_t end = host.find(']');
+    if (end == absl::string_view::npos) return "";
+    return absl::AsciiStrToLower(host.substr(1, end - 1));
+  }
+  const size_t colon = host.find(':');
+  if (colon != absl::string_view::npos && host.rfind(':') == colon)
+    host = host.substr(0, colon);
+  return absl::AsciiStrToLower(host);
+}
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in || text.str().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read ", TerminalSafe(path)));
+  }
+  return text.str();
+}
+
+struct StreamHolder {
+  HttpServer* server;
+  std::shared_ptr<ReplyStream> stream;
+};
+
+}  // namespace
+
+struct HttpServer::Call {
+  HttpRequest request;
+  int64_t body_limit = 0;
+  bool refused = false;  // a reply was queued before the body ended
+  std::optional<HttpReply> reply;  // from a pool thread, queued on resume
+};
+
+struct HttpServer::Tracked {
+  int fd = -1;
+  bool reading = true;  // waiting for a request or reading one
+  absl::Time since;     // ... since then
+  bool cut = false;     // shut down for its deadline
+};
+
+// --- HttpRequest ---
+
+std::string HttpRequest::Header(absl::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (absl::EqualsIgnoreCase(k, name)) return v;
+  return "";
+}
+
+bool HttpRequest::HasParam(absl::string_view name) const {
+  for (const auto& [k, v] : query)
+    if (k == name) return true;
+  return false;
+}
+
+std::string HttpRequest::Param(absl::string_view name) const {
+  for (const auto& [k, v] : query)
+    if (k == name) return v;
+  return "";
+}
+
+std::vector<std::string> HttpRequest::Params(absl::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : query) {
+    if (k != name) continue;
+    for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty()))
+      out.emplace_back(part);
+  }
+  return out;
+}
+
+// --- ReplyStream ---
+
+ReplyStream::~ReplyStream() {
+  if (on_close_) on_close_();
+}
+
+bool ReplyStream::Write(absl::string_view bytes) {
+  absl::MutexLock lock(&mu_);
+  if (ended_) return false;
+  if (static_cast<int64_t>(pending_.size() + bytes.size()) > max_backlog_) {
+    ended_ = true;
+  } else {
+    pending_.append(bytes.data(), bytes.size());
+    last_write_ = absl::Now();
+  }
+  if (suspended_ && connection_ != nullptr) {
+    suspended_ = false;
+    MHD_resume_connection(connection_);
+  }
+  return !ended_;
+}
+
+void ReplyStream::End() {
+  absl::MutexLock lock(&mu_);
+  ended_ = true;
+  if (suspended_ && connection_ != nullptr) {
+    suspended_ = false;
+    MHD_resume_connection(connection_);
+  }
+}
+
+bool ReplyStream::ended() const {
+  absl::MutexLock lock(&mu_);
+  return ended_;
+}
+
+absl::Time ReplyStream::last_write() const {
+  absl::MutexLock lock(&mu_);
+  return last_write_;
+}
+
+int64_t ReplyStream::Read(char* buf, size_t max) {
+  absl::MutexLock lock(&mu_);
+  if (!pending_.empty()) {
+    const size_t n = std::min(max, pending_.size());
+    std::memcpy(buf, pending_.data(), n);
+    pending_.erase(0, n);
+    return static_cast<int64_t>(n);
+  }
+  if (ended_ || connection_ == nullptr) return MHD_CONTENT_READER_END_OF_STREAM;
+  // Nothing to send: leave the event loop until Write or End resumes us.
+  suspended_ = true;
+  MHD_suspend_connection(connection_);
+  return 0;
+}
+
+void ReplyStream::Closed() {
+  std::function<void()> on_close;
+  {
+    absl::MutexLock lock(&mu_);
+    ended_ = true;
+    suspended_ = false;
+    connection_ = nullptr;
+    fd_ = -1;
+    on_close.swap(on_close_);
+  }
+  if (on_close) on_close();
+}
+
+int ReplyStream::SuspendedFd() const {
+  absl::MutexLock lock(&mu_);
+  return suspended_ ? fd_ : -1;
+}
+
+// --- errors ---
+
+int HttpStatusFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+HttpReply ErrorReply(const absl::Status& status, int http) {
+  HttpReply reply;
+  reply.status = http != 0 ? http : HttpStatusFor(status.code());
+  const nlohmann::json body = {
+      {"error",
+       {{"code", reply.status},
+        {"status", absl::StatusCodeToString(status.code())},
+        {"message", TerminalSafe(status.message())}}}};
+  reply.body =
+      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  reply.headers.emplace_back("Cache-Control", "no-store");
+  return reply;
+}
+
+// --- HttpServer ---
+
+HttpServer::HttpServer(Options options) : options_(std::move(options)) {}
+
+absl::flat_hash_set<std::string> HttpServer::DefaultAllowedHosts(
+    const std::string& host) {
+  absl::flat_hash_set<std::string> names = {"localhost"};
+  const std::string h = absl::AsciiStrToLower(host);
+  const bool wildcard = h.empty() || h == "0.0.0.0" || h == "::";
+  if (!wildcard && !IsIpLiteral(h)) names.insert(h);
+  if (wildcard) {
+    char name[256] = {0};
+    if (gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') {
+      names.insert(absl::AsciiStrToLower(name));
+      addrinfo hints{};
+      hints.ai_flags = AI_CANONNAME;
+      addrinfo* info = nullptr;
+      if (getaddrinfo(name, nullptr, &hints, &info) == 0) {
+        if (info != nullptr && info->ai_canonname != nullptr)
+          names.insert(absl::AsciiStrToLower(info->ai_canonname));
+        freeaddrinfo(info);
+      }
+    }
+  }
+  return names;
+}
+
+bool HttpServer::HostAllowed(absl::string_view host) const {
+  const std::string name = HostName(host);
+  if (name.empty()) return false;
+  // A rebinding page reaches us under its own DNS name; an IP literal
+  // cannot be rebound, so every literal is served.
+  return IsIpLiteral(name) || options_.allowed_hosts.contains(name);
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    Options options) {
+  const std::string& listen = options.listen;
+  const size_t colon = listen.rfind(':');
+  int port;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_listen: '", TerminalSafe(listen), "' is not HOST:PORT"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* resolved = nullptr;
+  const std::string port_text = std::to_string(port);
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port_text.c_str(),
+                  &hints, &resolved) != 0 ||
+      resolved == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_listen: cannot resolve '", TerminalSafe(host), "'"));
+  }
+  sockaddr_storage address{};
+  std::memcpy(&address, resolved->ai_addr, resolved->ai_addrlen);
+  freeaddrinfo(resolved);
+
+  const HttpLimits& l = options.limits;
+  if (l.io_threads < 1 || l.handler_threads < 1 || l.max_connections < 1 ||
+      l.max_connections_per_address < 1 || l.header_bytes < 1024 ||
+      l.max_headers < 1 || l.max_body_bytes < 0 ||
+      l.request_timeout < absl::Seconds(1) ||
+      l.idle_timeout < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        "dashboard limits: threads, connections and timeouts must be "
+        "positive, the header buffer at least 1024 bytes");
+  }
+  if (options.tls_cert.empty() != options.tls_key.empty())
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+
+  std::unique_ptr<HttpServer> s(new HttpServer(std::move(options)));
+  const Options& o = s->options_;
+  unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_SUSPEND_RESUME;
+  if (address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+  std::vector<MHD_OptionItem> items = {
+      {MHD_OPTION_SOCK_ADDR, 0, &address},
+      {MHD_OPTION_THREAD_POOL_SIZE, l.io_threads, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, l.max_connections, nullptr},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, l.max_connections_per_address,
+       nullptr},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, l.header_bytes, nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT,
+       static_cast<intptr_t>(absl::ToInt64Seconds(l.idle_timeout)), nullptr},
+      {MHD_OPTION_UNESCAPE_CALLBACK, reinterpret_cast<intptr_t>(&KeepEscapes),
+       nullptr},
+  };
+  auto completed = +[](void* cls, MHD_Connection* c, void** con_cls,
+                       MHD_RequestTerminationCode) {
+    static_cast<HttpServer*>(cls)->OnCompleted(c, con_cls);
+  };
+  auto connection = +[](void* cls, MHD_Connection* c, void** socket_context,
+                        MHD_ConnectionNotificationCode code) {
+    static_cast<HttpServer*>(cls)->OnConnection(
+        c, socket_context, code == MHD_CONNECTION_NOTIFY_STARTED);
+  };
+  items.push_back({MHD_OPTION_NOTIFY_COMPLETED,
+                   reinterpret_cast<intptr_t>(completed), s.get()});
+  items.push_back({MHD_OPTION_NOTIFY_CONNECTION,
+                   reinterpret_cast<intptr_t>(connection), s.get()});
+  if (!o.tls_cert.empty()) {
+    absl::StatusOr<std::string> cert = ReadPem(o.tls_cert, "--tls_cert");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadPem(o.tls_key, "--tls_key");
+    if (!key.ok()) return key.status();
+    s->tls_cert_pem_ = *std::move(cert);
+    s->tls_key_pem_ = *std::move(key);
+    flags |= MHD_USE_TLS;
+    items.push_back(
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem_.data()});
+    items.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem_.data()});
+    items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
+                     const_cast<char*>("NORMAL:-VERS-ALL:+VERS-TLS1.3:"
+                                       "+VERS-TLS1.2")});
+    if (!o.tls_client_ca.empty()) {
+      absl::StatusOr<std::string> ca =
+          ReadPem(o.tls_client_ca, "--tls_client_ca");
+      if (!ca.ok()) return ca.status();
+      s->tls_ca_pem_ = *std::move(ca);
+      items.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, s->tls_ca_pem_.data()});
+    }
+  }
+  items.push_back({MHD_OPTION_END, 0, nullptr});
+  auto on_request = +[](void* cls, MHD_Connection* c, const char* url,
+                        const char* method, const char*, const char* upload,
+                        size_t* upload_size, void** con_cls) {
+    return static_cast<MHD_Result>(static_cast<HttpServer*>(cls)->OnRequest(
+        c, url, method, upload, upload_size, con_cls));
+  };
+  s->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request,
+                                s.get(), MHD_OPTION_ARRAY, items.data(),
+                                MHD_OPTION_END);
+  if (s->daemon_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "--http_listen: cannot listen on ", TerminalSafe(listen),
+        o.tls_cert.empty() ? ""
+                           : " (or GnuTLS refused --tls_cert/--tls_key/"
+                             "--tls_client_ca)"));
+  }
+  const MHD_DaemonInfo* info =
+      MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  s->port_ = info == nullptr ? port : info->port;
+  for (int i = 0; i < l.handler_threads; ++i)
+    s->pool_.emplace_back([p = s.get()] { p->PoolLoop(); });
+  s->monitor_ = std::thread([p = s.get()] { p->MonitorLoop(); });
+  return s;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (stopped_ || daemon_ == nullptr) return;
+  stopped_ = true;
+  {
+    absl::MutexLock lock(&tracked_mu_);
+    stopping_ = true;
+  }
+  if (monitor_.joinable()) monitor_.join();
+  // Requests still waiting for a thread are answered at once; the running
+  // ones finish (each resumes its connection).
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    pool_stopping_ = true;
+    for (auto& [c, call] : queue_) {
+      call->reply = ErrorReply(
+          absl::UnavailableError("dashboard: the server is shutting down"));
+      MHD_resume_connection(c);
+    }
+    queue_.clear();
+  }
+  pool_cv_.notify_all();
+  for (std::thread& t : pool_) t.join();
+  // Streams end; libmicrohttpd must not stop with a suspended connection.
+  std::vector<std::shared_ptr<ReplyStream>> streams;
+  {
+    absl::MutexLock lock(&tracked_mu_);
+    for (const auto& w : streams_)
+      if (auto s = w.lock()) streams.push_back(std::move(s));
+  }
+  for (const auto& s : streams) s->End();
+  {
+    // Give the ended streams a moment to send their tails.
+    absl::MutexLock lock(&tracked_mu_);
+    auto closed = [this]() ABSL_SHARED_LOCKS_REQUIRED(tracked_mu_) {
+      return open_streams_ == 0;
+    };
+    tracked_mu_.AwaitWithTimeout(absl::Condition(&closed), absl::Seconds(1));
+  }
+  MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
+}
+
+void HttpServer::OnConnection(MHD_Connection* c, void** socket_context,
+                              bool opened) {
+  absl::MutexLock lock(&tracked_mu_);
+  if (opened) {
+    auto* t = new Tracked;
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    t->fd = info == nullptr ? -1 : info->connect_fd;
+    t->since = absl::Now();
+    tracked_[c] = t;
+    *socket_context = t;
+    return;
+  }
+  // libmicrohttpd tells of a close before it closes the socket, so the
+  // monitor never shuts down a descriptor that another connection reuses.
+  tracked_.erase(c);
+  delete static_cast<Tracked*>(*socket_context);
+  *socket_context = nullptr;
+}
+
+void HttpServer::OnCompleted(MHD_Connection* c, void** con_cls) {
+  delete static_cast<Call*>(*con_cls);
+  *con_cls = nullptr;
+  absl::MutexLock lock(&tracked_mu_);
+  auto it = tracked_.find(c);
+  if (it == tracked_.end()) return;
+  it->second->reading = true;
+  it->second->since = absl::Now();
+}
+
+bool HttpServer::Admit(MHD_Connection* c, const char* url, const char* method,
+                       Call& call, HttpReply* refusal) {
+  HttpRequest& req = call.request;
+  req.method = method;
+  if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+    *refusal = ErrorReply(
+        absl::UnimplementedError(absl::StrCat(
+            "dashboard: ", TerminalSafe(req.method.substr(0, 32)),
+            " is not allowed; the dashboard is read-only")),
+        405);
+    refusal->headers.emplace_back("Allow", "GET, HEAD, POST");
+    return false;
+  }
+  req.tls = !options_.tls_cert.empty();
+  if (req.tls && !options_.tls_client_ca.empty()) {
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    unsigned int verdict = 1;
+    if (info == nullptr || info->tls_session == nullptr ||
+        gnutls_certificate_verify_peers2(
+            static_cast<gnutls_session_t>(info->tls_session), &verdict) != 0 ||
+        verdict != 0) {
+      refusal->status = 0;  // close without a word, as a refused handshake
+      return false;
+    }
+  }
+  auto collect = +[](void* cls, MHD_ValueKind, const char* key,
+                     const char* value) {
+    auto* headers =
+        static_cast<std::vector<std::pair<std::string, std::string>>*>(cls);
+    headers->emplace_back(key, value == nullptr ? "" : value);
+    return MHD_YES;
+  };
+  MHD_get_connection_values(c, MHD_HEADER_KIND, collect, &req.headers);
+  if (static_cast<int>(req.headers.size()) > options_.limits.max_headers) {
+    *refusal = ErrorReply(
+        absl::InvalidArgumentError(absl::StrCat(
+            "dashboard: more than ", options_.limits.max_headers,
+            " header lines")),
+        431);
+    return false;
+  }
+  const std::string host = req.Header("Host");
+  if (host.empty()) {
+    *refusal = ErrorReply(
+        absl::InvalidArgumentError("dashboard: the request has no Host"));
+    return false;
+  }
+  if (!HostAllowed(host)) {
+    *refusal = ErrorReply(absl::PermissionDeniedError(absl::StrCat(
+        "dashboard: Host '", TerminalSafe(host.substr(0, 200)),
+        "' is not a name of this server (qkov-server --http_allowed_hosts)")));
+    return false;
+  }
+  if (!PercentDecode(url, /*query=*/false, &req.path)) {
+    *refusal = ErrorReply(absl::InvalidArgumentError(
+        "dashboard: the path has a NUL, a broken %-escape or bytes that are "
+        "not UTF-8"));
+    return false;
+  }
+  std::vector<std::pair<std::string, std::string>> raw_query;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, &raw_query);
+  for (const auto& [k, v] : raw_query) {
+    std::string key, value;
+    if (!PercentDecode(k, true, &key) || !PercentDecode(v, true, &value)) {
+      *refusal = ErrorReply(absl::InvalidArgumentError(
+          "dashboard: a query parameter has a NUL, a broken %-escape or "
+          "bytes that are not UTF-8"));
+      return false;
+    }
+    req.query.emplace_back(std::move(key), std::move(value));
+  }
+  const MHD_ConnectionInfo* peer =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  req.client = ClientKey(peer == nullptr ? nullptr : peer->client_addr);
+  call.body_limit = req.method == "POST" ? options_.limits.max_body_bytes : 0;
+  const std::string length = req.Header("Content-Length");
+  int64_t declared = 0;
+  if (!length.empty() &&
+      (!absl::SimpleAtoi(length, &declared) || declared > call.body_limit)) {
+    *refusal = ErrorReply(
+        absl::InvalidArgumentError(absl::StrCat(
+            "dashboard: a ", req.method, " body may hold at most ",
+            call.body_limit, " bytes")),
+        413);
+    return false;
+  }
+  return true;
+}
+
+int HttpServer::OnRequest(MHD_Connection* c, const char* url,
+                          const char* method, const char* upload,
+                          size_t* upload_size, void** con_cls) {
+  auto* call = static_cast<Call*>(*con_cls);
+  if (call == nullptr) {
+    call = new Call;
+    *con_cls = call;
+    HttpReply refusal;
+    if (!Admit(c, url, method, *call, &refusal)) {
+      if (refusal.status == 0) return MHD_NO;
+      call->refused = true;
+      return Queue(c, std::move(refusal));
+    }
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    const size_t n = *upload_size;
+    *upload_size = 0;
+    if (call->refused) return MHD_YES;
+    if (static_cast<int64_t>(call->request.body.size() + n) >
+        call->body_limit) {
+      // A chunked or unannounced body past the limit: stop reading here.
+      call->refused = true;
+      return Queue(
+          c, ErrorReply(absl::InvalidArgumentError(absl::StrCat(
+                            "dashboard: a ", call->request.method,
+                            " body may hold at most ", call->body_limit,
+                            " bytes")),
+                        413));
+    }
+    call->request.body.append(upload, n);
+    return MHD_YES;
+  }
+  if (call->refused) return MHD_YES;
+  if (call->reply.has_value()) {
+    HttpReply reply = *std::move(call->reply);
+    call->reply.reset();
+    return Queue(c, std::move(reply));
+  }
+  {
+    // The whole request is in: its deadline no longer applies.
+    absl::MutexLock lock(&tracked_mu_);
+    auto it = tracked_.find(c);
+    if (it != tracked_.end()) it->second->reading = false;
+  }
+  if (options_.cheap(call->request))
+    return Queue(c, options_.handler(call->request));
+  if (!Dispatch(c, call)) {
+    // Dispatch set the reply saying why.
+    HttpReply reply = *std::move(call->reply);
+    call->reply.reset();
+    return Queue(c, std::move(reply));
+  }
+  return MHD_YES;
+}
+
+bool HttpServer::Dispatch(MHD_Connection* c, Call* call) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (pool_stopping_) {
+    call->reply = ErrorReply(
+        absl::UnavailableError("dashboard: the server is shutting down"));
+    return false;
+  }
+  if (static_cast<int>(queue_.size()) >= options_.limits.handler_queue) {
+    call->reply = ErrorReply(absl::UnavailableError(absl::StrCat(
+        "dashboard: ", queue_.size(), " requests are waiting; retry")));
+    call->reply->headers.emplace_back("Retry-After", "1");
+    return false;
+  }
+  int& pending = pending_[call->request.client];
+  if (pending >= options_.limits.pending_per_address) {
+    call->reply = ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
+        "dashboard: this address has ", pending, " requests in progress")));
+    call->reply->headers.emplace_back("Retry-After", "1");
+    return false;
+  }
+  ++pending;
+  // Suspended before it is queued, so a fast pool thread never resumes a
+  // connection that is not suspended yet.
+  MHD_suspend_connection(c);
+  queue_.emplace_back(c, call);
+  pool_cv_.notify_one();
+  return true;
+}
+
+void HttpServer::PoolLoop() {
+  while (true) {
+    std::pair<MHD_Connection*, Call*> job;
+    {
+      std::unique_lock<std::mutex> lock(pool_mu_);
+      pool_cv_.wait(lock, [this] { return pool_stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = queue_.front();
+      queue_.pop_front();
+    }
+    HttpReply reply = options_.handler(job.second->request);
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      auto it = pending_.find(job.second->request.client);
+      if (it != pending_.end() && --it->second <= 0) pending_.erase(it);
+    }
+    job.second->reply = std::move(reply);
+    MHD_resume_connection(job.first);
+  }
+}
+
+int HttpServer::Queue(MHD_Connection* c, HttpReply reply) {
+  MHD_Response* r = nullptr;
+  if (reply.stream != nullptr) {
+    int fd = -1;
+    {
+      absl::MutexLock lock(&tracked_mu_);
+      auto it = tracked_.find(c);
+      if (it != tracked_.end()) fd = it->second->fd;
+      streams_.push_back(reply.stream);
+      ++open_streams_;
+    }
+    {
+      absl::MutexLock lock(&reply.stream->mu_);
+      reply.stream->connection_ = c;
+      reply.stream->fd_ = fd;
+      reply.stream->max_backlog_ = options_.limits.max_stream_backlog;
+    }
+    auto* holder = new StreamHolder{this, reply.stream};
+    r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 4096,
+        +[](void* cls, uint64_t, char* buf, size_t max) -> ssize_t {
+          return static_cast<StreamHolder*>(cls)->stream->Read(buf, max);
+        },
+        holder,
+        +[](void* cls) {
+          auto* h = static_cast<StreamHolder*>(cls);
+          h->stream->Closed();
+          {
+            absl::MutexLock lock(&h->server->tracked_mu_);
+            --h->server->open_streams_;
+          }
+          delete h;
+        });
+  } else if (reply.static_body != nullptr) {
+    r = MHD_create_response_from_buffer(
+        reply.static_body->size(),
+        const_cast<char*>(reply.static_body->data()), MHD_RESPMEM_PERSISTENT);
+  } else {
+    auto* body = new std::string(std::move(reply.body));
+    r = MHD_create_response_from_buffer_with_free_callback_cls(
+        body->size(), body->data(),
+        +[](void* cls) { delete static_cast<std::string*>(cls); }, body);
+  }
+  if (r == nullptr) return MHD_NO;
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(r, "X-Frame-Options", "DENY");
+  MHD_add_response_header(r, "Referrer-Policy", "same-origin");
+  MHD_add_response_header(r, "Content-Security-Policy", kContentSecurityPolicy);
+  MHD_add_response_header(r, "Content-Type", reply.content_type.c_str());
+  for (const auto& [k, v] : reply.headers)
+    MHD_add_response_header(r, k.c_str(), v.c_str());
+  const MHD_Result queued =
+      MHD_queue_response(c, static_cast<unsigned int>(reply.status), r);
+  MHD_destroy_response(r);
+  return queued;
+}
+
+void HttpServer::MonitorLoop() {
+  const absl::Duration deadline = options_.limits.request_timeout;
+  while (true) {
+    std::vector<std::shared_ptr<ReplyStream>> hung_up;
+    {
+      absl::MutexLock lock(&tracked_mu_);
+      tracked_mu_.AwaitWithTimeout(absl::Condition(&stopping_),
+                                   absl::Milliseconds(100));
+      if (stopping_) return;
+      const absl::Time now = absl::Now();
+      for (auto& [c, t] : tracked_) {
+        if (!t->reading || t->cut || t->fd < 0 || now - t->since < deadline)
+          continue;
+        // libmicrohttpd sees the end of the socket and closes the
+        // connection itself.
+        ::shutdown(t->fd, SHUT_RDWR);
+        t->cut = true;
+      }
+      for (auto it = streams_.begin(); it != streams_.end();) {
+        std::shared_ptr<ReplyStream> s = it->lock();
+        if (s == nullptr) {
+          it = streams_.erase(it);
+          continue;
+        }
+        ++it;
+        // A suspended connection is not polled: look for a hang-up here.
+        const int fd = s->SuspendedFd();
+        if (fd < 0) continue;
+        pollfd p = {fd, POLLRDHUP, 0};
+        if (::poll(&p, 1, 0) > 0 &&
+            (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0)
+          hung_up.push_back(std::move(s));
+      }
+    }
+    for (const auto& s : hung_up) s->End();
+  }
+}
+
+}  // namespace qkov::service
