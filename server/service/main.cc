@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/flags_help.h"
 #include "common/signals.h"
 #include "common/version.h"
 #include "server/service/server.h"
@@ -183,6 +184,7 @@ void WritePortFile(const std::string& path, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  qkov::HelpListsFlagsOf(__FILE__);
   absl::SetProgramUsageMessage(
       "qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);

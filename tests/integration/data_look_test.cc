@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_split.h"
 #include "tests/integration/harness.h"
@@ -78,6 +80,30 @@ TEST(DataLookTest, ATruncatedFileIsOneReadableError) {
   EXPECT_EQ(r.err.rfind("qkov-data: " + path + ":2: not valid JSON (", 0), 0u)
       << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+// --help of each program with Abseil flags lists that program's own flags
+// with their defaults (common/flags_help.h), and no library's.
+TEST(ProgramHelpTest, EachProgramListsItsOwnFlags) {
+  struct Case {
+    std::string bin;
+    std::vector<std::string> flags;
+  };
+  for (const Case& c :
+       {Case{QKOV_SERVER_BIN, {"--db", "--http_listen", "--token_file"}},
+        Case{QKOV_WORKER_BIN, {"--server", "--device", "--batch_trials"}},
+        Case{QKOV_DATA_BIN, {"--format", "--path", "--vocab"}}}) {
+    CommandResult r = RunCommand({c.bin, "--help"});
+    const std::string text = r.out + r.err;
+    EXPECT_EQ(text.find("No flags matched"), std::string::npos) << c.bin;
+    for (const std::string& flag : c.flags) {
+      EXPECT_NE(text.find("    " + flag + " ("), std::string::npos)
+          << c.bin << " --help lacks " << flag << ":\n" << text;
+    }
+    EXPECT_NE(text.find("default: "), std::string::npos) << c.bin;
+    // Library flags (gRPC's, Abseil's own) stay behind --helpfull.
+    EXPECT_EQ(text.find("--flagfile"), std::string::npos) << c.bin;
+  }
 }
 
 }  // namespace

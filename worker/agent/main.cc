@@ -33,6 +33,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "common/flags_help.h"
 #include "common/lease_limits.h"
 #include "common/signals.h"
 #include "worker/agent/agent.h"
@@ -73,6 +74,7 @@ ABSL_FLAG(std::string, tls_server_name, "",
           "name to expect in the server certificate");
 
 int main(int argc, char** argv) {
+  qkov::HelpListsFlagsOf(__FILE__);
   absl::SetProgramUsageMessage(
       "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
       "[--exit_when_idle]");

@@ -16,6 +16,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/flags_help.h"
 #include "common/text.h"
 #include "worker/training/text/datasets.h"
 #include "worker/training/text/wordpiece.h"
@@ -49,6 +50,7 @@ int Fail(const absl::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  qkov::HelpListsFlagsOf(__FILE__);
   absl::SetProgramUsageMessage(
       "qkov-data --format=F --path=FILE --vocab=vocab.txt [--json]");
   absl::ParseCommandLine(argc, argv);
