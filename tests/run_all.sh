@@ -5,8 +5,9 @@
 # dataset tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-# Chromium and python3-websocket: the dashboard's browser test only.
-"$root/deploy/install-deps.sh" chromium python3-websocket
+# Chromium and python3-websocket: the dashboard's browser test only;
+# help2man: the man pages the package test packs.
+"$root/deploy/install-deps.sh" chromium python3-websocket help2man
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
 cd "${QKOV_BUILD_DIR:-$root/build}"
 ctest -j"$(nproc)" --output-on-failure --timeout 900

@@ -14,7 +14,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 env_file="" workers=4 concurrent="" time_limit="" partition="" cpus=1 gpus="" slots=1 batch=8 warning=120
-log_dir="$PWD/qkov-slurm-logs" worker_bin="$root/build/bin/qkov-worker"
+# A build tree's worker when run from the source tree, else the installed one
+# (the qkov-worker package puts this script in /usr/share/qkov/slurm).
+worker_bin="$root/build/bin/qkov-worker"
+[ -x "$worker_bin" ] || worker_bin=$(command -v qkov-worker || echo "$worker_bin")
+log_dir="$PWD/qkov-slurm-logs"
 extra=()
 while [ "$#" -gt 0 ]; do
   case "$1" in

@@ -72,6 +72,13 @@ class Authenticator {
   absl::flat_hash_map<std::string, Holder> tokens_;
 };
 
+// Writes a first token file at `path`: one fresh token (24 random bytes,
+// hex) per role, named workers, user, admin and readers, mode 0600, in the
+// format Authenticator::Load reads. ALREADY_EXISTS when `path` exists (it is
+// never overwritten), UNAVAILABLE when it cannot be written (the reason
+// named). qkov-server --init_tokens.
+absl::Status WriteNewTokenFile(const std::string& path);
+
 // Puts server reflection (grpc.reflection.*) behind the tokens: a call
 // without a known token is cancelled as soon as its metadata arrives, before
 // the reflection service answers anything. (gRPC C++ server interceptors can

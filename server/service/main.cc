@@ -44,6 +44,9 @@ ABSL_FLAG(double, max_trial_memory_gb, 16,
           "worker (estimated from their shapes, docs/security.md)");
 ABSL_FLAG(int, sql_timeout_seconds, 10,
           "time budget of one SQL console query (qkov sql)");
+ABSL_FLAG(std::string, init_tokens, "",
+          "write a first token file here (one token per role, mode 0600; "
+          "never over an existing file) and exit");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM); enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca, "",
@@ -184,11 +187,22 @@ void WritePortFile(const std::string& path, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  qkov::HelpListsFlagsOf(__FILE__);
+  qkov::HelpListsFlagsOf(__FILE__, "qkov-server", qkov::CodeVersion());
   absl::SetProgramUsageMessage(
       "qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);
 
+  if (const std::string path = absl::GetFlag(FLAGS_init_tokens); !path.empty()) {
+    if (absl::Status st = qkov::service::WriteNewTokenFile(path); !st.ok()) {
+      std::fprintf(stderr, "qkov-server: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    std::printf(
+        "qkov-server: wrote %s (mode 0600): one token each for worker "
+        "(workers), user (user), admin (admin) and read-only (readers)\n",
+        path.c_str());
+    return 0;
+  }
   qkov::service::ServerConfig config;
   config.db_path = absl::GetFlag(FLAGS_db);
   config.listen = absl::GetFlag(FLAGS_listen);

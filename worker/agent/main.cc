@@ -36,6 +36,7 @@
 #include "common/flags_help.h"
 #include "common/lease_limits.h"
 #include "common/signals.h"
+#include "common/version.h"
 #include "worker/agent/agent.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/device_memory.h"
@@ -74,7 +75,7 @@ ABSL_FLAG(std::string, tls_server_name, "",
           "name to expect in the server certificate");
 
 int main(int argc, char** argv) {
-  qkov::HelpListsFlagsOf(__FILE__);
+  qkov::HelpListsFlagsOf(__FILE__, "qkov-worker", qkov::CodeVersion());
   absl::SetProgramUsageMessage(
       "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
       "[--exit_when_idle]");

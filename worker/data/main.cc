@@ -18,6 +18,7 @@
 #include "absl/flags/usage.h"
 #include "common/flags_help.h"
 #include "common/text.h"
+#include "common/version.h"
 #include "worker/training/text/datasets.h"
 #include "worker/training/text/wordpiece.h"
 
@@ -50,7 +51,7 @@ int Fail(const absl::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  qkov::HelpListsFlagsOf(__FILE__);
+  qkov::HelpListsFlagsOf(__FILE__, "qkov-data", qkov::CodeVersion());
   absl::SetProgramUsageMessage(
       "qkov-data --format=F --path=FILE --vocab=vocab.txt [--json]");
   absl::ParseCommandLine(argc, argv);

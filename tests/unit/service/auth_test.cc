@@ -4,8 +4,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
 
 namespace qkov::service {
 namespace {
@@ -115,6 +121,48 @@ TEST_F(AuthTest, WithoutTokensEveryCallerIsAnAnonymousAdmin) {
   EXPECT_TRUE(Authorize(nullptr, &ctx, Permission::kWrite, "M", &actor).ok());
   EXPECT_EQ(actor.name, "");
   EXPECT_TRUE(actor.admin);
+}
+
+// qkov-server --init_tokens: a file Load reads, one token per role, 0600,
+// never written over an existing one.
+TEST_F(AuthTest, InitTokensWritesOnePerRoleAndNeverOverwrites) {
+  const std::string path = dir_ + "/new-tokens";
+  ASSERT_TRUE(WriteNewTokenFile(path).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto auth = Authenticator::Load(path);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  std::ifstream in(path);
+  std::string line;
+  std::map<std::string, std::string> token_of;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string role, token, name;
+    fields >> role >> token >> name;
+    EXPECT_EQ(token.size(), 48u) << line;
+    token_of[role] = token;
+  }
+  ASSERT_EQ(token_of.size(), 4u);
+  storage::Actor actor;
+  EXPECT_TRUE((*auth)->CheckToken(token_of["admin"], Permission::kWrite, "t", &actor).ok());
+  EXPECT_TRUE(actor.admin);
+  EXPECT_EQ(actor.name, "admin");
+  EXPECT_TRUE((*auth)->CheckToken(token_of["read-only"], Permission::kRead, "t").ok());
+  EXPECT_EQ((*auth)->CheckToken(token_of["read-only"], Permission::kWrite, "t").code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE((*auth)->CheckToken(token_of["worker"], Permission::kWorker, "t").ok());
+  // A second run, and a run over any existing file, leave it as it was.
+  const std::string before = [&] {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  EXPECT_EQ(WriteNewTokenFile(path).code(), absl::StatusCode::kAlreadyExists);
+  std::ifstream again(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(again), {}), before);
+  EXPECT_EQ(WriteNewTokenFile(dir_ + "/no/such/dir/tokens").code(),
+            absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

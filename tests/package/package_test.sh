@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# The Debian packages as a lab admin meets them. Builds qkov-server,
+# qkov-worker and qkov-client (deploy/debian/build-packages.sh), unpacks a
+# clean Debian 12 root (tests/package/debian_root.sh: debootstrap, cached on
+# this machine), installs the three packages there with apt resolving every
+# dependency, and inside that root:
+#   - nothing runs after install; the qkov user and folders exist;
+#   - qkov-server --init_tokens writes the token file once, never twice;
+#   - the installed server runs with the shipped unit's command line as the
+#     qkov user; one installed worker trains a small sweep that the
+#     installed qkov submitted; qkov results reads it back;
+#   - the man pages and --help of every program name their main flags;
+#   - apt remove keeps the database and the configuration; apt purge
+#     removes them.
+# Exits 77 (ctest: skipped) with one line where the root cannot be made.
+#
+#   tests/package/package_test.sh SOURCE_DIR WORK_DIR [BUILD_DIR]
+#
+# With BUILD_DIR (the test suite passes its own build), the packages hold
+# that build's programs and man pages (debian/rules' QKOV_PREBUILT) rather
+# than a second compilation of the same code; without it they are built as
+# deploy/debian/build-packages.sh builds a release.
+set -euo pipefail
+src=$(cd "$1" && pwd)
+work=$(mkdir -p "$2" && cd "$2" && pwd)
+if [ -n "${3:-}" ]; then
+  QKOV_PREBUILT=$(cd "$3" && pwd)
+  export QKOV_PREBUILT
+fi
+skip() { echo "package_test: SKIPPED: $*"; exit 77; }
+fail() { echo "package_test: FAILED: $*" >&2; exit 1; }
+step() { echo "== $(date +%T) $*"; }
+start=$(date +%s)
+
+[ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot and mounts)"
+"$src/deploy/install-deps.sh" debootstrap >/dev/null 2>&1 ||
+  skip "cannot install debootstrap from the Debian archive"
+
+step "building the packages"
+"$src/deploy/debian/build-packages.sh" "$work/deb" >"$work/build-packages.out" 2>&1 ||
+  { cat "$work/build-packages.out" >&2; fail "deploy/debian/build-packages.sh"; }
+debs=()
+for p in qkov-server qkov-worker qkov-client; do
+  f=$(ls -t "$work/deb/${p}_"*.deb | head -1)
+  [ -s "$f" ] || fail "no $p package in $work/deb"
+  debs+=("$f")
+done
+echo "${debs[@]##*/}"
+
+step "a clean Debian 12 root"
+tarball=$("$src/tests/package/debian_root.sh") ||
+  skip "cannot make a Debian 12 root with debootstrap (see /var/cache/qkov-package-test/debootstrap.log)"
+root=$work/root
+cache=${QKOV_ROOT_CACHE:-/var/cache/qkov-package-test}
+# The processes whose root is the test's root.
+root_pids() {
+  local p
+  for p in /proc/[0-9]*; do
+    if [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ]; then echo "${p#/proc/}"; fi
+  done
+}
+# Every process left in the root, then the mounts, then the root.
+cleanup() {
+  local pid
+  for pid in $(root_pids); do kill -9 "$pid" 2>/dev/null || true; done
+  for m in var/cache/apt/archives dev/pts dev proc; do
+    mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"
+  done
+  rm -rf "$root"
+}
+trap cleanup EXIT
+cleanup
+mkdir -p "$root" "$cache/archives/partial"
+tar -C "$root" -xf "$tarball"
+mount -t proc proc "$root/proc" || skip "cannot mount /proc in a chroot here"
+mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
+# apt's downloads are kept between runs on this machine.
+mount --bind "$cache/archives" "$root/var/cache/apt/archives"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+in_root() {
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+mkdir -p "$root/tmp/debs"
+cp "${debs[@]}" "$root/tmp/debs/"
+
+step "apt install ./qkov-server_*.deb ./qkov-worker_*.deb ./qkov-client_*.deb"
+in_root apt-get update -qq >"$work/apt.log" 2>&1 || { tail "$work/apt.log"; fail "apt-get update in the root"; }
+in_debs=()
+for f in "${debs[@]}"; do in_debs+=("/tmp/debs/${f##*/}"); done
+in_root apt-get install -y -q --no-install-recommends "${in_debs[@]}" >>"$work/apt.log" 2>&1 ||
+  { tail -30 "$work/apt.log"; fail "apt could not install the packages"; }
+for pid in $(root_pids); do
+  fail "a process runs after install: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+done
+in_root id qkov >/dev/null || fail "no qkov user"
+[ "$(in_root stat -c %U:%a /var/lib/qkov)" = qkov:750 ] || fail "/var/lib/qkov: $(in_root stat -c %U:%a /var/lib/qkov)"
+[ -f "$root/etc/qkov/server.env" ] || fail "no /etc/qkov/server.env"
+[ -f "$root/lib/systemd/system/qkov-server.service" ] || fail "no qkov-server.service"
+[ -L "$root/etc/systemd/system/multi-user.target.wants/qkov-server.service" ] &&
+  fail "qkov-server.service was enabled before it was configured"
+[ -s "$root/usr/share/qkov/dashboard/chart.min.js" ] || fail "the dashboard has no Chart.js"
+
+step "tokens"
+in_root qkov-server --init_tokens=/etc/qkov/tokens || fail "--init_tokens"
+[ "$(in_root stat -c %a /etc/qkov/tokens)" = 600 ] || fail "the token file is not 0600"
+before=$(md5sum <"$root/etc/qkov/tokens")
+if in_root qkov-server --init_tokens=/etc/qkov/tokens 2>"$work/init2.err"; then
+  fail "--init_tokens wrote over an existing file"
+fi
+grep -q "never overwritten" "$work/init2.err" || fail "--init_tokens: $(cat "$work/init2.err")"
+[ "$(md5sum <"$root/etc/qkov/tokens")" = "$before" ] || fail "--init_tokens changed the file"
+in_root chown qkov:qkov /etc/qkov/tokens
+awk '$1 == "worker" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/worker.token"
+awk '$1 == "user" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/user.token"
+chmod 0644 "$root/tmp/worker.token" "$root/tmp/user.token"
+
+step "the server, as the unit runs it"
+# What an admin configures: a free port, the port written where we read it.
+printf 'QKOV_LISTEN=127.0.0.1:0\nQKOV_SERVER_FLAGS="--port_file=/var/lib/qkov/port --http_listen=127.0.0.1:0"\n' \
+  >"$root/etc/qkov/server.env"
+command=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/\\\n//g;p}' \
+  "$root/lib/systemd/system/qkov-server.service")
+echo "ExecStart: $command"
+in_root runuser -u qkov -- bash -c "set -a; . /etc/qkov/server.env; set +a; exec $command" \
+  >"$work/server.log" 2>&1 &
+for _ in $(seq 1 300); do [ -s "$root/var/lib/qkov/port" ] && break; sleep 0.1; done
+[ -s "$root/var/lib/qkov/port" ] || { cat "$work/server.log"; fail "the installed server did not start"; }
+server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
+server_pid=""
+for pid in $(root_pids); do
+  if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^/usr/bin/qkov-server '; then server_pid=$pid; fi
+done
+[ -n "$server_pid" ] || fail "no qkov-server process in the root"
+[ "$(awk '/^Uid:/ {print $2}' "/proc/$server_pid/status")" = "$(in_root id -u qkov)" ] ||
+  fail "the server does not run as qkov"
+
+step "a sweep: installed qkov submits, an installed worker trains, qkov results reads"
+in_root qkov --server="$server" --token_file=/tmp/user.token submit \
+  /usr/share/qkov/examples/demo-sweep.yaml --set training.max_steps=300 \
+  --set training.evaluation.num_examples=128 >"$work/submit.out" 2>&1 ||
+  { cat "$work/submit.out"; fail "qkov submit"; }
+in_root runuser -u qkov -- qkov-worker --server="$server" --token_file=/tmp/worker.token \
+  --exit_when_idle >"$work/worker.log" 2>&1 || { tail "$work/worker.log"; fail "qkov-worker"; }
+in_root qkov --server="$server" --token_file=/tmp/user.token results demo --format csv \
+  >"$work/results.csv" 2>&1 || { cat "$work/results.csv"; fail "qkov results"; }
+done_rows=$(grep -c ',DONE,\|,done,' "$work/results.csv" || true)
+[ "$done_rows" = 16 ] || { head -5 "$work/results.csv"; fail "$done_rows of 16 trials done"; }
+echo "16 trials done; $(head -1 "$work/results.csv" | cut -c1-100)..."
+
+step "man pages and --help"
+for prog in qkov-server:--db:--http_listen qkov-worker:--server:--device qkov-data:--format:--path \
+            qkov:submit:results; do
+  IFS=: read -r p a b <<<"$prog"
+  page="$root/usr/share/man/man1/$p.1.gz"
+  [ -s "$page" ] || fail "no man page $p.1"
+  # Abseil's --help exits 1; what it prints is what counts.
+  help=$(in_root "$p" --help 2>&1 || true)
+  man=$(zcat "$page" | sed 's/\\-/-/g')
+  for word in "$a" "$b"; do
+    grep -q -- "$word" <<<"$man" || fail "man $p does not mention $word"
+    grep -q -- "$word" <<<"$help" || fail "$p --help does not mention $word"
+  done
+done
+
+step "apt remove keeps the data and configuration"
+kill -TERM "$server_pid"
+for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+in_root apt-get remove -y -q qkov-server qkov-worker qkov-client >>"$work/apt.log" 2>&1 || fail "apt remove"
+[ ! -e "$root/usr/bin/qkov-server" ] || fail "qkov-server is still installed"
+for f in /var/lib/qkov/results.db /etc/qkov/server.env /etc/qkov/tokens; do
+  [ -s "$root$f" ] || fail "apt remove deleted $f"
+done
+step "apt purge removes them"
+# Removed packages that kept configuration are in state rc; those are what
+# purge acts on (qkov-server at least: its database and /etc/qkov).
+left=$(in_root dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'qkov-*' | awk '$1 == "rc" {print $2}')
+grep -qx qkov-server <<<"$left" || fail "qkov-server kept no configuration after remove"
+in_root apt-get purge -y -q $left >>"$work/apt.log" 2>&1 || fail "apt purge $left"
+for f in /var/lib/qkov /etc/qkov /var/log/qkov; do
+  [ ! -e "$root$f" ] || fail "apt purge left $f"
+done
+echo "package_test: passed in $(( $(date +%s) - start )) s"
