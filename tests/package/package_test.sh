@@ -10,6 +10,7 @@
 #     qkov user; one installed worker trains a small sweep that the
 #     installed qkov submitted; qkov results reads it back;
 #   - the man pages and --help of every program name their main flags;
+#   - reinstalling keeps the edited server.env (a conffile) and the tokens;
 #   - apt remove keeps the database and the configuration; apt purge
 #     removes them.
 # Exits 77 (ctest: skipped) with one line where the root cannot be made.
@@ -163,6 +164,16 @@ for prog in qkov-server:--db:--http_listen qkov-worker:--server:--device qkov-da
     grep -q -- "$word" <<<"$help" || fail "$p --help does not mention $word"
   done
 done
+
+step "an upgrade keeps the configuration"
+in_root dpkg-query -W -f='${Conffiles}\n' qkov-server | grep -q ' /etc/qkov/server.env ' ||
+  fail "/etc/qkov/server.env is not a conffile of qkov-server"
+configured=$(md5sum <"$root/etc/qkov/server.env")
+tokens=$(md5sum <"$root/etc/qkov/tokens")
+in_root apt-get install -y -q --reinstall "${in_debs[0]}" >>"$work/apt.log" 2>&1 || fail "apt reinstall"
+[ "$(md5sum <"$root/etc/qkov/server.env")" = "$configured" ] || fail "reinstalling replaced server.env"
+[ "$(md5sum <"$root/etc/qkov/tokens")" = "$tokens" ] || fail "reinstalling changed the tokens"
+[ "$(in_root stat -c %U /var/lib/qkov/results.db)" = qkov ] || fail "the database is not qkov's"
 
 step "apt remove keeps the data and configuration"
 kill -TERM "$server_pid"
