@@ -220,7 +220,8 @@ grpc::experimental::Interceptor* ReflectionAuthFactory::CreateServerInterceptor(
 
 absl::Status WriteNewTokenFile(const std::string& path) {
   std::string text =
-      "# qkov-server tokens: ROLE TOKEN NAME, one per line (docs/security.md).\n"
+      "# qkov-server tokens: ROLE TOKEN NAME, one per line "
+      "(docs/security.md).\n"
       "# Hand each holder its own line's token; keep this file mode 0600.\n";
   for (const char* role_name :
        {"worker workers", "user user", "admin admin", "read-only readers"}) {
@@ -228,14 +229,14 @@ absl::Status WriteNewTokenFile(const std::string& path) {
     if (RAND_bytes(bytes, sizeof(bytes)) != 1)
       return absl::UnavailableError("--init_tokens: no random bytes (OpenSSL)");
     const std::vector<std::string> parts = absl::StrSplit(role_name, ' ');
-    absl::StrAppend(
-        &text, parts[0], " ",
-        absl::BytesToHexString(absl::string_view(
-            reinterpret_cast<const char*>(bytes), sizeof(bytes))),
-        " ", parts[1], "\n");
+    absl::StrAppend(&text, parts[0], " ",
+                    absl::BytesToHexString(absl::string_view(
+                        reinterpret_cast<const char*>(bytes), sizeof(bytes))),
+                    " ", parts[1], "\n");
   }
   // O_EXCL: an existing file (a lab's live tokens) is never replaced.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int err = errno;
     if (err == EEXIST) {
@@ -243,9 +244,9 @@ absl::Status WriteNewTokenFile(const std::string& path) {
           "--init_tokens: ", TerminalSafe(path),
           " exists; it is never overwritten (remove it first to start over)"));
     }
-    return absl::UnavailableError(absl::StrCat(
-        "--init_tokens: cannot create ", TerminalSafe(path), ": ",
-        std::strerror(err)));
+    return absl::UnavailableError(absl::StrCat("--init_tokens: cannot create ",
+                                               TerminalSafe(path), ": ",
+                                               std::strerror(err)));
   }
   size_t written = 0;
   while (written < text.size()) {
@@ -254,9 +255,9 @@ absl::Status WriteNewTokenFile(const std::string& path) {
       const int err = errno;
       ::close(fd);
       ::unlink(path.c_str());
-      return absl::UnavailableError(absl::StrCat(
-          "--init_tokens: cannot write ", TerminalSafe(path), ": ",
-          std::strerror(err)));
+      return absl::UnavailableError(absl::StrCat("--init_tokens: cannot write ",
+                                                 TerminalSafe(path), ": ",
+                                                 std::strerror(err)));
     }
     written += static_cast<size_t>(n);
   }

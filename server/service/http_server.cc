@@ -128,7 +128,7 @@ struct StreamHolder {
 struct HttpServer::Call {
   HttpRequest request;
   int64_t body_limit = 0;
-  bool refused = false;  // a reply was queued before the body ended
+  bool refused = false;            // a reply was queued before the body ended
   std::optional<HttpReply> reply;  // from a pool thread, queued on resume
 };
 
@@ -324,8 +324,7 @@ bool HttpServer::HostAllowed(absl::string_view host) const {
   return IsIpLiteral(name) || options_.allowed_hosts.contains(name);
 }
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    Options options) {
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
   const std::string& listen = options.listen;
   const size_t colon = listen.rfind(':');
   int port;
@@ -404,8 +403,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     s->tls_cert_pem_ = *std::move(cert);
     s->tls_key_pem_ = *std::move(key);
     flags |= MHD_USE_TLS;
-    items.push_back(
-        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem_.data()});
+    items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem_.data()});
     items.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem_.data()});
     items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
                      const_cast<char*>("NORMAL:-VERS-ALL:+VERS-TLS1.3:"
@@ -425,9 +423,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     return static_cast<MHD_Result>(static_cast<HttpServer*>(cls)->OnRequest(
         c, url, method, upload, upload_size, con_cls));
   };
-  s->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request,
-                                s.get(), MHD_OPTION_ARRAY, items.data(),
-                                MHD_OPTION_END);
+  s->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),
+                                MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
   if (s->daemon_ == nullptr) {
     return absl::UnavailableError(absl::StrCat(
         "--http_listen: cannot listen on ", TerminalSafe(listen),
@@ -523,11 +520,11 @@ bool HttpServer::Admit(MHD_Connection* c, const char* url, const char* method,
   HttpRequest& req = call.request;
   req.method = method;
   if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
-    *refusal = ErrorReply(
-        absl::UnimplementedError(absl::StrCat(
-            "dashboard: ", TerminalSafe(req.method.substr(0, 32)),
-            " is not allowed; the dashboard is read-only")),
-        405);
+    *refusal =
+        ErrorReply(absl::UnimplementedError(absl::StrCat(
+                       "dashboard: ", TerminalSafe(req.method.substr(0, 32)),
+                       " is not allowed; the dashboard is read-only")),
+                   405);
     refusal->headers.emplace_back("Allow", "GET, HEAD, POST");
     return false;
   }
@@ -544,20 +541,19 @@ bool HttpServer::Admit(MHD_Connection* c, const char* url, const char* method,
       return false;
     }
   }
-  auto collect = +[](void* cls, MHD_ValueKind, const char* key,
-                     const char* value) {
-    auto* headers =
-        static_cast<std::vector<std::pair<std::string, std::string>>*>(cls);
-    headers->emplace_back(key, value == nullptr ? "" : value);
-    return MHD_YES;
-  };
+  auto collect =
+      +[](void* cls, MHD_ValueKind, const char* key, const char* value) {
+        auto* headers =
+            static_cast<std::vector<std::pair<std::string, std::string>>*>(cls);
+        headers->emplace_back(key, value == nullptr ? "" : value);
+        return MHD_YES;
+      };
   MHD_get_connection_values(c, MHD_HEADER_KIND, collect, &req.headers);
   if (static_cast<int>(req.headers.size()) > options_.limits.max_headers) {
-    *refusal = ErrorReply(
-        absl::InvalidArgumentError(absl::StrCat(
-            "dashboard: more than ", options_.limits.max_headers,
-            " header lines")),
-        431);
+    *refusal = ErrorReply(absl::InvalidArgumentError(absl::StrCat(
+                              "dashboard: more than ",
+                              options_.limits.max_headers, " header lines")),
+                          431);
     return false;
   }
   const std::string host = req.Header("Host");
@@ -598,11 +594,11 @@ bool HttpServer::Admit(MHD_Connection* c, const char* url, const char* method,
   int64_t declared = 0;
   if (!length.empty() &&
       (!absl::SimpleAtoi(length, &declared) || declared > call.body_limit)) {
-    *refusal = ErrorReply(
-        absl::InvalidArgumentError(absl::StrCat(
-            "dashboard: a ", req.method, " body may hold at most ",
-            call.body_limit, " bytes")),
-        413);
+    *refusal =
+        ErrorReply(absl::InvalidArgumentError(absl::StrCat(
+                       "dashboard: a ", req.method, " body may hold at most ",
+                       call.body_limit, " bytes")),
+                   413);
     return false;
   }
   return true;
@@ -631,12 +627,11 @@ int HttpServer::OnRequest(MHD_Connection* c, const char* url,
         call->body_limit) {
       // A chunked or unannounced body past the limit: stop reading here.
       call->refused = true;
-      return Queue(
-          c, ErrorReply(absl::InvalidArgumentError(absl::StrCat(
-                            "dashboard: a ", call->request.method,
-                            " body may hold at most ", call->body_limit,
-                            " bytes")),
-                        413));
+      return Queue(c, ErrorReply(absl::InvalidArgumentError(absl::StrCat(
+                                     "dashboard: a ", call->request.method,
+                                     " body may hold at most ",
+                                     call->body_limit, " bytes")),
+                                 413));
     }
     call->request.body.append(upload, n);
     return MHD_YES;
@@ -749,8 +744,8 @@ int HttpServer::Queue(MHD_Connection* c, HttpReply reply) {
         });
   } else if (reply.static_body != nullptr) {
     r = MHD_create_response_from_buffer(
-        reply.static_body->size(),
-        const_cast<char*>(reply.static_body->data()), MHD_RESPMEM_PERSISTENT);
+        reply.static_body->size(), const_cast<char*>(reply.static_body->data()),
+        MHD_RESPMEM_PERSISTENT);
   } else {
     auto* body = new std::string(std::move(reply.body));
     r = MHD_create_response_from_buffer_with_free_callback_cls(

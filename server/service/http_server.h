@@ -56,7 +56,7 @@ struct HttpLimits {
   // Request line plus headers: libmicrohttpd's per-connection buffer. A
   // longer request line gets 414, longer headers 431.
   int header_bytes = 32 << 10;
-  int max_headers = 100;            // header lines; more gets 431
+  int max_headers = 100;             // header lines; more gets 431
   int64_t max_body_bytes = 4 << 10;  // POST bodies (the login form); 413
   // From the moment a connection waits for a request (its opening, or the
   // end of the previous reply) to the end of that request's body; then the
@@ -204,8 +204,8 @@ class HttpServer {
   void OnCompleted(MHD_Connection* c, void** con_cls);
   void OnConnection(MHD_Connection* c, void** socket_context, bool opened);
   // The checks of a request's headers; a reply when they fail.
-  bool Admit(MHD_Connection* c, const char* url, const char* method,
-             Call& call, HttpReply* refusal);
+  bool Admit(MHD_Connection* c, const char* url, const char* method, Call& call,
+             HttpReply* refusal);
   int Queue(MHD_Connection* c, HttpReply reply);
   // Runs `call` on the pool; false when the queue or the client's share is
   // full.
@@ -223,8 +223,8 @@ class HttpServer {
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
   std::deque<std::pair<MHD_Connection*, Call*>> queue_;  // by pool_mu_
-  absl::flat_hash_map<std::string, int> pending_;       // by pool_mu_
-  bool pool_stopping_ = false;                          // by pool_mu_
+  absl::flat_hash_map<std::string, int> pending_;        // by pool_mu_
+  bool pool_stopping_ = false;                           // by pool_mu_
   std::vector<std::thread> pool_;
 
   // Open connections (their sockets and request deadlines) and streams.

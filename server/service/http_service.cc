@@ -103,9 +103,8 @@ HttpReply Redirect(const std::string& to) {
 }
 
 HttpReply TooMany(const std::string& why, absl::Duration wait) {
-  const int64_t seconds =
-      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
-                               absl::ToDoubleSeconds(wait))));
+  const int64_t seconds = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(wait))));
   HttpReply r = ErrorReply(absl::ResourceExhaustedError(
       absl::StrCat("dashboard: ", why, "; retry in ", seconds, " s")));
   r.headers.emplace_back("Retry-After", absl::StrCat(seconds));
@@ -149,9 +148,10 @@ absl::StatusOr<std::unique_ptr<HttpService>> HttpService::Start(
     bytes << in.rdbuf();
     total += bytes.str().size();
     if (!in || total > kMaxStaticBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--http_static_dir: cannot read ", TerminalSafe(entry.path().string()),
-          " (or the files pass ", kMaxStaticBytes, " bytes)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http_static_dir: cannot read ",
+                       TerminalSafe(entry.path().string()),
+                       " (or the files pass ", kMaxStaticBytes, " bytes)"));
     }
     s->files_[entry.path().filename().string()] =
         StaticFile{bytes.str(), ContentType(entry.path())};
@@ -177,7 +177,8 @@ absl::StatusOr<std::unique_ptr<HttpService>> HttpService::Start(
   o.tls_key = config.tls_key;
   o.tls_client_ca = config.tls_client_ca;
   std::string host = config.listen.substr(0, config.listen.rfind(':'));
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[')
+    host = host.substr(1, host.size() - 2);
   o.allowed_hosts = HttpServer::DefaultAllowedHosts(host);
   for (const std::string& h : config.allowed_hosts)
     o.allowed_hosts.insert(absl::AsciiStrToLower(h));
@@ -250,8 +251,9 @@ HttpReply HttpService::SweepView(
     const std::function<absl::StatusOr<std::string>()>& body) {
   // Parameters sorted by name; lengths keep "a=b&c" and "a=b" "c" apart.
   std::vector<std::pair<std::string, std::string>> params = req.query;
-  std::stable_sort(params.begin(), params.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(
+      params.begin(), params.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string key = req.path;
   for (const auto& [k, v] : params)
     absl::StrAppend(&key, "\n", k.size(), ":", k, v.size(), ":", v);
@@ -277,8 +279,8 @@ HttpReply HttpService::File(const std::string& name,
                             const char* cache_control) {
   auto it = files_.find(name);
   if (it == files_.end()) {
-    return ErrorReply(absl::NotFoundError(
-        absl::StrCat("no such page: /static/", TerminalSafe(name.substr(0, 200)))));
+    return ErrorReply(absl::NotFoundError(absl::StrCat(
+        "no such page: /static/", TerminalSafe(name.substr(0, 200)))));
   }
   HttpReply reply;
   reply.static_body = &it->second.bytes;
@@ -288,8 +290,9 @@ HttpReply HttpService::File(const std::string& name,
 }
 
 bool HttpService::SameOrigin(const HttpRequest& req) {
-  const std::string self = absl::StrCat(req.tls ? "https://" : "http://",
-                                        absl::AsciiStrToLower(req.Header("Host")));
+  const std::string self =
+      absl::StrCat(req.tls ? "https://" : "http://",
+                   absl::AsciiStrToLower(req.Header("Host")));
   const std::string origin = absl::AsciiStrToLower(req.Header("Origin"));
   if (!origin.empty()) return origin == self;
   const std::string referer = absl::AsciiStrToLower(req.Header("Referer"));
@@ -308,11 +311,13 @@ HttpReply HttpService::Login(const HttpRequest& req) {
   }
   if (auth_ == nullptr) return Redirect("/");
   // Decided from the address alone, before the token is looked at.
-  if (absl::Duration wait = failures_.Wait(req.client); wait > absl::ZeroDuration())
+  if (absl::Duration wait = failures_.Wait(req.client);
+      wait > absl::ZeroDuration())
     return TooMany("too many failed logins from this address", wait);
   const std::string token = FormValue(req.body, "token");
   storage::Actor actor;
-  absl::Status ok = auth_->CheckToken(token, Permission::kRead, "login", &actor);
+  absl::Status ok =
+      auth_->CheckToken(token, Permission::kRead, "login", &actor);
   if (!ok.ok()) {
     failures_.Take(req.client);
     return Redirect(ok.code() == absl::StatusCode::kPermissionDenied
@@ -320,7 +325,8 @@ HttpReply HttpService::Login(const HttpRequest& req) {
                         : "/login?failed=token");
   }
   const std::string token_key = Sha256Hex(token);
-  if (absl::Duration wait = logins_.Wait(token_key); wait > absl::ZeroDuration())
+  if (absl::Duration wait = logins_.Wait(token_key);
+      wait > absl::ZeroDuration())
     return TooMany("too many logins with this token", wait);
   logins_.Take(token_key);
   const std::string id = NewSessionId();
@@ -377,8 +383,9 @@ HttpReply HttpService::Logout(const HttpRequest& req) {
   }
   HttpReply reply = Redirect("/login");
   reply.headers.emplace_back(
-      "Set-Cookie", absl::StrCat(kSessionCookie,
-                                 "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"));
+      "Set-Cookie",
+      absl::StrCat(kSessionCookie,
+                   "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"));
   return reply;
 }
 
@@ -398,11 +405,10 @@ HttpReply HttpService::Export(const HttpRequest& req, const std::string& sweep,
     for (const auto& m : metrics) absl::StrAppend(&out, ",", CsvField(m, !raw));
     out += "\n";
     for (const auto& r : rows.rows()) {
-      absl::StrAppend(
-          &out, CsvField(r.trial_id(), !raw), ",",
-          v1::Parameterization_Name(r.config().parameterization()), ",",
-          r.config().lr_ratio(), ",", r.config().eta_ov(), ",",
-          r.config().seed(), ",", v1::TrialState_Name(r.state()));
+      absl::StrAppend(&out, CsvField(r.trial_id(), !raw), ",",
+                      v1::Parameterization_Name(r.config().parameterization()),
+                      ",", r.config().lr_ratio(), ",", r.config().eta_ov(), ",",
+                      r.config().seed(), ",", v1::TrialState_Name(r.state()));
       for (const auto& m : metrics) {
         auto it = r.values().find(m);
         out += ",";
@@ -444,15 +450,19 @@ HttpReply HttpService::Get(const HttpRequest& req) {
   };
   if (path == "/") return File("index.html", "no-cache");
   if (path == "/login") return File("login.html", "no-cache");
-  if (parts.size() == 3 && named && (parts[1] == "sweeps" || parts[1] == "trials"))
+  if (parts.size() == 3 && named &&
+      (parts[1] == "sweeps" || parts[1] == "trials"))
     return File("index.html", "no-cache");
-  if (parts.size() == 3 && parts[1] == "static") return File(parts[2], "no-cache");
-  if (parts.size() < 4 || parts[1] != "api" || parts[2] != "v1") return not_found();
+  if (parts.size() == 3 && parts[1] == "static")
+    return File(parts[2], "no-cache");
+  if (parts.size() < 4 || parts[1] != "api" || parts[2] != "v1")
+    return not_found();
   // /api/v1/RESOURCE[/NAME[/VIEW]]
   const std::string& resource = parts[3];
   const std::string name = parts.size() > 4 ? parts[4] : "";
   const std::string view = parts.size() > 5 ? parts[5] : "";
-  if (parts.size() > 6 || (parts.size() > 4 && name.empty())) return not_found();
+  if (parts.size() > 6 || (parts.size() > 4 && name.empty()))
+    return not_found();
   if (resource == "events" && parts.size() == 4) return Events(req);
   if (resource == "sweeps" && parts.size() == 4)
     return Api(req, [&] { return JsonOf(core_->ListSweeps()); });
@@ -539,15 +549,16 @@ HttpReply HttpService::Events(const HttpRequest& req) {
   {
     absl::MutexLock lock(&streams_mu_);
     if (open_streams_ >= config_.max_event_streams) {
-      return ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
-          "events: ", config_.max_event_streams,
-          " streams are open; close a dashboard tab")));
+      return ErrorReply(absl::ResourceExhaustedError(
+          absl::StrCat("events: ", config_.max_event_streams,
+                       " streams are open; close a dashboard tab")));
     }
     int& mine = streams_by_key_[*key];
     if (mine >= config_.event_streams_per_token) {
-      return ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
-          "events: ", mine, " streams are open with this token; close a "
-                            "dashboard tab")));
+      return ErrorReply(absl::ResourceExhaustedError(
+          absl::StrCat("events: ", mine,
+                       " streams are open with this token; close a "
+                       "dashboard tab")));
     }
     ++mine;
     ++open_streams_;
@@ -561,7 +572,8 @@ HttpReply HttpService::Events(const HttpRequest& req) {
   });
   std::string first = Event(f, nullptr);
   if (first.empty()) {
-    return ErrorReply(absl::UnavailableError("events: the sweep cannot be read now; retry"));
+    return ErrorReply(
+        absl::UnavailableError("events: the sweep cannot be read now; retry"));
   }
   f.stream->Write(first);
   HttpReply reply;
@@ -611,11 +623,10 @@ void HttpService::EventsLoop() {
     if (stopping_) return;
     {
       absl::MutexLock lock(&streams_mu_);
-      followers_.erase(std::remove_if(followers_.begin(), followers_.end(),
-                                      [](const Follower& f) {
-                                        return f.stream->ended();
-                                      }),
-                       followers_.end());
+      followers_.erase(
+          std::remove_if(followers_.begin(), followers_.end(),
+                         [](const Follower& f) { return f.stream->ended(); }),
+          followers_.end());
     }
     if (!changed) {
       absl::MutexLock lock(&streams_mu_);
@@ -624,8 +635,8 @@ void HttpService::EventsLoop() {
         if (f.stream->last_write() < quiet) f.stream->Write(": ping\n\n");
       continue;
     }
-    const absl::Time next =
-        absl::Now() + std::max(absl::Milliseconds(200), ReplyCache::ReuseFor(cost));
+    const absl::Time next = absl::Now() + std::max(absl::Milliseconds(200),
+                                                   ReplyCache::ReuseFor(cost));
     while (!stopping_ && absl::Now() < next)
       absl::SleepFor(std::min(absl::Milliseconds(200), next - absl::Now()));
     if (stopping_) return;
@@ -645,8 +656,10 @@ void HttpService::EventsLoop() {
       }
       if (f.sweep.empty() && sweeps->empty()) continue;
       const std::string event = Event(f, f.sweep.empty() ? &*sweeps : nullptr);
-      if (event.empty()) f.stream->End();
-      else f.stream->Write(event);
+      if (event.empty())
+        f.stream->End();
+      else
+        f.stream->Write(event);
     }
     {
       absl::MutexLock lock(&streams_mu_);

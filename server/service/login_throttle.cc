@@ -9,8 +9,8 @@ namespace qkov::service {
 void LoginThrottle::Refill(Bucket& b, absl::Time now) const {
   if (now <= b.updated) return;
   b.tokens = std::min<double>(
-      options_.burst, b.tokens + absl::FDivDuration(now - b.updated,
-                                                    options_.refill));
+      options_.burst,
+      b.tokens + absl::FDivDuration(now - b.updated, options_.refill));
   b.updated = now;
 }
 

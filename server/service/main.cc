@@ -138,8 +138,8 @@ absl::Status HttpFlags(qkov::service::HttpConfig* http) {
        absl::GetFlag(FLAGS_http_event_streams_per_token), 1, 10000},
       {"--http_session_lifetime_seconds",
        absl::GetFlag(FLAGS_http_session_lifetime_seconds), 1, 366 * 86400},
-      {"--http_sessions_per_token", absl::GetFlag(FLAGS_http_sessions_per_token),
-       1, 10000},
+      {"--http_sessions_per_token",
+       absl::GetFlag(FLAGS_http_sessions_per_token), 1, 10000},
       {"--http_login_failures_per_minute",
        absl::GetFlag(FLAGS_http_login_failures_per_minute), 1, 60000},
       {"--http_logins_per_token_per_minute",
@@ -160,7 +160,8 @@ absl::Status HttpFlags(qkov::service::HttpConfig* http) {
   l.max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   l.request_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds));
-  l.idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds));
+  l.idle_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds));
   l.handler_threads = absl::GetFlag(FLAGS_http_threads);
   http->allowed_hosts = absl::GetFlag(FLAGS_http_allowed_hosts);
   http->max_event_streams = absl::GetFlag(FLAGS_http_max_event_streams);
@@ -192,9 +193,11 @@ int main(int argc, char** argv) {
       "qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);
 
-  if (const std::string path = absl::GetFlag(FLAGS_init_tokens); !path.empty()) {
+  if (const std::string path = absl::GetFlag(FLAGS_init_tokens);
+      !path.empty()) {
     if (absl::Status st = qkov::service::WriteNewTokenFile(path); !st.ok()) {
-      std::fprintf(stderr, "qkov-server: %s\n", std::string(st.message()).c_str());
+      std::fprintf(stderr, "qkov-server: %s\n",
+                   std::string(st.message()).c_str());
       return 1;
     }
     std::printf(

@@ -127,12 +127,14 @@ TEST_F(DashboardApiTest, TokensRolesAndTheSessionCookie) {
   const httplib::Headers origin = {
       {"Origin", absl::StrCat("http://127.0.0.1:", http_port_)}};
   // A worker's token is refused at the form too, and says why.
-  httplib::Result bad = c.Post("/login", origin, httplib::Params{{"token", kWorker}});
+  httplib::Result bad =
+      c.Post("/login", origin, httplib::Params{{"token", kWorker}});
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 303) << bad->body;
   EXPECT_EQ(bad->get_header_value("Location"), "/login?failed=role");
   EXPECT_FALSE(bad->has_header("Set-Cookie"));
-  httplib::Result login = c.Post("/login", origin, httplib::Params{{"token", kReader}});
+  httplib::Result login =
+      c.Post("/login", origin, httplib::Params{{"token", kReader}});
   ASSERT_TRUE(login);
   EXPECT_EQ(login->status, 303);
   const std::string cookie = login->get_header_value("Set-Cookie");
@@ -147,10 +149,9 @@ TEST_F(DashboardApiTest, TokensRolesAndTheSessionCookie) {
       Get("/api/v1/sweeps", "", {{"Cookie", "qkov_session=0123"}})->status,
       401);
   // Logging out ends the session on the server, not only in the browser.
-  httplib::Result out = c.Post(
-      "/logout",
-      httplib::Headers{{"Cookie", session}, *origin.begin()}, "",
-      "application/x-www-form-urlencoded");
+  httplib::Result out =
+      c.Post("/logout", httplib::Headers{{"Cookie", session}, *origin.begin()},
+             "", "application/x-www-form-urlencoded");
   ASSERT_TRUE(out);
   EXPECT_EQ(out->status, 303);
   EXPECT_EQ(Get("/api/v1/sweeps", "", {{"Cookie", session}})->status, 401);
@@ -430,7 +431,8 @@ TEST(DashboardTlsTest, HttpsWithTheServersCertificatesAndClientCertificates) {
   ASSERT_TRUE(r) << httplib::to_string(r.error());
   EXPECT_EQ(r->status, 200);
   httplib::Result login = c.Post(
-      "/login", httplib::Headers{{"Origin", absl::StrCat("https://127.0.0.1:", port)}},
+      "/login",
+      httplib::Headers{{"Origin", absl::StrCat("https://127.0.0.1:", port)}},
       httplib::Params{{"token", kReader}});
   ASSERT_TRUE(login);
   EXPECT_NE(login->get_header_value("Set-Cookie").find("; Secure"),

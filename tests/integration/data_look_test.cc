@@ -98,7 +98,8 @@ TEST(ProgramHelpTest, EachProgramListsItsOwnFlags) {
     EXPECT_EQ(text.find("No flags matched"), std::string::npos) << c.bin;
     for (const std::string& flag : c.flags) {
       EXPECT_NE(text.find("    " + flag + " ("), std::string::npos)
-          << c.bin << " --help lacks " << flag << ":\n" << text;
+          << c.bin << " --help lacks " << flag << ":\n"
+          << text;
     }
     EXPECT_NE(text.find("default: "), std::string::npos) << c.bin;
     // Library flags (gRPC's, Abseil's own) stay behind --helpfull.

@@ -50,7 +50,8 @@ int Dial(int port, const std::string& from, double timeout_s = 1.0) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
   timeval tv{static_cast<time_t>(timeout_s),
-             static_cast<suseconds_t>((timeout_s - static_cast<int>(timeout_s)) * 1e6)};
+             static_cast<suseconds_t>(
+                 (timeout_s - static_cast<int>(timeout_s)) * 1e6)};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   sockaddr_in local{};
@@ -61,7 +62,8 @@ int Dial(int port, const std::string& from, double timeout_s = 1.0) {
   remote.sin_port = htons(static_cast<uint16_t>(port));
   inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) != 0) {
+      ::connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) !=
+          0) {
     ::close(fd);
     return -1;
   }
@@ -158,9 +160,9 @@ class HttpAttackTest : public ::testing::Test {
     WriteFile(dir_.File("tokens"),
               absl::StrCat("worker ", kWorker, " farm\nread-only ", kReader,
                            " reader\nadmin ", kAdmin, " root\n"));
-    std::vector<std::string> all = {"--token_file=" + dir_.File("tokens"),
-                                    "--http_listen=127.0.0.1:0",
-                                    "--http_port_file=" + dir_.File("http.port")};
+    std::vector<std::string> all = {
+        "--token_file=" + dir_.File("tokens"), "--http_listen=127.0.0.1:0",
+        "--http_port_file=" + dir_.File("http.port")};
     all.insert(all.end(), flags.begin(), flags.end());
     server_ = std::make_unique<ServerUnderTest>(dir_, all);
     ASSERT_TRUE(WaitUntil(
@@ -178,7 +180,8 @@ class HttpAttackTest : public ::testing::Test {
   bool GrpcAnswers() {
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kReader));
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(1));
     v1::ListSweepsResponse resp;
     return stub_->ListSweeps(&ctx, v1::ListSweepsRequest(), &resp).ok();
   }
@@ -186,9 +189,10 @@ class HttpAttackTest : public ::testing::Test {
   // Runs `attack(thread_index, stop)` on `threads` threads for `seconds`,
   // probing every 250 ms; then `before_sigterm` (checks of what the attack
   // must not have changed), then SIGTERM with the attack still going.
-  void UnderAttack(int threads, double seconds,
-                   const std::function<void(int, const std::atomic<bool>&)>& attack,
-                   const std::function<void()>& before_sigterm = nullptr) {
+  void UnderAttack(
+      int threads, double seconds,
+      const std::function<void(int, const std::atomic<bool>&)>& attack,
+      const std::function<void()>& before_sigterm = nullptr) {
     ASSERT_TRUE(LoginPageAnswers());
     const pid_t pid = server_->process().pid();
     const int64_t idle = RssBytes(pid);
@@ -224,7 +228,9 @@ class HttpAttackTest : public ::testing::Test {
     for (std::thread& t : attackers) t.join();
   }
 
-  std::string From(int base, int i) { return absl::StrCat("127.0.0.", base + i); }
+  std::string From(int base, int i) {
+    return absl::StrCat("127.0.0.", base + i);
+  }
 
   TempDir dir_;
   std::unique_ptr<ServerUnderTest> server_;
@@ -273,13 +279,15 @@ TEST_F(HttpAttackTest, OversizedRequestsAreRefusedWhileRead) {
   std::string many = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   for (int i = 0; i < 150; ++i) absl::StrAppend(&many, "X-", i, ": 1\r\n");
   EXPECT_EQ(Exchange(port_, many + "Connection: close\r\n\r\n").status, 431);
-  const std::string chunk = absl::StrCat(absl::Hex(mb.size()), "\r\n", mb, "\r\n");
+  const std::string chunk =
+      absl::StrCat(absl::Hex(mb.size()), "\r\n", mb, "\r\n");
   {
     const int fd = Dial(port_, "127.0.0.2", 2.0);
     ASSERT_GE(fd, 0);
-    ASSERT_TRUE(SendAll(fd,
-                        "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: "
-                        "http://127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    ASSERT_TRUE(
+        SendAll(fd,
+                "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: "
+                "http://127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"));
     int sent_mb = 0;
     while (sent_mb < 100 && SendAll(fd, chunk)) ++sent_mb;
     const Reply r = Parse(ReadAll(fd));
@@ -297,8 +305,9 @@ TEST_F(HttpAttackTest, OversizedRequestsAreRefusedWhileRead) {
       std::string head;
       switch (i % 5) {
         case 0:  // chunked POST body
-          head = "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
-                 "chunked\r\n\r\n";
+          head =
+              "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
+              "chunked\r\n\r\n";
           break;
         case 1:  // announced 100 MB body (a 60 MB multipart part is the same)
           head = big_length;
@@ -316,15 +325,17 @@ TEST_F(HttpAttackTest, OversizedRequestsAreRefusedWhileRead) {
       bool ok = SendAll(fd, head);
       for (int k = 0; ok && k < 100 && !stop; ++k) {
         const std::string& piece =
-            i % 5 == 0 ? chunk
-                       : (i % 5 == 3 ? absl::StrCat("X-", k, ": ", mb.substr(0, 8192),
-                                                    "\r\n")
-                                     : mb);
+            i % 5 == 0
+                ? chunk
+                : (i % 5 == 3
+                       ? absl::StrCat("X-", k, ": ", mb.substr(0, 8192), "\r\n")
+                       : mb);
         ok = SendAll(fd, piece);
         if (ok) accepted += static_cast<int64_t>(piece.size());
       }
       int64_t seen = most_accepted.load();
-      while (accepted > seen && !most_accepted.compare_exchange_weak(seen, accepted)) {
+      while (accepted > seen &&
+             !most_accepted.compare_exchange_weak(seen, accepted)) {
       }
       ::close(fd);
     }
@@ -341,29 +352,35 @@ TEST_F(HttpAttackTest, SlowlorisIsCutAtTheRequestDeadline) {
   StartServer({"--http_request_timeout_seconds=3"});
   std::atomic<int> cut{0};
   int cut_before_sigterm = 0;
-  UnderAttack(8, 8, [&](int i, const std::atomic<bool>& stop) {
-    std::vector<int> fds;
-    for (int k = 0; k < 25; ++k) {
-      const int fd = Dial(port_, From(30, i), 1.0);
-      if (fd >= 0 && SendAll(fd, "GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
-        fds.push_back(fd);
-    }
-    for (int round = 0; round < 10 && !stop; ++round) {
-      for (int w = 0; w < 20 && !stop; ++w) absl::SleepFor(absl::Milliseconds(100));
-      for (int& fd : fds) {
-        if (fd < 0) continue;
-        if (!SendAll(fd, "X-Slow: 1\r\n")) {
-          ++cut;
-          ::close(fd);
-          fd = -1;
+  UnderAttack(
+      8, 8,
+      [&](int i, const std::atomic<bool>& stop) {
+        std::vector<int> fds;
+        for (int k = 0; k < 25; ++k) {
+          const int fd = Dial(port_, From(30, i), 1.0);
+          if (fd >= 0 &&
+              SendAll(fd, "GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
+            fds.push_back(fd);
         }
-      }
-    }
-    for (int fd : fds)
-      if (fd >= 0) ::close(fd);
-  }, [&] { cut_before_sigterm = cut.load(); });
+        for (int round = 0; round < 10 && !stop; ++round) {
+          for (int w = 0; w < 20 && !stop; ++w)
+            absl::SleepFor(absl::Milliseconds(100));
+          for (int& fd : fds) {
+            if (fd < 0) continue;
+            if (!SendAll(fd, "X-Slow: 1\r\n")) {
+              ++cut;
+              ::close(fd);
+              fd = -1;
+            }
+          }
+        }
+        for (int fd : fds)
+          if (fd >= 0) ::close(fd);
+      },
+      [&] { cut_before_sigterm = cut.load(); });
   // Counted before SIGTERM, which closes every connection anyway.
-  EXPECT_GT(cut_before_sigterm, 100) << "slow requests were not cut at their deadline";
+  EXPECT_GT(cut_before_sigterm, 100)
+      << "slow requests were not cut at their deadline";
 }
 
 // Wrong tokens are throttled per address (429 + Retry-After) without
@@ -372,30 +389,39 @@ TEST_F(HttpAttackTest, FailedLoginsAreThrottledPerAddress) {
   StartServer();
   std::atomic<int> refused{0}, throttled{0}, odd{0};
   std::atomic<int> retry_after_ok{0};
-  UnderAttack(4, 4, [&](int i, const std::atomic<bool>& stop) {
-    for (int n = 0; n < 2000 && !stop; ++n) {
-      const Reply r = Exchange(
-          port_, PostLogin(port_, absl::StrCat("guess-", i, "-", n, "-0123456789")),
-          From(40, i), 1.0);
-      if (r.status == 303 && r.Header("Location") == "/login?failed=token") {
-        ++refused;
-      } else if (r.status == 429) {
-        ++throttled;
-        int seconds = 0;
-        if (absl::SimpleAtoi(r.Header("Retry-After"), &seconds) && seconds >= 1)
-          ++retry_after_ok;
-      } else if (r.status != 0) {
-        ++odd;
-      }
-    }
-  }, [&] {
-    // The right token: from another address it logs in; from a throttled
-    // one it waits like any other try.
-    const Reply mine = Exchange(port_, PostLogin(port_, kReader));
-    EXPECT_EQ(mine.status, 303);
-    EXPECT_EQ(mine.Header("Location"), "/");
-    EXPECT_EQ(Exchange(port_, PostLogin(port_, kReader), From(40, 0)).status, 429);
-  });
+  UnderAttack(
+      4, 4,
+      [&](int i, const std::atomic<bool>& stop) {
+        for (int n = 0; n < 2000 && !stop; ++n) {
+          const Reply r = Exchange(
+              port_,
+              PostLogin(port_,
+                        absl::StrCat("guess-", i, "-", n, "-0123456789")),
+              From(40, i), 1.0);
+          if (r.status == 303 &&
+              r.Header("Location") == "/login?failed=token") {
+            ++refused;
+          } else if (r.status == 429) {
+            ++throttled;
+            int seconds = 0;
+            if (absl::SimpleAtoi(r.Header("Retry-After"), &seconds) &&
+                seconds >= 1)
+              ++retry_after_ok;
+          } else if (r.status != 0) {
+            ++odd;
+          }
+        }
+      },
+      [&] {
+        // The right token: from another address it logs in; from a throttled
+        // one it waits like any other try.
+        const Reply mine = Exchange(port_, PostLogin(port_, kReader));
+        EXPECT_EQ(mine.status, 303);
+        EXPECT_EQ(mine.Header("Location"), "/");
+        EXPECT_EQ(
+            Exchange(port_, PostLogin(port_, kReader), From(40, 0)).status,
+            429);
+      });
   // 10 a minute per address, a burst of 10: 4 addresses over ~5 s.
   EXPECT_LE(refused.load(), 4 * 12);
   EXPECT_GT(throttled.load(), 100);
@@ -410,7 +436,8 @@ TEST_F(HttpAttackTest, LoginsPerTokenAreThrottled) {
   const Reply sixth = Exchange(port_, PostLogin(port_, kReader));
   EXPECT_EQ(sixth.status, 429);
   EXPECT_EQ(sixth.Header("Retry-After"), "12");
-  EXPECT_EQ(Exchange(port_, PostLogin(port_, kAdmin)).status, 303) << "another token";
+  EXPECT_EQ(Exchange(port_, PostLogin(port_, kAdmin)).status, 303)
+      << "another token";
 }
 
 // A reader logging in as fast as it can (the per-token rate lifted so that
@@ -423,10 +450,13 @@ TEST_F(HttpAttackTest, ASessionFloodEndsOnlyThatTokensOldestSessions) {
     return c.substr(0, c.find(';'));
   };
   auto status_with = [&](const std::string& cookie) {
-    return Exchange(port_, Get("/api/v1/sweeps", "Cookie: " + cookie + "\r\n")).status;
+    return Exchange(port_, Get("/api/v1/sweeps", "Cookie: " + cookie + "\r\n"))
+        .status;
   };
-  const std::string admin = cookie_of(Exchange(port_, PostLogin(port_, kAdmin)));
-  const std::string first = cookie_of(Exchange(port_, PostLogin(port_, kReader)));
+  const std::string admin =
+      cookie_of(Exchange(port_, PostLogin(port_, kAdmin)));
+  const std::string first =
+      cookie_of(Exchange(port_, PostLogin(port_, kReader)));
   ASSERT_EQ(status_with(admin), 200);
   ASSERT_EQ(status_with(first), 200);
   std::atomic<int> logins{0};
@@ -436,7 +466,8 @@ TEST_F(HttpAttackTest, ASessionFloodEndsOnlyThatTokensOldestSessions) {
       2, 4,
       [&](int i, const std::atomic<bool>& stop) {
         for (int n = 0; n < 20000 && !stop; ++n) {
-          const Reply r = Exchange(port_, PostLogin(port_, kReader), From(70, i), 1.0);
+          const Reply r =
+              Exchange(port_, PostLogin(port_, kReader), From(70, i), 1.0);
           if (r.status != 303) continue;
           ++logins;
           std::lock_guard<std::mutex> lock(mu);
@@ -445,8 +476,10 @@ TEST_F(HttpAttackTest, ASessionFloodEndsOnlyThatTokensOldestSessions) {
       },
       [&] {
         EXPECT_GT(logins.load(), 100);
-        EXPECT_EQ(status_with(admin), 200) << "a reader's flood logged the admin out";
-        EXPECT_EQ(status_with(first), 401) << "the reader's oldest session outlived the cap";
+        EXPECT_EQ(status_with(admin), 200)
+            << "a reader's flood logged the admin out";
+        EXPECT_EQ(status_with(first), 401)
+            << "the reader's oldest session outlived the cap";
         std::lock_guard<std::mutex> lock(mu);
         EXPECT_EQ(status_with(last), 200);
       });
@@ -457,9 +490,11 @@ TEST_F(HttpAttackTest, SessionsExpireAfterTheirLifetime) {
   const Reply r = Exchange(port_, PostLogin(port_, kReader));
   ASSERT_EQ(r.status, 303);
   EXPECT_NE(r.Header("Set-Cookie").find("Max-Age=2"), std::string::npos);
-  const std::string cookie = r.Header("Set-Cookie").substr(0, r.Header("Set-Cookie").find(';'));
+  const std::string cookie =
+      r.Header("Set-Cookie").substr(0, r.Header("Set-Cookie").find(';'));
   auto status = [&] {
-    return Exchange(port_, Get("/api/v1/sweeps", "Cookie: " + cookie + "\r\n")).status;
+    return Exchange(port_, Get("/api/v1/sweeps", "Cookie: " + cookie + "\r\n"))
+        .status;
   };
   EXPECT_EQ(status(), 200);
   EXPECT_TRUE(WaitUntil([&] { return status() == 401; }, 10));
@@ -471,15 +506,18 @@ TEST_F(HttpAttackTest, SessionsExpireAfterTheirLifetime) {
 TEST_F(HttpAttackTest, HostsOriginsAndTokensInUrls) {
   StartServer({"--http_allowed_hosts=qkov.lab.example"});
   auto get_with_host = [&](const std::string& host) {
-    return Exchange(port_, absl::StrCat("GET /api/v1/sweeps HTTP/1.1\r\nHost: ", host,
-                                        "\r\nAuthorization: Bearer ", kReader,
-                                        "\r\nConnection: close\r\n\r\n"));
+    return Exchange(port_,
+                    absl::StrCat("GET /api/v1/sweeps HTTP/1.1\r\nHost: ", host,
+                                 "\r\nAuthorization: Bearer ", kReader,
+                                 "\r\nConnection: close\r\n\r\n"));
   };
   for (const char* host :
-       {"rebind.attacker.example", "rebind.attacker.example:80", "localhost.attacker.example"}) {
+       {"rebind.attacker.example", "rebind.attacker.example:80",
+        "localhost.attacker.example"}) {
     const Reply r = get_with_host(host);
     EXPECT_EQ(r.status, 403) << host;
-    EXPECT_NE(r.body.find("is not a name of this server"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("is not a name of this server"), std::string::npos)
+        << r.body;
     EXPECT_EQ(r.body.find("\"sweeps\""), std::string::npos);
   }
   for (const std::string& host :
@@ -497,8 +535,8 @@ TEST_F(HttpAttackTest, HostsOriginsAndTokensInUrls) {
         std::string("Referer: http://127.0.0.1.attacker.example/\r\n"),
         std::string("Origin: null\r\n"), std::string()}) {
     const Reply r = Exchange(
-        port_, absl::StrCat("POST /login HTTP/1.1\r\nHost: 127.0.0.1:", port_, "\r\n",
-                            origin, "Content-Length: ", body.size(),
+        port_, absl::StrCat("POST /login HTTP/1.1\r\nHost: 127.0.0.1:", port_,
+                            "\r\n", origin, "Content-Length: ", body.size(),
                             "\r\nConnection: close\r\n\r\n", body));
     EXPECT_EQ(r.status, 403) << origin;
     EXPECT_EQ(r.Header("Set-Cookie"), "") << origin;
@@ -510,9 +548,11 @@ TEST_F(HttpAttackTest, HostsOriginsAndTokensInUrls) {
                           "\r\nConnection: close\r\n\r\n", body));
   EXPECT_EQ(referer.status, 303);
   const Reply in_url = Exchange(
-      port_, absl::StrCat("POST /login?token=", kReader, " HTTP/1.1\r\nHost: 127.0.0.1:",
-                          port_, "\r\nOrigin: http://127.0.0.1:", port_,
-                          "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+      port_,
+      absl::StrCat("POST /login?token=", kReader,
+                   " HTTP/1.1\r\nHost: 127.0.0.1:", port_,
+                   "\r\nOrigin: http://127.0.0.1:", port_,
+                   "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
   EXPECT_EQ(in_url.status, 400);
   EXPECT_EQ(in_url.body.find(kReader), std::string::npos);
   EXPECT_EQ(in_url.Header("Set-Cookie"), "");
@@ -523,11 +563,16 @@ TEST_F(HttpAttackTest, HostsOriginsAndTokensInUrls) {
   UnderAttack(4, 3, [&](int i, const std::atomic<bool>& stop) {
     for (int n = 0; n < 20000 && !stop; ++n) {
       const Reply r = Exchange(
-          port_, absl::StrCat("GET /api/v1/sweeps HTTP/1.1\r\nHost: rebind.attacker.example\r\n"
-                              "Authorization: Bearer ", kReader, "\r\nConnection: close\r\n\r\n"),
+          port_,
+          absl::StrCat(
+              "GET /api/v1/sweeps HTTP/1.1\r\nHost: rebind.attacker.example\r\n"
+              "Authorization: Bearer ",
+              kReader, "\r\nConnection: close\r\n\r\n"),
           From(80, i));
-      if (r.status == 403) ++refused;
-      else if (r.status != 0) ++served;
+      if (r.status == 403)
+        ++refused;
+      else if (r.status != 0)
+        ++served;
     }
   });
   EXPECT_GT(refused.load(), 100);
@@ -538,36 +583,44 @@ TEST_F(HttpAttackTest, HostsOriginsAndTokensInUrls) {
 // GET's headers.
 TEST_F(HttpAttackTest, PathsAndHead) {
   StartServer();
-  for (const char* path : {"/static/app.js%00.html", "/static/%ff%fe.js",
-                           "/api/v1/sweeps/%00", "/static/app.js%0", "/%c0%af"}) {
+  for (const char* path :
+       {"/static/app.js%00.html", "/static/%ff%fe.js", "/api/v1/sweeps/%00",
+        "/static/app.js%0", "/%c0%af"}) {
     const Reply r = Exchange(port_, Get(path));
     EXPECT_EQ(r.status, 400) << path << " " << r.head;
     EXPECT_EQ(r.Header("Content-Type"), "application/json") << path;
   }
   EXPECT_EQ(Exchange(port_, Get("/api/v1/sweeps?where=%00")).status, 400);
   const Reply get = Exchange(port_, Get("/static/app.js"));
-  const Reply head = Exchange(
-      port_, "HEAD /static/app.js HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  const Reply head = Exchange(port_,
+                              "HEAD /static/app.js HTTP/1.1\r\nHost: "
+                              "127.0.0.1\r\nConnection: close\r\n\r\n");
   ASSERT_EQ(get.status, 200);
   ASSERT_EQ(head.status, 200);
   EXPECT_EQ(head.body, "");
-  for (const char* h : {"Content-Type", "Content-Length", "X-Content-Type-Options",
-                        "X-Frame-Options", "Content-Security-Policy",
-                        "Referrer-Policy", "Cache-Control"}) {
+  for (const char* h :
+       {"Content-Type", "Content-Length", "X-Content-Type-Options",
+        "X-Frame-Options", "Content-Security-Policy", "Referrer-Policy",
+        "Cache-Control"}) {
     EXPECT_FALSE(get.Header(h).empty()) << h;
     EXPECT_EQ(head.Header(h), get.Header(h)) << h;
   }
   EXPECT_EQ(get.Header("Content-Type"), "text/javascript; charset=utf-8");
-  const Reply put = Exchange(
-      port_, "PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  const Reply put =
+      Exchange(port_,
+               "PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+               "0\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(put.status, 405);
 
   std::atomic<int> refused{0}, other{0};
   UnderAttack(4, 3, [&](int i, const std::atomic<bool>& stop) {
     for (int n = 0; n < 20000 && !stop; ++n) {
-      const Reply r = Exchange(port_, Get("/static/app.js%00.html"), From(90, i));
-      if (r.status == 400) ++refused;
-      else if (r.status != 0) ++other;
+      const Reply r =
+          Exchange(port_, Get("/static/app.js%00.html"), From(90, i));
+      if (r.status == 400)
+        ++refused;
+      else if (r.status != 0)
+        ++other;
     }
   });
   EXPECT_GT(refused.load(), 100);
@@ -578,14 +631,17 @@ TEST_F(HttpAttackTest, PathsAndHead) {
 // its slot within about a second. One token holding its streams, with 16
 // slow connections beside it, takes nothing from anyone else.
 TEST_F(HttpAttackTest, EventStreamSlotsPerTokenAndInTotal) {
-  StartServer({"--http_max_event_streams=12", "--http_event_streams_per_token=8"});
-  auto open_stream = [&](const std::string& token, const std::string& from, int* fd) {
+  StartServer(
+      {"--http_max_event_streams=12", "--http_event_streams_per_token=8"});
+  auto open_stream = [&](const std::string& token, const std::string& from,
+                         int* fd) {
     *fd = Dial(port_, from, 2.0);
     if (*fd < 0) return 0;
     std::string head;
-    if (!SendAll(*fd, absl::StrCat("GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                   "Authorization: Bearer ",
-                                   token, "\r\n\r\n")))
+    if (!SendAll(*fd, absl::StrCat(
+                          "GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          "Authorization: Bearer ",
+                          token, "\r\n\r\n")))
       return 0;
     char buf[4096];
     const ssize_t n = ::recv(*fd, buf, sizeof(buf), 0);
@@ -599,7 +655,8 @@ TEST_F(HttpAttackTest, EventStreamSlotsPerTokenAndInTotal) {
     mine.push_back(fd);
   }
   int extra;
-  EXPECT_EQ(open_stream(kReader, "127.0.0.51", &extra), 429) << "a ninth stream";
+  EXPECT_EQ(open_stream(kReader, "127.0.0.51", &extra), 429)
+      << "a ninth stream";
   ::close(extra);
   std::vector<int> others;
   for (int i = 0; i < 4; ++i) {
@@ -630,7 +687,8 @@ TEST_F(HttpAttackTest, EventStreamSlotsPerTokenAndInTotal) {
       const int fd = Dial(port_, From(60, i), 1.0);
       if (fd >= 0 && SendAll(fd, "GET /login HTTP/1.1\r\n")) slow.push_back(fd);
     }
-    for (int w = 0; w < 100 && !stop; ++w) absl::SleepFor(absl::Milliseconds(100));
+    for (int w = 0; w < 100 && !stop; ++w)
+      absl::SleepFor(absl::Milliseconds(100));
     for (int fd : slow) ::close(fd);
   });
   for (int fd : mine) ::close(fd);
@@ -647,9 +705,10 @@ TEST_F(HttpAttackTest, CsvExportNeutralisesFormulaCells) {
   WriteFile(dir_.File("sweep.yaml"),
             "name: cells\naxes: {parameterization: [FAFO], lr_ratio: [1], "
             "eta_ov: [0.1], seed: [1]}\ntraining: {max_steps: 10}\n");
-  CommandResult submitted = RunCommand(
-      {QKOV_CLI_BIN, "--server=" + server_->address(),
-       "--token_file=" + dir_.File("user.token"), "submit", dir_.File("sweep.yaml")});
+  CommandResult submitted =
+      RunCommand({QKOV_CLI_BIN, "--server=" + server_->address(),
+                  "--token_file=" + dir_.File("user.token"), "submit",
+                  dir_.File("sweep.yaml")});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   auto workers = v1::WorkerService::NewStub(grpc::CreateChannel(
       server_->address(), grpc::InsecureChannelCredentials()));
@@ -681,8 +740,10 @@ TEST_F(HttpAttackTest, CsvExportNeutralisesFormulaCells) {
   grpc::Status st = workers->CompleteTrial(context().get(), done, &ignored);
   ASSERT_TRUE(st.ok()) << st.error_message();
 
-  const std::string auth = absl::StrCat("Authorization: Bearer ", kReader, "\r\n");
-  const Reply csv = Exchange(port_, Get("/api/v1/sweeps/cells/export.csv", auth));
+  const std::string auth =
+      absl::StrCat("Authorization: Bearer ", kReader, "\r\n");
+  const Reply csv =
+      Exchange(port_, Get("/api/v1/sweeps/cells/export.csv", auth));
   ASSERT_EQ(csv.status, 200) << csv.body;
   EXPECT_EQ(csv.Header("Content-Type"), "text/csv");
   const std::string header = csv.body.substr(0, csv.body.find('\n'));
@@ -691,7 +752,8 @@ TEST_F(HttpAttackTest, CsvExportNeutralisesFormulaCells) {
             "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'@SUM(A1),loss");
   // A number stays a number: -0.5 is data, not a formula.
   EXPECT_NE(csv.body.find(",1,2,-0.5\n"), std::string::npos) << csv.body;
-  const Reply raw = Exchange(port_, Get("/api/v1/sweeps/cells/export.csv?raw=1", auth));
+  const Reply raw =
+      Exchange(port_, Get("/api/v1/sweeps/cells/export.csv?raw=1", auth));
   ASSERT_EQ(raw.status, 200);
   EXPECT_EQ(raw.body.substr(0, raw.body.find('\n')),
             "trial,parameterization,lr_ratio,eta_ov,seed,state,"

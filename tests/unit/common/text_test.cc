@@ -35,11 +35,14 @@ TEST(TextTest, TerminalSafeEscapesControlsAndBadBytes) {
   EXPECT_EQ(TerminalSafe("\x7f"), "\\x7f");
   // Bidirectional-text controls ("Trojan Source"): RLO, LRI..PDI, ALM,
   // LRM/RLM; other non-ASCII text stays as it is.
-  EXPECT_EQ(TerminalSafe("admin\xe2\x80\xae" "cod.exe"), "admin\\u202ecod.exe");
+  EXPECT_EQ(TerminalSafe("admin\xe2\x80\xae"
+                         "cod.exe"),
+            "admin\\u202ecod.exe");
   EXPECT_EQ(TerminalSafe("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
   EXPECT_EQ(TerminalSafe("\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f"),
             "\\u061c\\u200e\\u200f");
-  EXPECT_EQ(TerminalSafe("\xe2\x80\x94 \xe2\x80\xaf"), "\xe2\x80\x94 \xe2\x80\xaf");
+  EXPECT_EQ(TerminalSafe("\xe2\x80\x94 \xe2\x80\xaf"),
+            "\xe2\x80\x94 \xe2\x80\xaf");
   EXPECT_EQ(TerminalSafe("bad\xff"), "bad\\xff");
   EXPECT_EQ(TerminalSafe(std::string("nul\0x", 5)), "nul\\x00x");
   // Whatever goes in, nothing below 0x20 but tab comes out.

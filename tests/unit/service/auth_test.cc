@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
-
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -146,13 +145,20 @@ TEST_F(AuthTest, InitTokensWritesOnePerRoleAndNeverOverwrites) {
   }
   ASSERT_EQ(token_of.size(), 4u);
   storage::Actor actor;
-  EXPECT_TRUE((*auth)->CheckToken(token_of["admin"], Permission::kWrite, "t", &actor).ok());
+  EXPECT_TRUE(
+      (*auth)
+          ->CheckToken(token_of["admin"], Permission::kWrite, "t", &actor)
+          .ok());
   EXPECT_TRUE(actor.admin);
   EXPECT_EQ(actor.name, "admin");
-  EXPECT_TRUE((*auth)->CheckToken(token_of["read-only"], Permission::kRead, "t").ok());
-  EXPECT_EQ((*auth)->CheckToken(token_of["read-only"], Permission::kWrite, "t").code(),
+  EXPECT_TRUE(
+      (*auth)->CheckToken(token_of["read-only"], Permission::kRead, "t").ok());
+  EXPECT_EQ((*auth)
+                ->CheckToken(token_of["read-only"], Permission::kWrite, "t")
+                .code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_TRUE((*auth)->CheckToken(token_of["worker"], Permission::kWorker, "t").ok());
+  EXPECT_TRUE(
+      (*auth)->CheckToken(token_of["worker"], Permission::kWorker, "t").ok());
   // A second run, and a run over any existing file, leave it as it was.
   const std::string before = [&] {
     std::ifstream f(path);

@@ -63,8 +63,8 @@ TEST(PercentDecodeTest, PathsQueriesAndRefusals) {
   EXPECT_EQ(out, "a+b") << "'+' is a space only in queries and forms";
   EXPECT_TRUE(PercentDecode("caf%C3%A9", false, &out));
   EXPECT_EQ(out, "caf\xc3\xa9");
-  for (const char* bad : {"app.js%00.html", "%ff", "%c0%af", "%", "%4", "%zz",
-                          "%ed%a0%80"}) {
+  for (const char* bad :
+       {"app.js%00.html", "%ff", "%c0%af", "%", "%4", "%zz", "%ed%a0%80"}) {
     EXPECT_FALSE(PercentDecode(bad, false, &out)) << bad;
   }
 }
