@@ -325,7 +325,7 @@ bool HttpServer::HostAllowed(absl::string_view host) const {
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
-  const std::string& listen = options.listen;
+  const std::string listen = options.listen;  // options moves below
   const size_t colon = listen.rfind(':');
   int port;
   if (colon == std::string::npos || colon == 0 ||
@@ -366,6 +366,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
   if (options.tls_cert.empty() != options.tls_key.empty())
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
 
+  absl::flat_hash_set<std::string> names = DefaultAllowedHosts(host);
+  for (const std::string& name : options.allowed_hosts)
+    names.insert(absl::AsciiStrToLower(name));
+  options.allowed_hosts = std::move(names);
   std::unique_ptr<HttpServer> s(new HttpServer(std::move(options)));
   const Options& o = s->options_;
   unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_SUSPEND_RESUME;

@@ -162,7 +162,8 @@ class HttpServer {
   struct Options {
     std::string listen;  // HOST:PORT; port 0 picks a free one
     HttpLimits limits;
-    // Host header names served (lower case, without port). Any other Host
+    // Host header names served (without port) besides
+    // DefaultAllowedHosts(the listen host) and IP literals. Any other Host
     // gets 403: this is what closes DNS rebinding.
     absl::flat_hash_set<std::string> allowed_hosts;
     // PEM files. Empty cert: plaintext. With client_ca, a client must

@@ -176,12 +176,8 @@ absl::StatusOr<std::unique_ptr<HttpService>> HttpService::Start(
   o.tls_cert = config.tls_cert;
   o.tls_key = config.tls_key;
   o.tls_client_ca = config.tls_client_ca;
-  std::string host = config.listen.substr(0, config.listen.rfind(':'));
-  if (host.size() > 2 && host.front() == '[')
-    host = host.substr(1, host.size() - 2);
-  o.allowed_hosts = HttpServer::DefaultAllowedHosts(host);
-  for (const std::string& h : config.allowed_hosts)
-    o.allowed_hosts.insert(absl::AsciiStrToLower(h));
+  o.allowed_hosts.insert(config.allowed_hosts.begin(),
+                         config.allowed_hosts.end());
   HttpService* self = s.get();
   o.handler = [self](const HttpRequest& req) { return self->Handle(req); };
   // Everything but the API answers in microseconds from memory.
@@ -539,7 +535,8 @@ HttpReply HttpService::Get(const HttpRequest& req) {
 HttpReply HttpService::Events(const HttpRequest& req) {
   absl::StatusOr<std::string> key = Authorize(req);
   if (!key.ok()) return ErrorReply(key.status());
-  Follower f;
+  auto follower = std::make_shared<Follower>();
+  Follower& f = *follower;
   f.sweep = req.Param("sweep");
   f.since = absl::Now();
   if (!f.sweep.empty()) {
@@ -581,7 +578,7 @@ HttpReply HttpService::Events(const HttpRequest& req) {
   reply.headers.emplace_back("Cache-Control", "no-store");
   reply.stream = f.stream;
   absl::MutexLock lock(&streams_mu_);
-  followers_.push_back(std::move(f));
+  followers_.push_back(std::move(follower));
   return reply;
 }
 
@@ -623,16 +620,17 @@ void HttpService::EventsLoop() {
     if (stopping_) return;
     {
       absl::MutexLock lock(&streams_mu_);
-      followers_.erase(
-          std::remove_if(followers_.begin(), followers_.end(),
-                         [](const Follower& f) { return f.stream->ended(); }),
-          followers_.end());
+      followers_.erase(std::remove_if(followers_.begin(), followers_.end(),
+                                      [](const std::shared_ptr<Follower>& f) {
+                                        return f->stream->ended();
+                                      }),
+                       followers_.end());
     }
     if (!changed) {
       absl::MutexLock lock(&streams_mu_);
       const absl::Time quiet = absl::Now() - absl::Seconds(15);
-      for (Follower& f : followers_)
-        if (f.stream->last_write() < quiet) f.stream->Write(": ping\n\n");
+      for (const auto& f : followers_)
+        if (f->stream->last_write() < quiet) f->stream->Write(": ping\n\n");
       continue;
     }
     const absl::Time next = absl::Now() + std::max(absl::Milliseconds(200),
@@ -641,15 +639,16 @@ void HttpService::EventsLoop() {
       absl::SleepFor(std::min(absl::Milliseconds(200), next - absl::Now()));
     if (stopping_) return;
     const absl::Duration cpu0 = ThreadCpuTime();
-    // Followers are only added (under the lock) and removed here, so the
-    // round works on copies and writes back the times it advanced.
-    std::vector<Follower> round;
+    // A follower's `since` is this thread's alone once it is registered, so
+    // the round needs the lock only to list them.
+    std::vector<std::shared_ptr<Follower>> round;
     {
       absl::MutexLock lock(&streams_mu_);
       round = followers_;
     }
     std::optional<std::string> sweeps;
-    for (Follower& f : round) {
+    for (const auto& follower : round) {
+      Follower& f = *follower;
       if (f.sweep.empty() && !sweeps.has_value()) {
         absl::StatusOr<std::string> json = JsonOf(core_->ListSweeps());
         sweeps = json.ok() ? *std::move(json) : "";
@@ -660,13 +659,6 @@ void HttpService::EventsLoop() {
         f.stream->End();
       else
         f.stream->Write(event);
-    }
-    {
-      absl::MutexLock lock(&streams_mu_);
-      for (Follower& f : followers_) {
-        for (const Follower& r : round)
-          if (r.stream == f.stream) f.since = r.since;
-      }
     }
     cost = ThreadCpuTime() - cpu0;
   }

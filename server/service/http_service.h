@@ -136,7 +136,8 @@ class HttpService {
       ABSL_GUARDED_BY(sessions_mu_);
 
   absl::Mutex streams_mu_;
-  std::vector<Follower> followers_ ABSL_GUARDED_BY(streams_mu_);
+  std::vector<std::shared_ptr<Follower>> followers_
+      ABSL_GUARDED_BY(streams_mu_);
   int open_streams_ ABSL_GUARDED_BY(streams_mu_) = 0;
   absl::flat_hash_map<std::string, int> streams_by_key_
       ABSL_GUARDED_BY(streams_mu_);
