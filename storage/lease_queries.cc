@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/lease_limits.h"
 #include "common/status_macros.h"
 #include "storage/results_store.h"
 
@@ -132,12 +133,14 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
 
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-    int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer) {
+    int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
+    bool resend_held) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    ASSIGN_OR_RETURN(a, LeaseBatchLocked(worker_id, now_ms, lease_ms,
-                                         max_trials, leases, sizer));
+    ASSIGN_OR_RETURN(
+        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases,
+                            sizer, resend_held));
     return absl::OkStatus();
   }));
   return a;
@@ -145,8 +148,13 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
 
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-    int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer) {
+    int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
+    bool resend_held) {
   leases->clear();
+  if (resend_held) {
+    RETURN_IF_ERROR(ResendHeldLocked(worker_id, now_ms, lease_ms, leases));
+    if (!leases->empty()) return LeaseAvailability::kLeased;
+  }
   // Expired leases are requeued by the server's reaper; when nothing is
   // queued we also reap here, so a lost trial never waits for the reaper.
   int64_t sweep_id = 0;
@@ -228,6 +236,62 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     RETURN_IF_ERROR(att->Run());
   }
   return LeaseAvailability::kLeased;
+}
+
+absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
+                                            int64_t now_ms, int64_t lease_ms,
+                                            std::vector<LeaseRecord>* leases) {
+  constexpr char kHeldSql[] =
+      "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "
+      "t.checkpoint_step, t.axes_pb, g.training_pb, s.name "
+      "FROM trials t JOIN sweeps s USING (sweep_id) "
+      "LEFT JOIN trainings g ON g.training_id = t.training_id "
+      "WHERE t.state = 'running' AND t.lease_expires_ms >= ? AND "
+      "t.lease_worker = ? ORDER BY t.queue_rank, t.ordinal LIMIT ?";
+  ASSIGN_OR_RETURN(Statement * held, db_->Cached(kHeldSql));
+  held->BindInt64(1, now_ms);
+  held->BindText(2, worker_id);
+  held->BindInt64(3, limits::kMaxLeaseTrials);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, held->Step());
+    if (!row) break;
+    LeaseRecord l;
+    l.trial_id = held->ColumnText(0);
+    l.attempt = static_cast<int>(held->ColumnInt64(1));
+    l.config_json = held->ColumnText(2);
+    l.checkpoint = held->ColumnBlob(3);
+    l.checkpoint_step = l.checkpoint.empty() ? 0 : held->ColumnInt64(4);
+    l.config_pb = BinaryConfig(*held, 5);
+    l.sweep_name = held->ColumnText(7);
+    l.expires_ms = now_ms + lease_ms;
+    leases->push_back(std::move(l));
+  }
+  for (const LeaseRecord& l : *leases) {
+    ASSIGN_OR_RETURN(Statement * renew, db_->Cached(kRenewSql));
+    renew->BindInt64(1, l.expires_ms);
+    renew->BindInt64(2, 0);
+    renew->BindInt64(3, now_ms);
+    renew->BindText(4, l.trial_id);
+    RETURN_IF_ERROR(renew->Run());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ResultsStore::ExtendRunningLeases(int64_t until_ms) {
+  int64_t n = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    constexpr char kExtendSql[] =
+        "UPDATE trials SET lease_expires_ms = ? "
+        "WHERE state = 'running' AND lease_expires_ms < ?";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kExtendSql));
+    s->BindInt64(1, until_ms);
+    s->BindInt64(2, until_ms);
+    RETURN_IF_ERROR(s->Run());
+    n = db_->Changes();
+    return absl::OkStatus();
+  }));
+  return n;
 }
 
 absl::Status ResultsStore::CheckLease(const std::string& worker_id,
@@ -351,7 +415,21 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
   std::string state;
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
+    if (absl::Status lease = CheckLease(worker_id, trial_id, attempt, now_ms);
+        !lease.ok()) {
+      // A repeated call (its first reply lost) is answered as before.
+      if (!absl::IsFailedPrecondition(lease)) return lease;
+      ASSIGN_OR_RETURN(const bool repeated,
+                       EndedByLocked(worker_id, trial_id, attempt,
+                                     preempted ? kPreempted : kFailed));
+      if (!repeated) return lease;
+      ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
+      s->BindText(1, trial_id);
+      ASSIGN_OR_RETURN(bool row, s->Step());
+      state = row ? s->ColumnText(0) : "";
+      s->Reset();
+      return absl::OkStatus();
+    }
     ASSIGN_OR_RETURN(
         state, EndAttemptAndRequeue(db_.get(), trial_id, attempt,
                                     preempted ? kPreempted : kFailed, reason,

@@ -119,7 +119,8 @@ absl::Status ResultsStore::AddMetricsLocked(
 absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
   return Write([&]() -> absl::Status {
     mu_.AssertHeld();
-    RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
+    ASSIGN_OR_RETURN(const bool wrote, CompleteTrialLocked(c, now_ms));
+    if (!wrote) return absl::OkStatus();
     return AfterTrialsEndedLocked({c.trial_id}, now_ms);
   });
 }
@@ -127,30 +128,41 @@ absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
 absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
     absl::Span<const Completion> completions, const std::string& worker_id,
     int64_t now_ms, int64_t lease_ms, int max_trials,
-    std::vector<LeaseRecord>* leases, const LeaseSizer& sizer) {
+    std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
+    bool resend_held) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
   leases->clear();
   RETURN_IF_ERROR(Write([&]() -> absl::Status {
     mu_.AssertHeld();
     std::vector<std::string> ended;
     for (const Completion& c : completions) {
-      RETURN_IF_ERROR(CompleteTrialLocked(c, now_ms));
-      ended.push_back(c.trial_id);
+      ASSIGN_OR_RETURN(const bool wrote, CompleteTrialLocked(c, now_ms));
+      if (wrote) ended.push_back(c.trial_id);
     }
     // Adaptive sweeps grow once per sweep, from all of the batch's results,
     // before the next lease (which may take a new probe).
     RETURN_IF_ERROR(AfterTrialsEndedLocked(ended, now_ms));
     if (max_trials <= 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(a, LeaseBatchLocked(worker_id, now_ms, lease_ms,
-                                         max_trials, leases, sizer));
+    ASSIGN_OR_RETURN(
+        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases,
+                            sizer, resend_held));
     return absl::OkStatus();
   }));
   return a;
 }
 
-absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
-                                               int64_t now_ms) {
-  RETURN_IF_ERROR(CheckLease(c.worker_id, c.trial_id, c.attempt, now_ms));
+absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
+                                                       int64_t now_ms) {
+  const char* state = c.diverged ? kDiverged : kDone;
+  if (absl::Status lease =
+          CheckLease(c.worker_id, c.trial_id, c.attempt, now_ms);
+      !lease.ok()) {
+    if (!absl::IsFailedPrecondition(lease)) return lease;
+    ASSIGN_OR_RETURN(const bool repeated,
+                     EndedByLocked(c.worker_id, c.trial_id, c.attempt, state));
+    if (!repeated) return lease;
+    return false;
+  }
   RETURN_IF_ERROR(InsertMetrics(c.trial_id, c.attempt, c.final_points));
   for (auto it = c.results.begin(); it != c.results.end();) {
     const int rows = static_cast<int>(
@@ -176,7 +188,6 @@ absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
       RETURN_IF_ERROR(s->Run());
     }
   }
-  const char* state = c.diverged ? kDiverged : kDone;
   ASSIGN_OR_RETURN(Statement * t, db_->Cached(kEndTrialSql));
   t->BindText(1, state);
   t->BindInt64(2, c.steps);
@@ -190,7 +201,26 @@ absl::Status ResultsStore::CompleteTrialLocked(const Completion& c,
   a->BindText(4, c.provenance_json);
   a->BindText(5, c.trial_id);
   a->BindInt64(6, c.attempt);
-  return a->Run();
+  RETURN_IF_ERROR(a->Run());
+  return true;
+}
+
+absl::StatusOr<bool> ResultsStore::EndedByLocked(const std::string& worker_id,
+                                                 const std::string& trial_id,
+                                                 int attempt,
+                                                 const char* state) {
+  constexpr char kAttemptSql[] =
+      "SELECT state = ? AND worker_id = ? FROM attempts "
+      "WHERE trial_id = ? AND attempt = ?";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAttemptSql));
+  s->BindText(1, state);
+  s->BindText(2, worker_id);
+  s->BindText(3, trial_id);
+  s->BindInt64(4, attempt);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  const bool ended = row && s->ColumnInt64(0) != 0;
+  s->Reset();
+  return ended;
 }
 
 }  // namespace qkov::storage

@@ -300,10 +300,15 @@ class ResultsStore {
   // and parameterization (trials that can train together), in one
   // transaction; with `sizer`, no more than it allows (and always one).
   // `leases` gets at least one lease when kLeased.
+  //
+  // `resend_held`: the worker holds no lease now (it asks between batches),
+  // so trials still leased to it were granted by a call whose reply it never
+  // got (docs/protocol.md, "Idempotence"). Those come back first, as the
+  // same attempts with their leases renewed, and nothing new is leased.
   absl::StatusOr<LeaseAvailability> LeaseBatch(
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
       int max_trials, std::vector<LeaseRecord>* leases,
-      const LeaseSizer& sizer = nullptr);
+      const LeaseSizer& sizer = nullptr, bool resend_held = false);
 
   // Leases belong to the worker they were granted to: every call below that
   // names a lease also names the worker, and a lease held by another worker
@@ -322,7 +327,9 @@ class ResultsStore {
                           const std::vector<MetricRecord>& points,
                           int64_t now_ms);
 
-  // Stores final results and ends the trial done (or diverged).
+  // Stores final results and ends the trial done (or diverged). A
+  // completion of an attempt that this worker already ended done (or
+  // diverged) is a retry whose reply was lost: OK, and nothing is written.
   absl::Status CompleteTrial(const Completion& c, int64_t now_ms);
   // CompleteTrial for each completion, then LeaseBatch for `worker_id`
   // (none when max_trials is 0: kNoWork, `leases` empty), as one write: the
@@ -331,7 +338,14 @@ class ResultsStore {
   absl::StatusOr<LeaseAvailability> CompleteAndLease(
       absl::Span<const Completion> completions, const std::string& worker_id,
       int64_t now_ms, int64_t lease_ms, int max_trials,
-      std::vector<LeaseRecord>* leases, const LeaseSizer& sizer = nullptr);
+      std::vector<LeaseRecord>* leases, const LeaseSizer& sizer = nullptr,
+      bool resend_held = false);
+
+  // After a restart: every running lease expires no sooner than `until_ms`
+  // (now + one lease period). Workers could not renew while the server was
+  // down; the lease clock runs again from the restart. Returns how many
+  // leases were extended.
+  absl::StatusOr<int64_t> ExtendRunningLeases(int64_t until_ms);
 
   // Ends an attempt. preempted: back to the front of the queue with
   // `checkpoint`, no retry budget spent. Otherwise the failure counts; the
@@ -440,9 +454,21 @@ class ResultsStore {
 
   absl::StatusOr<LeaseAvailability> LeaseBatchLocked(
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
-      int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer)
+      int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
+      bool resend_held = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The leases still granted to `worker_id`, renewed until now + lease_ms.
+  absl::Status ResendHeldLocked(const std::string& worker_id, int64_t now_ms,
+                                int64_t lease_ms,
+                                std::vector<LeaseRecord>* leases)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CompleteTrialLocked(const Completion& c, int64_t now_ms)
+  // True when it wrote; false when the attempt was already ended `state` by
+  // the same worker (a repeated call, nothing written).
+  absl::StatusOr<bool> CompleteTrialLocked(const Completion& c, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether (trial_id, attempt) was ended `state` by `worker_id`.
+  absl::StatusOr<bool> EndedByLocked(const std::string& worker_id,
+                                     const std::string& trial_id, int attempt,
+                                     const char* state)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SubmitSweepLocked(const SweepRecord& sweep,
                                  const std::vector<NewTrial>& trials,

@@ -6,8 +6,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Chromium and python3-websocket: the dashboard's browser test only;
-# help2man: the man pages the package test packs.
-"$root/deploy/install-deps.sh" chromium python3-websocket help2man
+# help2man: the man pages the package test packs; iproute2 and iptables:
+# the multihost fault tests' namespaces and cuts.
+"$root/deploy/install-deps.sh" chromium python3-websocket help2man iproute2 \
+  iptables
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
 cd "${QKOV_BUILD_DIR:-$root/build}"
 ctest -j"$(nproc)" --output-on-failure --timeout 900

@@ -129,6 +129,10 @@ class Coordinator {
   // Requeues trials whose leases expired; the server calls this periodically
   // (LeaseTrial also calls it). Returns how many.
   absl::StatusOr<int64_t> ReapExpiredLeases();
+  // At start: every running lease (of workers that could not renew while
+  // the server was down) expires no sooner than one lease period from now.
+  // Returns how many were extended.
+  absl::StatusOr<int64_t> ResumeLeases();
 
  private:
   int64_t NowMs() { return absl::ToUnixMillis(clock_->Now()); }

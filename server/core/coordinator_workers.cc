@@ -224,6 +224,11 @@ absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
   return n;
 }
 
+absl::StatusOr<int64_t> Coordinator::ResumeLeases() {
+  return store_->ExtendRunningLeases(
+      NowMs() + absl::ToInt64Milliseconds(options_.lease_duration));
+}
+
 absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
     const v1::LeaseTrialRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
@@ -231,11 +236,11 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
                    ToLeaseSize(r.max_trials(), r.memory_budget_bytes(),
                                r.fill_budget(), "max_trials"));
   std::vector<storage::LeaseRecord> leases;
-  ASSIGN_OR_RETURN(
-      storage::LeaseAvailability a,
-      store_->LeaseBatch(r.worker_id(), NowMs(),
-                         absl::ToInt64Milliseconds(options_.lease_duration),
-                         size.max_trials, &leases, size.sizer));
+  ASSIGN_OR_RETURN(storage::LeaseAvailability a,
+                   store_->LeaseBatch(
+                       r.worker_id(), NowMs(),
+                       absl::ToInt64Milliseconds(options_.lease_duration),
+                       size.max_trials, &leases, size.sizer, r.resend_held()));
   return ToLeaseResponse(a, leases);
 }
 
@@ -455,11 +460,11 @@ absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
   // The next lease commits with the result, so the worker's one RPC costs
   // one write (docs/protocol.md).
   std::vector<storage::LeaseRecord> leases;
-  ASSIGN_OR_RETURN(
-      storage::LeaseAvailability a,
-      store_->CompleteAndLease(
-          {c}, r.worker_id(), NowMs(),
-          absl::ToInt64Milliseconds(options_.lease_duration), 1, &leases));
+  ASSIGN_OR_RETURN(storage::LeaseAvailability a,
+                   store_->CompleteAndLease(
+                       {c}, r.worker_id(), NowMs(),
+                       absl::ToInt64Milliseconds(options_.lease_duration), 1,
+                       &leases, nullptr, r.resend_held()));
   NotifyChange();
   ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
   return resp;
@@ -497,7 +502,8 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
                    store_->CompleteAndLease(
                        completions, r.worker_id(), NowMs(),
                        absl::ToInt64Milliseconds(options_.lease_duration),
-                       lease_next ? size.max_trials : 0, &leases, size.sizer));
+                       lease_next ? size.max_trials : 0, &leases, size.sizer,
+                       r.resend_held()));
   NotifyChange();
   v1::CompleteTrialsResponse resp;
   if (lease_next) {

@@ -160,6 +160,16 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   s->coordinator_ = std::make_unique<core::Coordinator>(
       s->store_.get(), Clock::Real(), config.coordinator,
       s->sql_console_.get());
+  // Leases of a server that stopped run on from now, not from before it
+  // stopped (docs/protocol.md, "Coordinator restarts").
+  absl::StatusOr<int64_t> resumed = s->coordinator_->ResumeLeases();
+  if (!resumed.ok()) return resumed.status();
+  if (*resumed > 0) {
+    std::fprintf(stderr,
+                 "qkov-server: %lld running leases resumed: each expires a "
+                 "lease period from now unless renewed\n",
+                 static_cast<long long>(*resumed));
+  }
   s->sweep_service_ =
       std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
   s->worker_service_ = std::make_unique<WorkerServiceImpl>(
@@ -183,8 +193,9 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  // Workers ping every 10 s (worker/agent/coordinator_client.cc).
   builder.AddChannelArgument(
-      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   // gRPC sets SO_REUSEPORT by default, which lets a second server bind a
   // port that one already serves and take half its calls: refuse instead.

@@ -64,21 +64,27 @@ Agent::Agent(AgentConfig config, std::unique_ptr<CoordinatorClient> client)
       client_(std::move(client)) {}
 
 template <typename Call>
-absl::Status Agent::WithRetry(Call call) {
+absl::Status Agent::WithRetry(const char* what, Call call) {
   const absl::Time give_up = absl::Now() + config_.unreachable_timeout;
   absl::Duration backoff = absl::Milliseconds(100);
-  bool said = false;
+  int tries = 0;
   while (true) {
     absl::Status s = call();
+    ++tries;
+    if (tries > 1 && !Retryable(s)) {
+      // The end of a stretch of failures; a repeated call that the
+      // coordinator had applied is answered as the first (docs/protocol.md).
+      std::fprintf(stderr, "qkov-worker: %s answered after %d tries: %s\n",
+                   what, tries, TerminalSafe(s.ToString()).c_str());
+    }
     if (!Retryable(s) || absl::Now() > give_up) return s;
-    if (!said) {
+    if (tries == 1) {
       // Once per stretch of failures: the coordinator is restarting, busy,
-      // or its disk is full; the worker waits it out.
+      // unreachable, or its disk is full; the worker waits it out.
       std::fprintf(stderr,
-                   "qkov-worker: %s; retrying with backoff (up to %s)\n",
-                   TerminalSafe(s.ToString()).c_str(),
+                   "qkov-worker: %s: %s; retrying with backoff (up to %s)\n",
+                   what, TerminalSafe(s.ToString()).c_str(),
                    absl::FormatDuration(config_.unreachable_timeout).c_str());
-      said = true;
     }
     if (stopped_.WaitForNotificationWithTimeout(backoff)) return s;
     backoff = std::min(backoff * 2, absl::Seconds(10));
@@ -102,8 +108,8 @@ absl::Status Agent::Register() {
   req.set_slots(1);
   *req.mutable_provenance() = provenance_;
   v1::RegisterWorkerResponse resp;
-  absl::Status s =
-      WithRetry([&] { return client_->RegisterWorker(req, &resp); });
+  absl::Status s = WithRetry(
+      "RegisterWorker", [&] { return client_->RegisterWorker(req, &resp); });
   if (!s.ok()) return s;
   worker_id_ = resp.worker_id();
   worker_key_ = resp.worker_key();
@@ -159,8 +165,9 @@ absl::Status Agent::Run() {
       req.set_max_trials(config_.batch_trials);
       req.set_memory_budget_bytes(config_.memory_budget_bytes);
       req.set_fill_budget(config_.fill_budget);
-      absl::Status s =
-          WithRetry([&] { return client_->LeaseTrial(req, &resp); });
+      req.set_resend_held(true);  // every earlier lease is reported
+      absl::Status s = WithRetry(
+          "LeaseTrial", [&] { return client_->LeaseTrial(req, &resp); });
       if (stop_) break;
       if (!s.ok()) {
         result = s;
@@ -213,8 +220,13 @@ void Agent::HeartbeatLoop() {
           st.directive() != v1::LeaseStatus::STOP_EARLY)
         continue;
       for (CurrentLease* lease : current_) {
-        if (lease->trial_id == st.trial_id() && lease->attempt == st.attempt())
-          lease->lost = true;
+        if (lease->trial_id != st.trial_id() ||
+            lease->attempt != st.attempt() || lease->lost.exchange(true))
+          continue;
+        std::fprintf(stderr,
+                     "qkov-worker: trial %s attempt %d: lease lost (a "
+                     "heartbeat was answered STOP); dropping the trial\n",
+                     TerminalSafe(lease->trial_id).c_str(), lease->attempt);
       }
     }
   }
@@ -223,25 +235,41 @@ void Agent::HeartbeatLoop() {
 namespace {
 
 // Sends each report to the coordinator; keeps points whose send failed
-// transiently and sends them with the next report.
+// transiently and sends them with the next report. The report of
+// `final_step` (the trial's max_steps) is not sent: its points ride with the
+// completion that follows at once (one call and one write fewer a trial).
 class ReportingObserver : public training::TrainingObserver {
  public:
+  // `lease`: "trial T attempt N", for the log.
   ReportingObserver(
+      std::string lease, int64_t final_step,
       std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send,
       std::atomic<bool>* stop, std::atomic<bool>* lost,
       std::atomic<int64_t>* step)
-      : send_(std::move(send)), stop_(stop), lost_(lost), step_(step) {}
+      : lease_(std::move(lease)),
+        final_step_(final_step),
+        send_(std::move(send)),
+        stop_(stop),
+        lost_(lost),
+        step_(step) {}
 
   bool OnReport(int64_t step,
                 const std::vector<training::MetricPoint>& points) override {
     step_->store(step);
     for (const auto& p : points) pending_.push_back(ToProto(p));
+    if (step == final_step_) return !lost_->load();
     absl::Status s = send_(pending_);
     if (s.ok()) {
       pending_.clear();
     } else if (absl::IsFailedPrecondition(s) || absl::IsNotFound(s) ||
                absl::IsPermissionDenied(s)) {
-      lost_->store(true);
+      if (!lost_->exchange(true)) {
+        std::fprintf(stderr,
+                     "qkov-worker: %s: lease lost (a report was refused: "
+                     "%s); dropping the trial\n",
+                     TerminalSafe(lease_).c_str(),
+                     TerminalSafe(s.ToString()).c_str());
+      }
       return false;
     }
     return !lost_->load();
@@ -255,6 +283,8 @@ class ReportingObserver : public training::TrainingObserver {
   std::vector<v1::MetricPoint> TakePending() { return std::move(pending_); }
 
  private:
+  const std::string lease_;
+  const int64_t final_step_;
   std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send_;
   std::atomic<bool>* stop_;
   std::atomic<bool>* lost_;
@@ -300,7 +330,8 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     req.set_checkpoint(checkpoint);
     if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
     v1::FailTrialResponse resp;
-    return WithRetry([&] { return client_->FailTrial(req, &resp); });
+    return WithRetry("FailTrial",
+                     [&] { return client_->FailTrial(req, &resp); });
   };
   auto send_points = [&](size_t i, std::vector<v1::MetricPoint> points) {
     v1::ReportMetricsRequest req;
@@ -323,6 +354,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
   std::vector<std::unique_ptr<ReportingObserver>> observers;
   for (size_t i = 0; i < n; ++i) {
     observers.push_back(std::make_unique<ReportingObserver>(
+        absl::StrCat("trial ", leases[i].trial_id(), " attempt ",
+                     leases[i].attempt()),
+        leases[i].config().training().max_steps(),
         [&send_points, i](const std::vector<v1::MetricPoint>& points) {
           return send_points(i, points);
         },
@@ -427,10 +461,16 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
         req.set_lease_next(config_.batch_trials);
         req.set_memory_budget_bytes(config_.memory_budget_bytes);
         req.set_fill_budget(config_.fill_budget);
+        // Holds nothing else once these are done: every earlier call of
+        // the batch went through.
+        req.set_resend_held(std::all_of(reported.begin(),
+                                        reported.begin() + begin,
+                                        [](bool r) { return r; }));
       }
       v1::CompleteTrialsResponse resp;
-      absl::Status g =
-          WithRetry([&] { return client_->CompleteTrials(req, &resp); });
+      absl::Status g = WithRetry("CompleteTrials", [&] {
+        return client_->CompleteTrials(req, &resp);
+      });
       if (!g.ok()) {
         std::fprintf(stderr,
                      "qkov-worker: batch completion refused (%s); completing "
@@ -487,9 +527,10 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
       // worker asks for its next batch itself).
       req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1 &&
                          !config_.fill_budget);
+      req.set_resend_held(req.lease_next());  // its only lease
       v1::CompleteTrialResponse resp;
-      absl::Status g =
-          WithRetry([&] { return client_->CompleteTrial(req, &resp); });
+      absl::Status g = WithRetry(
+          "CompleteTrial", [&] { return client_->CompleteTrial(req, &resp); });
       s = g;
       if (s.ok()) {
         ++trials_completed_;

@@ -82,9 +82,11 @@ class Agent {
                          qkov::v1::LeaseTrialResponse* next);
   void HeartbeatLoop();
   // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
-  // unreachable_timeout or Stop(); other errors return at once.
+  // unreachable_timeout or Stop(); other errors return at once. `what` (the
+  // call's name) goes into the log lines that open and close a stretch of
+  // failures.
   template <typename Call>
-  absl::Status WithRetry(Call call);
+  absl::Status WithRetry(const char* what, Call call);
 
   const AgentConfig config_;
   torch::Device device_;

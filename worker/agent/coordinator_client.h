@@ -71,7 +71,16 @@ class GrpcCoordinatorClient : public CoordinatorClient {
 
  private:
   GrpcCoordinatorClient(SecureChannel channel, absl::Duration rpc_deadline);
-  std::unique_ptr<grpc::ClientContext> Context() const;
+  // A call's context: the deadline, the credentials, and wait_for_ready.
+  // Waiting for ready, a call made while the channel reconnects (after a
+  // partition, or a coordinator restart) waits for the connection until its
+  // deadline, and drives the connection's handshake meanwhile: gRPC's
+  // synchronous client makes progress only in threads inside a call, so a
+  // call that failed fast and a backoff sleep would let the TLS handshake
+  // of a reconnection time out unread. Past the deadline the call is
+  // DEADLINE_EXCEEDED, which the agent retries.
+  std::unique_ptr<grpc::ClientContext> Context(
+      bool wait_for_ready = true) const;
 
   SecureChannel channel_;
   std::unique_ptr<qkov::v1::WorkerService::Stub> stub_;

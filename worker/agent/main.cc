@@ -64,6 +64,9 @@ ABSL_FLAG(bool, exit_when_idle, false,
           "exit when no sweep has queued or running trials");
 ABSL_FLAG(int, unreachable_timeout_seconds, 600,
           "give up after the coordinator is unreachable this long");
+ABSL_FLAG(int, rpc_deadline_seconds, 20,
+          "deadline of one call to the coordinator; a call past it is "
+          "retried (a report's points wait for the next report)");
 ABSL_FLAG(std::string, token_file, "",
           "file holding the worker's bearer token (default $QKOV_TOKEN_FILE)");
 ABSL_FLAG(std::string, tls_ca, "",
@@ -106,6 +109,15 @@ int main(int argc, char** argv) {
   config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
   config.unreachable_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
+  if (absl::GetFlag(FLAGS_rpc_deadline_seconds) < 1) {
+    std::fprintf(stderr,
+                 "qkov-worker: --rpc_deadline_seconds: must be >= 1 "
+                 "(got %d)\n",
+                 absl::GetFlag(FLAGS_rpc_deadline_seconds));
+    return 2;
+  }
+  config.rpc_deadline =
+      absl::Seconds(absl::GetFlag(FLAGS_rpc_deadline_seconds));
   const std::string batch_trials = absl::GetFlag(FLAGS_batch_trials);
   config.fill_budget = batch_trials == "auto";
   if (!config.fill_budget &&

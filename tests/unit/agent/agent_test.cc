@@ -1,6 +1,7 @@
 // The worker loop against a fake coordinator (a real core::Coordinator and
 // results store in-process): lease, train, report and complete; riding out
-// an unreachable coordinator; a refused batch completion; a sweep cancelled
+// an unreachable coordinator; replies lost after the coordinator applied
+// the call; a refused batch completion; a sweep cancelled
 // under a running trial (heartbeat STOP); a hand-back on Stop().
 #include "worker/agent/agent.h"
 
@@ -117,6 +118,41 @@ TEST_F(AgentTest, RidesOutAnUnreachableCoordinator) {
   EXPECT_GE(fake_->calls("LeaseTrial"), 4);
   EXPECT_GE(fake_->calls("CompleteTrial"), 3);
   EXPECT_EQ(Trials()[0].state, storage::kDone);
+}
+
+// Calls the coordinator applied whose replies were lost are retried and
+// answered as the first time: the completion is not refused, and the next
+// lease it (or a lease call) granted comes back, so no trial waits for its
+// lease to expire (docs/protocol.md, "Idempotence").
+TEST_F(AgentTest, RetriesOfAppliedCallsDoubleNothing) {
+  Submit(3, 100);
+  auto agent = MakeAgent();
+  fake_->LoseReplyNext("LeaseTrial", 1);
+  fake_->LoseReplyNext("CompleteTrial", 2);
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(agent->Run().ok());
+  EXPECT_EQ(agent->trials_completed(), 3);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "a lease expired";
+  for (const auto& t : Trials()) {
+    EXPECT_EQ(t.state, storage::kDone) << t.trial_id;
+    EXPECT_EQ(t.attempts, 1) << t.trial_id;
+  }
+  EXPECT_EQ(fake_->calls("CompleteTrial"), 5);
+}
+
+// The report of the last step is not sent alone: its points ride with the
+// completion.
+TEST_F(AgentTest, TheLastReportRidesWithTheCompletion) {
+  Submit(1, 100);  // reports at steps 50 and 100
+  auto agent = MakeAgent();
+  ASSERT_TRUE(agent->Run().ok());
+  EXPECT_EQ(fake_->calls("ReportMetrics"), 1);
+  auto curve = store_->Metrics(Trials()[0].trial_id);
+  ASSERT_TRUE(curve.ok());
+  int at_100 = 0;
+  for (const auto& p : *curve)
+    at_100 += p.step == 100 && p.name == "train_loss";
+  EXPECT_EQ(at_100, 1);
 }
 
 TEST_F(AgentTest, OtherErrorsEndTheRun) {

@@ -1,6 +1,7 @@
 // FakeCoordinator: a CoordinatorClient that calls an in-process
 // core::Coordinator (real scheduling, fencing and storage, no gRPC), with
-// failures that a test can inject per method and counts of the calls made.
+// failures that a test can inject per method (before the coordinator, or
+// after it: a reply lost) and counts of the calls made.
 #ifndef QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
 #define QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
 
@@ -25,6 +26,12 @@ class FakeCoordinator : public agent::CoordinatorClient {
     absl::MutexLock lock(&mu_);
     failures_[method] = {std::move(status), times};
   }
+  // The next `times` calls of `method` reach the coordinator, which applies
+  // them, and then return DEADLINE_EXCEEDED: the reply was lost.
+  void LoseReplyNext(const std::string& method, int times) {
+    absl::MutexLock lock(&mu_);
+    lost_replies_[method] = times;
+  }
   int calls(const std::string& method) {
     absl::MutexLock lock(&mu_);
     return calls_[method];
@@ -37,32 +44,32 @@ class FakeCoordinator : public agent::CoordinatorClient {
   absl::Status LeaseTrial(const v1::LeaseTrialRequest& r,
                           v1::LeaseTrialResponse* out) override {
     if (absl::Status s = Injected("LeaseTrial"); !s.ok()) return s;
-    return Call("", core_->LeaseTrial(r), out);
+    return Lost("LeaseTrial", Call("", core_->LeaseTrial(r), out));
   }
   absl::Status Heartbeat(const v1::HeartbeatRequest& r,
                          v1::HeartbeatResponse* out) override {
     if (absl::Status s = Injected("Heartbeat"); !s.ok()) return s;
-    return Call("", core_->Heartbeat(r), out);
+    return Lost("Heartbeat", Call("", core_->Heartbeat(r), out));
   }
   absl::Status ReportMetrics(const v1::ReportMetricsRequest& r,
                              v1::ReportMetricsResponse* out) override {
     if (absl::Status s = Injected("ReportMetrics"); !s.ok()) return s;
-    return Call("", core_->ReportMetrics(r), out);
+    return Lost("ReportMetrics", Call("", core_->ReportMetrics(r), out));
   }
   absl::Status CompleteTrial(const v1::CompleteTrialRequest& r,
                              v1::CompleteTrialResponse* out) override {
     if (absl::Status s = Injected("CompleteTrial"); !s.ok()) return s;
-    return Call("", core_->CompleteTrial(r), out);
+    return Lost("CompleteTrial", Call("", core_->CompleteTrial(r), out));
   }
   absl::Status CompleteTrials(const v1::CompleteTrialsRequest& r,
                               v1::CompleteTrialsResponse* out) override {
     if (absl::Status s = Injected("CompleteTrials"); !s.ok()) return s;
-    return Call("", core_->CompleteTrials(r), out);
+    return Lost("CompleteTrials", Call("", core_->CompleteTrials(r), out));
   }
   absl::Status FailTrial(const v1::FailTrialRequest& r,
                          v1::FailTrialResponse* out) override {
     if (absl::Status s = Injected("FailTrial"); !s.ok()) return s;
-    return Call("", core_->FailTrial(r), out);
+    return Lost("FailTrial", Call("", core_->FailTrial(r), out));
   }
 
  private:
@@ -75,6 +82,14 @@ class FakeCoordinator : public agent::CoordinatorClient {
       return absl::OkStatus();
     --it->second.second;
     return it->second.first;
+  }
+  // `s`, or DEADLINE_EXCEEDED when the reply is to be lost.
+  absl::Status Lost(const std::string& method, absl::Status s) {
+    absl::MutexLock lock(&mu_);
+    auto it = lost_replies_.find(method);
+    if (it == lost_replies_.end() || it->second == 0) return s;
+    --it->second;
+    return absl::DeadlineExceededError("reply lost (FakeCoordinator)");
   }
   template <typename Response>
   absl::Status Call(const std::string& count, absl::StatusOr<Response> r,
@@ -93,6 +108,7 @@ class FakeCoordinator : public agent::CoordinatorClient {
   std::map<std::string, int> calls_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::pair<absl::Status, int>> failures_
       ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> lost_replies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace qkov::testing

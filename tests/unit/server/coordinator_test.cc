@@ -214,9 +214,17 @@ TEST_F(CoordinatorTest,
   EXPECT_EQ(done->next().more_size(), 2);
   // The leases carry the full config (read from the stored binary).
   EXPECT_EQ(done->next().lease().config().training().batch_size(), 32);
-  // The same batch again: those attempts hold no lease any more.
-  EXPECT_EQ(core_->CompleteTrials(r).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  // The same batch again (a retry whose reply was lost): answered as the
+  // first, with the leases the first granted, and nothing written.
+  r.set_resend_held(true);
+  auto again = core_->CompleteTrials(r);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->next().lease().trial_id(), done->next().lease().trial_id());
+  EXPECT_EQ(again->next().lease().attempt(), done->next().lease().attempt());
+  EXPECT_EQ(again->next().more_size(), 2);
+  for (const v1::Lease& l : leases) {
+    EXPECT_EQ(core_->GetTrial(l.trial_id())->attempts(), 1);
+  }
 }
 
 // A worker's memory budget caps what one lease holds (TrialsThatFit on the

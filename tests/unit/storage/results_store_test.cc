@@ -302,10 +302,10 @@ TEST_F(ResultsStoreTest, ManyResultsSpanSeveralInsertStatements) {
   auto t = store_->GetTrial(l.trial_id);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->results, results);  // every value to the last bit
-  // A second completion of the same attempt is refused and changes nothing.
+  // A second completion of the same attempt (a retry whose reply was lost)
+  // is answered OK and changes nothing.
   results["m0"] = 5;
-  EXPECT_EQ(store_->CompleteTrial(Done(l, results), 2200).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store_->CompleteTrial(Done(l, results), 2200).ok());
   EXPECT_EQ(store_->GetTrial(l.trial_id)->results.at("m0"), 1.0 / 3);
 }
 
@@ -1042,6 +1042,109 @@ TEST_F(ResultsStoreTest, APermanentFailureEndsTheTrialWithBudgetLeft) {
   EXPECT_EQ(t.state, "failed");
   EXPECT_EQ(t.attempts, 1);
   EXPECT_EQ(t.failures, 1);
+}
+
+// A call applied whose reply was lost comes again from the same worker: a
+// completion or failure of an attempt it already ended is answered as the
+// first (OK) and writes nothing; from another worker it is refused.
+TEST_F(ResultsStoreTest, ARepeatedCompletionOrFailureWritesNothing) {
+  Submit("s", 3);
+  LeaseRecord l = Lease(2000);
+  ASSERT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 0.5}}), 2100).ok());
+  EXPECT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 0.9}}), 2200).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE value = 0.5"), 1);
+  EXPECT_EQ(Count("SELECT n FROM sweep_counts WHERE state = 'done'"), 1);
+  Completion other = Done(l, {{"accuracy", 0.9}});
+  other.worker_id = "w2";
+  EXPECT_EQ(store_->CompleteTrial(other, 2300).code(),
+            absl::StatusCode::kFailedPrecondition);
+  Completion diverged = Done(l, {{"accuracy", 0.9}});
+  diverged.diverged = true;  // not how the attempt ended
+  EXPECT_EQ(store_->CompleteTrial(diverged, 2300).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  LeaseRecord f = Lease(2400);
+  EXPECT_EQ(*store_->FailTrial("w1", f.trial_id, f.attempt, "oom", false, "", 0,
+                               2500),
+            "queued");
+  EXPECT_EQ(*store_->FailTrial("w1", f.trial_id, f.attempt, "oom", false, "", 0,
+                               2600),
+            "queued");
+  EXPECT_EQ(store_->GetTrial(f.trial_id)->failures, 1);
+  EXPECT_EQ(
+      store_->FailTrial("w2", f.trial_id, f.attempt, "oom", false, "", 0, 2600)
+          .status()
+          .code(),
+      absl::StatusCode::kFailedPrecondition);
+  // A hand-back repeated is not a failure.
+  EXPECT_EQ(
+      store_->FailTrial("w1", f.trial_id, f.attempt, "stop", true, "c", 5, 2600)
+          .status()
+          .code(),
+      absl::StatusCode::kFailedPrecondition);
+}
+
+// resend_held: leases the worker never heard of (their reply lost) come back
+// as the same attempts, renewed, before anything new.
+TEST_F(ResultsStoreTest, ResendHeldGivesBackLeasesWhoseReplyWasLost) {
+  Submit("s", 3);
+  LeaseRecord first = Lease(2000);  // its reply "lost"
+  std::vector<LeaseRecord> again;
+  ASSERT_EQ(*store_->LeaseBatch("w1", 2500, 1000, 1, &again, nullptr,
+                                /*resend_held=*/true),
+            LeaseAvailability::kLeased);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].trial_id, first.trial_id);
+  EXPECT_EQ(again[0].attempt, 1);
+  EXPECT_EQ(again[0].expires_ms, 3500);
+  EXPECT_EQ(again[0].sweep_name, "s");
+  EXPECT_EQ(again[0].config_json, first.config_json);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts"), 1);
+  EXPECT_EQ(Count("SELECT lease_expires_ms FROM trials WHERE state = "
+                  "'running'"),
+            3500);
+  // The completion applied, its reply (with the next lease) lost, retried.
+  std::vector<LeaseRecord> next;
+  ASSERT_EQ(*store_->CompleteAndLease({Done(first, {{"a", 1}})}, "w1", 2600,
+                                      1000, 1, &next, nullptr, true),
+            LeaseAvailability::kLeased);
+  std::vector<LeaseRecord> next_again;
+  ASSERT_EQ(*store_->CompleteAndLease({Done(first, {{"a", 1}})}, "w1", 2700,
+                                      1000, 1, &next_again, nullptr, true),
+            LeaseAvailability::kLeased);
+  ASSERT_EQ(next_again.size(), 1u);
+  EXPECT_EQ(next_again[0].trial_id, next[0].trial_id);
+  EXPECT_EQ(next_again[0].attempt, 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts"), 2);
+  // Another worker's lease is never resent; without resend_held a worker
+  // gets new work.
+  std::vector<LeaseRecord> w2;
+  ASSERT_EQ(*store_->LeaseBatch("w2", 2800, 1000, 1, &w2, nullptr, true),
+            LeaseAvailability::kLeased);
+  EXPECT_NE(w2[0].trial_id, next[0].trial_id);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts"), 3);
+  // An expired lease is not resent (the reaper requeues it).
+  std::vector<LeaseRecord> late;
+  EXPECT_EQ(*store_->LeaseBatch("w2", 9000, 1000, 1, &late, nullptr, true),
+            LeaseAvailability::kLeased);
+  EXPECT_EQ(late[0].attempt, 2);
+}
+
+// After a restart every running lease gets a lease period from the restart;
+// none is shortened.
+TEST_F(ResultsStoreTest, ExtendRunningLeasesAfterARestart) {
+  Submit("s", 2);
+  LeaseRecord l = Lease(2000);   // expires at 3000
+  LeaseRecord m = Lease(20000);  // expires at 21000
+  EXPECT_EQ(*store_->ExtendRunningLeases(10000), 1);
+  EXPECT_EQ(*store_->ExpireLeases(9999), 0);
+  EXPECT_TRUE(
+      store_->AddMetrics("w1", l.trial_id, 1, {{5, "train_loss", 1}}, 9999)
+          .ok());
+  EXPECT_EQ(*store_->ExpireLeases(10001), 1);
+  EXPECT_EQ(*store_->ExpireLeases(20999), 0);
+  EXPECT_EQ(m.expires_ms, 21000);
 }
 
 }  // namespace

@@ -1,0 +1,606 @@
+// Faults a lab cluster has and loopback cannot make, made by the kernel
+// between real processes (tests/multihost/netns_cluster.h): a service node
+// running qkov-server with TLS, a certificate for its host name and tokens,
+// and three compute nodes running qkov-worker, each in its own network
+// namespace. Each case runs its own sweep, prints its timeline (when the
+// cut, the expiry, the re-lease and the refusal happened) and then checks
+// the trial ledger (CheckLedger): every trial done exactly once, no result
+// from an attempt that did not finish, no point lost, the database intact,
+// no attempt failed, and every re-lease explained by a lease that expired
+// while its worker could not reach the server.
+//
+// Lease 8 s, heartbeat 1 s, reaper every 2 s (lease / 4); the workers'
+// calls time out after 3 s. Skipped, with one line, where namespaces
+// cannot be made (not root).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "tests/integration/harness.h"
+#include "tests/multihost/netns_cluster.h"
+
+namespace qkov::testing {
+namespace {
+
+constexpr int kNodes = 3;
+constexpr int64_t kLeaseMs = 8000;
+constexpr int64_t kHeartbeatMs = 1000;
+constexpr int64_t kReaperMs = kLeaseMs / 4;
+constexpr char kPort[] = "7443";
+constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// A stretch during which a node could not reach the coordinator (a cut, or
+// the node lost). The coordinator's own downtime is not one: the lease
+// clock stops while it is down (ResumeLeases).
+struct Outage {
+  int node;
+  int64_t start_ms;
+  int64_t end_ms = kOpen;
+};
+
+// What happened when, printed relative to the case's start.
+class Timeline {
+ public:
+  explicit Timeline(std::string name) : name_(std::move(name)) {}
+  void Add(const std::string& what) { AddAt(NowMs(), what); }
+  void AddAt(int64_t ms, const std::string& what) {
+    events_.emplace_back(ms, what);
+  }
+  void Print() const {
+    std::vector<std::pair<int64_t, std::string>> sorted = events_;
+    std::stable_sort(
+        sorted.begin(), sorted.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::printf("timeline of case %s (seconds from its start):\n",
+                name_.c_str());
+    for (const auto& [ms, what] : sorted) {
+      std::printf("  %+8.3f  %s\n", (ms - start_) / 1000.0, what.c_str());
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  const std::string name_;
+  const int64_t start_ = NowMs();
+  std::vector<std::pair<int64_t, std::string>> events_;
+};
+
+// The node a worker runs on, from its name "n<K>-...".
+int NodeOf(const std::string& worker_id) {
+  int node = 0;
+  if (worker_id.size() < 3 || worker_id[0] != 'n' ||
+      !absl::SimpleAtoi(worker_id.substr(1, worker_id.find('-') - 1), &node))
+    return 0;
+  return node;
+}
+
+class MultihostTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<NetnsCluster>> cluster =
+        NetnsCluster::Create(kNodes);
+    if (!cluster.ok()) {
+      skip_reason_ = new std::string(std::string(cluster.status().message()));
+      std::printf("multihost: skipped: %s\n", skip_reason_->c_str());
+      return;
+    }
+    cluster_ = cluster->release();
+    dir_ = new TempDir();
+    MakeCertificates();
+    WriteFile(dir_->File("tokens"),
+              "worker worker-token-0123456789abcdef\n"
+              "user   user-token-0123456789abcdef\n");
+    WriteFile(dir_->File("worker.token"), "worker-token-0123456789abcdef\n");
+    WriteFile(dir_->File("user.token"), "user-token-0123456789abcdef\n");
+    StartServer();
+  }
+
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    delete cluster_;  // kills what is left in the namespaces
+    cluster_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (cluster_ == nullptr) GTEST_SKIP() << *skip_reason_;
+    ASSERT_NE(server_, nullptr);
+    ASSERT_TRUE(server_->Running()) << ServerLog();
+  }
+
+  void TearDown() override {
+    if (cluster_ == nullptr) return;
+    workers_.clear();                    // SIGKILL whatever still runs
+    for (int k = 1; k <= kNodes; ++k) {  // heal whatever a failed case left
+      cluster_->LinkUp(k).IgnoreError();
+      cluster_->Rejoin(k).IgnoreError();
+      cluster_->PassReplies(k).IgnoreError();
+    }
+    if (server_ == nullptr || !server_->Running()) StartServer();
+  }
+
+  static void MakeCertificates() {
+    const std::string script = absl::StrCat(
+        "set -e; cd '", dir_->path(), "'\n",
+        "ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n"
+        "openssl req -x509 $ec -keyout ca.key -out ca.pem -days 1 -subj "
+        "/CN=qkov-multihost-ca 2>/dev/null\n"
+        "openssl req $ec -keyout server.key -out server.csr -subj /CN=",
+        NetnsCluster::kServiceHost,
+        " 2>/dev/null\n"
+        "echo 'subjectAltName=DNS:",
+        NetnsCluster::kServiceHost,
+        "' > server.ext\n"
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+        "-CAcreateserial -out server.pem -days 1 -extfile server.ext "
+        "2>/dev/null\n");
+    CommandResult r = RunCommand({"/bin/bash", "-c", script});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  static std::string ServerAddress() {
+    return absl::StrCat(NetnsCluster::kServiceHost, ":", kPort);
+  }
+  static std::string ServerLog() { return ReadFile(dir_->File("server.log")); }
+
+  // qkov-server on the service node, on the same database each time.
+  static void StartServer() {
+    const std::string port_file = dir_->File("port");
+    std::remove(port_file.c_str());
+    delete server_;
+    server_ = new Process(
+        cluster_->InService(
+            {QKOV_SERVER_BIN, "--db=" + dir_->File("results.db"),
+             absl::StrCat("--listen=", NetnsCluster::kServiceAddress, ":",
+                          kPort),
+             "--port_file=" + port_file, "--token_file=" + dir_->File("tokens"),
+             "--tls_cert=" + dir_->File("server.pem"),
+             "--tls_key=" + dir_->File("server.key"),
+             absl::StrCat("--lease_seconds=", kLeaseMs / 1000),
+             absl::StrCat("--heartbeat_seconds=", kHeartbeatMs / 1000)}),
+        dir_->File("server.log"));
+    ASSERT_TRUE(WaitUntil([&] { return !ReadFile(port_file).empty(); }, 30))
+        << ServerLog();
+  }
+
+  // qkov-worker `name` on compute node `node`; the name starts "n<node>-".
+  Process& Worker(int node, const std::string& name) {
+    const std::string full = absl::StrCat("n", node, "-", name);
+    workers_[full] = std::make_unique<Process>(
+        cluster_->InNode(node, {QKOV_WORKER_BIN, "--server=" + ServerAddress(),
+                                "--tls_ca=" + dir_->File("ca.pem"),
+                                "--token_file=" + dir_->File("worker.token"),
+                                "--name=" + full, "--rpc_deadline_seconds=3",
+                                "--unreachable_timeout_seconds=300"}),
+        WorkerLogPath(full));
+    return *workers_[full];
+  }
+  std::string WorkerLogPath(const std::string& full) const {
+    return dir_->File(full + ".log");
+  }
+  std::string WorkerLog(const std::string& full) const {
+    return ReadFile(WorkerLogPath(full));
+  }
+
+  // Submits `trials` synthetic trials (seeds 1..trials) of `steps` steps,
+  // through qkov on the service node.
+  void Submit(const std::string& sweep, int trials, int steps,
+              int report_every) {
+    std::string seeds;
+    for (int i = 1; i <= trials; ++i)
+      absl::StrAppend(&seeds, i > 1 ? ", " : "", i);
+    const std::string path = dir_->File(sweep + ".yaml");
+    WriteFile(path, absl::StrCat("name: ", sweep,
+                                 "\naxes:\n  parameterization: [FAFO]\n"
+                                 "  lr_ratio: [1]\n  eta_ov: [0.1]\n"
+                                 "  seed: [",
+                                 seeds, "]\ntraining:\n  max_steps: ", steps,
+                                 "\n  report_every: ", report_every,
+                                 "\n  target_loss: -1\n"
+                                 "  evaluation: {num_examples: 64}\n"));
+    CommandResult r = RunCommand(cluster_->InService(
+        {QKOV_CLI_BIN, "--server=" + ServerAddress(),
+         "--tls_ca=" + dir_->File("ca.pem"),
+         "--token_file=" + dir_->File("user.token"), "submit", path}));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    steps_[sweep] = steps / report_every;
+  }
+
+  static int64_t Q(const std::string& sql) {
+    return QueryInt(dir_->File("results.db"), sql);
+  }
+  static std::vector<std::vector<std::string>> Rows(const std::string& sql) {
+    return QueryRows(dir_->File("results.db"), sql);
+  }
+  static std::string InSweep(const std::string& sweep) {
+    return absl::StrCat(
+        "trial_id IN (SELECT trial_id FROM trials JOIN sweeps "
+        "USING (sweep_id) WHERE sweeps.name = '",
+        sweep, "')");
+  }
+  static int64_t Done(const std::string& sweep) {
+    return Q("SELECT COUNT(*) FROM trials WHERE state = 'done' AND " +
+             InSweep(sweep));
+  }
+  bool WaitDone(const std::string& sweep, int trials, double timeout_s) {
+    return WaitUntil([&] { return Done(sweep) == trials; }, timeout_s);
+  }
+  // Waits until `trials` trials of the sweep run past `step`.
+  bool WaitRunning(const std::string& sweep, int trials, int step) {
+    return WaitUntil(
+        [&] {
+          return Q(absl::StrCat("SELECT COUNT(*) FROM trials WHERE state = "
+                                "'running' AND last_step >= ",
+                                step, " AND ", InSweep(sweep))) == trials;
+        },
+        60);
+  }
+  // The worker (name) holding the sweep's trial `ordinal`, attempt `n`.
+  std::string AttemptWorker(const std::string& sweep, int ordinal, int n) {
+    auto rows = Rows(absl::StrCat(
+        "SELECT worker_id FROM attempts JOIN trials USING (trial_id) WHERE "
+        "ordinal = ",
+        ordinal, " AND attempt = ", n, " AND ", InSweep(sweep)));
+    return rows.empty() ? "" : rows[0][0];
+  }
+
+  // Waits for `needle` in a worker's log; notes when it appeared.
+  bool WaitLog(const std::string& worker, const std::string& needle,
+               Timeline* timeline, double timeout_s) {
+    const bool seen =
+        WaitUntil([&] { return absl::StrContains(WorkerLog(worker), needle); },
+                  timeout_s);
+    if (!seen) return false;
+    for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n')) {
+      if (absl::StrContains(line, needle)) {
+        timeline->Add(absl::StrCat(worker, " logged: ", line));
+        break;
+      }
+    }
+    return true;
+  }
+
+  // The trial ledger after a case (see the file comment). Adds each
+  // expiry and re-lease to `timeline`.
+  void CheckLedger(const std::string& sweep, int trials,
+                   const std::vector<Outage>& outages, Timeline* timeline) {
+    const std::string in = InSweep(sweep);
+    EXPECT_EQ(Done(sweep), trials) << sweep;
+    EXPECT_EQ(Q("SELECT COUNT(*) FROM attempts WHERE state = 'done' AND " + in),
+              trials)
+        << sweep << ": every trial done exactly once";
+    EXPECT_EQ(Q("SELECT COUNT(*) FROM results r JOIN attempts a USING "
+                "(trial_id, attempt) WHERE a.state != 'done' AND r." +
+                in),
+              0)
+        << sweep << ": a result row of an attempt that did not finish";
+    EXPECT_EQ(Q("SELECT COUNT(*) FROM (SELECT trial_id, name FROM results "
+                "WHERE " +
+                in + " GROUP BY 1, 2 HAVING COUNT(*) > 1)"),
+              0)
+        << sweep << ": duplicate result rows";
+    // Nothing lost: every report of each done attempt is stored.
+    EXPECT_EQ(Q("SELECT COUNT(*) FROM metrics m JOIN attempts a USING "
+                "(trial_id, attempt) WHERE a.state = 'done' AND "
+                "m.name = 'train_loss' AND m." +
+                in),
+              trials * steps_[sweep])
+        << sweep << ": train_loss points of the done attempts";
+    EXPECT_EQ(Q("SELECT COUNT(*) FROM pragma_integrity_check WHERE "
+                "integrity_check = 'ok'"),
+              1);
+    EXPECT_EQ(
+        Q("SELECT COUNT(*) FROM attempts WHERE state = 'failed' AND " + in), 0)
+        << sweep << ": an attempt failed";
+    auto attempts = Rows(
+        "SELECT trial_id, attempt, worker_id, state, started_ms, "
+        "COALESCE(ended_ms, 0) FROM attempts WHERE " +
+        in + " ORDER BY trial_id, attempt");
+    std::map<std::string, std::vector<std::string>> previous;
+    for (const auto& a : attempts) {
+      const std::string& trial = a[0];
+      int attempt = 0;
+      int64_t started = 0, ended = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(a[1], &attempt));
+      ASSERT_TRUE(absl::SimpleAtoi(a[4], &started));
+      ASSERT_TRUE(absl::SimpleAtoi(a[5], &ended));
+      if (attempt > 1) {
+        timeline->AddAt(started,
+                        absl::StrCat("trial ", trial, " re-leased as attempt ",
+                                     attempt, " to ", a[2]));
+        const auto& before = previous[trial];
+        ASSERT_FALSE(before.empty()) << trial << " attempt " << attempt;
+        EXPECT_EQ(before[3], "lost")
+            << trial << ": attempt " << attempt
+            << " follows one that did not expire (" << before[3] << ")";
+        int64_t before_ended = 0;
+        ASSERT_TRUE(absl::SimpleAtoi(before[5], &before_ended));
+        EXPECT_GE(started, before_ended) << trial;
+      }
+      if (a[3] == "lost") {
+        timeline->AddAt(
+            ended, absl::StrCat("lease of trial ", trial, " attempt ", attempt,
+                                " (", a[2], ") expired; requeued"));
+        // Expired only while its worker could not reach the server: no
+        // sooner than a lease after the outage began (less a heartbeat),
+        // no later than a lease after it ended.
+        const int node = NodeOf(a[2]);
+        bool explained = false;
+        for (const Outage& o : outages) {
+          if (o.node != node) continue;
+          const int64_t earliest = o.start_ms + kLeaseMs - kHeartbeatMs - 250;
+          const int64_t latest =
+              o.end_ms == kOpen ? kOpen : o.end_ms + kLeaseMs + kReaperMs;
+          if (ended >= earliest && ended <= latest) explained = true;
+        }
+        EXPECT_TRUE(explained) << trial << " attempt " << attempt << " of "
+                               << a[2] << " expired at " << ended
+                               << " while its worker could reach the server";
+      }
+      previous[trial] = a;
+    }
+  }
+
+  static NetnsCluster* cluster_;
+  static TempDir* dir_;
+  static Process* server_;
+  static std::string* skip_reason_;
+  std::map<std::string, std::unique_ptr<Process>> workers_;
+  std::map<std::string, int> steps_;  // train_loss reports per trial
+};
+
+NetnsCluster* MultihostTest::cluster_ = nullptr;
+TempDir* MultihostTest::dir_ = nullptr;
+Process* MultihostTest::server_ = nullptr;
+std::string* MultihostTest::skip_reason_ = nullptr;
+
+// a. A node cut off (link down) for longer than a lease while its worker
+// trains: the trial moves to another node and finishes once there; the
+// cut-off worker's late reports are refused, and it goes on to new work
+// without a restart.
+TEST_F(MultihostTest, CutLongerThanTheLeaseMovesTheTrial) {
+  Timeline timeline("a: cut longer than the lease");
+  Submit("mh-a", 1, 500000, 5000);
+  Worker(1, "a");
+  ASSERT_TRUE(WaitRunning("mh-a", 1, 20000));
+  Worker(2, "a");  // idle: polls for work
+  std::vector<Outage> outages;
+  ASSERT_TRUE(cluster_->LinkDown(1).ok());
+  outages.push_back({1, NowMs()});
+  timeline.Add("node1 cut off (its link down)");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Q("SELECT COUNT(*) FROM attempts WHERE state = 'lost' AND " +
+                 InSweep("mh-a")) == 1;
+      },
+      (kLeaseMs + 2 * kReaperMs) / 1000.0 + 5));
+  const int64_t frozen = Q(
+      "SELECT MAX(step) FROM metrics WHERE attempt = 1 AND " + InSweep("mh-a"));
+  ASSERT_TRUE(
+      WaitUntil([&] { return !AttemptWorker("mh-a", 0, 2).empty(); }, 10));
+  EXPECT_EQ(NodeOf(AttemptWorker("mh-a", 0, 2)), 2);
+  absl::SleepFor(absl::Milliseconds(outages[0].start_ms + 12000 - NowMs()));
+  ASSERT_TRUE(cluster_->LinkUp(1).ok());
+  outages[0].end_ms = NowMs();
+  timeline.Add("node1 healed (link up)");
+  EXPECT_TRUE(WaitLog("n1-a", "lease lost", &timeline, 30))
+      << WorkerLog("n1-a");
+  // New work: node1's worker, the same process, takes it.
+  Submit("mh-a-next", 1, 20000, 2000);
+  ASSERT_TRUE(WaitDone("mh-a-next", 1, 60)) << WorkerLog("n1-a");
+  timeline.Add("node1's worker finished new work (sweep mh-a-next)");
+  EXPECT_EQ(AttemptWorker("mh-a-next", 0, 1), AttemptWorker("mh-a", 0, 1));
+  EXPECT_TRUE(workers_["n1-a"]->Running());
+  ASSERT_TRUE(WaitDone("mh-a", 1, 120)) << WorkerLog("n2-a");
+  // Nothing of attempt 1 was stored after its lease expired.
+  EXPECT_EQ(Q("SELECT MAX(step) FROM metrics WHERE attempt = 1 AND " +
+              InSweep("mh-a")),
+            frozen);
+  CheckLedger("mh-a", 1, outages, &timeline);
+  CheckLedger("mh-a-next", 1, outages, &timeline);
+  timeline.Print();
+}
+
+// b. A cut (iptables, both ways) shorter than the lease: nothing moves, and
+// the reports held back during the cut are accepted after it.
+TEST_F(MultihostTest, CutShorterThanTheLeaseMovesNothing) {
+  Timeline timeline("b: cut shorter than the lease");
+  Submit("mh-b", 1, 250000, 2500);
+  Worker(1, "b");
+  ASSERT_TRUE(WaitRunning("mh-b", 1, 20000));
+  Worker(2, "b");  // idle: would take the trial if it moved
+  const std::string last_point =
+      "SELECT MAX(step) FROM metrics WHERE " + InSweep("mh-b");
+  std::vector<Outage> outages;
+  ASSERT_TRUE(cluster_->Isolate(1).ok());
+  outages.push_back({1, NowMs()});
+  timeline.Add("node1 cut off (iptables DROP both ways)");
+  absl::SleepFor(absl::Seconds(2));
+  ASSERT_TRUE(cluster_->Rejoin(1).ok());
+  outages[0].end_ms = NowMs();
+  const int64_t at_heal = Q(last_point);
+  timeline.Add(
+      absl::StrCat("node1 healed; its last stored point: step ", at_heal));
+  ASSERT_TRUE(WaitUntil([&] { return Q(last_point) > at_heal; }, 30));
+  timeline.Add(absl::StrCat("node1's reports accepted again, up to step ",
+                            Q(last_point)));
+  ASSERT_TRUE(WaitDone("mh-b", 1, 120)) << WorkerLog("n1-b");
+  EXPECT_EQ(Q("SELECT COUNT(*) FROM attempts WHERE " + InSweep("mh-b")), 1);
+  EXPECT_EQ(NodeOf(AttemptWorker("mh-b", 0, 1)), 1);
+  EXPECT_FALSE(absl::StrContains(WorkerLog("n1-b"), "lease lost"));
+  CheckLedger("mh-b", 1, outages, &timeline);
+  timeline.Print();
+}
+
+// c. A node lost: every process in its namespace killed with -9. Its trial
+// is re-leased within the lease time plus the reaper period.
+TEST_F(MultihostTest, LostNodeTrialsAreReleased) {
+  Timeline timeline("c: a node lost");
+  Submit("mh-c", 2, 300000, 3000);
+  Worker(2, "c");
+  Worker(3, "c");
+  ASSERT_TRUE(WaitRunning("mh-c", 2, 20000));
+  Worker(1, "c");  // idle: polls for work
+  const int ordinal = NodeOf(AttemptWorker("mh-c", 0, 1)) == 3 ? 0 : 1;
+  std::vector<Outage> outages;
+  absl::StatusOr<int> killed = cluster_->KillNode(3);
+  ASSERT_TRUE(killed.ok()) << killed.status();
+  const int64_t lost_at = NowMs();
+  outages.push_back({3, lost_at});
+  timeline.Add(
+      absl::StrCat("node3 lost: kill -9 of its ", *killed, " processes"));
+  ASSERT_TRUE(
+      WaitUntil([&] { return !AttemptWorker("mh-c", ordinal, 2).empty(); },
+                (kLeaseMs + kReaperMs) / 1000.0 + 10));
+  const int64_t released = Q(absl::StrCat(
+      "SELECT started_ms FROM attempts JOIN trials USING (trial_id) WHERE "
+      "attempt = 2 AND ordinal = ",
+      ordinal, " AND ", InSweep("mh-c")));
+  // The lease, the reaper's period, and an idle worker's poll (0.5 s).
+  EXPECT_LE(released - lost_at, kLeaseMs + kReaperMs + 1000);
+  ASSERT_TRUE(WaitDone("mh-c", 2, 120));
+  CheckLedger("mh-c", 2, outages, &timeline);
+  timeline.Print();
+}
+
+// d. The coordinator killed with -9 and restarted while a node is cut off;
+// the node is healed later. The server is down longer than a lease, yet no
+// lease expires: the restart gives every running lease a lease period.
+TEST_F(MultihostTest, CoordinatorRestartDuringACut) {
+  Timeline timeline("d: coordinator restart during a cut");
+  Submit("mh-d", 3, 300000, 3000);
+  for (int k = 1; k <= kNodes; ++k) Worker(k, "d");
+  ASSERT_TRUE(WaitRunning("mh-d", 3, 20000));
+  std::vector<Outage> outages;
+  ASSERT_TRUE(cluster_->Isolate(1).ok());
+  outages.push_back({1, NowMs()});
+  timeline.Add("node1 cut off (iptables DROP both ways)");
+  absl::SleepFor(absl::Seconds(1));
+  server_->Signal(SIGKILL);
+  ASSERT_EQ(server_->Wait(10), 128 + SIGKILL);
+  const int64_t killed = NowMs();
+  timeline.Add("coordinator killed (-9)");
+  absl::SleepFor(absl::Milliseconds(killed + kLeaseMs + 2000 - NowMs()));
+  StartServer();
+  timeline.Add("coordinator restarted");
+  absl::SleepFor(absl::Seconds(2));
+  ASSERT_TRUE(cluster_->Rejoin(1).ok());
+  outages[0].end_ms = NowMs();
+  timeline.Add("node1 healed");
+  ASSERT_TRUE(WaitDone("mh-d", 3, 180)) << ServerLog();
+  EXPECT_EQ(Q("SELECT COUNT(*) FROM attempts WHERE " + InSweep("mh-d")), 3)
+      << "a lease expired across the restart";
+  CheckLedger("mh-d", 3, outages, &timeline);
+  timeline.Print();
+}
+
+// e. One-way loss: the service node drops what it sends to the compute
+// nodes, so calls arrive and are applied but their replies are lost; the
+// workers retry completions, reports, heartbeats and leases the server
+// already applied. Nothing doubles, nothing is lost, nothing expires.
+TEST_F(MultihostTest, LostRepliesDoubleNothing) {
+  Timeline timeline("e: replies lost");
+  // One report a trial, which rides with the completion: a worker's call
+  // into a drop is mostly a completion (else a heartbeat).
+  Submit("mh-e", 60, 8000, 8000);
+  for (int k = 1; k <= kNodes; ++k) Worker(k, "e");
+  ASSERT_TRUE(WaitUntil([&] { return Done("mh-e") >= 3; }, 60));
+  // Drops of 3 s, well within a lease: the first call of each worker into
+  // a drop arrives and is applied, and its reply is lost; the worker's TCP
+  // then waits on acknowledgements that rode on that reply, so its later
+  // calls (the retry among them) arrive when the drop ends. Until a
+  // completion was applied during a drop, at most 4 drops.
+  int64_t applied = 0;
+  for (int round = 1; round <= 4 && applied == 0; ++round) {
+    for (int k = 1; k <= kNodes; ++k)
+      ASSERT_TRUE(cluster_->DropReplies(k).ok());
+    const int64_t drop_start = NowMs();
+    timeline.Add(absl::StrCat("drop ", round,
+                              ": service node drops its replies to node1-3"));
+    absl::SleepFor(absl::Seconds(3));
+    for (int k = 1; k <= kNodes; ++k)
+      ASSERT_TRUE(cluster_->PassReplies(k).ok());
+    const int64_t drop_end = NowMs();
+    timeline.Add(absl::StrCat("drop ", round, ": replies pass again"));
+    auto ended = Rows(absl::StrCat(
+        "SELECT trial_id, worker_id, ended_ms FROM attempts WHERE state = "
+        "'done' AND ended_ms > ",
+        drop_start, " AND ended_ms < ", drop_end, " AND ", InSweep("mh-e")));
+    for (const auto& row : ended) {
+      int64_t ms = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(row[2], &ms));
+      timeline.AddAt(ms, absl::StrCat("trial ", row[0], " completed by ",
+                                      row[1], " (applied; reply dropped)"));
+    }
+    applied = static_cast<int64_t>(ended.size());
+    // Each retried completion is answered as the first was: OK (and the
+    // next lease the first call granted).
+    for (const auto& row : ended) {
+      const std::string worker = row[1].substr(0, row[1].find('/'));
+      EXPECT_TRUE(
+          WaitLog(worker, "CompleteTrial answered after", &timeline, 30))
+          << WorkerLog(worker);
+    }
+  }
+  EXPECT_GT(applied, 0) << "no completion was applied during a drop";
+  ASSERT_TRUE(WaitDone("mh-e", 60, 180));
+  for (int k = 1; k <= kNodes; ++k) {
+    const std::string worker = absl::StrCat("n", k, "-e");
+    for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n')) {
+      if (absl::StrContains(line, "CompleteTrial answered after")) {
+        EXPECT_TRUE(absl::EndsWith(line, ": OK")) << worker << ": " << line;
+      }
+    }
+  }
+  EXPECT_EQ(Q("SELECT COUNT(*) FROM attempts WHERE state = 'lost' AND " +
+              InSweep("mh-e")),
+            0);
+  CheckLedger("mh-e", 60, {}, &timeline);
+  timeline.Print();
+}
+
+// f. A burst: all three nodes cut (links down) and healed together, 5 times
+// in a minute, during a sweep of many short trials.
+TEST_F(MultihostTest, BurstOfCutsLosesNothing) {
+  Timeline timeline("f: a burst of cuts");
+  Submit("mh-f", 48, 20000, 2000);
+  for (int k = 1; k <= kNodes; ++k) Worker(k, "f");
+  ASSERT_TRUE(WaitUntil([&] { return Done("mh-f") >= 1; }, 60));
+  std::vector<Outage> outages;
+  const int64_t begin = NowMs();
+  for (int round = 0; round < 5; ++round) {
+    absl::SleepFor(absl::Milliseconds(begin + round * 12000 - NowMs()));
+    const int64_t cut = NowMs();
+    for (int k = 1; k <= kNodes; ++k) {
+      ASSERT_TRUE(cluster_->LinkDown(k).ok());
+      outages.push_back({k, cut});
+    }
+    timeline.Add(absl::StrCat("round ", round + 1, ": node1-3 cut off"));
+    absl::SleepFor(absl::Seconds(3));
+    for (int k = 1; k <= kNodes; ++k) ASSERT_TRUE(cluster_->LinkUp(k).ok());
+    for (size_t i = outages.size() - kNodes; i < outages.size(); ++i)
+      outages[i].end_ms = NowMs();
+    timeline.Add(absl::StrCat("round ", round + 1, ": healed (", Done("mh-f"),
+                              " of 48 done)"));
+  }
+  ASSERT_TRUE(WaitDone("mh-f", 48, 240));
+  CheckLedger("mh-f", 48, outages, &timeline);
+  timeline.Print();
+}
+
+}  // namespace
+}  // namespace qkov::testing
