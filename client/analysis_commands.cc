@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/commands.h"
+#include "client/matched_results.h"
 #include "client/metric_defaults.h"
 #include "client/plot.h"
 #include "client/table.h"
@@ -229,6 +230,24 @@ int Plot(Connection& conn, const PlotArgs& args) {
   if (ec)
     return ReportError(absl::PermissionDeniedError(
         absl::StrCat("cannot create ", args.out_dir)));
+  if (args.kind == "matched") {
+    if (args.matched.empty()) {
+      return ReportError(absl::InvalidArgumentError(
+          "--kind matched needs --matched CURVE=LEVEL[,LEVEL...]"));
+    }
+    absl::StatusOr<MatchedTable> table = ComputeMatched(
+        conn,
+        {args.sweep, args.matched, args.window, args.metrics, args.by, {}});
+    if (!table.ok()) return ReportError(table.status(), conn.address());
+    for (size_t m = 0; m < table->metrics.size(); ++m) {
+      const std::string base = args.out_dir + "/matched_" + table->metrics[m];
+      if (absl::Status s = PlotMatched(*table, m, base); !s.ok())
+        return ReportError(s);
+      std::printf("%s.png %s.svg %s.dat\n", base.c_str(), base.c_str(),
+                  base.c_str());
+    }
+    return kExitOk;
+  }
   absl::StatusOr<std::vector<v1::ResultRow>> rows = FetchRows(conn, args.sweep);
   if (!rows.ok()) return ReportError(rows.status(), conn.address());
   bool theory = false, fixed = false;

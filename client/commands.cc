@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/matched_results.h"
 #include "client/metric_defaults.h"
 #include "client/presets.h"
 #include "client/sweep_file.h"
@@ -371,7 +372,52 @@ int Searches(Connection& conn, const std::string& sweep_name,
   return kExitOk;
 }
 
+int MatchedResults(Connection& conn, const ResultsArgs& args) {
+  absl::StatusOr<MatchedTable> table =
+      ComputeMatched(conn, {args.sweep, args.matched, args.window, args.metrics,
+                            args.by, args.where});
+  if (!table.ok()) return ReportError(table.status(), conn.address());
+  std::vector<std::string> header = table->by;
+  for (const char* h : {"level", "reached", "step"}) header.push_back(h);
+  for (const auto& m : table->metrics) {
+    header.push_back(m + " mean");
+    header.push_back("ci95");
+  }
+  Table t(header);
+  int unreached = 0;
+  for (const MatchedGroup& g : table->groups) {
+    std::vector<std::string> row = g.keys;
+    row.push_back(FormatNumber(g.level));
+    row.push_back(absl::StrCat(g.reached, "/", g.trials));
+    unreached += g.trials - g.reached;
+    auto cell = [&g](double v) {
+      return g.reached == 0 ? std::string("-") : FormatNumber(v);
+    };
+    row.push_back(cell(g.step.mean));
+    for (const Summary& m : g.metrics) {
+      row.push_back(cell(m.mean));
+      row.push_back(cell(m.ci95));
+    }
+    t.AddRow(row);
+  }
+  if (args.format == "table") {
+    std::cout << "At the first step where " << table->reference
+              << " (trailing mean of " << table->window << " report"
+              << (table->window == 1 ? "" : "s")
+              << ") reaches each level; mean over the trials that reach it, "
+                 "95% CI:\n";
+  }
+  PrintAs(t, args.format);
+  if (args.format == "table" && unreached > 0) {
+    std::cout << unreached
+              << " trial-level pairs never reached their level: counted in "
+                 "'reached', left out of the means\n";
+  }
+  return kExitOk;
+}
+
 int Results(Connection& conn, const ResultsArgs& args) {
+  if (!args.matched.empty()) return MatchedResults(conn, args);
   if (!args.by.empty()) return AggregatedResults(conn, args);
   v1::QueryResultsRequest req;
   req.set_sweep_name(args.sweep);

@@ -28,6 +28,8 @@ struct ResultsArgs {
   std::vector<std::string> by;     // group and aggregate over the rest (seeds)
   std::vector<std::string> where;  // key=value filters
   std::string format = "table";    // table | csv
+  std::string matched;  // CURVE=LEVEL[,LEVEL...]: the matched comparison
+  int window = 1;       // with matched: the reference's trailing mean
 };
 int Results(Connection& conn, const ResultsArgs& args);
 // An adaptive sweep's searches (docs/adaptive.md): per combination of the
@@ -48,9 +50,12 @@ int Sql(Connection& conn, const std::string& sql, const std::string& format);
 struct PlotArgs {
   std::string sweep;
   std::string out_dir = ".";
-  std::string kind = "all";          // all | ratio | dtap | curves | theory
+  std::string kind = "all";  // all | ratio | dtap | curves | theory | matched
   std::vector<std::string> metrics;  // default per kind
   std::string overlay;  // theory: a trained sweep to overlay as points
+  std::string matched;  // matched: CURVE=LEVEL[,LEVEL...]
+  int window = 1;       // matched: the reference's trailing mean
+  std::vector<std::string> by;  // matched: the arms (default: varying axes)
 };
 int Plot(Connection& conn, const PlotArgs& args);
 

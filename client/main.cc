@@ -73,6 +73,16 @@ int main(int argc, char** argv) {
   results_cmd->add_option(
       "--where", results.where,
       "keep rows with key=value (repeatable), e.g. state=done");
+  results_cmd->add_option(
+      "--matched", results.matched,
+      "compare at matched levels of a curve: CURVE=LEVEL[,LEVEL...], e.g. "
+      "train_loss=0.5,0.3; the metrics (--metrics, default the task's "
+      "curves) where each trial's CURVE first reaches each level, mean over "
+      "seeds per arm (docs/metrics.md)");
+  results_cmd->add_option(
+      "--window", results.window,
+      "with --matched: the trailing mean over this many reports smooths CURVE "
+      "(default 1)");
 
   std::string search_sweep, search_format = "table";
   auto* search_cmd = app.add_subcommand(
@@ -109,9 +119,21 @@ int main(int argc, char** argv) {
   plot_cmd
       ->add_option("--kind", plot.kind,
                    "all, ratio, dtap, curves, search (an adaptive sweep), "
-                   "theory (Fig. 4) or fixed (Fig. 3)")
-      ->check(CLI::IsMember(
-          {"all", "ratio", "dtap", "curves", "search", "theory", "fixed"}));
+                   "theory (Fig. 4), fixed (Fig. 3) or matched (with "
+                   "--matched)")
+      ->check(CLI::IsMember({"all", "ratio", "dtap", "curves", "search",
+                             "theory", "fixed", "matched"}));
+  plot_cmd->add_option("--matched", plot.matched,
+                       "kind matched: CURVE=LEVEL[,LEVEL...], as in qkov "
+                       "results --matched");
+  plot_cmd->add_option("--window", plot.window,
+                       "kind matched: the trailing mean over this many "
+                       "reports smooths CURVE (default 1)");
+  plot_cmd
+      ->add_option("--by", plot.by,
+                   "kind matched: one line per value of these keys (default: "
+                   "the axes that vary, not seed)")
+      ->delimiter(',');
   plot_cmd->add_option(
       "--overlay", plot.overlay,
       "theory: a trained sweep whose models to overlay as points");

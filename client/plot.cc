@@ -15,6 +15,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -164,6 +165,69 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
         "datafile index %d using 2:4:5 with filledcurves fs transparent solid "
         "0.2 lc %d notitle, "
         "'' index %d using 2:3 with linespoints lw 2 pt 7 lc %d title %s",
+        i, i + 1, i, i + 1, Quoted(series[i])));
+  }
+  body += absl::StrJoin(parts, ", ");
+  return RunGnuplot(out_base, body);
+}
+
+absl::Status PlotMatched(const MatchedTable& table, size_t m,
+                         const std::string& out_base) {
+  const std::string& metric = table.metrics[m];
+  std::ofstream dat(out_base + ".dat");
+  dat << "# level mean ci_low ci_high reached trials  (" << metric << " where "
+      << table.reference << ", trailing mean of " << table.window
+      << " reports, first reaches the level; mean over the trials that reach "
+         "it, 95% CI), one block per arm ("
+      << absl::StrJoin(table.by, " ") << ")\n";
+  std::vector<std::string> series;
+  double xmin = HUGE_VAL, xmax = -HUGE_VAL, ymin = HUGE_VAL, ymax = -HUGE_VAL;
+  for (const MatchedGroup& g : table.groups) {
+    const std::string arm = absl::StrJoin(g.keys, " ");
+    if (series.empty() || series.back() != arm) {
+      if (!series.empty()) dat << "\n\n";
+      series.push_back(arm);
+    }
+    const Summary& s = g.metrics[m];
+    const double ci = std::isnan(s.ci95) ? 0 : s.ci95;
+    dat << absl::StrFormat("%.10g %.10g %.10g %.10g %d %d\n", g.level,
+                           g.reached ? s.mean : NAN, s.mean - ci, s.mean + ci,
+                           g.reached, g.trials);
+    xmin = std::min(xmin, g.level);
+    xmax = std::max(xmax, g.level);
+    if (g.reached > 0 && !std::isnan(s.mean)) {
+      ymin = std::min(ymin, s.mean - ci);
+      ymax = std::max(ymax, s.mean + ci);
+    }
+  }
+  dat.close();
+  if (!(ymax >= ymin))
+    return absl::FailedPreconditionError(
+        absl::StrCat("no values of ", metric, " at the matched levels"));
+  const double pad = std::max(0.05 * (ymax - ymin), 1e-3);
+  const bool log_x = xmin > 0 && xmax / xmin >= 10;
+  const double xpad = log_x ? 0 : std::max(0.05 * (xmax - xmin), 1e-6);
+  const bool reverse = absl::StrContains(table.reference, "loss");
+  const double x_low = log_x ? xmin / 1.3 : xmin - xpad;
+  const double x_high = log_x ? xmax * 1.3 : xmax + xpad;
+  std::string body = absl::StrCat(
+      log_x ? "set logscale x\n" : "", "set xlabel ",
+      Quoted(absl::StrCat(Label(table.reference), " (matched level)")),
+      "\nset ylabel ", Quoted(Label(metric)), "\n",
+      // A range given high to low runs the axis that way.
+      absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
+                      reverse ? x_high : x_low, reverse ? x_low : x_high,
+                      ymin - pad, ymax + pad),
+      "set key outside right top\nset grid\nset title ",
+      Quoted(absl::StrCat(Label(metric), " at matched ", Label(table.reference),
+                          " (mean over seeds, 95% CI)")),
+      "\nplot ");
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < series.size(); ++i) {
+    parts.push_back(absl::StrFormat(
+        "datafile index %d using 1:3:4 with filledcurves fs transparent solid "
+        "0.2 lc %d notitle, "
+        "'' index %d using 1:2 with linespoints lw 2 pt 7 lc %d title %s",
         i, i + 1, i, i + 1, Quoted(series[i])));
   }
   body += absl::StrJoin(parts, ", ");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "client/matched_results.h"
 #include "common/aggregate.h"
 #include "qkov/v1/sweep.pb.h"
 
@@ -30,6 +31,14 @@ absl::Status PlotSearch(const qkov::v1::Sweep& sweep,
 // (coolwarm, 5..70 %), each cell labelled with its value.
 absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials,
                           const std::string& out_base);
+
+// The matched comparison (client/matched_results.h): metric `m` of the
+// table at each level of the reference, one series per arm, mean over the
+// trials that reach the level with its 95% confidence band; the experiment's
+// counterpart of the ODE's panel in Fig. 4. A loss reference runs from high
+// to low levels, left to right (training's direction).
+absl::Status PlotMatched(const MatchedTable& table, size_t m,
+                         const std::string& out_base);
 
 // Learning curves: `metric` against step, one series per
 // (parameterization, ratio), mean over seeds at each step.

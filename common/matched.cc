@@ -1,0 +1,213 @@
+#include "common/matched.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace qkov {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+absl::StatusOr<MatchedSpec> ParseMatchedSpec(absl::string_view spec) {
+  const size_t eq = spec.find('=');
+  if (eq == absl::string_view::npos || eq == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--matched: '", spec,
+        "' is not CURVE=LEVEL[,LEVEL...] (for example train_loss=0.5,0.3)"));
+  }
+  MatchedSpec out;
+  out.reference = std::string(absl::StripAsciiWhitespace(spec.substr(0, eq)));
+  for (absl::string_view part : absl::StrSplit(spec.substr(eq + 1), ',')) {
+    double level = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &level) ||
+        !std::isfinite(level)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--matched: level '", part, "' of ", out.reference,
+                       " is not a finite number"));
+    }
+    out.levels.push_back(level);
+  }
+  return out;
+}
+
+std::vector<CurvePoint> SmoothTrailing(const std::vector<CurvePoint>& curve,
+                                       int window) {
+  std::vector<CurvePoint> out;
+  if (window < 1) return out;
+  for (size_t i = static_cast<size_t>(window) - 1; i < curve.size(); ++i) {
+    double sum = 0;
+    for (size_t j = i + 1 - window; j <= i; ++j) sum += curve[j].value;
+    out.push_back({curve[i].step, sum / window});
+  }
+  return out;
+}
+
+double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level) {
+  const CurvePoint* previous = nullptr;
+  bool downwards = false;
+  for (const CurvePoint& p : smoothed) {
+    if (std::isnan(p.value)) continue;
+    if (previous == nullptr) {
+      if (p.value == level) return static_cast<double>(p.step);
+      downwards = p.value > level;
+      previous = &p;
+      continue;
+    }
+    const bool reached = downwards ? p.value <= level : p.value >= level;
+    if (reached) {
+      const double span = p.value - previous->value;
+      const double t = span == 0 ? 1 : (level - previous->value) / span;
+      return previous->step + t * static_cast<double>(p.step - previous->step);
+    }
+    previous = &p;
+  }
+  return -1;
+}
+
+double ValueAt(const std::vector<CurvePoint>& curve, double step) {
+  for (size_t i = 0; i < curve.size(); ++i) {
+    const double s = static_cast<double>(curve[i].step);
+    if (s == step) return curve[i].value;
+    if (s > step) {
+      if (i == 0) return kNaN;
+      const double s0 = static_cast<double>(curve[i - 1].step);
+      const double t = (step - s0) / (s - s0);
+      return curve[i - 1].value + t * (curve[i].value - curve[i - 1].value);
+    }
+  }
+  return kNaN;
+}
+
+MatchedValue MatchAt(const std::vector<CurvePoint>& reference, int window,
+                     double level,
+                     const std::vector<std::vector<CurvePoint>>& metrics) {
+  MatchedValue out;
+  out.step = FirstCrossing(SmoothTrailing(reference, window), level);
+  out.reached = out.step >= 0;
+  for (const auto& m : metrics)
+    out.values.push_back(out.reached ? ValueAt(m, out.step) : kNaN);
+  return out;
+}
+
+absl::StatusOr<MatchedTable> MatchTrials(
+    const std::vector<MatchedTrial>& trials, const MatchedSpec& spec,
+    int window, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& by,
+    const std::function<std::string()>& curve_names) {
+  if (window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--window: must be >= 1 (got ", window, ")"));
+  }
+  if (trials.empty())
+    return absl::InvalidArgumentError("--matched: no trials to compare");
+  if (metrics.empty())
+    return absl::InvalidArgumentError("--matched: no metrics to compare");
+  std::vector<std::string> names = metrics;
+  names.push_back(spec.reference);
+  for (const std::string& name : names) {
+    bool seen = false;
+    for (const MatchedTrial& t : trials) {
+      auto it = t.curves.find(name);
+      seen |= it != t.curves.end() && !it->second.empty();
+    }
+    if (!seen) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--matched: no trial reports a curve named '", name, "'",
+          curve_names ? absl::StrCat(" (its curves: ", curve_names(), ")")
+                      : ""));
+    }
+  }
+  static const std::vector<CurvePoint> kNone;
+  auto curve = [](const MatchedTrial& t,
+                  const std::string& name) -> const std::vector<CurvePoint>& {
+    auto it = t.curves.find(name);
+    return it == t.curves.end() ? kNone : it->second;
+  };
+  bool long_enough = false;
+  double lowest = INFINITY, highest = -INFINITY;  // the smoothed reference
+  std::vector<std::vector<MatchedValue>> at(trials.size());  // trial, level
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const std::vector<CurvePoint>& ref = curve(trials[i], spec.reference);
+    long_enough |= static_cast<int>(ref.size()) >= window;
+    for (const CurvePoint& p : SmoothTrailing(ref, window)) {
+      if (std::isnan(p.value)) continue;
+      lowest = std::min(lowest, p.value);
+      highest = std::max(highest, p.value);
+    }
+    std::vector<std::vector<CurvePoint>> metric_curves;
+    for (const auto& m : metrics) metric_curves.push_back(curve(trials[i], m));
+    for (double level : spec.levels)
+      at[i].push_back(MatchAt(ref, window, level, metric_curves));
+  }
+  if (!long_enough) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--matched: ", spec.reference, " has fewer than ", window,
+                     " reports (--window) in every trial"));
+  }
+  for (size_t l = 0; l < spec.levels.size(); ++l) {
+    bool any = false;
+    for (const auto& trial : at) any |= trial[l].reached;
+    if (!any) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--matched: no trial reaches ", spec.reference, " = ", spec.levels[l],
+          " (trailing mean of ", window, " reports; the trials' curves span ",
+          lowest, " to ", highest, ")"));
+    }
+  }
+
+  MatchedTable table;
+  table.reference = spec.reference;
+  table.window = window;
+  table.by = by;
+  table.metrics = metrics;
+  // Arms in the order of their keys, numbers by value.
+  std::vector<std::vector<std::string>> arms;
+  for (const MatchedTrial& t : trials) {
+    if (std::find(arms.begin(), arms.end(), t.keys) == arms.end())
+      arms.push_back(t.keys);
+  }
+  std::stable_sort(arms.begin(), arms.end(), [](const auto& a, const auto& b) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      double x = 0, y = 0;
+      const bool numbers =
+          absl::SimpleAtod(a[i], &x) && absl::SimpleAtod(b[i], &y);
+      if (numbers && x != y) return x < y;
+      if (!numbers && a[i] != b[i]) return a[i] < b[i];
+    }
+    return false;
+  });
+  for (const auto& arm : arms) {
+    for (size_t l = 0; l < spec.levels.size(); ++l) {
+      MatchedGroup g;
+      g.keys = arm;
+      g.level = spec.levels[l];
+      std::vector<double> steps;
+      std::vector<std::vector<double>> values(metrics.size());
+      for (size_t i = 0; i < trials.size(); ++i) {
+        if (trials[i].keys != arm) continue;
+        ++g.trials;
+        const MatchedValue& v = at[i][l];
+        if (!v.reached) continue;
+        ++g.reached;
+        steps.push_back(v.step);
+        for (size_t m = 0; m < values.size(); ++m)
+          values[m].push_back(v.values[m]);
+      }
+      g.step = Summarize(steps);
+      for (const auto& v : values) g.metrics.push_back(Summarize(v));
+      table.groups.push_back(std::move(g));
+    }
+  }
+  return table;
+}
+
+}  // namespace qkov

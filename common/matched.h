@@ -1,0 +1,108 @@
+// Matched comparison: a metric's value where a reference curve first reaches
+// a level (docs/metrics.md, "Matched values"). The paper compares QK/OV
+// learning-rate ratios at matched loss (its Fig. 4) and claims sharper
+// attention "at comparable accuracy"; comparing arms at the end of a fixed
+// budget instead confounds attention with how far each arm trained.
+//
+// For one trial: the reference curve (any reported curve: train_loss, a
+// validation loss or score) is smoothed by a trailing mean over `window`
+// reports; the crossing is the first report at which the smoothed curve has
+// moved from its start to the level or past it, and its step is linearly
+// interpolated between that report and the one before. The metric's value
+// there is linearly interpolated between the metric's own reports. The
+// CLI (qkov results --matched, qkov plot --kind matched) uses this.
+#ifndef QKOV_COMMON_MATCHED_H_
+#define QKOV_COMMON_MATCHED_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/aggregate.h"
+
+namespace qkov {
+
+struct CurvePoint {
+  int64_t step;
+  double value;
+};
+
+// "train_loss=0.5,0.3": the reference curve's name and its levels (finite,
+// at least one). INVALID_ARGUMENT naming what is wrong.
+struct MatchedSpec {
+  std::string reference;
+  std::vector<double> levels;
+};
+absl::StatusOr<MatchedSpec> ParseMatchedSpec(absl::string_view spec);
+
+// The trailing mean over `window` (>= 1) reports, from the window-th report
+// on (a curve with fewer reports gives nothing). Points must be in step
+// order; a window holding a NaN gives NaN.
+std::vector<CurvePoint> SmoothTrailing(const std::vector<CurvePoint>& curve,
+                                       int window);
+
+// The interpolated step at which `smoothed` first reaches `level`, moving from
+// its first value: downwards when it starts above the level (a loss),
+// upwards when it starts below (a score), at once when it starts on it.
+// -1 when it never does. NaN points are skipped.
+double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level);
+
+// `curve` at `step`, linearly interpolated between the reports around it;
+// NaN outside the reported steps.
+double ValueAt(const std::vector<CurvePoint>& curve, double step);
+
+// One trial at one level.
+struct MatchedValue {
+  bool reached = false;
+  double step = -1;            // the crossing; -1 when not reached
+  std::vector<double> values;  // one per metric; NaN when not reached
+};
+MatchedValue MatchAt(const std::vector<CurvePoint>& reference, int window,
+                     double level,
+                     const std::vector<std::vector<CurvePoint>>& metrics);
+
+// A sweep's matched comparison, as `qkov results --matched`, `qkov plot
+// --kind matched` and the dashboard show it: for each arm (trials with the
+// same keys) and each level, how many trials reached the level, the mean
+// step of the crossing, and each metric's value there, mean over the trials
+// that reached it with its 95% confidence interval (Summarize). A trial that
+// never reaches a level is counted, not dropped.
+struct MatchedTrial {
+  std::vector<std::string> keys;                          // its arm
+  std::map<std::string, std::vector<CurvePoint>> curves;  // by name
+};
+
+struct MatchedGroup {
+  std::vector<std::string> keys;  // the arm
+  double level = 0;
+  int trials = 0;                // trials in the arm
+  int reached = 0;               // of which reached the level
+  Summary step;                  // the crossing's step
+  std::vector<Summary> metrics;  // one per metric
+};
+
+struct MatchedTable {
+  std::string reference;
+  int window = 1;
+  std::vector<std::string> by;  // the keys' names
+  std::vector<std::string> metrics;
+  std::vector<MatchedGroup> groups;  // arms in key order, then the levels
+};
+
+// INVALID_ARGUMENT, one line naming the problem: a window below 1, no
+// trials, a curve (the reference or a metric) that no trial reports (the
+// message ends with `curve_names()` when given), a reference shorter than
+// the window in every trial, a level that no trial reaches.
+absl::StatusOr<MatchedTable> MatchTrials(
+    const std::vector<MatchedTrial>& trials, const MatchedSpec& spec,
+    int window, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& by,
+    const std::function<std::string()>& curve_names = nullptr);
+
+}  // namespace qkov
+
+#endif  // QKOV_COMMON_MATCHED_H_
