@@ -70,6 +70,8 @@ absl::StatusOr<std::vector<v1::ResultRow>> FetchRows(Connection& conn,
   return std::vector<v1::ResultRow>(resp.rows().begin(), resp.rows().end());
 }
 
+}  // namespace
+
 absl::StatusOr<v1::GetTrialMetricsResponse> FetchCurves(
     Connection& conn, const std::string& trial_id,
     const std::vector<std::string>& names) {
@@ -82,8 +84,6 @@ absl::StatusOr<v1::GetTrialMetricsResponse> FetchCurves(
   if (!s.ok()) return FromGrpcStatus(s);
   return resp;
 }
-
-}  // namespace
 
 int Export(Connection& conn, const ExportArgs& args) {
   absl::StatusOr<std::vector<v1::ResultRow>> rows = FetchRows(conn, args.sweep);

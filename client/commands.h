@@ -52,12 +52,18 @@ struct PlotArgs {
   std::string out_dir = ".";
   std::string kind = "all";  // all | ratio | dtap | curves | theory | matched
   std::vector<std::string> metrics;  // default per kind
-  std::string overlay;  // theory: a trained sweep to overlay as points
-  std::string matched;  // matched: CURVE=LEVEL[,LEVEL...]
-  int window = 1;       // matched: the reference's trailing mean
+  std::string overlay;          // theory: a trained sweep to overlay as points
+  std::string matched;          // matched: CURVE=LEVEL[,LEVEL...]
+  int window = 1;               // matched: the reference's trailing mean
   std::vector<std::string> by;  // matched: the arms (default: varying axes)
 };
 int Plot(Connection& conn, const PlotArgs& args);
+
+// A trial's curves (all of them when `names` is empty), stitched across its
+// attempts.
+absl::StatusOr<qkov::v1::GetTrialMetricsResponse> FetchCurves(
+    Connection& conn, const std::string& trial_id,
+    const std::vector<std::string>& names);
 
 int Trials(Connection& conn, const std::string& sweep,
            const std::string& state);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/commands.h"
 #include "client/metric_defaults.h"
 #include "common/grpc_status.h"
 
@@ -44,15 +45,12 @@ using Curves = std::map<std::string, std::vector<CurvePoint>>;
 absl::StatusOr<Curves> FetchTrialCurves(Connection& conn,
                                         const std::string& trial_id,
                                         const std::vector<std::string>& names) {
-  v1::GetTrialMetricsRequest req;
-  req.set_trial_id(trial_id);
-  for (const auto& n : names) req.add_names(n);
-  v1::GetTrialMetricsResponse resp;
-  grpc::Status s =
-      conn.stub()->GetTrialMetrics(conn.Context().get(), req, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
+  absl::StatusOr<v1::GetTrialMetricsResponse> resp =
+      FetchCurves(conn, trial_id, names);
+  if (!resp.ok()) return resp.status();
   Curves out;
-  for (const auto& series : resp.series()) out[series.name()] = ToCurve(series);
+  for (const auto& series : resp->series())
+    out[series.name()] = ToCurve(series);
   return out;
 }
 
