@@ -51,19 +51,14 @@ std::vector<CurvePoint> SmoothTrailing(const std::vector<CurvePoint>& curve,
   return out;
 }
 
-double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level) {
+double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level,
+                     bool downwards) {
   const CurvePoint* previous = nullptr;
-  bool downwards = false;
   for (const CurvePoint& p : smoothed) {
     if (std::isnan(p.value)) continue;
-    if (previous == nullptr) {
-      if (p.value == level) return static_cast<double>(p.step);
-      downwards = p.value > level;
-      previous = &p;
-      continue;
-    }
     const bool reached = downwards ? p.value <= level : p.value >= level;
     if (reached) {
+      if (previous == nullptr) return static_cast<double>(p.step);
       const double span = p.value - previous->value;
       const double t = span == 0 ? 1 : (level - previous->value) / span;
       return previous->step + t * static_cast<double>(p.step - previous->step);
@@ -71,6 +66,21 @@ double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level) {
     previous = &p;
   }
   return -1;
+}
+
+bool FallsOverall(const std::vector<std::vector<CurvePoint>>& smoothed) {
+  double change = 0;
+  for (const auto& curve : smoothed) {
+    const CurvePoint* first = nullptr;
+    const CurvePoint* last = nullptr;
+    for (const CurvePoint& p : curve) {
+      if (std::isnan(p.value)) continue;
+      if (first == nullptr) first = &p;
+      last = &p;
+    }
+    if (first != nullptr) change += last->value - first->value;
+  }
+  return change < 0;
 }
 
 double ValueAt(const std::vector<CurvePoint>& curve, double step) {
@@ -88,10 +98,10 @@ double ValueAt(const std::vector<CurvePoint>& curve, double step) {
 }
 
 MatchedValue MatchAt(const std::vector<CurvePoint>& reference, int window,
-                     double level,
+                     double level, bool downwards,
                      const std::vector<std::vector<CurvePoint>>& metrics) {
   MatchedValue out;
-  out.step = FirstCrossing(SmoothTrailing(reference, window), level);
+  out.step = FirstCrossing(SmoothTrailing(reference, window), level, downwards);
   out.reached = out.step >= 0;
   for (const auto& m : metrics)
     out.values.push_back(out.reached ? ValueAt(m, out.step) : kNaN);
@@ -134,19 +144,26 @@ absl::StatusOr<MatchedTable> MatchTrials(
   };
   bool long_enough = false;
   double lowest = INFINITY, highest = -INFINITY;  // the smoothed reference
-  std::vector<std::vector<MatchedValue>> at(trials.size());  // trial, level
-  for (size_t i = 0; i < trials.size(); ++i) {
-    const std::vector<CurvePoint>& ref = curve(trials[i], spec.reference);
+  std::vector<std::vector<CurvePoint>> smoothed;
+  for (const MatchedTrial& t : trials) {
+    const std::vector<CurvePoint>& ref = curve(t, spec.reference);
     long_enough |= static_cast<int>(ref.size()) >= window;
-    for (const CurvePoint& p : SmoothTrailing(ref, window)) {
+    smoothed.push_back(SmoothTrailing(ref, window));
+    for (const CurvePoint& p : smoothed.back()) {
       if (std::isnan(p.value)) continue;
       lowest = std::min(lowest, p.value);
       highest = std::max(highest, p.value);
     }
+  }
+  const bool downwards = FallsOverall(smoothed);
+  std::vector<std::vector<MatchedValue>> at(trials.size());  // trial, level
+  for (size_t i = 0; i < trials.size(); ++i) {
     std::vector<std::vector<CurvePoint>> metric_curves;
     for (const auto& m : metrics) metric_curves.push_back(curve(trials[i], m));
-    for (double level : spec.levels)
-      at[i].push_back(MatchAt(ref, window, level, metric_curves));
+    for (double level : spec.levels) {
+      at[i].push_back(MatchAt(curve(trials[i], spec.reference), window, level,
+                              downwards, metric_curves));
+    }
   }
   if (!long_enough) {
     return absl::InvalidArgumentError(
@@ -167,6 +184,7 @@ absl::StatusOr<MatchedTable> MatchTrials(
   MatchedTable table;
   table.reference = spec.reference;
   table.window = window;
+  table.downwards = downwards;
   table.by = by;
   table.metrics = metrics;
   // Arms in the order of their keys, numbers by value.

@@ -6,9 +6,11 @@
 //
 // For one trial: the reference curve (any reported curve: train_loss, a
 // validation loss or score) is smoothed by a trailing mean over `window`
-// reports; the crossing is the first report at which the smoothed curve has
-// moved from its start to the level or past it, and its step is linearly
-// interpolated between that report and the one before. The metric's value
+// reports; the crossing is the first report at which the smoothed curve is
+// at the level or past it, in the direction the reference moves over the
+// sweep's trials (down for a loss, up for a score), and its step is linearly
+// interpolated between that report and the one before (a trial already past
+// the level at its first report reaches it there). The metric's value
 // there is linearly interpolated between the metric's own reports. The
 // CLI (qkov results --matched, qkov plot --kind matched) uses this.
 #ifndef QKOV_COMMON_MATCHED_H_
@@ -45,11 +47,16 @@ absl::StatusOr<MatchedSpec> ParseMatchedSpec(absl::string_view spec);
 std::vector<CurvePoint> SmoothTrailing(const std::vector<CurvePoint>& curve,
                                        int window);
 
-// The interpolated step at which `smoothed` first reaches `level`, moving from
-// its first value: downwards when it starts above the level (a loss),
-// upwards when it starts below (a score), at once when it starts on it.
-// -1 when it never does. NaN points are skipped.
-double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level);
+// The interpolated step at which `smoothed` first reaches `level` going
+// `downwards` (a loss: at or below it) or upwards (a score: at or above);
+// the first report's step when that report is already there. -1 when it
+// never does. NaN points are skipped.
+double FirstCrossing(const std::vector<CurvePoint>& smoothed, double level,
+                     bool downwards);
+
+// Whether a reference falls as trials train: the sum over the curves of
+// (last value - first value) of each smoothed curve is negative.
+bool FallsOverall(const std::vector<std::vector<CurvePoint>>& smoothed);
 
 // `curve` at `step`, linearly interpolated between the reports around it;
 // NaN outside the reported steps.
@@ -62,7 +69,7 @@ struct MatchedValue {
   std::vector<double> values;  // one per metric; NaN when not reached
 };
 MatchedValue MatchAt(const std::vector<CurvePoint>& reference, int window,
-                     double level,
+                     double level, bool downwards,
                      const std::vector<std::vector<CurvePoint>>& metrics);
 
 // A sweep's matched comparison, as `qkov results --matched`, `qkov plot
@@ -88,6 +95,7 @@ struct MatchedGroup {
 struct MatchedTable {
   std::string reference;
   int window = 1;
+  bool downwards = true;        // the reference falls as the trials train
   std::vector<std::string> by;  // the keys' names
   std::vector<std::string> metrics;
   std::vector<MatchedGroup> groups;  // arms in key order, then the levels

@@ -86,10 +86,34 @@ std::vector<std::string> ReportedCurveNames(absl::string_view task) {
         "lr_qk",      "lr_ov"};
   }
   if (task == "fixed_attention") return {"train_loss", "train_accuracy"};
-  if (task == "text" || task == "hatexplain" || task == "sva")
-    return {"train_loss", "train_accuracy", "lr_qk", "lr_ov", "epoch"};
-  if (task == "squad")
-    return {"train_loss", "lr_qk", "lr_ov", "epoch", "val_f1"};
+  if (task == "text" || task == "hatexplain" || task == "sva") {
+    return {"train_loss",
+            "train_accuracy",
+            "lr_qk",
+            "lr_ov",
+            "epoch",
+            "val_loss",
+            "val_accuracy",
+            "val_gold_probability",
+            "val_rationale_mass_head0",
+            "val_rationale_mass",
+            "val_rationale_mass_rollout",
+            "val_ac"};
+  }
+  if (task == "squad") {
+    return {"train_loss",
+            "lr_qk",
+            "lr_ov",
+            "epoch",
+            "selection_f1",
+            "val_f1",
+            "val_em",
+            "val_answer_mass_rollout",
+            "val_answer_mass_layer_mean",
+            "val_answer_mass_layer_max",
+            "val_ac",
+            "val_gold_probability"};
+  }
   return {};
 }
 

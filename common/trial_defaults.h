@@ -39,6 +39,13 @@ inline constexpr int kNumExamples = 2048;
 inline constexpr uint64_t kEvalSeed = 20260807;
 inline constexpr double kTauAttention = 0.6;
 inline constexpr double kTauProbability = 0.6;
+// Evaluation during training (text and SQuAD tasks; docs/metrics.md): the
+// validation examples each evaluation reads. The steps between evaluations
+// are per task (kTextEvalEvery, kSquadEvalEvery), chosen so that evaluating
+// costs at most about a tenth of training (docs/PERFORMANCE.md).
+inline constexpr int kEvalExamples = 256;
+inline constexpr int kTextEvalEvery = 500;
+inline constexpr int kSquadEvalEvery = 1000;
 inline constexpr std::array<double, 6> kDtapEdges = {0,   0.2, 0.4,
                                                      0.6, 0.8, 1.0};
 

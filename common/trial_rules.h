@@ -59,6 +59,8 @@ inline constexpr IntRule kBatchSize{"batch_size", 1, 65536};
 inline constexpr IntRule kReportEvery{"report_every", 1, 1000000000};
 inline constexpr IntRule kLossWindow{"loss_window", 1, 1000000};
 inline constexpr IntRule kNumExamples{"evaluation.num_examples", 1, 1000000};
+inline constexpr IntRule kEvalEvery{"evaluation.eval_every", 0, 1000000000};
+inline constexpr IntRule kEvalExamples{"evaluation.eval_examples", 1, 100000};
 inline constexpr RealRule kTauAttention{"evaluation.tau_attention", 0, 1};
 inline constexpr RealRule kTauProbability{"evaluation.tau_probability", 0, 1};
 

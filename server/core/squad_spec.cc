@@ -55,6 +55,8 @@ void ApplySquadDefaults(qkov::v1::Training* t) {
   }
   if (e->tau_attention() == 0) e->set_tau_attention(d.tau_attention);
   if (e->tau_probability() == 0) e->set_tau_probability(d.tau_probability);
+  if (!e->has_eval_every()) e->set_eval_every(defaults::kSquadEvalEvery);
+  if (!e->has_eval_examples()) e->set_eval_examples(defaults::kEvalExamples);
   if (e->num_examples() == 0) e->set_num_examples(d.num_examples);
   if (t->batch_size() == 0) t->set_batch_size(d.batch_size);
   if (t->loss_window() == 0) t->set_loss_window(1);

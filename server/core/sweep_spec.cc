@@ -186,6 +186,16 @@ absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
           rules::Check(prefix, rules::kNumExamples, e.num_examples());
       !st.ok())
     return st;
+  if (e.eval_every() > 0) {
+    for (auto [rule, value] :
+         {std::pair{rules::kEvalEvery, e.eval_every()},
+          std::pair{rules::kEvalExamples, e.eval_examples()}}) {
+      if (absl::Status st = rules::Check(prefix, rule, value); !st.ok())
+        return st;
+    }
+  } else if (e.eval_every() < 0) {
+    return rules::Check(prefix, rules::kEvalEvery, e.eval_every());
+  }
   for (auto [rule, value] :
        {std::pair{rules::kTauAttention, e.tau_attention()},
         std::pair{rules::kTauProbability, e.tau_probability()}}) {

@@ -86,6 +86,8 @@ void ApplyTextDefaults(qkov::v1::Training* t) {
   }
   if (e->tau_attention() == 0) e->set_tau_attention(d.tau_attention);
   if (e->tau_probability() == 0) e->set_tau_probability(d.tau_probability);
+  if (!e->has_eval_every()) e->set_eval_every(defaults::kTextEvalEvery);
+  if (!e->has_eval_examples()) e->set_eval_examples(defaults::kEvalExamples);
   if (e->num_examples() == 0) e->set_num_examples(100000);
   if (t->loss_window() == 0) t->set_loss_window(1);
   if (t->report_every() == 0) t->set_report_every(100);

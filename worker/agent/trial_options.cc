@@ -248,6 +248,8 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
   o.eval.eval_seed = e.eval_seed();
   o.eval.tau_attention = e.tau_attention();
   o.eval.tau_probability = e.tau_probability();
+  o.eval.eval_every = e.eval_every();
+  if (e.eval_examples() > 0) o.eval.eval_examples = e.eval_examples();
   o.eval.dtap_attention_edges.assign(e.dtap_attention_edges().begin(),
                                      e.dtap_attention_edges().end());
   o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(),

@@ -167,6 +167,13 @@ absl::Status TrialOptions::Validate() const {
   if (absl::Status s = rules::Check("", rules::kNumExamples, eval.num_examples);
       !s.ok())
     return s;
+  if (absl::Status s = rules::Check("", rules::kEvalEvery, eval.eval_every);
+      !s.ok())
+    return s;
+  if (absl::Status s =
+          rules::Check("", rules::kEvalExamples, eval.eval_examples);
+      !s.ok())
+    return s;
   if (absl::Status s = rules::CheckEdges("", "evaluation.dtap_attention_edges",
                                          eval.dtap_attention_edges);
       !s.ok())

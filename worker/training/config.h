@@ -79,6 +79,10 @@ struct EvalOptions {
   std::vector<double> dtap_probability_edges = {defaults::kDtapEdges.begin(),
                                                 defaults::kDtapEdges.end()};
   double top_k_percent = 5.0;  // comprehensiveness / sufficiency
+  // During training (text, SQuAD): every eval_every steps (0: never), on the
+  // first eval_examples validation examples.
+  int eval_every = 0;
+  int eval_examples = defaults::kEvalExamples;
 };
 
 struct TrialOptions {

@@ -23,32 +23,40 @@ TEST(MatchedTest, FirstCrossingOfADecreasingCurveIsInterpolated) {
   // 1.0 at 100, 0.6 at 200, 0.2 at 300: 0.5 lies a quarter of the way
   // from 200 to 300.
   const auto loss = Curve({1.0, 0.6, 0.2, 0.1});
-  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.5), 225);
-  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.8), 150);
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.5, true), 225);
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.8, true), 150);
 }
 
 TEST(MatchedTest, ACrossingExactlyAtAReportIsThatReport) {
   const auto loss = Curve({1.0, 0.6, 0.2});
-  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.6), 200);
-  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 1.0), 100);  // starts on it
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.6, true), 200);
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 1.0, true), 100);  // starts on it
+  // Already past the level at its first report: reached there.
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 1.5, true), 100);
+}
+
+TEST(MatchedTest, TheDirectionIsTheSweepsOverallTrend) {
+  EXPECT_TRUE(FallsOverall({Curve({1.0, 0.5}), Curve({0.8, 0.9})}));
+  EXPECT_FALSE(FallsOverall({Curve({0.1, 0.5}), Curve({0.8, 0.7})}));
 }
 
 TEST(MatchedTest, OnlyTheFirstCrossingCounts) {
   // Down through 0.5 between 100 and 200, back up, down again later.
   const auto loss = Curve({0.9, 0.4, 0.8, 0.3});
-  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.5), 180);
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.5, true), 180);
 }
 
 TEST(MatchedTest, AnIncreasingReferenceCrossesUpwards) {
+  // 0.0 at 100 ... 0.6 at 300: 0.4 lies halfway from 200 to 300.
   const auto f1 = Curve({0.0, 0.2, 0.6, 0.7});
-  EXPECT_DOUBLE_EQ(FirstCrossing(f1, 0.4), 250);
-  EXPECT_EQ(FirstCrossing(f1, 0.9), -1);
+  EXPECT_DOUBLE_EQ(FirstCrossing(f1, 0.4, /*downwards=*/false), 250);
+  EXPECT_EQ(FirstCrossing(f1, 0.9, /*downwards=*/false), -1);
 }
 
 TEST(MatchedTest, NeverReachedIsMinusOneAndNaNValues) {
   const auto loss = Curve({1.0, 0.9, 0.8});
-  EXPECT_EQ(FirstCrossing(loss, 0.5), -1);
-  MatchedValue v = MatchAt(loss, 1, 0.5, {Curve({0.1, 0.2, 0.3})});
+  EXPECT_EQ(FirstCrossing(loss, 0.5, true), -1);
+  MatchedValue v = MatchAt(loss, 1, 0.5, true, {Curve({0.1, 0.2, 0.3})});
   EXPECT_FALSE(v.reached);
   ASSERT_EQ(v.values.size(), 1u);
   EXPECT_TRUE(std::isnan(v.values[0]));
@@ -58,20 +66,20 @@ TEST(MatchedTest, TheWindowSmoothsANoisyCurveBeforeItCrosses) {
   // Raw: a single dip to 0.45 at step 200 would cross 0.5 there; the
   // trailing mean over 3 reports crosses only when the level is held.
   const auto noisy = Curve({0.9, 0.45, 0.9, 0.75, 0.5, 0.25, 0.25});
-  EXPECT_NEAR(FirstCrossing(noisy, 0.5), 100 + 100 * 0.4 / 0.45, 1e-9);
+  EXPECT_NEAR(FirstCrossing(noisy, 0.5, true), 100 + 100 * 0.4 / 0.45, 1e-9);
   const auto smoothed = SmoothTrailing(noisy, 3);
   ASSERT_EQ(smoothed.size(), 5u);
   EXPECT_EQ(smoothed[0].step, 300);
   EXPECT_DOUBLE_EQ(smoothed[0].value, (0.9 + 0.45 + 0.9) / 3);
   // Means: 0.75 (300), 0.7 (400), 0.7167 (500), 0.5 (600): at 600.
-  EXPECT_DOUBLE_EQ(FirstCrossing(smoothed, 0.5), 600);
+  EXPECT_DOUBLE_EQ(FirstCrossing(smoothed, 0.5, true), 600);
   EXPECT_TRUE(SmoothTrailing(noisy, 8).empty());  // too short
 }
 
 TEST(MatchedTest, TheMetricIsInterpolatedAtTheCrossing) {
   const auto loss = Curve({1.0, 0.6, 0.2});
   const auto attention = Curve({0.1, 0.3, 0.7});
-  MatchedValue v = MatchAt(loss, 1, 0.5, {attention});
+  MatchedValue v = MatchAt(loss, 1, 0.5, true, {attention});
   ASSERT_TRUE(v.reached);
   EXPECT_DOUBLE_EQ(v.step, 225);
   EXPECT_DOUBLE_EQ(v.values[0], 0.3 + 0.25 * 0.4);
@@ -84,7 +92,7 @@ TEST(MatchedTest, TheMetricIsInterpolatedAtTheCrossing) {
 
 TEST(MatchedTest, NaNReportsAreSkipped) {
   const auto loss = Curve({1.0, std::nan(""), 0.2});
-  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.6), 200);  // 100 -> 300, halfway
+  EXPECT_DOUBLE_EQ(FirstCrossing(loss, 0.6, true), 200);  // 100 -> 300, halfway
 }
 
 TEST(MatchedTest, ParsesTheSpecAndRefusesBadOnes) {
@@ -111,21 +119,27 @@ TEST(MatchTrialsTest, GroupsArmsAndCountsTrialsThatNeverReach) {
     return t;
   };
   const std::vector<MatchedTrial> trials = {
-      trial("10", {1.0, 0.6, 0.2}, {0.1, 0.3, 0.7}),    // 0.5 at 225: 0.4
-      trial("10", {1.0, 0.5, 0.2}, {0.1, 0.6, 0.7}),    // 0.5 at 200: 0.6
-      trial("2", {1.0, 0.9, 0.8}, {0.1, 0.2, 0.3}),     // never
-      trial("2", {1.0, 0.75, 0.25}, {0.2, 0.4, 0.6})};  // 0.5 at 250: 0.5
+      trial("10", {1.0, 0.6, 0.2}, {0.1, 0.3, 0.7}),   // 0.5 at 225: 0.4
+      trial("10", {1.0, 0.5, 0.2}, {0.1, 0.6, 0.7}),   // 0.5 at 200: 0.6
+      trial("2", {1.0, 0.9, 0.8}, {0.1, 0.2, 0.3}),    // never
+      trial("2", {1.0, 0.75, 0.25}, {0.2, 0.4, 0.6}),  // 0.5 at 250: 0.5
+      trial("3", {0.4, 0.3, 0.2}, {0.9, 0.8, 0.7})};   // past 0.5 at 100
   auto table = MatchTrials(trials, {"train_loss", {0.5}}, 1, {"attention"},
                            {"lr_ratio"});
   ASSERT_TRUE(table.ok()) << table.status();
-  ASSERT_EQ(table->groups.size(), 2u);
+  ASSERT_EQ(table->groups.size(), 3u);
+  EXPECT_TRUE(table->downwards);
   const MatchedGroup& two = table->groups[0];  // "2" before "10" by value
   EXPECT_EQ(two.keys[0], "2");
   EXPECT_EQ(two.trials, 2);
   EXPECT_EQ(two.reached, 1);
   EXPECT_DOUBLE_EQ(two.metrics[0].mean, 0.5);
   EXPECT_DOUBLE_EQ(two.step.mean, 250);
-  const MatchedGroup& ten = table->groups[1];
+  const MatchedGroup& three = table->groups[1];
+  EXPECT_EQ(three.reached, 1);
+  EXPECT_DOUBLE_EQ(three.step.mean, 100);
+  EXPECT_DOUBLE_EQ(three.metrics[0].mean, 0.9);
+  const MatchedGroup& ten = table->groups[2];
   EXPECT_EQ(ten.reached, 2);
   EXPECT_DOUBLE_EQ(ten.metrics[0].mean, 0.5);
   EXPECT_DOUBLE_EQ(ten.step.mean, 212.5);

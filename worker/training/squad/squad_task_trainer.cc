@@ -129,15 +129,46 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   hooks.report_every = o.report_every;
   hooks.resume_from = resume_from;
   bool observer_stopped = false;
+  // Evaluation during training (docs/metrics.md, "Curves during training"):
+  // greedy answers to the first eval_examples questions of the validation
+  // articles (of the evaluation articles when the sweep names none), at
+  // each report step that is a multiple of eval_every, and at the last.
+  absl::StatusOr<Examples> curve_set = Examples{};
+  if (o.eval.eval_every > 0) {
+    curve_set =
+        BuildExamples(q.validation_questions > 0 ? q.validation : q.eval, bpe,
+                      q.prompt, o.eval.eval_examples);
+    if (!curve_set.ok()) return curve_set.status();
+  }
+  AnswerAttentionOptions curve_options;
+  curve_options.rollout_alpha = q.rollout_alpha;
+  curve_options.max_new_tokens = static_cast<int32_t>(q.max_new_tokens);
+  curve_options.tau_attention = o.eval.tau_attention;
+  curve_options.tau_probability = o.eval.tau_probability;
+  curve_options.k_percent = 0;  // no faithfulness forwards
+  const int64_t last_step =
+      SquadTotalSteps(so, static_cast<int64_t>(train->examples.size()));
   if (observer != nullptr) {
     hooks.poll_stop = [observer] { return observer->PollStop(); };
     hooks.report = [&](const SquadTrainReport& r) {
-      const std::vector<MetricPoint> points = {
+      std::vector<MetricPoint> points = {
           {r.step, "train_loss", r.loss},
           {r.step, "lr_qk", r.lr_qk},
           {r.step, "lr_ov", r.lr_base},
           {r.step, "epoch", r.epoch},
       };
+      if (o.eval.eval_every > 0 &&
+          (r.step % o.eval.eval_every == 0 || r.step >= last_step)) {
+        const AnswerEvaluation ev =
+            EvaluateAnswers(model, curve_set->examples, bpe, curve_options);
+        for (const char* name :
+             {"f1", "em", "answer_mass_rollout", "answer_mass_layer_mean",
+              "answer_mass_layer_max", "ac", "gold_probability"}) {
+          auto it = ev.scalars.find(name);
+          if (it != ev.scalars.end())
+            points.push_back({r.step, absl::StrCat("val_", name), it->second});
+        }
+      }
       observer_stopped = !observer->OnReport(r.step, points);
       return !observer_stopped;
     };
@@ -148,7 +179,7 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
                                        static_cast<int32_t>(q.max_new_tokens));
       if (observer != nullptr) {
         // A stop it asks for is taken at the next report.
-        observer->OnReport(step, {{step, "val_f1", f1}});
+        observer->OnReport(step, {{step, "selection_f1", f1}});
       }
       return f1;
     };

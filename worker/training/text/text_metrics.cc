@@ -94,6 +94,7 @@ TextEvaluation EvaluateText(TextModel& model, const EncodedText& data,
     readout.push_back(
         mass(r.gather(1, out.readout.view({b, 1, 1}).expand({b, 1, len}))
                  .squeeze(1)));
+    if (!o.faithfulness) continue;
     // Comprehensiveness and sufficiency: delete or keep the top k positions
     // of the rollout row, in descending order of attention.
     const torch::Tensor top = std::get<1>(r.select(1, len - 1).topk(k, 1));
@@ -119,9 +120,11 @@ TextEvaluation EvaluateText(TextModel& model, const EncodedText& data,
   s["rationale_mass_layer_max"] = mean(layer_max);
   s["rationale_mass_rollout"] = mean(rollout);
   s["rationale_mass_readout"] = mean(readout);
-  s["comprehensiveness"] = mean(comp);
-  s["sufficiency"] = mean(suff);
-  s["top_k"] = static_cast<double>(k);
+  if (o.faithfulness) {
+    s["comprehensiveness"] = mean(comp);
+    s["sufficiency"] = mean(suff);
+    s["top_k"] = static_cast<double>(k);
+  }
   const torch::Tensor m0 = torch::cat(head0).cpu(), g = torch::cat(gold).cpu();
   s["ac"] = m0.ge(o.tau_attention).to(torch::kFloat64).mean().item<double>();
   s["acmc"] = m0.ge(o.tau_attention)

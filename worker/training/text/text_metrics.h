@@ -33,6 +33,9 @@ struct TextEvalOptions {
   double rollout_alpha = kDefaults.rollout_alpha;  // A' = a A + (1 - a) I
   double k_percent = kDefaults.k_percent;  // k = max(1, ceil(k_percent/100 L))
   int64_t batch = 256;                     // examples per forward
+  // Comprehensiveness and sufficiency (two more forwards a batch); off for
+  // the evaluations during training.
+  bool faithfulness = true;
 };
 
 // Attention rollout over layers: each layer's head-mean attention [B, L, L]

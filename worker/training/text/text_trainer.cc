@@ -73,6 +73,30 @@ void AddEvaluation(const std::string& split, const TextEvaluation& ev,
   outcome->heatmaps.push_back(std::move(h));
 }
 
+// The first n examples of `data`.
+EncodedText Head(const EncodedText& data, int64_t n) {
+  EncodedText out = data;
+  out.ids = data.ids.narrow(0, 0, n);
+  out.lengths = data.lengths.narrow(0, 0, n);
+  out.rationale = data.rationale.narrow(0, 0, n);
+  out.has_rationale = data.has_rationale.narrow(0, 0, n);
+  out.labels = data.labels.narrow(0, 0, n);
+  return out;
+}
+
+// The curves of an evaluation during training (docs/metrics.md, "Curves
+// during training"): val_<name> at `step`.
+void AddCurvePoints(int64_t step, const TextEvaluation& ev,
+                    std::vector<MetricPoint>* points) {
+  for (const char* name :
+       {"loss", "accuracy", "gold_probability", "rationale_mass_head0",
+        "rationale_mass", "rationale_mass_rollout", "ac"}) {
+    auto it = ev.scalars.find(name);
+    if (it != ev.scalars.end())
+      points->push_back({step, absl::StrCat("val_", name), it->second});
+  }
+}
+
 // The loop's state besides model and optimizer, for checkpoints.
 struct LoopState {
   int64_t step = 0;
@@ -296,6 +320,20 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
         "checkpoint does not parse");
     if (!loaded.ok()) return loaded;
   }
+  // Evaluation during training: the first eval_examples validation
+  // examples, without the faithfulness forwards (docs/metrics.md).
+  const EncodedText eval_subset =
+      Head(validation,
+           std::min<int64_t>(o.eval.eval_examples, validation.ids.size(0)));
+  TextEvalOptions curve_eval;
+  curve_eval.tau_attention = o.eval.tau_attention;
+  curve_eval.rollout_alpha = t.rollout_alpha;
+  curve_eval.faithfulness = false;
+  // Forwards of a training batch's size: larger ones (the final
+  // evaluation's 256) between training steps leave glibc's allocator
+  // trimming and faulting pages in at every later step (measured: twice the
+  // trial's time at 256, nothing at 32).
+  curve_eval.batch = o.batch_size;
   std::mt19937_64& order_rng = st.order_rng;
   std::vector<int64_t>& order = st.order;
   double& sum_loss = st.sum_loss;
@@ -361,16 +399,27 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
       ++step;
       break;
     }
-    if ((step + 1) % o.report_every != 0 && !last) continue;
-    std::vector<MetricPoint> points = {
-        {step + 1, "train_loss", sum_loss / seen},
-        {step + 1, "train_accuracy", sum_correct / seen},
-        {step + 1, "lr_qk", lr.qk},
-        {step + 1, "lr_ov", lr.ov},
-        {step + 1, "epoch", static_cast<double>(step + 1) / per_epoch},
-    };
-    sum_loss = sum_correct = 0;
-    seen = 0;
+    const bool report = (step + 1) % o.report_every == 0 || last;
+    const bool evaluate =
+        o.eval.eval_every > 0 && ((step + 1) % o.eval.eval_every == 0 || last);
+    if (!report && !evaluate) continue;
+    std::vector<MetricPoint> points;
+    if (report) {
+      points = {
+          {step + 1, "train_loss", sum_loss / seen},
+          {step + 1, "train_accuracy", sum_correct / seen},
+          {step + 1, "lr_qk", lr.qk},
+          {step + 1, "lr_ov", lr.ov},
+          {step + 1, "epoch", static_cast<double>(step + 1) / per_epoch},
+      };
+      sum_loss = sum_correct = 0;
+      seen = 0;
+    }
+    if (evaluate && eval_subset.ids.size(0) > 0) {
+      AddCurvePoints(step + 1,
+                     EvaluateText(model, eval_subset, pad_id, curve_eval),
+                     &points);
+    }
     if (observer != nullptr && !observer->OnReport(step + 1, points)) {
       outcome.end = TrialEnd::kStopped;
       outcome.steps = step + 1;

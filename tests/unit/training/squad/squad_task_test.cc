@@ -185,7 +185,7 @@ class RecordValidation : public HandBackAt {
   RecordValidation() : HandBackAt(1 << 30) {}
   bool OnReport(int64_t step, const std::vector<MetricPoint>& points) override {
     for (const MetricPoint& p : points) {
-      if (p.name == "val_f1") val_f1.push_back({step, p.value});
+      if (p.name == "selection_f1") val_f1.push_back({step, p.value});
     }
     return HandBackAt::OnReport(step, points);
   }
@@ -194,7 +194,7 @@ class RecordValidation : public HandBackAt {
 
 // With squad.validation_questions the trial validates after each epoch
 // (steps 3 and 5 of 7: micro-batches 6 and 10 of 5 a epoch) and after its
-// last step, reports each F1 as val_f1, scores the weights of the best and
+// last step, reports each F1 as selection_f1, scores the weights of the best and
 // says which; without it, the last weights (the test above).
 TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
   TrialOptions o = Tiny();

@@ -179,6 +179,72 @@ TEST(TextTrainerTest, HandBackAndResumeIsBitIdentical) {
   EXPECT_EQ(garbage.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Records every point reported.
+class Recorder : public TrainingObserver {
+ public:
+  explicit Recorder(int64_t hand_back_after = 1 << 30)
+      : left_(hand_back_after) {}
+  bool OnReport(int64_t, const std::vector<MetricPoint>& points) override {
+    for (const MetricPoint& p : points) curve[p.name][p.step] = p.value;
+    return true;
+  }
+  StopRequest PollStop() override {
+    return --left_ < 0 ? StopRequest::kHandBack : StopRequest::kNone;
+  }
+  std::map<std::string, std::map<int64_t, double>> curve;
+
+ private:
+  int64_t left_;
+};
+
+// Evaluation during training (evaluation.eval_every): val_* curves at every
+// eval_every steps and the last, on the first eval_examples validation
+// examples; the training and its results are the same to the bit as
+// without it, and a trial handed back and resumed reports the same curves.
+TEST(TextTrainerTest, CurvesDuringTrainingChangeNothingAndResume) {
+  TrialOptions o = Tiny();
+  o.text.validation = o.text.test;
+  o.eval.eval_every = 4;
+  o.eval.eval_examples = 8;
+  TrialOptions quiet = o;
+  quiet.eval.eval_every = 0;
+  Recorder with, without;
+  auto a = RunTrial(o, &with);
+  auto b = RunTrial(quiet, &without);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->results, b->results);
+  EXPECT_EQ(with.curve["train_loss"], without.curve["train_loss"]);
+  for (const char* name : {"val_loss", "val_accuracy", "val_gold_probability",
+                           "val_rationale_mass_head0", "val_rationale_mass",
+                           "val_rationale_mass_rollout", "val_ac"}) {
+    std::vector<int64_t> steps;
+    for (const auto& [step, value] : with.curve[name]) {
+      steps.push_back(step);
+      EXPECT_TRUE(std::isfinite(value)) << name << " " << step;
+    }
+    EXPECT_EQ(steps, (std::vector<int64_t>{4, 8, 12, 15})) << name;
+    EXPECT_TRUE(without.curve[name].empty()) << name;
+  }
+  // The curve's last point is the evaluation of the final weights on the
+  // same examples as the final validation results' first 8.
+  Recorder first(7);
+  auto stopped = RunTrial(o, &first);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_EQ(stopped->end, TrialEnd::kStopped);
+  Recorder rest;
+  auto resumed = RunTrial(o, &rest, torch::kCPU, stopped->checkpoint);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  for (const auto& [name, points] : with.curve) {
+    if (name.rfind("val_", 0) != 0) continue;
+    for (const auto& [step, value] : points) {
+      const auto& part = step <= 7 ? first.curve[name] : rest.curve[name];
+      ASSERT_TRUE(part.count(step)) << name << " " << step;
+      EXPECT_EQ(part.at(step), value) << name << " " << step;
+    }
+  }
+}
+
 // `checkpoint` (format 3) as a format-2 checkpoint, which holds the whole
 // vocabulary's embedding rows and optimizer state: the rows the trial did
 // not keep as zeros (they reach no output).
