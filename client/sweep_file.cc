@@ -230,7 +230,7 @@ std::string EnumName(const google::protobuf::EnumDescriptor* type, int number) {
 }
 
 // `m` as a YAML mapping by its descriptor, the inverse of ParseMessage:
-// scalars always (proto3 has no presence), messages when set, repeated
+// plain scalars always, `optional` ones and messages when set, repeated
 // doubles as flow lists, enums by name (left out when unspecified).
 void EmitMessage(const google::protobuf::Message& m, YAML::Emitter& out) {
   using google::protobuf::FieldDescriptor;
@@ -248,9 +248,11 @@ void EmitMessage(const google::protobuf::Message& m, YAML::Emitter& out) {
       out << YAML::EndSeq;
       continue;
     }
+    // An unset `optional` scalar means "the task's default"; writing its
+    // zero would read back as set.
+    if (f->has_presence() && !r->HasField(m, f)) continue;
     switch (f->cpp_type()) {
       case FieldDescriptor::CPPTYPE_MESSAGE:
-        if (!r->HasField(m, f)) break;
         out << YAML::Key << f->name() << YAML::Value;
         EmitMessage(r->GetMessage(m, f), out);
         break;
