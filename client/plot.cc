@@ -114,6 +114,21 @@ std::string Label(const std::string& metric) {
   return metric;
 }
 
+// The plot commands of one line per data block (`series`, in block order)
+// with its confidence band: x, mean, band low and high in those columns.
+std::string MeanWithBand(const std::vector<std::string>& series, int x,
+                         int mean, int low, int high) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < series.size(); ++i) {
+    parts.push_back(absl::StrFormat(
+        "datafile index %d using %d:%d:%d with filledcurves fs transparent "
+        "solid 0.2 lc %d notitle, "
+        "'' index %d using %d:%d with linespoints lw 2 pt 7 lc %d title %s",
+        i, x, low, high, i + 1, i, x, mean, i + 1, Quoted(series[i])));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 }  // namespace
 
 absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
@@ -159,15 +174,7 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
       Quoted(absl::StrCat(Label(metric),
                           " vs eta_QK/eta_OV (mean over seeds, 95% CI)")),
       "\nplot ");
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < series.size(); ++i) {
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 2:4:5 with filledcurves fs transparent solid "
-        "0.2 lc %d notitle, "
-        "'' index %d using 2:3 with linespoints lw 2 pt 7 lc %d title %s",
-        i, i + 1, i, i + 1, Quoted(series[i])));
-  }
-  body += absl::StrJoin(parts, ", ");
+  body += MeanWithBand(series, 2, 3, 4, 5);
   return RunGnuplot(out_base, body);
 }
 
@@ -222,15 +229,7 @@ absl::Status PlotMatched(const MatchedTable& table, size_t m,
       Quoted(absl::StrCat(Label(metric), " at matched ", Label(table.reference),
                           " (mean over seeds, 95% CI)")),
       "\nplot ");
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < series.size(); ++i) {
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:3:4 with filledcurves fs transparent solid "
-        "0.2 lc %d notitle, "
-        "'' index %d using 1:2 with linespoints lw 2 pt 7 lc %d title %s",
-        i, i + 1, i, i + 1, Quoted(series[i])));
-  }
-  body += absl::StrJoin(parts, ", ");
+  body += MeanWithBand(series, 1, 2, 3, 4);
   return RunGnuplot(out_base, body);
 }
 

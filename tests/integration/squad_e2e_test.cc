@@ -77,15 +77,17 @@ TEST(SquadEndToEndTest, QuickSquadPresetThroughServerWorkersAndCli) {
                      "SELECT COUNT(*) FROM results WHERE name = "
                      "'train_questions' AND value = 8123"),
             2);
-  EXPECT_EQ(QueryInt(db,
-                     "SELECT COUNT(*) FROM metrics WHERE name = 'selection_f1' AND "
-                     "step = 40"),
-            2);
-  EXPECT_EQ(QueryInt(db,
-                     "SELECT COUNT(*) FROM results r JOIN metrics m ON "
-                     "m.trial_id = r.trial_id AND m.name = 'selection_f1' WHERE "
-                     "r.name = 'selected_val_f1' AND r.value = m.value"),
-            2);
+  EXPECT_EQ(
+      QueryInt(db,
+               "SELECT COUNT(*) FROM metrics WHERE name = 'selection_f1' AND "
+               "step = 40"),
+      2);
+  EXPECT_EQ(
+      QueryInt(db,
+               "SELECT COUNT(*) FROM results r JOIN metrics m ON "
+               "m.trial_id = r.trial_id AND m.name = 'selection_f1' WHERE "
+               "r.name = 'selected_val_f1' AND r.value = m.value"),
+      2);
   EXPECT_EQ(QueryInt(db,
                      "SELECT COUNT(*) FROM results WHERE name = "
                      "'selected_step' AND value = 40"),

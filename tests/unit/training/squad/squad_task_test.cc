@@ -194,8 +194,8 @@ class RecordValidation : public HandBackAt {
 
 // With squad.validation_questions the trial validates after each epoch
 // (steps 3 and 5 of 7: micro-batches 6 and 10 of 5 a epoch) and after its
-// last step, reports each F1 as selection_f1, scores the weights of the best and
-// says which; without it, the last weights (the test above).
+// last step, reports each F1 as selection_f1, scores the weights of the best
+// and says which; without it, the last weights (the test above).
 TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
   TrialOptions o = Tiny();
   o.squad.validation.path = o.squad.train.path;
