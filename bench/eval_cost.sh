@@ -4,6 +4,7 @@
 # and with eval_every 0, interleaved ROUNDS times, through a real server and
 # one worker (one thread). Prints seconds per trial and the ratio.
 #   bench/eval_cost.sh [ROUNDS]     from the repository root, after a build
+#   TASKS=hatexplain bench/eval_cost.sh 2    one task (hatexplain, squad)
 set -euo pipefail
 rounds=${1:-2}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +25,7 @@ tasks=(
 for round in $(seq "$rounds"); do
   for t in "${tasks[@]}"; do
     name=${t%%|*}
+    [[ -n ${TASKS:-} && " $TASKS " != *" $name "* ]] && continue
     args=${t#*|}
     for every in default 0; do
       sweep="cost-$name-$every-$round"

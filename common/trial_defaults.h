@@ -44,7 +44,7 @@ inline constexpr double kTauProbability = 0.6;
 // are per task (kTextEvalEvery, kSquadEvalEvery), chosen so that evaluating
 // costs at most about a tenth of training (docs/PERFORMANCE.md).
 inline constexpr int kEvalExamples = 256;
-inline constexpr int kTextEvalEvery = 500;
+inline constexpr int kTextEvalEvery = 1000;
 inline constexpr int kSquadEvalEvery = 1000;
 inline constexpr std::array<double, 6> kDtapEdges = {0,   0.2, 0.4,
                                                      0.6, 0.8, 1.0};
