@@ -33,6 +33,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "bench/simulated_workers.h"
 #include "common/aggregate.h"
 #include "common/signals.h"
 #include "qkov/v1/sweep.grpc.pb.h"
@@ -94,15 +95,7 @@ v1::CompleteTrialRequest Completion(const std::string& id,
     }
   }
   c.mutable_provenance()->set_code_version("bench");
-  v1::Heatmap* h = c.add_heatmaps();
-  h->set_name("dtap");
-  h->set_x_label("attention to the task-relevant tokens (%)");
-  h->set_y_label("gold-token probability (%)");
-  for (int i = 0; i <= 5; ++i) {
-    h->add_x_edges(i * 0.2);
-    h->add_y_edges(i * 0.2);
-  }
-  for (int i = 0; i < 25; ++i) h->add_values(4);
+  qkov::bench::AddDtapHeatmap(&c);
   return c;
 }
 

@@ -233,7 +233,7 @@ int Plot(Connection& conn, const PlotArgs& args) {
   if (args.kind == "matched") {
     if (args.matched.empty()) {
       return ReportError(absl::InvalidArgumentError(
-          "--kind matched needs --matched CURVE=LEVEL[,LEVEL...]"));
+          "--kind matched needs --matched CURVE[=LEVEL,...]"));
     }
     absl::StatusOr<MatchedTable> table = ComputeMatched(
         conn,

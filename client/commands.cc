@@ -11,6 +11,7 @@
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -110,7 +111,40 @@ int ListPresets() {
   t.Print(std::cout);
   std::printf(
       "\nqkov submit --preset NAME [--quick] [--set key=value ...]; --quick: "
-      "every rate x10, 30k steps\n");
+      "minutes on 2 cores; qkov presets NAME says what it shows\n");
+  return kExitOk;
+}
+
+int ShowPreset(const std::string& name, bool note, bool view) {
+  absl::StatusOr<Preset> p = FindPreset(name);
+  if (!p.ok()) return ReportError(p.status());
+  if (view) {
+    for (const auto& arg : p->quick_view) std::printf("%s\n", arg.c_str());
+    return kExitOk;
+  }
+  std::string quick_name = p->name + "-quick";
+  for (const auto& o : p->quick) {
+    if (absl::StartsWith(o, "name=")) quick_name = o.substr(5);
+  }
+  const std::string shows =
+      p->quick_note.empty()
+          ? "its results table and figures (qkov results, qkov plot)"
+          : p->quick_note;
+  if (note) {
+    std::printf("%s\n", shows.c_str());
+    if (!p->quick_view.empty()) {
+      std::printf("view: qkov results %s %s\n", quick_name.c_str(),
+                  absl::StrJoin(p->quick_view, " ").c_str());
+    }
+    return kExitOk;
+  }
+  std::printf("%s: %s\n\n%s\n--quick sets: %s\n\nwhat --quick shows: %s\n",
+              p->name.c_str(), p->summary.c_str(), p->yaml.c_str(),
+              absl::StrJoin(p->quick, " ").c_str(), shows.c_str());
+  if (!p->quick_view.empty()) {
+    std::printf("view: qkov results %s %s\n", quick_name.c_str(),
+                absl::StrJoin(p->quick_view, " ").c_str());
+  }
   return kExitOk;
 }
 

@@ -17,6 +17,9 @@ struct SubmitArgs {
   std::vector<std::string> overrides;
 };
 int ListPresets();
+// One preset: its sweep file, the --quick overrides, what a quick run shows
+// and its view (`note`, `view`: that part alone). Exit 2 for an unknown name.
+int ShowPreset(const std::string& name, bool note, bool view);
 int Submit(Connection& conn, const SubmitArgs& args);
 
 int Status(Connection& conn, const std::string& sweep);  // "" = all sweeps

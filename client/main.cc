@@ -38,7 +38,18 @@ int main(int argc, char** argv) {
   file_opt->excludes(preset_opt);
   submit_cmd->add_flag("--quick", submit.quick,
                        "with --preset: the smallest faithful budget");
-  auto* presets_cmd = app.add_subcommand("presets", "list the paper's presets");
+  std::string preset_name;
+  bool preset_note = false, preset_view = false;
+  auto* presets_cmd =
+      app.add_subcommand("presets", "list the paper's presets, or show one");
+  presets_cmd->add_option("name", preset_name,
+                          "a preset: its sweep file, what --quick changes, "
+                          "what a quick run shows");
+  presets_cmd->add_flag("--note", preset_note,
+                        "with NAME: only what a quick run shows");
+  presets_cmd->add_flag("--view", preset_view,
+                        "with NAME: only the qkov results arguments of the "
+                        "view that shows it, one per line");
   submit_cmd->add_option("--set", submit.overrides,
                          "override a field: key.path=YAML value (repeatable)");
 
@@ -76,9 +87,10 @@ int main(int argc, char** argv) {
   results_cmd->add_option(
       "--matched", results.matched,
       "compare at matched levels of a curve: CURVE=LEVEL[,LEVEL...], e.g. "
-      "train_loss=0.5,0.3; the metrics (--metrics, default the task's "
-      "curves) where each trial's CURVE first reaches each level, mean over "
-      "seeds per arm (docs/metrics.md)");
+      "train_loss=0.5,0.3, or CURVE for 5 levels every trial reaches; the "
+      "metrics (--metrics, default the task's curves) where each trial's "
+      "CURVE first reaches each level, mean over seeds per arm "
+      "(docs/metrics.md)");
   results_cmd->add_option(
       "--window", results.window,
       "with --matched: the trailing mean over this many reports smooths CURVE "
@@ -124,7 +136,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"all", "ratio", "dtap", "curves", "search",
                              "theory", "fixed", "matched"}));
   plot_cmd->add_option("--matched", plot.matched,
-                       "kind matched: CURVE=LEVEL[,LEVEL...], as in qkov "
+                       "kind matched: CURVE[=LEVEL,...], as in qkov "
                        "results --matched");
   plot_cmd->add_option("--window", plot.window,
                        "kind matched: the trailing mean over this many "
@@ -179,7 +191,10 @@ int main(int argc, char** argv) {
       server, absl::Seconds(deadline_s), security);
   if (!connection.ok()) return qkov::client::ReportError(connection.status());
   qkov::client::Connection& conn = **connection;
-  if (presets_cmd->parsed()) return qkov::client::ListPresets();
+  if (presets_cmd->parsed()) {
+    if (preset_name.empty()) return qkov::client::ListPresets();
+    return qkov::client::ShowPreset(preset_name, preset_note, preset_view);
+  }
   if (submit_cmd->parsed()) {
     if (submit.file.empty() && submit.preset.empty()) {
       std::fprintf(stderr,

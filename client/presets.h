@@ -1,7 +1,8 @@
-// Sweep presets that reproduce the paper's synthetic experiments
-// (docs/paper.md §3). `qkov presets` lists them; `qkov submit --preset NAME`
-// submits one, with `--quick` for the smallest faithful budget (every rate
-// x10, 30k steps; docs/metrics.md explains why it keeps the ordering).
+// Sweep presets that reproduce the paper's experiments (docs/paper.md).
+// `qkov presets` lists them, `qkov presets NAME` shows one; `qkov submit
+// --preset NAME` submits one, with `--quick` for a budget of minutes on 2
+// cores (for the synthetic task every rate x10 and 30k steps;
+// docs/metrics.md explains why it keeps the ordering).
 #ifndef QKOV_CLIENT_PRESETS_H_
 #define QKOV_CLIENT_PRESETS_H_
 
@@ -17,6 +18,13 @@ struct Preset {
   std::string summary;
   std::string yaml;                // the paper's settings
   std::vector<std::string> quick;  // --set overrides for --quick
+  // What a --quick run shows and how to read it, or why it cannot show the
+  // task on 2 cores and what budget and device do; the launcher prints it
+  // at the end (`qkov presets NAME --note`).
+  std::string quick_note;
+  // `qkov results SWEEP` arguments of the view that shows it (a matched
+  // comparison), one per element; empty: the results table says it.
+  std::vector<std::string> quick_view;
 };
 
 const std::vector<Preset>& Presets();

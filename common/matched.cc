@@ -228,4 +228,58 @@ absl::StatusOr<MatchedTable> MatchTrials(
   return table;
 }
 
+std::vector<double> DefaultLevels(const std::vector<MatchedTrial>& trials,
+                                  const std::string& reference, int window,
+                                  int count) {
+  std::vector<std::vector<CurvePoint>> smoothed;
+  for (const MatchedTrial& t : trials) {
+    auto it = t.curves.find(reference);
+    if (it == t.curves.end()) continue;
+    std::vector<CurvePoint> s;
+    for (const CurvePoint& p : SmoothTrailing(it->second, std::max(window, 1)))
+      if (!std::isnan(p.value)) s.push_back(p);
+    if (!s.empty()) smoothed.push_back(std::move(s));
+  }
+  if (smoothed.empty() || count < 1) return {};
+  const bool down = FallsOverall(smoothed);
+  // In the direction of travel: "ahead" is lower for a falling reference.
+  auto ahead = [down](double a, double b) { return down ? a < b : a > b; };
+  double all_reach = 0, none_past = 0, span_begin = 0, span_end = 0;
+  for (size_t i = 0; i < smoothed.size(); ++i) {
+    double best = smoothed[i].front().value;  // the furthest it got
+    for (const CurvePoint& p : smoothed[i])
+      if (ahead(p.value, best)) best = p.value;
+    const double first = smoothed[i].front().value;
+    if (i == 0) {
+      all_reach = span_end = best;
+      none_past = span_begin = first;
+      continue;
+    }
+    if (ahead(all_reach, best)) all_reach = best;
+    if (ahead(first, none_past)) none_past = first;
+    if (ahead(best, span_end)) span_end = best;
+    if (ahead(span_begin, first)) span_begin = first;
+  }
+  double from = all_reach, to = none_past;
+  if (!ahead(from, to)) {
+    // Slower arms never get where faster arms start: the whole span.
+    from = span_end;
+    to = span_begin;
+  }
+  std::vector<double> levels;
+  for (int k = 0; k < count; ++k) {
+    const double level = from + (to - from) * k / count;
+    double rounded = level;
+    if (level != 0 && std::isfinite(level)) {
+      const double scale =
+          std::pow(10.0, 2 - std::floor(std::log10(std::fabs(level))));
+      rounded = std::round(level * scale) / scale;
+    }
+    if (levels.empty() || levels.back() != rounded) levels.push_back(rounded);
+  }
+  // In the order the trials reach them.
+  std::reverse(levels.begin(), levels.end());
+  return levels;
+}
+
 }  // namespace qkov

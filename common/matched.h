@@ -111,6 +111,18 @@ absl::StatusOr<MatchedTable> MatchTrials(
     const std::vector<std::string>& by,
     const std::function<std::string()>& curve_names = nullptr);
 
+// `count` (>= 1) levels of `reference` for a first look: evenly spaced from
+// the level every trial's smoothed reference reaches (the highest of the
+// trials' lowest values, for a falling reference) towards the level no
+// trial has passed at its first report (the lowest of their first values),
+// that one left out. Where the trials share no such span, the same over
+// the span of all their values. Rounded to 3 significant digits, without
+// repeats, in the order the trials reach them; empty when no trial has a
+// smoothed report.
+std::vector<double> DefaultLevels(const std::vector<MatchedTrial>& trials,
+                                  const std::string& reference, int window,
+                                  int count);
+
 }  // namespace qkov
 
 #endif  // QKOV_COMMON_MATCHED_H_

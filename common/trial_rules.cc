@@ -126,6 +126,7 @@ absl::Status CheckText(absl::string_view prefix, const TextSettings& t) {
   }
   for (auto [rule, value] :
        {std::pair{kTextTrainFraction, t.train_fraction},
+        std::pair{kTextValidationFraction, t.validation_fraction},
         std::pair{kTextInitStd, t.init_std},
         std::pair{kTextMlpLrMultiplier, t.mlp_lr_multiplier},
         std::pair{kTextQkWeightDecay, t.qk_weight_decay},
@@ -136,6 +137,21 @@ absl::Status CheckText(absl::string_view prefix, const TextSettings& t) {
         std::pair{kTextRolloutAlpha, t.rollout_alpha},
         std::pair{kTextKPercent, t.k_percent}}) {
     if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
+  }
+  if (t.validation_fraction > 0) {
+    if (t.train_fraction == 0 ||
+        t.train_fraction + t.validation_fraction >= 1) {
+      return Invalid(
+          prefix, "text.validation_fraction",
+          absl::StrCat("needs text.train_fraction > 0 and the two below 1 "
+                       "(got ",
+                       t.train_fraction, " + ", t.validation_fraction, ")"));
+    }
+    if (t.has_validation_path) {
+      return Invalid(prefix, "text.validation_fraction",
+                     "cannot go with text.validation.path (both name the "
+                     "validation split)");
+    }
   }
   if (!t.has_train_path)
     return Invalid(prefix, "text.train.path", "is required");

@@ -89,6 +89,8 @@ inline constexpr IntRule kTextLayers{"text.layers", 1, 48};
 inline constexpr IntRule kTextEpochs{"text.epochs", 1, 100000};
 inline constexpr IntRule kTextMaxExamples{"text.*.max_examples", 0, 1000000000};
 inline constexpr RealRule kTextTrainFraction{"text.train_fraction", 0, 0.999};
+inline constexpr RealRule kTextValidationFraction{"text.validation_fraction", 0,
+                                                  0.999};
 inline constexpr RealRule kTextInitStd{"text.init_std", 0, 10, true};
 inline constexpr RealRule kTextMlpLrMultiplier{"text.mlp_lr_multiplier", 0,
                                                1e6};
@@ -126,10 +128,12 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
 struct TextSettings {
   int64_t max_len = 0, n_ctx = 0, d_model = 0, heads = 0, d_head = 0, d_mlp = 0,
           layers = 0, epochs = 0;
-  double train_fraction = 0, init_std = 0, mlp_lr_multiplier = 0,
-         qk_weight_decay = 0, ov_weight_decay = 0, mlp_weight_decay = 0,
-         grad_clip = 0, warmup_fraction = 0, rollout_alpha = 0, k_percent = 0;
-  bool has_train_path = false, has_vocab_path = false;
+  double train_fraction = 0, validation_fraction = 0, init_std = 0,
+         mlp_lr_multiplier = 0, qk_weight_decay = 0, ov_weight_decay = 0,
+         mlp_weight_decay = 0, grad_clip = 0, warmup_fraction = 0,
+         rollout_alpha = 0, k_percent = 0;
+  bool has_train_path = false, has_vocab_path = false,
+       has_validation_path = false;
 };
 
 // The text data formats (docs/text-tasks.md), in the order of the worker's

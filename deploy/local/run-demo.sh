@@ -95,6 +95,24 @@ esac
 "$bin/qkov" export "$sweep" --per point -o "$data/curves.csv"
 echo "== figures"
 "$bin/qkov" plot "$sweep" --out "$data/plots"
+# A preset's quick run: its view (a matched comparison) and what it shows,
+# or why it cannot on this budget (client/presets.cc).
+preset=""
+quick=0
+for ((i = 0; i < ${#submit_args[@]}; i++)); do
+  [ "${submit_args[$i]}" = "--preset" ] && preset=${submit_args[$((i + 1))]:-}
+  [ "${submit_args[$i]}" = "--quick" ] && quick=1
+done
+if [ -n "$preset" ] && [ "$quick" = 1 ]; then
+  mapfile -t view < <("$bin/qkov" presets "$preset" --view)
+  if [ "${#view[@]}" -gt 0 ]; then
+    echo "== the view that shows it: qkov results $sweep ${view[*]}"
+    "$bin/qkov" results "$sweep" "${view[@]}" | tee "$data/view.txt" ||
+      echo "(the view could not be computed; see the line above)"
+  fi
+  echo "== what this quick run shows"
+  "$bin/qkov" presets "$preset" --note | fold -s -w 100
+fi
 echo "== in $data: results.db, results.txt, summary.txt, results.csv, curves.csv, plots/"
 echo "== the dashboard stops with this script; to browse these results again:"
 echo "   $bin/qkov-server --db=$data/results.db --http_listen=127.0.0.1:8080   # then http://127.0.0.1:8080/"

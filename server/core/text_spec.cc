@@ -108,6 +108,8 @@ absl::Status ValidateText(const qkov::v1::Training& t,
   v.layers = x.layers();
   v.epochs = x.epochs();
   v.train_fraction = x.train_fraction();
+  v.validation_fraction = x.validation_fraction();
+  v.has_validation_path = !x.validation().path().empty();
   v.init_std = x.init_std();
   v.mlp_lr_multiplier = x.mlp_lr_multiplier();
   v.qk_weight_decay = x.qk_weight_decay();

@@ -9,6 +9,8 @@ const PREFERRED_METRICS = ['distinct_attention', 'ac', 'test_rationale_mass', 'r
   'eval_answer_mass_rollout',
   'test_accuracy', 'alpha', 'final_loss', 'train_loss'];
 const TABLE_PAGE = 50;
+// The matched panel's metric, first present wins: the task's attention curve.
+const MATCHED_METRICS = ['distinct_attention', 'val_rationale_mass', 'val_answer_mass_rollout', 'ac', 'val_accuracy', 'val_f1'];
 
 // What the page shows, for tests and for the curious: window.qkov.
 window.qkov = { ratioPoints: [], tableRows: [], events: 0, ready: false };
@@ -299,6 +301,34 @@ async function sweepPage(name) {
     s.value = value;
     return s;
   };
+  // The matched panel's choices: the curves a finished trial reports,
+  // loaded when the first trial has finished.
+  const matchedMetric = el('select', { id: 'matched-metric' });
+  // The window: a training loss is smoothed over up to 5 reports (a
+  // quarter of what a trial reports), a validation curve not at all.
+  const reports = {};
+  const defaultWindow = (curve) => (curve === 'train_loss' ? Math.max(1, Math.min(5, Math.floor((reports[curve] || 0) / 4))) : 1);
+  const matchedReference = el('select', { id: 'matched-reference',
+    onchange: (e) => { matchedWindow.value = defaultWindow(e.target.value); } });
+  const matchedLevels = el('input', { type: 'text', id: 'matched-levels', size: 18, placeholder: 'levels: auto' });
+  const matchedWindow = el('input', { type: 'number', id: 'matched-window', class: 'narrow', min: 1, value: 5 });
+  let curveNames = null;
+  async function loadCurveNames() {
+    const done = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/results?limit=1&where=state%3Ddone`);
+    const row = (done.rows || [])[0];
+    if (!row) return false;
+    const series = (await api(`/api/v1/trials/${encodeURIComponent(row.trial_id)}/metrics`)).series || [];
+    curveNames = series.map((c) => c.name).sort();
+    for (const c of series) reports[c.name] = (c.steps || []).length;
+    const fill = (select, value) => {
+      select.replaceChildren(...curveNames.map((m) => el('option', { value: m, text: m })));
+      select.value = value;
+    };
+    fill(matchedMetric, MATCHED_METRICS.find((m) => curveNames.includes(m)) || curveNames[0]);
+    fill(matchedReference, curveNames.includes('train_loss') ? 'train_loss' : curveNames[0]);
+    matchedWindow.value = defaultWindow(matchedReference.value);
+    return true;
+  }
   const header = el('div', { id: 'sweep-header' });
   const table = el('div', { id: 'trial-table' });
   const filter = el('input', { type: 'text', placeholder: 'filter: key=value, e.g. parameterization=FAFO', size: 40 });
@@ -318,7 +348,12 @@ async function sweepPage(name) {
       task === 'TASK_THEORY' ? null : el('div', { class: 'panel' },
         el('div', { class: 'controls' }, 'learning curves ', metricSelect(state.curveMetric, (e) => { state.curveMetric = e.target.value; refreshCurves(); }, curveMetrics),
           el('span', { class: 'muted', id: 'curves-note' })),
-        el('div', {}, el('canvas', { id: 'curves' })))),
+        el('div', {}, el('canvas', { id: 'curves' }))),
+      !showRatio ? null : el('div', { class: 'panel', id: 'matched-panel' },
+        el('div', { class: 'controls' }, 'matched ', matchedMetric, ' where ', matchedReference, ' = ', matchedLevels,
+          ' window ', matchedWindow, el('button', { text: 'compare', onclick: () => { refreshMatched().catch((e) => showError(e.message)); } })),
+        el('div', {}, el('canvas', { id: 'matched' })),
+        el('p', { class: 'muted', id: 'matched-note' }))),
     el('div', { class: 'grid', id: 'paper-figures' }),
     el('h2', { text: 'Trials' }),
     el('div', { class: 'controls' }, stateFilter, filter,
@@ -343,6 +378,71 @@ async function sweepPage(name) {
     const c = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${encodeURIComponent(state.curveMetric)}&limit=100&max_points=200`);
     curvesChart(state.curveMetric, c);
     $('#curves-note').textContent = num(c.total_trials) > 100 ? `first 100 of ${num(c.total_trials)} trials` : '';
+  }
+  // A metric where each trial's reference curve first reaches each level,
+  // per arm, mean and 95% CI over seeds (docs/metrics.md, "Matched values").
+  async function refreshMatched() {
+    if (!showRatio) return;
+    const note = $('#matched-note');
+    if (!curveNames && !(await loadCurveNames())) {
+      note.textContent = 'no finished trial yet';
+      return;
+    }
+    const q = new URLSearchParams({ curve: matchedReference.value, metric: matchedMetric.value, window: matchedWindow.value || 1 });
+    for (const l of matchedLevels.value.split(/[\s,]+/).filter((x) => x)) q.append('level', l);
+    let m;
+    try {
+      m = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/matched?${q}`);
+    } catch (e) {
+      // Not a page error: a level no trial reaches, a curve too short.
+      note.textContent = visible(e.message);
+      window.qkov.matched = { error: e.message };
+      if (charts.matched) charts.matched.destroy();
+      delete charts.matched;
+      return;
+    }
+    matchedLevels.placeholder = `auto: ${(m.levels || []).map(fmt).join(', ')}`;
+    const metric = matchedMetric.value;
+    const arms = {};
+    const points = [];
+    for (const g of m.groups || []) {
+      const arm = g.keys.join(' ');
+      const s = (g.metrics || {})[metric] || {};
+      const p = { arm, level: num(g.level), mean: num(s.mean), ci95: num(s.ci95), n: num(s.n),
+        reached: num(g.reached), trials: num(g.trials), step: num((g.step || {}).mean) };
+      points.push(p);
+      (arms[arm] = arms[arm] || []).push(p);
+    }
+    window.qkov.matched = { response: m, points };
+    const datasets = [];
+    Object.entries(arms).forEach(([arm, ps], i) => {
+      const color = (m.by.length === 1 && m.by[0] === 'parameterization' && COLORS[arm]) || R_COLORS[i % R_COLORS.length];
+      const seen = ps.filter((p) => p.reached > 0);
+      const band = (sign) => seen.map((p) => ({ x: p.level, y: Number.isFinite(p.ci95) ? p.mean + sign * p.ci95 : p.mean }));
+      datasets.push({ label: `${arm} ci95-`, data: band(-1), borderWidth: 0, pointRadius: 0, fill: false, borderColor: color });
+      datasets.push({ label: `${arm} ci95+`, data: band(1), borderWidth: 0, pointRadius: 0, fill: '-1', backgroundColor: `${color}33`, borderColor: color });
+      datasets.push({ label: arm, borderColor: color, backgroundColor: color, pointRadius: 3,
+        data: seen.map((p) => ({ x: p.level, y: p.mean, ci: p.ci95, reached: p.reached, trials: p.trials, step: p.step })) });
+    });
+    chart('matched', {
+      type: 'line',
+      data: { datasets },
+      options: {
+        animation: false, maintainAspectRatio: false,
+        scales: { x: { type: 'linear', reverse: !!m.downwards, title: { display: true, text: `${m.reference} (mean of ${m.window} report${m.window === 1 ? '' : 's'})${m.downwards ? ', falling' : ''}` }, ticks: { callback: tick } },
+                  y: { title: { display: true, text: `${metric} at the level (mean over seeds, 95% CI)` } } },
+        plugins: {
+          legend: { labels: { filter: (item) => !item.text.includes('ci95') } },
+          tooltip: { filter: (item) => !item.dataset.label.includes('ci95'),
+            callbacks: { label: (c) => `${c.dataset.label} at ${fmt(c.raw.x)}: ${fmt(c.raw.y)} ± ${fmt(c.raw.ci)}, ${c.raw.reached} of ${c.raw.trials} trials, step ${fmt(c.raw.step)}` } },
+        },
+      },
+    });
+    // Trials that never reach a level are counted, not dropped.
+    const unreached = points.filter((p) => p.reached < p.trials);
+    note.textContent = unreached.length
+      ? `not reached: ${unreached.map((p) => `${p.arm} at ${fmt(p.level)} (${p.reached} of ${p.trials} trials reached it)`).join('; ')}`
+      : 'every trial reached every level';
   }
   function applyFilter() {
     state.where = filter.value.split(/[\s,]+/).filter((w) => w.includes('='));
@@ -391,12 +491,13 @@ async function sweepPage(name) {
     return dtapGrid(name);
   }
   renderHeader(sweep);
-  await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures()]);
+  await Promise.all([refreshPlot(), refreshCurves(), refreshTable(), refreshFigures(), refreshMatched()]);
   markReady();
   let pending = null, plotStale = false, trailing = null;
   function redraw(plot) {
     window.qkov.keptUntil = 0;
-    return Promise.all([refreshTable(), plot ? refreshPlot() : null, plot ? refreshFigures() : null, refreshCurves()])
+    return Promise.all([refreshTable(), plot ? refreshPlot() : null, plot ? refreshFigures() : null, refreshCurves(),
+      plot ? refreshMatched() : null])
       .then(() => {
         // Some replies were kept from before the change that asked for them:
         // draw once more when the server computes them again, in case no
@@ -542,14 +643,27 @@ async function theoryFigures(name) {
   const overlay = new URLSearchParams(location.search).get('overlay');
   window.qkov.overlayPoints = null;
   if (overlay) {
-    const agg = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/aggregate?by=parameterization,lr_ratio&metric=loss,distinct_attention&where=state%3Ddone`);
-    const points = (agg.groups || []).map((g) => ({ x: num(g.metrics.loss.mean), y: num(g.metrics.distinct_attention.mean), label: g.keys.join(' r=') }));
-    datasets.push({ label: `trained: ${overlay}`, showLine: false, pointRadius: 5, borderColor: '#111827', backgroundColor: '#111827', data: points });
+    // Each trained arm's distinct-token attention at matched training loss
+    // (the trailing mean of 5 reports), as `qkov results --matched` gives it.
+    const m = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/matched?curve=train_loss&window=5&num_levels=8` +
+      '&metric=distinct_attention&by=parameterization,lr_ratio');
+    const arms = {};
+    for (const g of m.groups || []) {
+      const s = g.metrics.distinct_attention;
+      if (num(g.reached) === 0) continue;
+      (arms[g.keys.join(' r=')] = arms[g.keys.join(' r=')] || []).push({ x: num(g.level), y: num(s.mean), reached: num(g.reached), trials: num(g.trials) });
+    }
+    const points = [];
+    for (const [arm, ps] of Object.entries(arms)) {
+      const color = COLORS[arm.split(' ')[0]] || '#111827';
+      datasets.push({ label: `${overlay}: ${arm}`, borderColor: color, backgroundColor: color, borderDash: [4, 3], pointRadius: 4, data: ps });
+      points.push(...ps.map((p) => ({ ...p, label: arm })));
+    }
     window.qkov.overlayPoints = points;
   }
   const panel = figurePanel('fig4-thresholds', 'Fig. 4: alpha at each loss threshold, with a trained sweep ');
   const controls = panel.querySelector('.controls');
-  controls.title = 'points: a trained sweep, mean over seeds of final loss and distinct-token attention';
+  controls.title = 'dashed: a trained sweep, distinct-token attention where its training loss (mean of 5 reports) first reaches each level, mean over seeds';
   if (!$('#overlay')) {
     // The trained sweeps to overlay (?overlay=SWEEP in the URL).
     const list = await api('/api/v1/sweeps');

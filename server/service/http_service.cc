@@ -17,7 +17,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/matched_sweep.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
 #include "common/text.h"
@@ -423,6 +426,81 @@ HttpReply HttpService::Export(const HttpRequest& req, const std::string& sweep,
   return reply;
 }
 
+absl::StatusOr<std::string> HttpService::Matched(const HttpRequest& req,
+                                                 const std::string& sweep) {
+  SweepMatchedArgs args;
+  args.sweep = sweep;
+  args.spec = req.Param("curve");
+  if (args.spec.empty()) {
+    return absl::InvalidArgumentError(
+        "matched: curve (the reference curve, e.g. train_loss) is required");
+  }
+  std::vector<std::string> levels = req.Params("level");
+  if (!levels.empty())
+    absl::StrAppend(&args.spec, "=", absl::StrJoin(levels, ","));
+  ASSIGN_OR_RETURN(int64_t window, IntParam(req, "window", 1, 1, 10000));
+  args.window = static_cast<int>(window);
+  ASSIGN_OR_RETURN(int64_t num_levels, IntParam(req, "num_levels", 5, 1, 50));
+  args.default_levels = static_cast<int>(num_levels);
+  args.metrics = req.Params("metric");
+  if (args.metrics.empty()) {
+    return absl::InvalidArgumentError(
+        "matched: at least one metric is required");
+  }
+  for (const auto& b : req.Params("by")) {
+    for (absl::string_view key : absl::StrSplit(b, ',', absl::SkipEmpty()))
+      args.by.emplace_back(key);
+  }
+  args.where = req.Params("where");
+  args.max_trials = config_.matched_max_trials;
+  SweepSource source;
+  source.query = [this](const v1::QueryResultsRequest& q) {
+    return core_->QueryResults(q);
+  };
+  source.curves = [this](const v1::GetTrialMetricsRequest& q) {
+    return core_->GetTrialMetrics(q);
+  };
+  absl::StatusOr<MatchedTable> matched = MatchSweep(args, source);
+  if (!matched.ok()) {
+    // MatchSweep names the CLI's flags; here they are query parameters.
+    std::string message(matched.status().message());
+    for (const auto& [flag, param] :
+         {std::pair<const char*, const char*>{"--matched: ", "matched: "},
+          {"--window: ", "window: "},
+          {"--by: ", "by: "},
+          {" matching --where", " matching where="}}) {
+      message = absl::StrReplaceAll(message, {{flag, param}});
+    }
+    return absl::Status(matched.status().code(), message);
+  }
+  const MatchedTable& table = *matched;
+  v1::MatchedResponse out;
+  out.set_reference(table.reference);
+  out.set_window(table.window);
+  out.set_downwards(table.downwards);
+  for (const auto& b : table.by) out.add_by(b);
+  for (const auto& m : table.metrics) out.add_metrics(m);
+  auto summary = [](const Summary& s, v1::MetricSummary* to) {
+    to->set_n(s.n);
+    to->set_mean(s.mean);
+    to->set_std(s.std);
+    to->set_ci95(s.ci95);
+  };
+  for (const MatchedGroup& g : table.groups) {
+    if (out.levels_size() == 0 || g.keys == table.groups[0].keys)
+      out.add_levels(g.level);
+    v1::MatchedGroup* to = out.add_groups();
+    for (const auto& k : g.keys) to->add_keys(k);
+    to->set_level(g.level);
+    to->set_trials(g.trials);
+    to->set_reached(g.reached);
+    summary(g.step, to->mutable_step());
+    for (size_t m = 0; m < table.metrics.size(); ++m)
+      summary(g.metrics[m], &(*to->mutable_metrics())[table.metrics[m]]);
+  }
+  return ToJson(out);
+}
+
 HttpReply HttpService::Handle(const HttpRequest& req) {
   if (req.method != "POST") return Get(req);
   if (req.path == "/login") return Login(req);
@@ -519,6 +597,8 @@ HttpReply HttpService::Get(const HttpRequest& req) {
       return JsonOf(core_->SweepHeatmaps(q));
     });
   }
+  if (resource == "sweeps" && view == "matched")
+    return SweepView(req, [&] { return Matched(req, name); });
   if (resource == "trials" && parts.size() == 5)
     return Api(req, [&] { return JsonOf(core_->GetTrial(name)); });
   if (resource == "trials" && view == "metrics") {

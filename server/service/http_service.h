@@ -58,6 +58,9 @@ struct HttpConfig {
   // Failed logins per client address, and logins per token.
   LoginThrottle::Options failures_per_address = {10, absl::Seconds(6), 10000};
   LoginThrottle::Options logins_per_token = {30, absl::Seconds(2), 10000};
+  // Finished trials the matched view compares at most (each one's curves
+  // are read for it); more: 400 pointing at where= and the CLI.
+  int matched_max_trials = 2000;
 };
 
 class HttpService {
@@ -101,10 +104,14 @@ class HttpService {
   HttpReply Api(const HttpRequest& req,
                 const std::function<absl::StatusOr<std::string>()>& body);
   // Api for the views of a whole sweep (table pages, aggregates, curves,
-  // heatmaps): answered from replies_, shared by every open page.
+  // heatmaps, matched values): answered from replies_, shared by every open
+  // page.
   HttpReply SweepView(const HttpRequest& req,
                       const std::function<absl::StatusOr<std::string>()>& body);
   HttpReply Export(const HttpRequest& req, const std::string& sweep, bool csv);
+  // /api/v1/sweeps/NAME/matched: MatchSweep over the coordinator, as JSON.
+  absl::StatusOr<std::string> Matched(const HttpRequest& req,
+                                      const std::string& sweep);
   HttpReply Events(const HttpRequest& req);
   HttpReply Login(const HttpRequest& req);
   HttpReply Logout(const HttpRequest& req);

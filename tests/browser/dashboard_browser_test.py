@@ -141,6 +141,33 @@ class DashboardInBrowser(unittest.TestCase):
             self.assertAlmostEqual(got[key][0], mean, places=12, msg=key)
             self.assertEqual(got[key][1], n, msg=key)
 
+    def cli_matched(self, sweep, levels, window):
+        """(param, ratio, level) -> (reached 'k/n', mean text) from `qkov
+        results --matched`: the CLI's numbers, over gRPC."""
+        out = self.qkov('results', sweep, '--matched',
+                        'train_loss' + ('=' + ','.join(repr(l) for l in levels) if levels else ''),
+                        '--window', str(window), '--metrics', 'distinct_attention',
+                        '--by', 'parameterization,lr_ratio', '--format', 'csv')
+        rows = {}
+        for line in out.splitlines()[1:]:
+            f = line.split(',')
+            rows[(f[0], float(f[1]), float(f[2]))] = (f[3], f[5])
+        return rows
+
+    def assertMatchedAgreesWithCli(self, sweep, points, levels, window):
+        """Each page point (arm 'PARAM RATIO', level, mean, reached, trials)
+        is the CLI's row, to the CLI's 4 significant digits."""
+        want = self.cli_matched(sweep, levels, window)
+        self.assertEqual(len(points), len(want), (points, want))
+        for p in points:
+            param, ratio = p['arm'].split(' ')
+            reached, mean = want[(param, float(ratio), float(f"{p['level']:.4g}"))]
+            self.assertEqual(reached, f"{p['reached']}/{p['trials']}", p)
+            if p['reached'] == 0:
+                self.assertEqual(mean, '-', p)
+            else:
+                self.assertAlmostEqual(p['mean'], float(mean), delta=5e-4 * abs(float(mean)), msg=p)
+
     def assertNoErrors(self):
         self.assertEqual(self.browser.errors, [])
 
@@ -203,6 +230,36 @@ class DashboardInBrowser(unittest.TestCase):
         self.assertGreater(b.evaluate('window.qkov.events'), events_before)
         self.assertPointsMatchSql()
         self.assertEqual(b.evaluate("document.querySelectorAll('#trials tbody td.state').length"), 12)
+        # The matched panel: distinct-token attention where each trial's
+        # training loss (mean of 5 reports) first reaches 5 levels the server
+        # chose, per arm, as `qkov results --matched train_loss` gives it.
+        b.wait_for("window.qkov.matched && window.qkov.matched.points && "
+                   "window.qkov.matched.points.length > 0 && "
+                   "window.qkov.matched.points.every(p => p.trials === 3)",
+                   what='the matched panel over three seeds')
+        self.assertEqual(b.evaluate("document.getElementById('matched-metric').value"), 'distinct_attention')
+        self.assertEqual(b.evaluate("document.getElementById('matched-reference').value"), 'train_loss')
+        window = int(b.evaluate("document.getElementById('matched-window').value"))
+        self.assertEqual(window, 1)  # 6 reports: a quarter, rounded down
+        self.assertMatchedAgreesWithCli('browse', b.evaluate('window.qkov.matched.points'), [], window)
+        self.assertIn('auto: ', b.evaluate("document.getElementById('matched-levels').placeholder"))
+        # A level no trial reaches is said under the panel, not as a page
+        # error.
+        b.evaluate("document.getElementById('matched-levels').value = '1e-9';"
+                   "[...document.querySelectorAll('#matched-panel button')][0].click(); true")
+        b.wait_for("window.qkov.matched && window.qkov.matched.error !== undefined",
+                   what='the unreached level in the panel')
+        self.assertIn('no trial reaches train_loss = 1e-09',
+                      b.evaluate("document.getElementById('matched-note').textContent"))
+        self.assertTrue(b.evaluate("document.getElementById('error').hidden"))
+        # The one error the browser logs: that request's 400.
+        asked = [e for e in b.errors if 'level=1e-9' in e[1] and '400' in e[1]]
+        self.assertEqual(len(asked), 1, b.errors)
+        b.errors.remove(asked[0])
+        b.evaluate("document.getElementById('matched-levels').value = '';"
+                   "[...document.querySelectorAll('#matched-panel button')][0].click(); true")
+        b.wait_for("window.qkov.matched && window.qkov.matched.points !== undefined",
+                   what='the matched panel again')
         self.shot('sweep-live.png')
         self.assertNoErrors()
 
@@ -242,22 +299,25 @@ class DashboardInBrowser(unittest.TestCase):
         b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.theoryTrials === 5')
         self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 5)
         self.assertIsNone(b.evaluate("document.getElementById('ratio')"))
-        # Overlaid: the trained sweep's (parameterization, ratio) means of
-        # final loss and distinct-token attention, as SQL computes them.
+        # Overlaid: each of the trained sweep's (parameterization, ratio)
+        # arms' distinct-token attention at matched training loss (mean of
+        # 5 reports), as `qkov results --matched` computes it at the same
+        # levels.
         b.evaluate("(() => { const s = document.getElementById('overlay');"
                    " s.value = 'browse'; s.dispatchEvent(new Event('change')); })()")
         b.wait_for('window.qkov.overlayPoints && window.qkov.overlayPoints.length > 0')
         self.assertIn('overlay=browse', b.evaluate('location.search'))
-        means = self.sql(
-            "SELECT t.parameterization, t.lr_ratio, AVG(l.value), AVG(d.value) FROM trials t "
-            "JOIN sweeps s ON s.sweep_id = t.sweep_id "
-            "JOIN results l ON l.trial_id = t.trial_id AND l.name = 'loss' "
-            "JOIN results d ON d.trial_id = t.trial_id AND d.name = 'distinct_attention' "
-            "WHERE s.name = 'browse' AND t.state = 'done' GROUP BY 1, 2")
         points = b.evaluate('window.qkov.overlayPoints')
-        self.assertEqual(len(points), len(means))
-        expected = sorted((round(l, 9), round(d, 9)) for _, _, l, d in means)
-        self.assertEqual(sorted((round(p['x'], 9), round(p['y'], 9)) for p in points), expected)
+        levels = sorted({p['x'] for p in points}, reverse=True)
+        self.assertGreaterEqual(len(levels), 2, points)
+        want = self.cli_matched('browse', levels, 5)
+        reached = {k: v for k, v in want.items() if v[1] != '-'}
+        self.assertEqual(len(points), len(reached), (points, want))
+        for p in points:
+            param, ratio = p['label'].split(' r=')
+            count, mean = want[(param, float(ratio), float(f"{p['x']:.4g}"))]
+            self.assertEqual(count, f"{p['reached']}/{p['trials']}", p)
+            self.assertAlmostEqual(p['y'], float(mean), delta=5e-4 * abs(float(mean)), msg=p)
         self.shot('theory.png')
         b.evaluate("document.getElementById('fig4-thresholds-panel').scrollIntoView()")
         self.shot('theory-overlay.png')

@@ -198,6 +198,69 @@ TEST_F(DashboardApiTest, BadRequestsGetStatusesAndJsonErrors) {
             "read-only");
 }
 
+TEST_F(DashboardApiTest, MatchedViewNamesEachBadRequest) {
+  const std::string base = "/api/v1/sweeps/dash/matched?";
+  EXPECT_EQ(ErrorOf(Get(base + "metric=distinct_attention"), 400),
+            "INVALID_ARGUMENT: matched: curve (the reference curve, e.g. "
+            "train_loss) is required");
+  EXPECT_EQ(ErrorOf(Get(base + "curve=train_loss"), 400),
+            "INVALID_ARGUMENT: matched: at least one metric is required");
+  EXPECT_EQ(
+      ErrorOf(Get(base + "curve=train_loss&metric=distinct_attention&window=0"),
+              400),
+      "INVALID_ARGUMENT: window: '0' is not an integer in [1, 10000]");
+  EXPECT_EQ(ErrorOf(Get(base +
+                        "curve=train_loss&metric=distinct_attention&level=nan"),
+                    400)
+                .substr(0, 35),
+            "INVALID_ARGUMENT: matched: level 'n");
+  const std::string unknown =
+      ErrorOf(Get(base + "curve=val_colour&metric=distinct_attention"), 400);
+  EXPECT_EQ(unknown.substr(0, 79),
+            "INVALID_ARGUMENT: matched: no trial reports a curve named "
+            "'val_colour' (its cur")
+      << unknown;
+  EXPECT_NE(unknown.find("train_loss"), std::string::npos) << unknown;
+  const std::string unreached = ErrorOf(
+      Get(base + "curve=train_loss&metric=distinct_attention&level=1e-9"), 400);
+  EXPECT_EQ(
+      unreached.rfind(
+          "INVALID_ARGUMENT: matched: no trial reaches train_loss = 1e-09 "
+          "(trailing mean of 1 reports; the trials' curves span ",
+          0),
+      0u)
+      << unreached;
+  EXPECT_EQ(ErrorOf(Get(base +
+                        "curve=train_loss&metric=distinct_attention&by=colour"),
+                    400),
+            "INVALID_ARGUMENT: by: 'colour' is not an axis (parameterization, "
+            "lr_ratio, eta_ov, seed, alpha, state, trial)");
+  EXPECT_EQ(ErrorOf(Get("/api/v1/sweeps/nope/matched?curve=train_loss&"
+                        "metric=distinct_attention"),
+                    404),
+            "NOT_FOUND: no sweep named 'nope'");
+
+  // Without levels: chosen levels in the order a falling loss reaches
+  // them (decreasing), each reached by some trial, every arm counted at
+  // each (docs/metrics.md, "Matched values").
+  json m =
+      GetJson(base + "curve=train_loss&metric=distinct_attention&num_levels=3");
+  ASSERT_TRUE(m.contains("levels")) << m.dump();
+  ASSERT_GE(m["levels"].size(), 2u) << m.dump();
+  EXPECT_TRUE(m["downwards"].get<bool>());
+  for (size_t i = 1; i < m["levels"].size(); ++i)
+    EXPECT_LT(m["levels"][i].get<double>(), m["levels"][i - 1].get<double>());
+  EXPECT_EQ(m["by"], json::parse(R"(["parameterization", "lr_ratio"])"));
+  ASSERT_EQ(m["groups"].size(), 4 * m["levels"].size()) << m.dump();
+  std::map<double, int> reached;
+  for (const json& g : m["groups"]) {
+    EXPECT_EQ(g["trials"], 2) << g.dump();
+    EXPECT_LE(g["reached"].get<int>(), 2) << g.dump();
+    reached[g["level"].get<double>()] += g["reached"].get<int>();
+  }
+  for (const auto& [level, n] : reached) EXPECT_GT(n, 0) << level;
+}
+
 TEST_F(DashboardApiTest, NoPathLeavesTheStaticRoot) {
   // The static root is share/qkov/dashboard: its parent holds other files,
   // and the source tree and /etc lie above.

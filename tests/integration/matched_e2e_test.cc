@@ -1,11 +1,14 @@
 // The matched comparison end to end: a quick synthetic sweep through the
-// real server, worker and CLI; `qkov results --matched` and `qkov plot
-// --kind matched` agree with the values computed from the exported curves
-// by an independent script (tests/integration/matched_check.py).
+// real server, worker and CLI; `qkov results --matched`, `qkov plot --kind
+// matched` and the dashboard's /api/v1/sweeps/NAME/matched agree with the
+// values computed from the exported curves by an independent script
+// (tests/integration/matched_check.py).
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -44,9 +47,12 @@ std::string Key(absl::string_view param, absl::string_view ratio,
   return absl::StrCat(param, ",", r, ",", l);
 }
 
-TEST(MatchedEndToEndTest, CliAndFigureAgreeWithAnIndependentScript) {
+TEST(MatchedEndToEndTest, CliFigureAndDashboardAgreeWithAnIndependentScript) {
   TempDir dir;
-  ServerUnderTest server(dir);
+  ServerUnderTest server(dir, {"--http_listen=127.0.0.1:0",
+                               "--http_port_file=" + dir.File("http.port")});
+  ASSERT_TRUE(
+      WaitUntil([&] { return !ReadFile(dir.File("http.port")).empty(); }, 30));
   auto qkov = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {QKOV_CLI_BIN, "--server=" + server.address()});
     return RunCommand(args);
@@ -146,6 +152,36 @@ TEST(MatchedEndToEndTest, CliAndFigureAgreeWithAnIndependentScript) {
     ++points_checked;
   }
   EXPECT_EQ(points_checked, 12) << dat;
+
+  // The dashboard's panel reads the same numbers (full precision).
+  httplib::Client http("127.0.0.1", std::stoi(ReadFile(dir.File("http.port"))));
+  http.set_read_timeout(30, 0);
+  httplib::Result r = http.Get(
+      "/api/v1/sweeps/matched/matched?curve=train_loss&level=1.1&level=0.8&"
+      "level=0.5&window=3&metric=distinct_attention&by=parameterization,"
+      "lr_ratio");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  nlohmann::json m = nlohmann::json::parse(r->body);
+  EXPECT_EQ(m["reference"], "train_loss");
+  EXPECT_EQ(m["window"], 3);
+  EXPECT_EQ(m["downwards"], true);
+  EXPECT_EQ(m["levels"], nlohmann::json::parse("[1.1, 0.8, 0.5]"));
+  ASSERT_EQ(m["groups"].size(), 12u) << r->body;
+  for (const nlohmann::json& g : m["groups"]) {
+    const std::string param = g["keys"][0], ratio = g["keys"][1];
+    const Expected& e =
+        expected[Key(param, ratio, absl::StrCat(g["level"].get<double>()))];
+    EXPECT_EQ(g["reached"].get<int>(), e.reached) << g.dump();
+    EXPECT_EQ(g["trials"].get<int>(), e.trials) << g.dump();
+    const nlohmann::json& s = g["metrics"]["distinct_attention"];
+    // Proto JSON writes an int64 as a string.
+    EXPECT_EQ(s["n"], absl::StrCat(e.reached)) << g.dump();
+    if (e.reached > 0) {
+      EXPECT_NEAR(s["mean"].get<double>(), e.mean, 1e-9 * std::fabs(e.mean))
+          << g.dump();
+    }
+  }
 }
 
 }  // namespace

@@ -263,6 +263,27 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   EXPECT_DOUBLE_EQ(o->optimizer.momentum, 0.99);
   EXPECT_DOUBLE_EQ(o->text.train_fraction, 0.1);
 
+  // A validation share of the single file reaches the worker; one that
+  // leaves no test split, or a second validation source, is refused.
+  sva.mutable_training()->mutable_text()->set_validation_fraction(0.05);
+  ASSERT_TRUE(core::ValidateSweepSpec(sva, core::SpecLimits()).ok());
+  *config.mutable_training() = sva.training();
+  o = agent::ToTrialOptions(config);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_DOUBLE_EQ(o->text.validation_fraction, 0.05);
+  sva.mutable_training()->mutable_text()->set_validation_fraction(0.9);
+  EXPECT_EQ(core::ValidateSweepSpec(sva, core::SpecLimits()).message(),
+            "spec.training.text.validation_fraction: needs "
+            "text.train_fraction > 0 and the two below 1 (got 0.1 + 0.9)");
+  sva.mutable_training()->mutable_text()->set_validation_fraction(0.05);
+  sva.mutable_training()->mutable_text()->mutable_validation()->set_path(
+      shared + "/sva/subj_agr_filtered.text");
+  EXPECT_EQ(core::ValidateSweepSpec(sva, core::SpecLimits()).message(),
+            "spec.training.text.validation_fraction: cannot go with "
+            "text.validation.path (both name the validation split)");
+  sva.mutable_training()->mutable_text()->clear_validation();
+  sva.mutable_training()->mutable_text()->set_validation_fraction(0);
+
   // Without data the server refuses, naming the field.
   sva.mutable_training()->mutable_text()->mutable_train()->clear_path();
   EXPECT_EQ(core::ValidateSweepSpec(sva, core::SpecLimits()).message(),

@@ -35,6 +35,7 @@ absl::Status ToTextOptions(const qkov::v1::TextTask& x,
       !s.ok())
     return s;
   t->train_fraction = x.train_fraction();
+  t->validation_fraction = x.validation_fraction();
   t->split_seed = x.split_seed();
   t->tokenizer.vocab_path = x.vocab_path();
   t->tokenizer.vocab_sha256 =

@@ -1,29 +1,57 @@
-// qkov-data: reads a text dataset exactly as a trial would (loader,
-// tokenizer, truncation; docs/text-tasks.md) and shows what the model will
-// see, before any GPU hours: counts per label, truncation, and chosen
-// examples as word pieces with their ids and rationale weights.
+// qkov-data: reads a dataset exactly as a trial would (loader, tokenizer,
+// truncation or crop; docs/text-tasks.md, docs/squad.md) and shows what the
+// model will see, before any GPU hours.
 //
 //   qkov-data --format=hatexplain --path=test.jsonl --vocab=vocab.txt
 //             [--max_len=128] [--show=3] [--json]
+//   qkov-data --format=squad --path=dev-v1.1.json --encoder=encoder.json
+//             --merges=vocab.bpe [--article_begin=0 --article_end=0]
+//             [--crop_chars=200] [--show=3] [--json]
+//   qkov-data --tokenizer=gpt2 --format=text --path=FILE
+//             --encoder=encoder.json --merges=vocab.bpe [--json]
 //
-// --json writes JSON Lines instead, one example per line (id, label,
-// tokens, ids, rationale per piece), for comparison with other tools.
-// Exit codes: 0 read, 1 the file or vocabulary is bad, 2 bad flags.
+// Text tasks: counts per label, truncation, and chosen examples as word
+// pieces with their ids and rationale marks; --json writes one example per
+// line (id, label, tokens, ids, rationale per piece). SQuAD: the prompts
+// ("Q: ... C: ... A:") as GPT-2 pieces with their ids, the pieces that
+// overlap the answer span marked, the crop used, and the questions left out;
+// --json writes one example per line (id, ids, tokens, answer_mask,
+// answer_ids, crop_chars). --tokenizer=gpt2 --format=text: one text per
+// line, its GPT-2 ids (and with --json its pieces), to check the BPE
+// against other tools.
+// Exit codes: 0 read, 1 the file, vocabulary or merges are bad, 2 bad flags.
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/flags_help.h"
 #include "common/text.h"
+#include "common/trial_defaults.h"
 #include "common/version.h"
+#include "worker/training/squad/squad_data.h"
 #include "worker/training/text/datasets.h"
+#include "worker/training/text/gpt2_bpe.h"
 #include "worker/training/text/wordpiece.h"
 
 ABSL_FLAG(std::string, format, "jsonl",
-          "jsonl, hatexplain, hatexplain_official, linzen_tsv or sva_filtered");
+          "jsonl, hatexplain, hatexplain_official, linzen_tsv, sva_filtered, "
+          "squad, or text (with --tokenizer=gpt2: one text per line)");
+ABSL_FLAG(std::string, tokenizer, "",
+          "gpt2 (with --format=text); the text formats use WordPiece "
+          "(--vocab), squad GPT-2's BPE");
+ABSL_FLAG(std::string, encoder, "", "squad, text: GPT-2's encoder.json");
+ABSL_FLAG(std::string, merges, "", "squad, text: GPT-2's vocab.bpe");
+ABSL_FLAG(int, article_begin, 0, "squad: the first article read");
+ABSL_FLAG(int, article_end, 0, "squad: the article after the last (0: all)");
+ABSL_FLAG(int, crop_chars, qkov::defaults::kSquad.crop_chars,
+          "squad: context kept either side of the answer, as "
+          "training.squad.crop_chars");
 ABSL_FLAG(std::string, path, "", "the data file");
 ABSL_FLAG(std::string, divisions, "",
           "hatexplain_official: post_id_divisions.json");
@@ -33,12 +61,17 @@ ABSL_FLAG(std::string, vocab, "", "WordPiece vocab.txt");
 ABSL_FLAG(std::string, vocab_sha256,
           qkov::training::text::kBertBaseUncasedVocabSha256,
           "expected sha256 of the vocabulary (none: not checked)");
-ABSL_FLAG(int, max_len, 128, "pieces kept per example");
+ABSL_FLAG(int, max_len, 128, "text formats: pieces kept per example");
+ABSL_FLAG(int, max_prompt_tokens, qkov::defaults::kSquad.max_prompt_tokens,
+          "squad: the prompt's pieces at most (the crop shrinks to fit), as "
+          "training.squad.max_prompt_tokens");
 ABSL_FLAG(int, show, 3, "examples to print");
 ABSL_FLAG(bool, json, false, "write every example as JSON Lines");
 
 namespace {
 
+namespace squad = qkov::training::squad;
+namespace text = qkov::training::text;
 using qkov::training::text::TextData;
 using qkov::training::text::WordPieceTokenizer;
 
@@ -48,14 +81,151 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
+int BadFlags(const char* what) {
+  std::fprintf(stderr, "qkov-data: %s\n", what);
+  return 2;
+}
+
+// GPT-2's BPE from --encoder and --merges, checked against the shipped
+// files' checksums as a trial checks them.
+absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> LoadBpe() {
+  text::Gpt2BpeOptions o;
+  o.encoder_path = absl::GetFlag(FLAGS_encoder);
+  o.merges_path = absl::GetFlag(FLAGS_merges);
+  return text::Gpt2BpeTokenizer::Load(o);
+}
+
+std::vector<std::string> PieceNames(const text::Gpt2BpeTokenizer& bpe,
+                                    const std::vector<int32_t>& ids) {
+  std::vector<std::string> out;
+  for (int32_t id : ids) out.push_back(bpe.token_name(id));
+  return out;
+}
+
+// --tokenizer=gpt2 --format=text: each line of --path, its ids.
+int Gpt2Text() {
+  absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> bpe = LoadBpe();
+  if (!bpe.ok()) return Fail(bpe.status());
+  std::ifstream in(absl::GetFlag(FLAGS_path), std::ios::binary);
+  if (!in) {
+    return Fail(absl::NotFoundError(
+        absl::StrCat(absl::GetFlag(FLAGS_path), ": cannot be read")));
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::vector<int32_t> ids = (*bpe)->Encode(line);
+    if (absl::GetFlag(FLAGS_json)) {
+      nlohmann::json j;
+      j["ids"] = ids;
+      j["tokens"] = PieceNames(**bpe, ids);
+      std::printf("%s\n", j.dump(-1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace)
+                              .c_str());
+      continue;
+    }
+    std::printf("%s\n", absl::StrJoin(ids, " ").c_str());
+  }
+  return 0;
+}
+
+// --format=squad: the prompts a trial builds from the file's questions.
+int Squad() {
+  absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> bpe = LoadBpe();
+  if (!bpe.ok()) return Fail(bpe.status());
+  squad::SquadSource source;
+  source.path = absl::GetFlag(FLAGS_path);
+  source.article_begin = absl::GetFlag(FLAGS_article_begin);
+  source.article_end = absl::GetFlag(FLAGS_article_end);
+  absl::StatusOr<squad::SquadData> data = squad::LoadSquad(source);
+  if (!data.ok()) return Fail(data.status());
+  squad::PromptOptions prompt;
+  prompt.crop_chars = absl::GetFlag(FLAGS_crop_chars);
+  prompt.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
+  prompt.max_answer_tokens = qkov::defaults::kSquad.max_answer_tokens;
+  int64_t built = 0, left_out = 0, cropped = 0, prompt_pieces = 0;
+  int shown = 0;
+  for (const squad::SquadQuestion& q : data->questions) {
+    absl::StatusOr<squad::SquadExample> ex =
+        squad::BuildExample(q, **bpe, prompt);
+    if (!ex.ok()) {
+      ++left_out;
+      continue;
+    }
+    ++built;
+    prompt_pieces += static_cast<int64_t>(ex->prompt.size());
+    if (ex->crop_chars < prompt.crop_chars) ++cropped;
+    if (absl::GetFlag(FLAGS_json)) {
+      nlohmann::json j;
+      j["id"] = ex->id;
+      j["ids"] = ex->prompt;
+      j["tokens"] = PieceNames(**bpe, ex->prompt);
+      j["answer_mask"] = ex->relevant;
+      j["answer_ids"] = ex->answer;
+      j["crop_chars"] = ex->crop_chars;
+      std::printf("%s\n", j.dump(-1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace)
+                              .c_str());
+      continue;
+    }
+    if (shown++ >= absl::GetFlag(FLAGS_show)) continue;
+    std::printf("%s  %zu prompt pieces, crop %d chars, answer \"%s\"\n ",
+                qkov::TerminalSafe(ex->id).c_str(), ex->prompt.size(),
+                ex->crop_chars, qkov::TerminalSafe(q.answers[0]).c_str());
+    for (size_t p = 0; p < ex->prompt.size(); ++p) {
+      std::printf(" %s%s(%d)",
+                  qkov::TerminalSafe((*bpe)->token_name(ex->prompt[p])).c_str(),
+                  ex->relevant[p] ? "*" : "", ex->prompt[p]);
+    }
+    std::printf("\n");
+  }
+  if (absl::GetFlag(FLAGS_json)) return 0;
+  std::printf("%s: version %s, %d articles, %lld questions (sha256 %s)\n",
+              qkov::TerminalSafe(source.path).c_str(),
+              qkov::TerminalSafe(data->version).c_str(), data->articles,
+              static_cast<long long>(data->questions.size()),
+              data->sha256.c_str());
+  if (data->unanswerable > 0) {
+    std::printf("  unanswerable (v2.0) left out: %lld\n",
+                static_cast<long long>(data->unanswerable));
+  }
+  std::printf(
+      "  prompts built: %lld, mean %.1f pieces; %lld cropped below %d "
+      "chars to fit %d pieces; %lld left out (the answer does not fit or "
+      "is not in the context)\n",
+      static_cast<long long>(built),
+      built > 0 ? static_cast<double>(prompt_pieces) / built : 0.0,
+      static_cast<long long>(cropped), prompt.crop_chars,
+      prompt.max_prompt_tokens, static_cast<long long>(left_out));
+  std::printf("  (* marks prompt pieces that overlap the answer span)\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   qkov::HelpListsFlagsOf(__FILE__, "qkov-data", qkov::CodeVersion());
   absl::SetProgramUsageMessage(
-      "qkov-data --format=F --path=FILE --vocab=vocab.txt [--json]");
+      "qkov-data --format=F --path=FILE (--vocab=vocab.txt | --encoder=E "
+      "--merges=M) [--json]");
   absl::ParseCommandLine(argc, argv);
-  namespace text = qkov::training::text;
+  const std::string format_name = absl::GetFlag(FLAGS_format);
+  const std::string tokenizer = absl::GetFlag(FLAGS_tokenizer);
+  if (!tokenizer.empty() && tokenizer != "gpt2")
+    return BadFlags("--tokenizer: only gpt2 (the text formats use --vocab)");
+  if (format_name == "squad" || format_name == "text") {
+    if (format_name == "text" && tokenizer != "gpt2")
+      return BadFlags("--format=text needs --tokenizer=gpt2");
+    if (absl::GetFlag(FLAGS_path).empty() ||
+        absl::GetFlag(FLAGS_encoder).empty() ||
+        absl::GetFlag(FLAGS_merges).empty())
+      return BadFlags("--path, --encoder and --merges are required");
+    if (absl::GetFlag(FLAGS_crop_chars) < 1 ||
+        absl::GetFlag(FLAGS_max_prompt_tokens) < 1)
+      return BadFlags("--crop_chars and --max_prompt_tokens must be >= 1");
+    return format_name == "squad" ? Squad() : Gpt2Text();
+  }
+  if (!tokenizer.empty())
+    return BadFlags("--tokenizer=gpt2 goes with --format=text");
   absl::StatusOr<text::TextFormat> format =
       text::ParseTextFormat("--format", absl::GetFlag(FLAGS_format));
   if (!format.ok()) {

@@ -84,6 +84,8 @@ absl::Status TrialOptions::Validate() const {
     v.layers = m.layers;
     v.epochs = t.epochs;
     v.train_fraction = t.train_fraction;
+    v.validation_fraction = t.validation_fraction;
+    v.has_validation_path = !t.validation.path.empty();
     v.init_std = m.init_std;
     v.mlp_lr_multiplier = t.mlp_lr_multiplier;
     v.qk_weight_decay = t.weight_decay[0];

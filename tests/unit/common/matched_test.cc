@@ -165,5 +165,37 @@ TEST(MatchTrialsTest, GroupsArmsAndCountsTrialsThatNeverReach) {
       << too_short.status();
 }
 
+TEST(DefaultLevelsTest, SpanEveryTrialReachesInTheOrderTheyAreReached) {
+  auto trial = [](std::vector<double> loss) {
+    MatchedTrial t;
+    t.curves["train_loss"] = Curve(loss);
+    return t;
+  };
+  // Lowest values 0.2 and 0.4; first values 2.0 and 1.6: every trial
+  // reaches 0.4, none has passed 1.6 at its first report.
+  const std::vector<MatchedTrial> falling = {trial({2.0, 1.0, 0.2}),
+                                             trial({1.6, 0.9, 0.4})};
+  EXPECT_EQ(DefaultLevels(falling, "train_loss", 1, 4),
+            (std::vector<double>{1.3, 1.0, 0.7, 0.4}));
+  auto table = MatchTrials(
+      falling, {"train_loss", DefaultLevels(falling, "train_loss", 1, 4)}, 1,
+      {"train_loss"}, {"parameterization"});
+  ASSERT_TRUE(table.ok()) << table.status();
+  for (const MatchedGroup& g : table->groups) EXPECT_EQ(g.reached, 2);
+  // A rising score, smoothed over 2 reports: means 0.15, 0.35 and 0.2,
+  // 0.5; every trial reaches 0.35, none is past 0.2 at its first.
+  const std::vector<MatchedTrial> rising = {trial({0.1, 0.2, 0.5}),
+                                            trial({0.1, 0.3, 0.7})};
+  EXPECT_EQ(DefaultLevels(rising, "train_loss", 2, 2),
+            (std::vector<double>{0.275, 0.35}));
+  // Arms that share no span: the slow one never gets where the fast one
+  // starts. The levels cover all values, 3 significant digits.
+  const std::vector<MatchedTrial> apart = {trial({3.0, 2.5, 2.0}),
+                                           trial({1.0, 0.5, 0.1234})};
+  EXPECT_EQ(DefaultLevels(apart, "train_loss", 1, 2),
+            (std::vector<double>{1.56, 0.123}));
+  EXPECT_TRUE(DefaultLevels(falling, "val_loss", 1, 3).empty());
+}
+
 }  // namespace
 }  // namespace qkov

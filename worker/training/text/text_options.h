@@ -61,6 +61,9 @@ struct TextTaskOptions {
   // > 0: `train`'s examples are split, this share (drawn with split_seed)
   // for training and the rest for test (sources without splits).
   double train_fraction = 0;
+  // > 0 (with train_fraction, no validation source): this share of train's
+  // examples, drawn from the rest, is the validation split.
+  double validation_fraction = 0;
   uint64_t split_seed = 0;
   WordPieceOptions tokenizer;
   TextModelOptions model;

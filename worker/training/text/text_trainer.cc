@@ -42,6 +42,15 @@ absl::StatusOr<Splits> LoadSplits(const TextTaskOptions& t, int64_t eval_cap) {
                     &rest);
     s.train.examples = std::move(kept);
     s.test = std::move(rest);
+    if (t.validation_fraction > 0) {
+      // Of the rest, validation_fraction / (1 - train_fraction) is
+      // validation: that share of all examples, drawn on its own stream.
+      std::vector<TextExample> validation, test;
+      SplitByFraction(s.test, t.validation_fraction / (1 - t.train_fraction),
+                      t.split_seed + 1, &validation, &test);
+      s.validation = std::move(validation);
+      s.test = std::move(test);
+    }
   }
   for (auto [name, source, out] :
        {std::tuple{"text.validation", &t.validation, &s.validation},

@@ -201,6 +201,36 @@ class Recorder : public TrainingObserver {
 // eval_every steps and the last, on the first eval_examples validation
 // examples; the training and its results are the same to the bit as
 // without it, and a trial handed back and resumed reports the same curves.
+// A single file split three ways (SVA ships one): train_fraction for
+// training, validation_fraction of all examples as validation, the rest for
+// test; the validation split feeds the curves during training.
+TEST(TextTrainerTest, ValidationFractionSplitsTheRestOfASingleFile) {
+  TrialOptions o = Tiny();
+  o.text.train.max_examples = 40;
+  o.text.test = {};
+  o.text.train_fraction = 0.5;
+  o.text.validation_fraction = 0.25;
+  o.eval.eval_every = 4;
+  o.eval.eval_examples = 8;
+  Recorder r;
+  auto out = RunTrial(o, &r);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->results.at("train_examples"), 20);
+  EXPECT_EQ(out->results.at("validation_examples"), 10);
+  EXPECT_EQ(out->results.at("test_examples"), 10);
+  EXPECT_FALSE(r.curve["val_loss"].empty());
+  // Without it the rest is all test, and there are no validation curves.
+  o.text.validation_fraction = 0;
+  Recorder plain;
+  auto two = RunTrial(o, &plain);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->results.at("test_examples"), 20);
+  EXPECT_EQ(two->results.count("validation_examples"), 0u);
+  EXPECT_TRUE(plain.curve["val_loss"].empty());
+  // The training split is the same either way.
+  EXPECT_EQ(r.curve["train_loss"], plain.curve["train_loss"]);
+}
+
 TEST(TextTrainerTest, CurvesDuringTrainingChangeNothingAndResume) {
   TrialOptions o = Tiny();
   o.text.validation = o.text.test;
