@@ -191,7 +191,8 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     const bool running = r && any->ColumnInt64(0) != 0;
     return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
   }
-  if (sizer) max_trials = std::clamp(sizer(leases->front()), 1, max_trials);
+  if (sizer && max_trials > 1)
+    max_trials = std::clamp(sizer(leases->front()), 1, max_trials);
   if (max_trials > 1) {
     constexpr char kCompanionsSql[] =
         "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "

@@ -37,8 +37,9 @@ absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
 }
 
 // The lease size a worker asks for: up to max_trials (0 meaning 1, or with
-// fill limits::kMaxLeaseTrials); with a memory budget, the store asks `sizer`
-// how many trials of the first trial's sweep fit (TrialsThatFit).
+// fill limits::kMaxLeaseTrials); the store asks `sizer` how many trials of
+// the first trial's sweep fit the memory budget, if any, and whether they
+// stack at all (TrialsThatFit).
 struct LeaseSize {
   int max_trials = 1;
   storage::ResultsStore::LeaseSizer sizer;
@@ -63,7 +64,6 @@ absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
   size.max_trials = max_trials > 0 ? max_trials
                     : fill         ? limits::kMaxLeaseTrials
                                    : 1;
-  if (budget == 0) return size;
   size.sizer = [budget, fill](const storage::LeaseRecord& first) {
     v1::TrialConfig c;
     const bool parsed = first.config_pb.empty()

@@ -499,7 +499,7 @@ int TrialsThatFit(const qkov::v1::Training& t, int64_t budget_bytes,
                   int max_trials, bool fill) {
   max_trials = std::max(1, max_trials);
   const int64_t each = EstimateStackedTrialBytes(t);
-  if (each == 0) return fill ? 1 : max_trials;
+  if (each == 0) return 1;
   if (budget_bytes <= 0) return max_trials;
   const int64_t first = EstimateTrialMemoryBytes(t);
   if (budget_bytes <= first) return 1;

@@ -52,9 +52,9 @@ int64_t EstimateStackedTrialBytes(const qkov::v1::Training& training);
 // `budget_bytes` for a batch (LeaseTrialRequest.memory_budget_bytes): one
 // trial's EstimateTrialMemoryBytes (its evaluation runs one trial at a
 // time), plus EstimateStackedTrialBytes for each further one; at least 1,
-// at most `max_trials`. Budget 0 (unknown) or a kind that does not stack:
-// `max_trials`, or 1 with `fill` (the trials run one after another, so
-// leasing them together only keeps them from other workers).
+// at most `max_trials`. A kind that does not stack: 1 (its trials would run
+// one after another, so leasing them together would only keep them from
+// other workers). Budget 0 (unknown): `max_trials`.
 int TrialsThatFit(const qkov::v1::Training& training, int64_t budget_bytes,
                   int max_trials, bool fill);
 

@@ -293,9 +293,10 @@ TEST_F(CoordinatorTest, LeasesHoldWhatFitsTheWorkersMemoryBudget) {
 }
 
 // Trials that train one after another (here the theory task) are leased one
-// at a time when the worker fills its budget, and up to max_trials when it
-// asks for a number.
-TEST_F(CoordinatorTest, FillLeasesOneTrialOfAKindThatDoesNotStack) {
+// at a time, whether the worker fills its budget or asks for a number, with
+// or without a budget: a lease of several would only keep them from idle
+// workers.
+TEST_F(CoordinatorTest, LeasesOneTrialOfAKindThatDoesNotStack) {
   v1::SubmitSweepRequest submit;
   v1::SweepSpec* spec = submit.mutable_spec();
   spec->set_name("theory");
@@ -316,9 +317,15 @@ TEST_F(CoordinatorTest, FillLeasesOneTrialOfAKindThatDoesNotStack) {
   EXPECT_EQ(one->more_size(), 0);
   r.set_fill_budget(false);
   r.set_max_trials(3);
-  auto three = core_->LeaseTrial(r);
-  ASSERT_TRUE(three.ok()) << three.status();
-  EXPECT_EQ(1 + three->more_size(), 3);
+  auto asked = core_->LeaseTrial(r);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  ASSERT_EQ(asked->outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(asked->more_size(), 0);
+  r.set_memory_budget_bytes(0);
+  auto unbudgeted = core_->LeaseTrial(r);
+  ASSERT_TRUE(unbudgeted.ok()) << unbudgeted.status();
+  ASSERT_EQ(unbudgeted->outcome(), v1::LeaseTrialResponse::LEASED);
+  EXPECT_EQ(unbudgeted->more_size(), 0);
 }
 
 }  // namespace

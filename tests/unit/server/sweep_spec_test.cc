@@ -378,15 +378,16 @@ TEST(SweepSpecTest, TrialsThatFitAWorkersBudget) {
   wide.mutable_synthetic()->set_vocab_size(500);
   EXPECT_GT(EstimateStackedTrialBytes(wide), 40 * each);
 
-  // Kinds that train one trial at a time do not stack: `fill` leases one,
-  // a fixed max_trials stands.
+  // Kinds that train one trial at a time do not stack: one a lease, so
+  // that idle workers get the others.
   for (v1::TaskKind kind :
        {v1::TASK_HATEXPLAIN, v1::TASK_SQUAD, v1::TASK_THEORY}) {
     v1::Training other = t;
     other.set_task(kind);
     EXPECT_EQ(EstimateStackedTrialBytes(other), 0) << kind;
     EXPECT_EQ(TrialsThatFit(other, int64_t{1} << 40, 256, true), 1) << kind;
-    EXPECT_EQ(TrialsThatFit(other, int64_t{1} << 40, 8, false), 8) << kind;
+    EXPECT_EQ(TrialsThatFit(other, int64_t{1} << 40, 8, false), 1) << kind;
+    EXPECT_EQ(TrialsThatFit(other, 0, 8, false), 1) << kind;
   }
 }
 
