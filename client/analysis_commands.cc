@@ -397,23 +397,29 @@ int Plot(Connection& conn, const PlotArgs& args) {
     std::sort(
         curves.begin(), curves.end(),
         [](const TheoryCurve& a, const TheoryCurve& b) { return a.r < b.r; });
-    std::vector<TrainedPoint> points;
+    std::vector<TrainedArm> arms;
     if (!args.overlay.empty()) {
-      absl::StatusOr<std::vector<v1::ResultRow>> trained =
-          FetchRows(conn, args.overlay);
-      if (!trained.ok()) return ReportError(trained.status(), conn.address());
-      absl::StatusOr<std::vector<Group>> groups =
-          Aggregate(*trained, {"parameterization", "lr_ratio"},
-                    {"loss", "distinct_attention"}, {"state=done"});
-      if (!groups.ok()) return ReportError(groups.status());
-      for (const Group& g : *groups) {
-        points.push_back({absl::StrCat(g.keys[0], " r=", g.keys[1]),
-                          g.metrics.at("loss").mean,
-                          g.metrics.at("distinct_attention").mean});
+      // The trained sweep at matched training loss (trailing mean of 5
+      // reports, chosen levels), as the dashboard's theory page overlays it.
+      absl::StatusOr<MatchedTable> matched =
+          ComputeMatched(conn, {args.overlay,
+                                "train_loss",
+                                5,
+                                {"distinct_attention"},
+                                {"parameterization", "lr_ratio"},
+                                {}});
+      if (!matched.ok()) return ReportError(matched.status(), conn.address());
+      for (const MatchedGroup& g : matched->groups) {
+        const std::string label = absl::StrCat(g.keys[0], " r=", g.keys[1]);
+        if (arms.empty() || arms.back().label != label)
+          arms.push_back({label, {}, {}});
+        if (g.reached == 0) continue;
+        arms.back().loss.push_back(g.level);
+        arms.back().attention.push_back(g.metrics[0].mean);
       }
     }
     const std::string base = args.out_dir + "/theory_alpha";
-    if (int rc = check(PlotTheory(curves, points, base), base); rc != kExitOk)
+    if (int rc = check(PlotTheory(curves, arms, base), base); rc != kExitOk)
       return rc;
   }
   for (const auto& w : written)

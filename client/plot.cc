@@ -431,13 +431,13 @@ absl::Status PlotCurves(const std::vector<Curve>& curves,
 }
 
 absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
-                        const std::vector<TrainedPoint>& points,
+                        const std::vector<TrainedArm>& arms,
                         const std::string& out_base) {
   if (curves.empty())
     return absl::FailedPreconditionError("no theory curves to plot");
   std::ofstream dat(out_base + ".dat");
-  dat << "# blocks: one per r (loss alpha), then the trained models (loss "
-         "attention label)\n";
+  dat << "# blocks: one per r (loss alpha), then one per trained arm (matched "
+         "training loss, distinct-token attention there)\n";
   double lmin = 1;
   for (size_t i = 0; i < curves.size(); ++i) {
     if (i > 0) dat << "\n\n";
@@ -449,12 +449,11 @@ absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
       if (curves[i].loss[k] > 0) lmin = std::min(lmin, curves[i].loss[k]);
     }
   }
-  if (!points.empty()) {
-    dat << "\n\n# trained\n";
-    for (const auto& p : points) {
-      dat << absl::StrFormat("%.10g %.10g \"%s\"\n", p.loss, p.attention,
-                             p.label);
-      if (p.loss > 0) lmin = std::min(lmin, p.loss);
+  for (const TrainedArm& arm : arms) {
+    dat << "\n\n# trained " << arm.label << "\n";
+    for (size_t k = 0; k < arm.loss.size() && k < arm.attention.size(); ++k) {
+      dat << absl::StrFormat("%.10g %.10g\n", arm.loss[k], arm.attention[k]);
+      if (arm.loss[k] > 0) lmin = std::min(lmin, arm.loss[k]);
     }
   }
   dat.close();
@@ -465,19 +464,18 @@ absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
                       lmin / 1.5),
       "set key outside right top\nset grid\nset title 'theory: alpha at the "
       "loss reached, by r = eta_QK/eta_OV",
-      points.empty() ? "" : "; points: trained models", "'\nplot ");
+      arms.empty() ? "" : "; dashed: trained, at matched loss", "'\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < curves.size(); ++i) {
     parts.push_back(absl::StrFormat(
         "datafile index %d using 1:2 with lines lw 2 title 'r = %.4g'", i,
         curves[i].r));
   }
-  if (!points.empty()) {
+  for (size_t a = 0; a < arms.size(); ++a) {
     parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:2 with points pt 7 ps 1.3 lc rgb 'black' "
-        "title 'trained models', "
-        "'' index %d using 1:2:3 with labels offset 1,0.6 font ',8' notitle",
-        curves.size(), curves.size()));
+        "datafile index %d using 1:2 with linespoints dt 2 pt 7 ps 1 title "
+        "%s",
+        curves.size() + a, Quoted("trained " + arms[a].label)));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);

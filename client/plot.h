@@ -51,21 +51,22 @@ absl::Status PlotCurves(const std::vector<Curve>& curves,
                         const std::string& metric, const std::string& out_base);
 
 // Theory curves (docs/paper.md §4): attention alpha against the loss at which
-// the reduced gradient flow first reaches it, one curve per r; with the trained
-// models' (final loss, distinct-token attention) overlaid as labelled points,
-// mean over seeds per (parameterization, ratio).
+// the reduced gradient flow first reaches it, one curve per r; with a trained
+// sweep's arms overlaid as dashed lines: each (parameterization, ratio)'s
+// distinct-token attention where its training loss first reaches each level,
+// mean over seeds (the matched values of `qkov results --matched`).
 struct TheoryCurve {
   double r;
   std::vector<double> loss;
   std::vector<double> alpha;
 };
-struct TrainedPoint {
-  std::string label;
-  double loss;
-  double attention;
+struct TrainedArm {
+  std::string label;              // "CACO r=20"
+  std::vector<double> loss;       // the levels its trials reached
+  std::vector<double> attention;  // the mean there
 };
 absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
-                        const std::vector<TrainedPoint>& points,
+                        const std::vector<TrainedArm>& arms,
                         const std::string& out_base);
 
 // Fig. 3 (docs/paper.md §3): the fixed-attention task's final loss against

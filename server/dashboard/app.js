@@ -645,7 +645,7 @@ async function theoryFigures(name) {
   if (overlay) {
     // Each trained arm's distinct-token attention at matched training loss
     // (the trailing mean of 5 reports), as `qkov results --matched` gives it.
-    const m = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/matched?curve=train_loss&window=5&num_levels=8` +
+    const m = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/matched?curve=train_loss&window=5` +
       '&metric=distinct_attention&by=parameterization,lr_ratio');
     const arms = {};
     for (const g of m.groups || []) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -415,7 +416,7 @@ TEST(PlotTest, TheoryCurvesWithTrainedModelsOverlaid) {
   EXPECT_TRUE(IsValidPng(dir.File("plots/theory_alpha.png")));
   const std::string svg = ReadFile(dir.File("plots/theory_alpha.svg"));
   for (const char* r : {"r = 0.01", "r = 0.1", "r = 1", "r = 10", "r = 100",
-                        "trained models"}) {
+                        "trained CACO r=1", "trained CACO r=20"}) {
     EXPECT_NE(svg.find(std::string("<text>") + r + "</text>"),
               std::string::npos)
         << r;
@@ -436,8 +437,40 @@ TEST(PlotTest, TheoryCurvesWithTrainedModelsOverlaid) {
     EXPECT_EQ(std::count(body.begin(), body.end(), '\n'), std::stoi(c[1]))
         << c[0];
   }
-  // Four trained groups (2 parameterizations x 2 ratios) overlaid.
-  EXPECT_EQ(std::count(dat.begin(), dat.end(), '"'), 8);
+  // The trained sweep's four arms (2 parameterizations x 2 ratios) at
+  // matched training loss, each point as `qkov results --matched` gives it.
+  CommandResult matched = RunCommand(
+      {QKOV_CLI_BIN, at, "results", "it-sweep", "--matched", "train_loss",
+       "--window", "5", "--metrics", "distinct_attention", "--by",
+       "parameterization,lr_ratio", "--format", "csv"});
+  ASSERT_EQ(matched.exit_code, 0) << matched.err;
+  int points = 0;
+  for (absl::string_view line : absl::StrSplit(matched.out, '\n')) {
+    std::vector<std::string> f = absl::StrSplit(line, ',');
+    if (f.size() != 7 || f[0] == "parameterization" || f[5] == "-") continue;
+    const size_t block = dat.find("# trained " + f[0] + " r=" + f[1] + "\n");
+    ASSERT_NE(block, std::string::npos) << line << "\n" << dat;
+    const size_t end = dat.find("\n\n", block);
+    const std::string body = dat.substr(block, end - block);
+    double level = 0, mean = 0;
+    ASSERT_TRUE(absl::SimpleAtod(f[2], &level) &&
+                absl::SimpleAtod(f[5], &mean));
+    bool found = false;
+    for (absl::string_view row : absl::StrSplit(body, '\n')) {
+      std::vector<std::string> xy = absl::StrSplit(row, ' ');
+      double x = 0, y = 0;
+      if (xy.size() != 2 || !absl::SimpleAtod(xy[0], &x) ||
+          !absl::SimpleAtod(xy[1], &y))
+        continue;
+      if (std::fabs(x - level) <= 5e-4 * std::fabs(level)) {
+        EXPECT_NEAR(y, mean, 5e-4 * std::fabs(mean)) << line;
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << line << "\n" << body;
+    ++points;
+  }
+  EXPECT_GT(points, 0) << matched.out;
 
   CommandResult status = RunCommand({QKOV_CLI_BIN, at, "status", "it-sweep"});
   ASSERT_EQ(status.exit_code, 0);
