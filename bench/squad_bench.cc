@@ -20,7 +20,7 @@
 #include "absl/flags/parse.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/squad/squad_trainer.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
 ABSL_FLAG(int64_t, steps, 10, "timed steps (micro-batches)");

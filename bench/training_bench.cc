@@ -16,7 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "worker/training/cpu_runtime.h"
-#include "worker/training/synthetic_trainer.h"
+#include "worker/training/synthetic/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, mode, "speed", "speed | trial");

@@ -15,7 +15,7 @@
 #include "worker/training/param_group.h"
 #include "worker/training/squad/squad_options.h"
 #include "worker/training/text/text_options.h"
-#include "worker/training/theory.h"
+#include "worker/training/theory/theory_options.h"
 
 namespace qkov::training {
 

@@ -1,11 +1,11 @@
 #include "worker/training/trainer.h"
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/fixed_attention.h"
 #include "worker/training/squad/squad_task_trainer.h"
-#include "worker/training/synthetic_trainer.h"
+#include "worker/training/synthetic/fixed_attention.h"
+#include "worker/training/synthetic/synthetic_trainer.h"
 #include "worker/training/text/text_trainer.h"
-#include "worker/training/theory_trainer.h"
+#include "worker/training/theory/theory_trainer.h"
 #include "worker/training/torch_status.h"
 
 namespace qkov::training {
@@ -48,21 +48,6 @@ const TaskTrainer& TrainerFor(TaskKind kind) {
       return squad;
   }
   return synthetic;
-}
-
-absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from,
-    TrainOneTrial one) {
-  std::vector<TrialOutcome> out;
-  for (size_t i = 0; i < options.size(); ++i) {
-    absl::StatusOr<TrialOutcome> outcome =
-        one(options[i], observers[i], device, resume_from[i]);
-    if (!outcome.ok()) return outcome.status();
-    out.push_back(*std::move(outcome));
-  }
-  return out;
 }
 
 absl::Status CheckBatchable(const std::vector<TrialOptions>& options) {

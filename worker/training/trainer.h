@@ -1,8 +1,10 @@
-// Trains trials of every task kind. Each kind has a TaskTrainer, with its
-// data, model, metrics and evaluation in files of its own:
-//   synthetic        synthetic_trainer.h (synthetic_task.h, model.h, metrics.h)
-//   fixed_attention  fixed_attention.h
-//   theory           theory_trainer.h (the ODE of theory.h)
+// Trains trials of every task kind: the one file that knows every task.
+// Each kind has a TaskTrainer (task_trainer.h), with its data, model,
+// metrics and evaluation in a folder of its own:
+//   synthetic        synthetic/synthetic_trainer.h (synthetic_task.h,
+//                    model.h, analytic_gradients.h, metrics.h)
+//   fixed_attention  synthetic/fixed_attention.h
+//   theory           theory/theory_trainer.h (the ODE of theory.h)
 //   text             text/text_trainer.h (data, tokenizer, model, metrics
 //                    in text/)
 //   squad            squad/squad_task_trainer.h (data, decoder training and
@@ -23,43 +25,10 @@
 #include "absl/status/statusor.h"
 #include "worker/training/config.h"
 #include "worker/training/optimizer.h"
+#include "worker/training/task_trainer.h"
 #include "worker/training/trial.h"
 
 namespace qkov::training {
-
-class TaskTrainer {
- public:
-  virtual ~TaskTrainer() = default;
-
-  // OK when these trials (of this kind, each valid, at least one) can train
-  // in one call of Train. By default any can: Train runs them one after
-  // another.
-  virtual absl::Status CheckBatchable(
-      const std::vector<TrialOptions>& options) const {
-    return absl::OkStatus();
-  }
-
-  // Trains the trials on `device`, each from the start or from its
-  // `resume_from` (a checkpoint of the same options; "" to start). One
-  // outcome per trial; divergence is an outcome, not an error. May throw
-  // what LibTorch throws.
-  virtual absl::StatusOr<std::vector<TrialOutcome>> Train(
-      const std::vector<TrialOptions>& options,
-      const std::vector<TrainingObserver*>& observers,
-      const torch::Device& device,
-      const std::vector<std::string>& resume_from) const = 0;
-};
-
-// The body of Train for trainers whose trials train one after another:
-// `one` trains trial i from resume_from[i]; the first error is the call's.
-using TrainOneTrial = absl::StatusOr<TrialOutcome> (*)(
-    const TrialOptions& options, TrainingObserver* observer,
-    const torch::Device& device, const std::string& resume_from);
-absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from,
-    TrainOneTrial one);
 
 // The trainer of `kind`.
 const TaskTrainer& TrainerFor(TaskKind kind);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/training/metrics.h"
+#include "worker/training/heatmap.h"
 
 namespace qkov::training {
 

@@ -11,9 +11,9 @@
 #include <cmath>
 
 #include "tests/unit/training/shared_data.h"
-#include "tests/unit/training/synthetic_runs.h"
+#include "tests/unit/training/synthetic/synthetic_runs.h"
 #include "worker/training/device_memory.h"
-#include "worker/training/synthetic_trainer.h"
+#include "worker/training/synthetic/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/result_names.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
 namespace {

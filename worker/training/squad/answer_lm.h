@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "worker/training/metrics.h"
+#include "worker/training/heatmap.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/gpt2_bpe.h"
 #include "worker/training/text/text_model.h"

@@ -4,10 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "worker/training/seeding.h"
 #include "worker/training/squad/answer_lm.h"
 #include "worker/training/squad/glove.h"
 #include "worker/training/squad/squad_trainer.h"
-#include "worker/training/synthetic_task.h"
 
 namespace qkov::training::squad {
 namespace {

@@ -6,7 +6,7 @@
 #ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
 
-#include "worker/training/trainer.h"
+#include "worker/training/task_trainer.h"
 
 namespace qkov::training::squad {
 

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/optimizer.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/seeding.h"
 #include "worker/training/torch_status.h"
 
 namespace qkov::training::squad {

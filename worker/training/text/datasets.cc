@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "common/sha256.h"
 #include "common/trial_rules.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/seeding.h"
 #include "worker/training/text/json_errors.h"
 
 namespace qkov::training::text {

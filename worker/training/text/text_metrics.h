@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/training/metrics.h"
+#include "worker/training/heatmap.h"
 #include "worker/training/text/encoding.h"
 #include "worker/training/text/text_model.h"
 #include "worker/training/text/text_options.h"

@@ -4,7 +4,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/seeding.h"
 
 namespace qkov::training::text {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/training/optimizer.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/seeding.h"
 #include "worker/training/text/encoding.h"
 #include "worker/training/text/text_metrics.h"
 #include "worker/training/text/text_model.h"

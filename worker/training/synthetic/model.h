@@ -11,8 +11,8 @@
 //
 // which equals the paper's k = W_K x_i, q = W_Q x_T, a = softmax(q.k/sqrt V),
 // logits = W_O sum_i a_i W_V x_i exactly (and likewise for the others).
-#ifndef QKOV_WORKER_TRAINING_MODEL_H_
-#define QKOV_WORKER_TRAINING_MODEL_H_
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_MODEL_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_MODEL_H_
 
 #include <torch/torch.h>
 
@@ -88,4 +88,4 @@ TORCH_MODULE(AttentionModel);
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_MODEL_H_
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_MODEL_H_

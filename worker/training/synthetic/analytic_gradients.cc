@@ -1,4 +1,4 @@
-#include "worker/training/analytic_gradients.h"
+#include "worker/training/synthetic/analytic_gradients.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
-#include "worker/training/model.h"
+#include "worker/training/synthetic/model.h"
 
 #include <cmath>
 #include <limits>
 #include <random>
 
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
 namespace {

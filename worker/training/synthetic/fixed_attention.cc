@@ -1,10 +1,10 @@
-#include "worker/training/fixed_attention.h"
+#include "worker/training/synthetic/fixed_attention.h"
 
 #include <cmath>
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
 namespace {

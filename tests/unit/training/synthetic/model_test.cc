@@ -1,13 +1,13 @@
 // The four models against the paper's dense equations, autograd against
 // finite differences, and the implicit learning-rate rescaling of a
 // factorized circuit.
-#include "worker/training/model.h"
+#include "worker/training/synthetic/model.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
 namespace {

@@ -1,14 +1,14 @@
 // Mt19937_64 is std::mt19937_64: the same numbers from the same seeds, and
 // each reads the other's saved state (the synthetic trainer's checkpoints
 // hold its data stream in that text form).
-#include "worker/training/mt19937.h"
+#include "worker/training/synthetic/mt19937.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <sstream>
 
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/training/theory_trainer.h"
+#include "worker/training/theory/theory_trainer.h"
 
 namespace qkov::training {
 

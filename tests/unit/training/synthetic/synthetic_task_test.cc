@@ -1,5 +1,5 @@
 // The synthetic data generator against docs/paper.md §2.
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_task.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The reduced gradient flow against the asymptotics and recorded values of
 // docs/paper.md §4.
-#include "worker/training/theory.h"
+#include "worker/training/theory/theory.h"
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 // the OV circuit trains. Collapsed OV is one Linear(V, V) with bias;
 // factorized OV is W_O W_V without bias (the authors' code). The sequence
 // ends [y_c, q_c], so the label is the query token q_c.
-#ifndef QKOV_WORKER_TRAINING_FIXED_ATTENTION_H_
-#define QKOV_WORKER_TRAINING_FIXED_ATTENTION_H_
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_FIXED_ATTENTION_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_FIXED_ATTENTION_H_
 
-#include "worker/training/trainer.h"
+#include "worker/training/task_trainer.h"
 
 namespace qkov::training {
 
@@ -28,4 +28,4 @@ class FixedAttentionTrainer : public TaskTrainer {
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_FIXED_ATTENTION_H_
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_FIXED_ATTENTION_H_

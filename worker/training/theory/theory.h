@@ -7,31 +7,15 @@
 //   dmu_OV/dt = eta_OV alpha / (b [exp(alpha mu_OV) + M - 1])
 //   dmu_QK/dt = eta_QK (M - 1) alpha (1 - alpha) mu_OV / (M b^2 [exp(alpha
 //   mu_OV) + M - 1])
-#ifndef QKOV_WORKER_TRAINING_THEORY_H_
-#define QKOV_WORKER_TRAINING_THEORY_H_
+#ifndef QKOV_WORKER_TRAINING_THEORY_THEORY_H_
+#define QKOV_WORKER_TRAINING_THEORY_THEORY_H_
 
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "worker/training/theory/theory_options.h"
 
 namespace qkov::training {
-
-struct TheoryOptions {
-  double m = 5;   // informative tokens
-  double n = 50;  // common tokens
-  double b = 50;  // normalization constant of the paper
-  double M = 20;  // classes
-  double eta_ov = 1;
-  double lr_ratio = 1;  // r = eta_QK / eta_OV
-  double dtau = 10;     // the paper's fixed step
-  // When > 0, the step grows to relative_step * tau (for very long horizons);
-  // the paper's setting is 0.
-  double relative_step = 0;
-  double max_tau = 5e7;
-  double target_loss = 1e-4;
-  int num_thresholds = 50;  // log-spaced loss thresholds from 1 to target_loss
-  int num_samples = 200;    // trajectory samples, log-spaced in tau
-};
 
 struct TheoryPoint {
   double tau;
@@ -58,4 +42,4 @@ absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& options);
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_THEORY_H_
+#endif  // QKOV_WORKER_TRAINING_THEORY_THEORY_H_

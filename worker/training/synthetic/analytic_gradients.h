@@ -21,8 +21,8 @@
 // = (dh - <h, dh>) h / sqrt(V) (positions of one token share their da),
 // dW_K = W_Q[:, q]^T-columns times dr, dW_Q[:, q_b] += W_K dr_b (collapsed:
 // dW_QK[q_b, :] += dr_b).
-#ifndef QKOV_WORKER_TRAINING_ANALYTIC_GRADIENTS_H_
-#define QKOV_WORKER_TRAINING_ANALYTIC_GRADIENTS_H_
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_ANALYTIC_GRADIENTS_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_ANALYTIC_GRADIENTS_H_
 
 #include <torch/torch.h>
 
@@ -71,4 +71,4 @@ class AnalyticGradients {
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_ANALYTIC_GRADIENTS_H_
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_ANALYTIC_GRADIENTS_H_

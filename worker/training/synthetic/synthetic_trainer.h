@@ -6,10 +6,10 @@
 // arithmetic does not depend on its batch-mates, so its metrics are
 // bit-identical alone or batched (trainer_test). A step's gradients come from
 // analytic_gradients.h; autograd is kept as the reference engine.
-#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_TRAINER_H_
-#define QKOV_WORKER_TRAINING_SYNTHETIC_TRAINER_H_
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TRAINER_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TRAINER_H_
 
-#include "worker/training/trainer.h"
+#include "worker/training/task_trainer.h"
 
 namespace qkov::training {
 
@@ -42,4 +42,4 @@ class SyntheticTrainer : public TaskTrainer {
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_TRAINER_H_
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TRAINER_H_

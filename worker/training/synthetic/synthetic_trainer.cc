@@ -1,4 +1,4 @@
-#include "worker/training/synthetic_trainer.h"
+#include "worker/training/synthetic/synthetic_trainer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,12 +6,12 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/analytic_gradients.h"
-#include "worker/training/metrics.h"
-#include "worker/training/model.h"
-#include "worker/training/mt19937.h"
 #include "worker/training/optimizer.h"
-#include "worker/training/synthetic_task.h"
+#include "worker/training/synthetic/analytic_gradients.h"
+#include "worker/training/synthetic/metrics.h"
+#include "worker/training/synthetic/model.h"
+#include "worker/training/synthetic/mt19937.h"
+#include "worker/training/synthetic/synthetic_task.h"
 #include "worker/training/torch_status.h"
 
 namespace qkov::training {

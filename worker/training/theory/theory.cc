@@ -1,4 +1,4 @@
-#include "worker/training/theory.h"
+#include "worker/training/theory/theory.h"
 
 #include <algorithm>
 #include <cmath>

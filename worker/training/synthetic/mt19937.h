@@ -4,8 +4,8 @@
 // vectorises: about 2.3 ns a draw where libstdc++'s takes 6.3 on the
 // machines of docs/PERFORMANCE.md. The synthetic trainer draws its data
 // from it; mt19937_test checks it against the standard engine.
-#ifndef QKOV_WORKER_TRAINING_MT19937_H_
-#define QKOV_WORKER_TRAINING_MT19937_H_
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_MT19937_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_MT19937_H_
 
 #include <cstdint>
 #include <istream>
@@ -95,4 +95,4 @@ class Mt19937_64 {
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_MT19937_H_
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_MT19937_H_

@@ -2,11 +2,11 @@
 // trial (TrialOptions::theory, at the trial's eta_ov and lr_ratio). The
 // trajectory and the loss-threshold crossings become the outcome's final
 // points, the end state its results (docs/metrics.md).
-#ifndef QKOV_WORKER_TRAINING_THEORY_TRAINER_H_
-#define QKOV_WORKER_TRAINING_THEORY_TRAINER_H_
+#ifndef QKOV_WORKER_TRAINING_THEORY_THEORY_TRAINER_H_
+#define QKOV_WORKER_TRAINING_THEORY_THEORY_TRAINER_H_
 
-#include "worker/training/theory.h"
-#include "worker/training/trainer.h"
+#include "worker/training/task_trainer.h"
+#include "worker/training/theory/theory.h"
 
 namespace qkov::training {
 
@@ -25,4 +25,4 @@ TrialOutcome TheoryOutcome(const TheoryResult& result);
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_THEORY_TRAINER_H_
+#endif  // QKOV_WORKER_TRAINING_THEORY_THEORY_TRAINER_H_

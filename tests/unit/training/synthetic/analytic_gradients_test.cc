@@ -3,18 +3,18 @@
 // optimizer and schedule the synthetic task supports, also with subnormal
 // floats flushed to zero as qkov-worker trains; and per-trial determinism of
 // the analytic engine in a batch of 32.
-#include "worker/training/analytic_gradients.h"
+#include "worker/training/synthetic/analytic_gradients.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <random>
 
-#include "tests/unit/training/synthetic_runs.h"
+#include "tests/unit/training/synthetic/synthetic_runs.h"
 #include "worker/training/cpu_runtime.h"
-#include "worker/training/model.h"
-#include "worker/training/synthetic_task.h"
-#include "worker/training/synthetic_trainer.h"
+#include "worker/training/synthetic/model.h"
+#include "worker/training/synthetic/synthetic_task.h"
+#include "worker/training/synthetic/synthetic_trainer.h"
 
 namespace qkov::training {
 namespace {

@@ -9,8 +9,8 @@
 // 64-bit draw per token: the high 32 bits pick a column, the low 32 bits toss
 // its coin, so probabilities are exact to 2^-32), so a seed gives the same
 // batches on every platform and LibTorch build.
-#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
-#define QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
+#ifndef QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TASK_H_
+#define QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TASK_H_
 
 #include <torch/torch.h>
 
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "worker/training/config.h"
+#include "worker/training/seeding.h"
 
 namespace qkov::training {
 
@@ -29,22 +30,6 @@ struct Batch {
   torch::Tensor labels;   // int64 [B]
   torch::Tensor classes;  // int64 [B]
 };
-
-// Deterministic 64-bit mixing (SplitMix64) to derive independent streams
-// (data, init, eval) from one trial seed.
-uint64_t MixSeed(uint64_t seed, uint64_t stream);
-
-// Uniform double in [0, 1) from 53 random bits of a 64-bit generator
-// (std::mt19937_64 or the same numbers from Mt19937_64, mt19937.h).
-template <typename Rng>
-double UniformDouble(Rng& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
-// A permutation of [0, n) drawn from `rng` (Fisher-Yates over
-// UniformDouble, so the order does not depend on the standard library):
-// the seeded epoch order of the text and SQuAD trainers.
-std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng);
 
 class SyntheticTask {
  public:
@@ -121,4 +106,4 @@ void SyntheticTask::SampleInto(int batch_size, Rng& rng, int64_t* tok,
 
 }  // namespace qkov::training
 
-#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_TASK_H_
+#endif  // QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TASK_H_

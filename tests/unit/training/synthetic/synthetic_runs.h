@@ -3,8 +3,8 @@
 // holds the weights at that step) and records every report, the stacked
 // weights read back from such a checkpoint, and the check that a trial
 // trains alone as it does in a batch of 32.
-#ifndef QKOV_TESTS_UNIT_TRAINING_SYNTHETIC_RUNS_H_
-#define QKOV_TESTS_UNIT_TRAINING_SYNTHETIC_RUNS_H_
+#ifndef QKOV_TESTS_UNIT_TRAINING_SYNTHETIC_SYNTHETIC_RUNS_H_
+#define QKOV_TESTS_UNIT_TRAINING_SYNTHETIC_SYNTHETIC_RUNS_H_
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/training/model.h"
-#include "worker/training/synthetic_trainer.h"
+#include "worker/training/synthetic/model.h"
+#include "worker/training/synthetic/synthetic_trainer.h"
 #include "worker/training/trial.h"
 
 namespace qkov::training::testing {
@@ -122,4 +122,4 @@ inline void ExpectAloneAsInBatchOf32(Parameterization p,
 
 }  // namespace qkov::training::testing
 
-#endif  // QKOV_TESTS_UNIT_TRAINING_SYNTHETIC_RUNS_H_
+#endif  // QKOV_TESTS_UNIT_TRAINING_SYNTHETIC_SYNTHETIC_RUNS_H_

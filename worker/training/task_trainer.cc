@@ -1,0 +1,22 @@
+#include "worker/training/task_trainer.h"
+
+#include <utility>
+
+namespace qkov::training {
+
+absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from,
+    TrainOneTrial one) {
+  std::vector<TrialOutcome> out;
+  for (size_t i = 0; i < options.size(); ++i) {
+    absl::StatusOr<TrialOutcome> outcome =
+        one(options[i], observers[i], device, resume_from[i]);
+    if (!outcome.ok()) return outcome.status();
+    out.push_back(*std::move(outcome));
+  }
+  return out;
+}
+
+}  // namespace qkov::training
