@@ -207,7 +207,7 @@ training:
         "training.text.validation_fraction=0.05",
         "training.text.embed_group=ov", "training.evaluation.eval_every=2000",
         "name=paper-sva-quick"},
-       "the settings of the SVA direction test, about 5 minutes on 2 cores: "
+       "the settings of the SVA direction test, 5 to 12 minutes on 2 cores: "
        "350 epochs of 90% of the shipped file (5% validation, 5% test), one "
        "seed, with the token embedding at the base rate in both arms (an "
        "ablation: with the authors' faster arm, embedding at 100x too, both "

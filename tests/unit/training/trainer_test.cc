@@ -8,6 +8,8 @@
 #include <set>
 
 #include "common/result_names.h"
+#include "worker/training/synthetic/metrics.h"
+#include "worker/training/synthetic/model.h"
 #include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
