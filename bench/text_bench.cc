@@ -2,16 +2,11 @@
 // the shipped training posts: the time between the report after --warmup
 // steps and the one after --warmup + --steps, so data loading, tokenizing
 // and evaluation are not counted. bench/compare_text.sh runs it beside the
-// same model in PyTorch eager (docs/PERFORMANCE.md). With --eval_every it
-// also times the evaluation during training on the validation posts
-// (evaluation.eval_every), from interleaved report intervals with and
-// without one, so the VM's drift falls on both alike.
+// same model in PyTorch eager (docs/PERFORMANCE.md).
 //
 //   text_bench --data=../shared/data --steps=200 --threads=1
-//   text_bench --eval_every=1000 --steps=8000 --threads=1
 #include <chrono>
 #include <cstdio>
-#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -27,12 +22,6 @@ ABSL_FLAG(bool, flush_denormals, true,
           "flush subnormal floats to zero, as qkov-worker does by default");
 ABSL_FLAG(std::string, parameterization, "FAFO", "FAFO, FACO, CAFO or CACO");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda[:N]");
-ABSL_FLAG(int64_t, eval_every, 0,
-          "> 0 (even): also time the evaluation during training "
-          "(evaluation.eval_every) on the validation posts, from report "
-          "intervals of half that length with and without one");
-ABSL_FLAG(int64_t, eval_examples, 256,
-          "with --eval_every: validation posts per evaluation");
 
 namespace qkov::training {
 namespace {
@@ -45,24 +34,6 @@ class Clock : public TrainingObserver {
     times_.push_back(std::chrono::steady_clock::now());
     steps_.push_back(step);
     return step < last_step_;
-  }
-  // The mean duration of the report intervals that end at a multiple of
-  // `every` (they hold an evaluation) and of the others, in seconds.
-  std::pair<double, double> IntervalsWithAndWithout(int64_t every) const {
-    double with = 0, without = 0;
-    int n_with = 0, n_without = 0;
-    for (size_t i = 1; i < times_.size(); ++i) {
-      const double s =
-          std::chrono::duration<double>(times_[i] - times_[i - 1]).count();
-      if (steps_[i] % every == 0) {
-        with += s;
-        ++n_with;
-      } else {
-        without += s;
-        ++n_without;
-      }
-    }
-    return {n_with ? with / n_with : 0, n_without ? without / n_without : 0};
   }
   double StepsPerSecond() const {
     if (steps_.size() < 2) return 0;
@@ -81,15 +52,7 @@ int Main() {
   SetTrainingThreads(absl::GetFlag(FLAGS_threads));
   SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
   const std::string data = absl::GetFlag(FLAGS_data);
-  const int64_t eval_every = absl::GetFlag(FLAGS_eval_every);
-  if (eval_every < 0 || eval_every % 2 != 0) {
-    std::fprintf(stderr, "text_bench: --eval_every must be even and >= 0\n");
-    return 2;
-  }
-  // With an evaluation: intervals of eval_every / 2, every other one ending
-  // in an evaluation; the first whole evaluation period untimed.
-  const int64_t warmup =
-      eval_every > 0 ? eval_every : absl::GetFlag(FLAGS_warmup);
+  const int64_t warmup = absl::GetFlag(FLAGS_warmup);
   const int64_t steps = absl::GetFlag(FLAGS_steps);
   TrialOptions o;
   o.kind = TaskKind::kText;
@@ -114,14 +77,6 @@ int Main() {
   t.tokenizer.vocab_path = data + "/tokenizers/bert-base-uncased/vocab.txt";
   t.epochs = 1 + (warmup + steps) / 480;
   t.weight_decay = {1e-4, 1e-4, 1e-4};
-  if (eval_every > 0) {
-    o.report_every = eval_every / 2;
-    o.eval.eval_every = eval_every;
-    o.eval.eval_examples = absl::GetFlag(FLAGS_eval_examples);
-    o.eval.num_examples = o.eval.eval_examples;  // the validation split's cap
-    t.validation = t.train;
-    t.validation.path = data + "/hatexplain/validation.jsonl";
-  }
   const int64_t last = warmup + (steps + warmup - 1) / warmup * warmup;
   Clock clock(last);
   absl::StatusOr<TrialOutcome> r =
@@ -136,18 +91,6 @@ int Main() {
       absl::GetFlag(FLAGS_parameterization).c_str(), clock.StepsPerSecond(),
       static_cast<long long>(last - warmup), absl::GetFlag(FLAGS_threads),
       absl::GetFlag(FLAGS_device).c_str());
-  if (eval_every > 0) {
-    const auto [with, without] = clock.IntervalsWithAndWithout(eval_every);
-    const double eval_s = with - without;
-    std::printf(
-        "evaluation of %lld validation posts every %lld steps: %.3f s each "
-        "(intervals of %lld steps: %.3f s with one, %.3f s without), %.1f%% "
-        "of the %.2f s of training between two\n",
-        static_cast<long long>(absl::GetFlag(FLAGS_eval_examples)),
-        static_cast<long long>(eval_every), eval_s,
-        static_cast<long long>(eval_every / 2), with, without,
-        100.0 * eval_s / (2 * without), 2 * without);
-  }
   return 0;
 }
 
