@@ -44,7 +44,7 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
 // floats), the analytic engine's per-trial buffers (16 B V + 4 B T floats),
 // its batch's tokens on host and device (2 B T int64) and its random
 // streams and statistics (64 KiB). 0 for kinds that train one trial
-// at a time. tests/unit/agent/stack_memory_test.cc holds it against the
+// at a time. tests/integration/stack_memory_test.cc holds it against the
 // memory a stack of trials takes.
 int64_t EstimateStackedTrialBytes(const qkov::v1::Training& training);
 

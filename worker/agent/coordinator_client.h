@@ -1,7 +1,9 @@
 // CoordinatorClient: the worker's view of the coordinator, the calls of
 // qkov.v1.WorkerService as absl::Status. The Agent owns the policy (what to
 // retry, when to give up); an implementation owns the transport. Tests drive
-// the Agent through a fake (tests/unit/agent/fake_coordinator.h).
+// the Agent through an in-memory fake
+// (tests/unit/agent/in_memory_coordinator.h) and through the real coordinator
+// in-process (tests/integration/fake_coordinator.h).
 //
 // Errors: the coordinator's status as it came (UNAVAILABLE and
 // DEADLINE_EXCEEDED are the retryable ones, docs/protocol.md).

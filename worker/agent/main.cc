@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -33,11 +32,13 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "common/flags_help.h"
 #include "common/lease_limits.h"
 #include "common/signals.h"
 #include "common/version.h"
 #include "worker/agent/agent.h"
+#include "worker/agent/slot_plan.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/device_memory.h"
 #include "worker/training/torch_status.h"
@@ -77,146 +78,87 @@ ABSL_FLAG(std::string, tls_key, "", "client key (PEM) (default $QKOV_TLS_KEY)");
 ABSL_FLAG(std::string, tls_server_name, "",
           "name to expect in the server certificate");
 
-int main(int argc, char** argv) {
-  qkov::HelpListsFlagsOf(__FILE__, "qkov-worker", qkov::CodeVersion());
-  absl::SetProgramUsageMessage(
-      "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
-      "[--exit_when_idle]");
-  absl::ParseCommandLine(argc, argv);
-  if (absl::GetFlag(FLAGS_server).empty()) {
-    std::fprintf(stderr, "qkov-worker: --server is required\n");
-    return 2;
-  }
-  if (absl::GetFlag(FLAGS_threads) < 1) {
-    std::fprintf(stderr, "qkov-worker: --threads must be >= 1\n");
-    return 2;
-  }
-  const int slots = absl::GetFlag(FLAGS_slots);
-  if (slots < 1 || slots > 256) {
-    std::fprintf(stderr, "qkov-worker: --slots must be in [1, 256]\n");
-    return 2;
-  }
-  std::string device = absl::GetFlag(FLAGS_device);
-  const int gpus = torch::cuda::is_available()
-                       ? static_cast<int>(torch::cuda::device_count())
-                       : 0;
-  if (device == "auto") device = gpus > 0 ? "cuda" : "cpu";
+namespace {
 
+// The settings every slot shares, from the flags and the environment;
+// INVALID_ARGUMENT naming the flag.
+absl::StatusOr<qkov::agent::AgentConfig> BaseConfigFromFlags() {
   qkov::agent::AgentConfig config;
   config.server = absl::GetFlag(FLAGS_server);
-  config.name = absl::GetFlag(FLAGS_name);
+  if (config.server.empty())
+    return absl::InvalidArgumentError("--server is required");
   config.torch_threads = absl::GetFlag(FLAGS_threads);
-  config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
-  config.unreachable_timeout =
-      absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
-  if (absl::GetFlag(FLAGS_rpc_deadline_seconds) < 1) {
-    std::fprintf(stderr,
-                 "qkov-worker: --rpc_deadline_seconds: must be >= 1 "
-                 "(got %d)\n",
-                 absl::GetFlag(FLAGS_rpc_deadline_seconds));
-    return 2;
-  }
-  config.rpc_deadline =
-      absl::Seconds(absl::GetFlag(FLAGS_rpc_deadline_seconds));
+  if (config.torch_threads < 1)
+    return absl::InvalidArgumentError("--threads must be >= 1");
+  const int rpc_deadline = absl::GetFlag(FLAGS_rpc_deadline_seconds);
+  if (rpc_deadline < 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rpc_deadline_seconds: must be >= 1 (got ", rpc_deadline, ")"));
+  config.rpc_deadline = absl::Seconds(rpc_deadline);
   const std::string batch_trials = absl::GetFlag(FLAGS_batch_trials);
   config.fill_budget = batch_trials == "auto";
   if (!config.fill_budget &&
       (!absl::SimpleAtoi(batch_trials, &config.batch_trials) ||
        config.batch_trials < 1 ||
        config.batch_trials > qkov::limits::kMaxLeaseTrials)) {
-    std::fprintf(stderr,
-                 "qkov-worker: --batch_trials must be auto or in [1, %d]\n",
-                 qkov::limits::kMaxLeaseTrials);
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_trials must be auto or in [1, ",
+                     qkov::limits::kMaxLeaseTrials, "]"));
   }
-  const double memory_fraction = absl::GetFlag(FLAGS_memory_fraction);
-  if (!(memory_fraction > 0 && memory_fraction <= 1)) {
-    std::fprintf(stderr, "qkov-worker: --memory_fraction must be in (0, 1]\n");
-    return 2;
+  config.name = absl::GetFlag(FLAGS_name);
+  if (config.name.empty()) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    config.name = absl::StrCat(host, ":", getpid());
   }
+  config.exit_when_idle = absl::GetFlag(FLAGS_exit_when_idle);
+  config.unreachable_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_unreachable_timeout_seconds));
   config.security.token_file = absl::GetFlag(FLAGS_token_file);
   config.security.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   config.security.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.security.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.security.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
   qkov::SecurityFromEnvironment(&config.security);
-  if (config.name.empty()) {
-    char host[256] = {0};
-    gethostname(host, sizeof(host) - 1);
-    config.name = std::string(host) + ":" + std::to_string(getpid());
-  }
-  // Before any slot's thread exists: they inherit the mode from this one.
-  // The thread count first, so that no pool is started at another size.
-  qkov::training::SetTrainingThreads(config.torch_threads);
-  qkov::training::SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
-  std::vector<qkov::agent::AgentConfig> configs;
-  std::map<std::string, int> slots_on;  // device -> slots that share it
-  for (int k = 0; k < slots; ++k) {
-    qkov::agent::AgentConfig c = config;
-    if (slots > 1) c.name += "/slot" + std::to_string(k);
-    c.device = device;
-    if (device == "cuda" && gpus > 1)
-      c.device = "cuda:" + std::to_string(k % gpus);
-    ++slots_on[c.device];
-    configs.push_back(std::move(c));
-  }
-  // Each device's memory, measured once before anything trains on it (what
-  // LibTorch's caching allocator keeps later would read as used), split
-  // among the slots that share it.
-  std::map<std::string, int64_t> budget;
-  for (const auto& [name, n] : slots_on) {
-    absl::StatusOr<torch::Device> parsed =
-        qkov::training::ParseDevice(name, "--device");
-    if (!parsed.ok() || (parsed->is_cuda() && gpus == 0)) {
-      budget[name] = 0;  // each agent's Run() names the problem
-      continue;
-    }
-    absl::StatusOr<int64_t> available =
-        qkov::training::AvailableMemoryBytes(*parsed);
-    if (!available.ok()) {
-      std::fprintf(stderr, "qkov-worker: %s: %s\n", name.c_str(),
-                   std::string(available.status().message()).c_str());
-      if (config.fill_budget) {
-        std::fprintf(stderr,
-                     "qkov-worker: --batch_trials=auto needs the device's "
-                     "available memory; give a number instead\n");
-        return 2;
-      }
-      std::fprintf(stderr, "qkov-worker: %s: leases are not sized to memory\n",
-                   name.c_str());
-      budget[name] = 0;
-      continue;
-    }
-    budget[name] = std::max<int64_t>(
-        1, static_cast<int64_t>(memory_fraction *
-                                static_cast<double>(*available) / n));
-    std::fprintf(stderr,
-                 "qkov-worker: %s: %.2f GiB available, %.2f GiB per batch "
-                 "(--memory_fraction %.2f, %d slot%s)\n",
-                 name.c_str(), *available / 1073741824.0,
-                 budget[name] / 1073741824.0, memory_fraction, n,
-                 n == 1 ? "" : "s");
-  }
-  std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
-  for (qkov::agent::AgentConfig& c : configs) {
-    c.memory_budget_bytes = budget[c.device];
-    // auto: on a GPU the stack is bounded by memory; a CPU core's trial-steps
-    // per second peak near 32 and fall beyond (docs/PERFORMANCE.md, "GPU"), and
-    // a larger stack would also keep trials from other workers.
-    if (c.fill_budget)
-      c.batch_trials = absl::StartsWith(c.device, "cuda")
-                           ? qkov::limits::kMaxLeaseTrials
-                           : 32;
-    agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
-  }
+  return config;
+}
 
+// One agent per slot (worker/agent/slot_plan.h), each device's memory read
+// through LibTorch.
+absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> MakeAgents(
+    const qkov::agent::AgentConfig& base) {
+  qkov::agent::SlotPlanRequest request;
+  request.base = base;
+  request.slots = absl::GetFlag(FLAGS_slots);
+  request.device = absl::GetFlag(FLAGS_device);
+  request.gpus = torch::cuda::is_available()
+                     ? static_cast<int>(torch::cuda::device_count())
+                     : 0;
+  request.memory_fraction = absl::GetFlag(FLAGS_memory_fraction);
+  absl::StatusOr<qkov::agent::SlotPlan> plan = qkov::agent::PlanSlots(
+      request, [](const std::string& device) -> absl::StatusOr<int64_t> {
+        absl::StatusOr<torch::Device> parsed =
+            qkov::training::ParseDevice(device, "--device");
+        if (!parsed.ok()) return parsed.status();
+        return qkov::training::AvailableMemoryBytes(*parsed);
+      });
+  if (!plan.ok()) return plan.status();
+  for (const std::string& note : plan->notes)
+    std::fprintf(stderr, "qkov-worker: %s\n", note.c_str());
+  std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
+  for (qkov::agent::AgentConfig& c : plan->agents)
+    agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
+  return agents;
+}
+
+// Runs every agent in its own thread to its end; the exit code (header).
+int RunAgents(std::vector<std::unique_ptr<qkov::agent::Agent>>& agents) {
   qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agents](int sig) {
     std::fprintf(stderr,
                  "qkov-worker: signal %d: handing back the running trials\n",
                  sig);
     for (auto& a : agents) a->Stop();
   });
-
   std::vector<absl::Status> results(agents.size());
   std::vector<std::thread> threads;
   for (size_t k = 0; k < agents.size(); ++k) {
@@ -242,4 +184,32 @@ int main(int argc, char** argv) {
                : 1;
   }
   return stopped ? 3 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  qkov::HelpListsFlagsOf(__FILE__, "qkov-worker", qkov::CodeVersion());
+  absl::SetProgramUsageMessage(
+      "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
+      "[--exit_when_idle]");
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<qkov::agent::AgentConfig> config = BaseConfigFromFlags();
+  if (!config.ok()) {
+    std::fprintf(stderr, "qkov-worker: %s\n",
+                 std::string(config.status().message()).c_str());
+    return 2;
+  }
+  // Before any slot's thread exists: they inherit the mode from this one.
+  // The thread count first, so that no pool is started at another size.
+  qkov::training::SetTrainingThreads(config->torch_threads);
+  qkov::training::SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
+  absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> agents =
+      MakeAgents(*config);
+  if (!agents.ok()) {
+    std::fprintf(stderr, "qkov-worker: %s\n",
+                 std::string(agents.status().message()).c_str());
+    return 2;
+  }
+  return RunAgents(*agents);
 }

@@ -1,256 +1,292 @@
-// The worker loop against a fake coordinator (a real core::Coordinator and
-// results store in-process): lease, train, report and complete; riding out
-// an unreachable coordinator; replies lost after the coordinator applied
-// the call; a refused batch completion; a sweep cancelled
-// under a running trial (heartbeat STOP); a hand-back on Stop().
+// The worker loop's own policy against an in-memory coordinator (no server
+// code): lease, train, report and complete; riding out an unreachable
+// coordinator; retries of calls whose replies were lost; the last report
+// riding with the completion; errors that end the run; a refused batch
+// completion; batch leases and what a lease request asks for; a trial
+// dropped on STOP or STOP_EARLY; a hand-back with a checkpoint on Stop(); a
+// trial whose settings the worker refuses. The same loop against the real
+// coordinator: tests/integration/agent_coordinator_test.cc.
 #include "worker/agent/agent.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/core/sweep_spec.h"
-#include "tests/unit/agent/fake_coordinator.h"
+#include "common/trial_defaults.h"
+#include "tests/unit/agent/in_memory_coordinator.h"
 
 namespace qkov::agent {
 namespace {
 
 namespace v1 = ::qkov::v1;
+namespace d = ::qkov::defaults;
+using State = testing::InMemoryCoordinator::State;
+
+// A FAFO trial of the synthetic task at the defaults, `steps` steps,
+// reports every 50, 64 evaluation examples.
+v1::TrialConfig SyntheticConfig(uint64_t seed, int64_t steps) {
+  v1::TrialConfig c;
+  c.set_parameterization(v1::FAFO);
+  c.set_lr_ratio(1);
+  c.set_eta_ov(0.1);
+  c.set_seed(seed);
+  v1::Training* t = c.mutable_training();
+  t->set_task(v1::TASK_SYNTHETIC);
+  v1::SyntheticTask* s = t->mutable_synthetic();
+  s->set_vocab_size(d::kVocabSize);
+  s->set_num_common(d::kNumCommon);
+  s->set_num_classes(d::kNumClasses);
+  s->set_distinct_per_class(d::kDistinctPerClass);
+  s->set_seq_len(d::kSeqLen);
+  v1::Optimizer* o = t->mutable_optimizer();
+  o->set_kind(v1::SGD);
+  o->set_schedule(v1::CONSTANT);
+  o->set_adam_beta1(d::kAdamBeta1);  // checked whatever the kind
+  o->set_adam_beta2(d::kAdamBeta2);
+  o->set_adam_eps(d::kAdamEps);
+  t->mutable_init()->set_qk(v1::INIT_IDENTITY);
+  t->mutable_init()->set_ov(v1::INIT_IDENTITY);
+  t->mutable_init()->set_identity_scale(d::kIdentityScale);
+  t->set_max_steps(steps);
+  t->set_batch_size(d::kBatchSize);
+  t->set_report_every(50);
+  t->set_target_loss(d::kTargetLoss);
+  t->set_loss_window(d::kLossWindow);
+  v1::Evaluation* e = t->mutable_evaluation();
+  e->set_num_examples(64);
+  e->set_eval_seed(d::kEvalSeed);
+  e->set_tau_attention(d::kTauAttention);
+  e->set_tau_probability(d::kTauProbability);
+  for (double x : d::kDtapEdges) {
+    e->add_dtap_attention_edges(x);
+    e->add_dtap_probability_edges(x);
+  }
+  return c;
+}
 
 class AgentTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/qkov-agent-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto store = storage::ResultsStore::Open(dir_ + "/r.db");
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-    core::CoordinatorOptions o;
-    o.heartbeat_interval = absl::Milliseconds(50);
-    o.lease_duration = absl::Seconds(30);
-    o.retry_after = absl::Milliseconds(20);
-    core_ = std::make_unique<core::Coordinator>(store_.get(), Clock::Real(), o);
+  // Trials t0..t{n-1} of `steps` steps.
+  void Add(int n, int64_t steps) {
+    for (int i = 0; i < n; ++i)
+      coordinator_->Add(absl::StrCat("t", i), SyntheticConfig(i + 1, steps));
   }
-  void TearDown() override {
-    core_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // A synthetic sweep "s" of `seeds` FAFO trials of `steps` steps.
-  void Submit(int seeds, int64_t steps) {
-    v1::SubmitSweepRequest r;
-    v1::SweepSpec* s = r.mutable_spec();
-    s->set_name("s");
-    s->mutable_axes()->add_parameterizations(v1::FAFO);
-    s->mutable_axes()->add_lr_ratios(1);
-    s->mutable_axes()->add_eta_ovs(0.1);
-    for (int i = 0; i < seeds; ++i) s->mutable_axes()->add_seeds(i + 1);
-    s->mutable_training()->set_max_steps(steps);
-    s->mutable_training()->set_report_every(50);
-    s->mutable_training()->mutable_evaluation()->set_num_examples(64);
-    auto resp = core_->SubmitSweep(r);
-    ASSERT_TRUE(resp.ok()) << resp.status();
-  }
-
   std::unique_ptr<Agent> MakeAgent(int batch_trials = 1) {
     AgentConfig config;
     config.name = "test-worker";
     config.exit_when_idle = true;
     config.batch_trials = batch_trials;
     config.unreachable_timeout = absl::Seconds(60);
-    auto fake = std::make_unique<testing::FakeCoordinator>(core_.get());
-    fake_ = fake.get();
+    auto fake = std::make_unique<testing::InMemoryCoordinator>();
+    coordinator_ = fake.get();
     return std::make_unique<Agent>(config, std::move(fake));
   }
-
-  std::vector<storage::TrialRecord> Trials() {
-    auto t = store_->ListTrials("s", "", -1, 100);
-    EXPECT_TRUE(t.ok()) << t.status();
-    return t.ok() ? *t : std::vector<storage::TrialRecord>{};
-  }
-  // Polls the store (every 10 ms, up to 60 s) until a trial runs past step 0.
-  bool WaitForARunningTrial() {
+  // Polls (every 10 ms, up to 60 s) until trial `id` reported past step 0.
+  bool WaitForReports(const std::string& id) {
     const absl::Time until = absl::Now() + absl::Seconds(60);
     while (absl::Now() < until) {
-      for (const auto& t : Trials()) {
-        if (t.state == storage::kRunning && t.last_step > 0) return true;
-      }
+      if (coordinator_->last_reported_step(id) > 0) return true;
       absl::SleepFor(absl::Milliseconds(10));
     }
     return false;
   }
 
-  std::string dir_;
-  std::unique_ptr<storage::ResultsStore> store_;
-  std::unique_ptr<core::Coordinator> core_;
-  testing::FakeCoordinator* fake_ = nullptr;
+  testing::InMemoryCoordinator* coordinator_ = nullptr;  // owned by the agent
 };
 
 TEST_F(AgentTest, RunsEveryTrialToTheEnd) {
-  Submit(2, 200);
   auto agent = MakeAgent();
+  Add(2, 200);
   ASSERT_TRUE(agent->Run().ok());
   EXPECT_EQ(agent->trials_completed(), 2);
-  for (const auto& t : Trials()) {
-    EXPECT_EQ(t.state, storage::kDone) << t.trial_id;
-    auto full = store_->GetTrial(t.trial_id);
-    ASSERT_TRUE(full.ok());
-    EXPECT_TRUE(full->results.count("distinct_attention")) << t.trial_id;
-    auto curve = store_->Metrics(t.trial_id);
-    ASSERT_TRUE(curve.ok());
-    EXPECT_FALSE(curve->empty());
+  for (const char* id : {"t0", "t1"}) {
+    const auto t = coordinator_->trial(id);
+    ASSERT_EQ(t.state, State::kDone)
+        << id << ": " << (t.failures.empty() ? "" : t.failures[0].reason());
+    EXPECT_EQ(t.completion.steps(), 200) << id;
+    EXPECT_TRUE(t.completion.results().count("distinct_attention")) << id;
+    EXPECT_FALSE(t.completion.provenance().code_version().empty()) << id;
+    EXPECT_EQ(t.completion.provenance().device(), "cpu") << id;
+    int train_loss = 0;
+    for (const auto& p : t.points) train_loss += p.name() == "train_loss";
+    EXPECT_EQ(train_loss, 4) << id;  // steps 50, 100, 150, 200
   }
 }
 
 TEST_F(AgentTest, RidesOutAnUnreachableCoordinator) {
-  Submit(1, 100);
   auto agent = MakeAgent();
-  fake_->FailNext("LeaseTrial",
-                  absl::UnavailableError("database or disk is full"), 3);
-  fake_->FailNext("CompleteTrial", absl::DeadlineExceededError("slow"), 2);
+  Add(1, 100);
+  coordinator_->FailNext("LeaseTrial",
+                         absl::UnavailableError("database or disk is full"), 3);
+  coordinator_->FailNext("CompleteTrial", absl::DeadlineExceededError("slow"),
+                         2);
   ASSERT_TRUE(agent->Run().ok());
   EXPECT_EQ(agent->trials_completed(), 1);
-  EXPECT_GE(fake_->calls("LeaseTrial"), 4);
-  EXPECT_GE(fake_->calls("CompleteTrial"), 3);
-  EXPECT_EQ(Trials()[0].state, storage::kDone);
+  EXPECT_EQ(coordinator_->calls("LeaseTrial"), 5);  // 3 failed, 1, NO_WORK
+  EXPECT_EQ(coordinator_->calls("CompleteTrial"), 3);
+  EXPECT_EQ(coordinator_->trial("t0").state, State::kDone);
 }
 
-// Calls the coordinator applied whose replies were lost are retried and
-// answered as the first time: the completion is not refused, and the next
-// lease it (or a lease call) granted comes back, so no trial waits for its
-// lease to expire (docs/protocol.md, "Idempotence").
+// Calls the coordinator applied whose replies were lost are retried; the
+// retry of a lease asks for the leases held, and the retry of a completion
+// is answered as the first: no trial is leased twice or left held.
 TEST_F(AgentTest, RetriesOfAppliedCallsDoubleNothing) {
-  Submit(3, 100);
   auto agent = MakeAgent();
-  fake_->LoseReplyNext("LeaseTrial", 1);
-  fake_->LoseReplyNext("CompleteTrial", 2);
-  const absl::Time start = absl::Now();
+  Add(3, 100);
+  coordinator_->LoseReplyNext("LeaseTrial", 1);
+  coordinator_->LoseReplyNext("CompleteTrial", 2);
   ASSERT_TRUE(agent->Run().ok());
   EXPECT_EQ(agent->trials_completed(), 3);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "a lease expired";
-  for (const auto& t : Trials()) {
-    EXPECT_EQ(t.state, storage::kDone) << t.trial_id;
-    EXPECT_EQ(t.attempts, 1) << t.trial_id;
+  for (const char* id : {"t0", "t1", "t2"}) {
+    const auto t = coordinator_->trial(id);
+    EXPECT_EQ(t.state, State::kDone) << id;
+    EXPECT_EQ(t.lease.attempt(), 1) << id;
   }
-  EXPECT_EQ(fake_->calls("CompleteTrial"), 5);
+  EXPECT_EQ(coordinator_->calls("CompleteTrial"), 5);
+  for (const auto& r : coordinator_->lease_requests())
+    EXPECT_TRUE(r.resend_held());
 }
 
 // The report of the last step is not sent alone: its points ride with the
 // completion.
 TEST_F(AgentTest, TheLastReportRidesWithTheCompletion) {
-  Submit(1, 100);  // reports at steps 50 and 100
   auto agent = MakeAgent();
+  Add(1, 100);  // reports at steps 50 and 100
   ASSERT_TRUE(agent->Run().ok());
-  EXPECT_EQ(fake_->calls("ReportMetrics"), 1);
-  auto curve = store_->Metrics(Trials()[0].trial_id);
-  ASSERT_TRUE(curve.ok());
+  EXPECT_EQ(coordinator_->calls("ReportMetrics"), 1);
+  const auto t = coordinator_->trial("t0");
   int at_100 = 0;
-  for (const auto& p : *curve)
-    at_100 += p.step == 100 && p.name == "train_loss";
+  for (const auto& p : t.completion.final_points())
+    at_100 += p.step() == 100 && p.name() == "train_loss";
   EXPECT_EQ(at_100, 1);
 }
 
 TEST_F(AgentTest, OtherErrorsEndTheRun) {
-  Submit(1, 100);
   auto agent = MakeAgent();
-  fake_->FailNext("LeaseTrial", absl::PermissionDeniedError("worker_key"), 1);
+  Add(1, 100);
+  coordinator_->FailNext("LeaseTrial",
+                         absl::PermissionDeniedError("worker_key"), 1);
   absl::Status s = agent->Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
-  EXPECT_EQ(fake_->calls("LeaseTrial"), 1);
+  EXPECT_EQ(coordinator_->calls("LeaseTrial"), 1);
+  EXPECT_EQ(coordinator_->trial("t0").state, State::kQueued);
 }
 
 TEST_F(AgentTest, ARefusedBatchCompletionCompletesTrialsOneByOne) {
-  Submit(2, 100);
   auto agent = MakeAgent(/*batch_trials=*/2);
-  fake_->FailNext("CompleteTrials",
-                  absl::FailedPreconditionError("a lease was lost"), 1);
+  Add(2, 100);
+  coordinator_->FailNext("CompleteTrials",
+                         absl::FailedPreconditionError("a lease was lost"), 1);
   ASSERT_TRUE(agent->Run().ok());
   EXPECT_EQ(agent->trials_completed(), 2);
-  EXPECT_EQ(fake_->calls("CompleteTrials"), 1);
-  EXPECT_EQ(fake_->calls("CompleteTrial"), 2);
-  for (const auto& t : Trials()) EXPECT_EQ(t.state, storage::kDone);
+  EXPECT_EQ(coordinator_->calls("CompleteTrials"), 1);
+  EXPECT_EQ(coordinator_->calls("CompleteTrial"), 2);
+  for (const char* id : {"t0", "t1"})
+    EXPECT_EQ(coordinator_->trial(id).state, State::kDone) << id;
 }
 
-// --batch_trials=auto: each lease holds as many trials as the budget fits
-// by the coordinator's estimate; the next batch comes with the completion.
-TEST_F(AgentTest, AutoBatchesLeaseWhatFitsTheMemoryBudget) {
-  Submit(7, 100);
-  v1::SweepSpec spec;  // Submit's training
-  spec.mutable_training()->set_max_steps(100);
-  spec.mutable_training()->set_report_every(50);
-  spec.mutable_training()->mutable_evaluation()->set_num_examples(64);
-  core::ApplySpecDefaults(&spec);
-  auto agent_config = [&] {
-    AgentConfig c;
-    c.name = "auto-worker";
-    c.exit_when_idle = true;
-    c.batch_trials = 256;
-    c.fill_budget = true;
-    c.memory_budget_bytes =
-        core::EstimateTrialMemoryBytes(spec.training()) +
-        2 * core::EstimateStackedTrialBytes(spec.training());
-    return c;
-  }();
-  auto fake = std::make_unique<testing::FakeCoordinator>(core_.get());
-  fake_ = fake.get();
-  Agent agent(agent_config, std::move(fake));
+// A lease of several synthetic trials trains them as one batch; the batch
+// completes in one call that asks for the next batch, and the worker's
+// budget rides with every request.
+TEST_F(AgentTest, BatchLeasesTrainTogetherAndBringTheNextBatch) {
+  AgentConfig config;
+  config.name = "batch-worker";
+  config.exit_when_idle = true;
+  config.batch_trials = 3;
+  config.memory_budget_bytes = 123456789;
+  auto fake = std::make_unique<testing::InMemoryCoordinator>();
+  coordinator_ = fake.get();
+  Agent agent(config, std::move(fake));
+  Add(7, 100);
   ASSERT_TRUE(agent.Run().ok());
   EXPECT_EQ(agent.trials_completed(), 7);
   // Batches of 3, 3 and 1: two batch completions (each bringing the next
   // lease), one single completion, and a lease to start and one to end.
-  EXPECT_EQ(fake_->calls("CompleteTrials"), 2);
-  EXPECT_EQ(fake_->calls("CompleteTrial"), 1);
-  EXPECT_EQ(fake_->calls("LeaseTrial"), 2);
+  EXPECT_EQ(coordinator_->calls("CompleteTrials"), 2);
+  EXPECT_EQ(coordinator_->calls("CompleteTrial"), 1);
+  EXPECT_EQ(coordinator_->calls("LeaseTrial"), 2);
   int in_batches_of_3 = 0;
-  for (const auto& t : Trials()) {
-    EXPECT_EQ(t.state, storage::kDone);
-    auto full = store_->GetTrial(t.trial_id);
-    ASSERT_TRUE(full.ok());
-    if (absl::StrContains(full->attempt_history.back().provenance_json,
-                          "(batch of 3)"))
-      ++in_batches_of_3;
+  for (int i = 0; i < 7; ++i) {
+    const auto t = coordinator_->trial(absl::StrCat("t", i));
+    EXPECT_EQ(t.state, State::kDone);
+    in_batches_of_3 += t.completion.provenance().device() == "cpu (batch of 3)";
   }
   EXPECT_EQ(in_batches_of_3, 6);
+  for (const auto& r : coordinator_->lease_requests()) {
+    EXPECT_EQ(r.max_trials(), 3);
+    EXPECT_EQ(r.memory_budget_bytes(), 123456789);
+    EXPECT_EQ(r.worker_key(), testing::InMemoryCoordinator::kWorkerKey);
+  }
 }
 
-TEST_F(AgentTest, ACancelledSweepStopsItsRunningTrial) {
-  Submit(1, 100000000);
+TEST_F(AgentTest, AHeartbeatAnsweredStopDropsTheTrial) {
   auto agent = MakeAgent();
+  Add(1, 100000000);
   absl::Status result;
   std::thread run([&] { result = agent->Run(); });
-  ASSERT_TRUE(WaitForARunningTrial());
-  ASSERT_TRUE(core_->CancelSweep("s").ok());
+  ASSERT_TRUE(WaitForReports("t0"));
+  coordinator_->Cancel("t0");
   run.join();  // no work is left once the trial is dropped
+  EXPECT_TRUE(result.ok()) << result;
   EXPECT_EQ(agent->trials_completed(), 0);
   EXPECT_FALSE(agent->stopped());
-  EXPECT_EQ(Trials()[0].state, storage::kCancelled);
+  const auto t = coordinator_->trial("t0");
+  EXPECT_EQ(t.state, State::kCancelled);
+  EXPECT_TRUE(t.failures.empty());  // dropped, not failed
+  EXPECT_EQ(coordinator_->calls("CompleteTrial"), 0);
+}
+
+TEST_F(AgentTest, AReportAnsweredStopEarlyDropsTheTrial) {
+  auto agent = MakeAgent();
+  Add(1, 100000000);
+  coordinator_->StopEarly("t0");
+  ASSERT_TRUE(agent->Run().ok());
+  EXPECT_EQ(agent->trials_completed(), 0);
+  EXPECT_EQ(coordinator_->calls("ReportMetrics"), 1);  // the first report
+  EXPECT_EQ(coordinator_->calls("CompleteTrial"), 0);
+  EXPECT_EQ(coordinator_->calls("FailTrial"), 0);
+  EXPECT_EQ(coordinator_->trial("t0").state, State::kStopped);
 }
 
 TEST_F(AgentTest, StopHandsTheTrialBackWithACheckpoint) {
-  Submit(1, 100000000);
   auto agent = MakeAgent();
+  Add(1, 100000000);
   absl::Status result;
   std::thread run([&] { result = agent->Run(); });
-  ASSERT_TRUE(WaitForARunningTrial());
+  ASSERT_TRUE(WaitForReports("t0"));
   agent->Stop();
   run.join();
   EXPECT_TRUE(agent->stopped());
-  const storage::TrialRecord t = Trials()[0];
-  EXPECT_EQ(t.state, storage::kQueued);  // at the front, for any worker
-  auto full = store_->GetTrial(t.trial_id);
-  ASSERT_TRUE(full.ok());
-  ASSERT_EQ(full->attempt_history.size(), 1u);
-  EXPECT_EQ(full->attempt_history[0].state, "preempted");
-  storage::LeaseRecord lease;
-  ASSERT_EQ(*store_->LeaseNext("next", 0, 60000, &lease),
-            storage::LeaseAvailability::kLeased);
-  EXPECT_FALSE(lease.checkpoint.empty());
-  EXPECT_GT(lease.checkpoint_step, 0);
+  const auto t = coordinator_->trial("t0");
+  EXPECT_EQ(t.state, State::kQueued);
+  ASSERT_EQ(t.failures.size(), 1u);
+  EXPECT_TRUE(t.failures[0].preempted());
+  EXPECT_FALSE(t.failures[0].checkpoint().empty());
+  EXPECT_GT(t.failures[0].checkpoint_step(), 0);
+  // Every point up to the checkpoint reached the coordinator first.
+  EXPECT_GE(coordinator_->last_reported_step("t0"),
+            t.failures[0].checkpoint_step() - 50);
+}
+
+// Settings this worker cannot train (an enum value it does not know) fail
+// the trial with the field named; the next trial still runs.
+TEST_F(AgentTest, ATrialTheWorkerRefusesFailsWithTheFieldNamed) {
+  auto agent = MakeAgent();
+  v1::TrialConfig bad = SyntheticConfig(1, 100);
+  bad.set_parameterization(static_cast<v1::Parameterization>(42));
+  coordinator_->Add("bad", bad);
+  coordinator_->Add("good", SyntheticConfig(2, 100));
+  ASSERT_TRUE(agent->Run().ok());
+  const auto t = coordinator_->trial("bad");
+  EXPECT_EQ(t.state, State::kFailed);
+  ASSERT_EQ(t.failures.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(t.failures[0].reason(), "parameterization"))
+      << t.failures[0].reason();
+  EXPECT_FALSE(t.failures[0].permanent());
+  EXPECT_EQ(coordinator_->trial("good").state, State::kDone);
 }
 
 }  // namespace

@@ -1,41 +1,26 @@
 // FakeCoordinator: a CoordinatorClient that calls an in-process
 // core::Coordinator (real scheduling, fencing and storage, no gRPC), with
 // failures that a test can inject per method (before the coordinator, or
-// after it: a reply lost) and counts of the calls made.
-#ifndef QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
-#define QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
+// after it: a reply lost; InjectedFailures) and counts of the calls made.
+#ifndef QKOV_TESTS_INTEGRATION_FAKE_COORDINATOR_H_
+#define QKOV_TESTS_INTEGRATION_FAKE_COORDINATOR_H_
 
 #include <map>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "server/core/coordinator.h"
+#include "tests/unit/agent/injected_failures.h"
 #include "worker/agent/coordinator_client.h"
 
 namespace qkov::testing {
 
 namespace v1 = ::qkov::v1;
 
-class FakeCoordinator : public agent::CoordinatorClient {
+class FakeCoordinator : public agent::CoordinatorClient,
+                        public InjectedFailures {
  public:
   explicit FakeCoordinator(core::Coordinator* core) : core_(core) {}
-
-  // The next `times` calls of `method` ("LeaseTrial", ...) return `status`
-  // without reaching the coordinator.
-  void FailNext(const std::string& method, absl::Status status, int times) {
-    absl::MutexLock lock(&mu_);
-    failures_[method] = {std::move(status), times};
-  }
-  // The next `times` calls of `method` reach the coordinator, which applies
-  // them, and then return DEADLINE_EXCEEDED: the reply was lost.
-  void LoseReplyNext(const std::string& method, int times) {
-    absl::MutexLock lock(&mu_);
-    lost_replies_[method] = times;
-  }
-  int calls(const std::string& method) {
-    absl::MutexLock lock(&mu_);
-    return calls_[method];
-  }
 
   absl::Status RegisterWorker(const v1::RegisterWorkerRequest& r,
                               v1::RegisterWorkerResponse* out) override {
@@ -73,44 +58,22 @@ class FakeCoordinator : public agent::CoordinatorClient {
   }
 
  private:
-  // Counts the call; OK, or the failure injected for it.
-  absl::Status Injected(const std::string& method) {
-    absl::MutexLock lock(&mu_);
-    ++calls_[method];
-    auto it = failures_.find(method);
-    if (it == failures_.end() || it->second.second == 0)
-      return absl::OkStatus();
-    --it->second.second;
-    return it->second.first;
-  }
-  // `s`, or DEADLINE_EXCEEDED when the reply is to be lost.
+  absl::Status Injected(const std::string& method) { return Before(method); }
   absl::Status Lost(const std::string& method, absl::Status s) {
-    absl::MutexLock lock(&mu_);
-    auto it = lost_replies_.find(method);
-    if (it == lost_replies_.end() || it->second == 0) return s;
-    --it->second;
-    return absl::DeadlineExceededError("reply lost (FakeCoordinator)");
+    return After(method, std::move(s));
   }
   template <typename Response>
   absl::Status Call(const std::string& count, absl::StatusOr<Response> r,
                     Response* out) {
-    if (!count.empty()) {
-      absl::MutexLock lock(&mu_);
-      ++calls_[count];
-    }
+    if (!count.empty()) Before(count).IgnoreError();  // counts it
     if (!r.ok()) return r.status();
     *out = *std::move(r);
     return absl::OkStatus();
   }
 
   core::Coordinator* core_;
-  absl::Mutex mu_;
-  std::map<std::string, int> calls_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::pair<absl::Status, int>> failures_
-      ABSL_GUARDED_BY(mu_);
-  std::map<std::string, int> lost_replies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace qkov::testing
 
-#endif  // QKOV_TESTS_UNIT_AGENT_FAKE_COORDINATOR_H_
+#endif  // QKOV_TESTS_INTEGRATION_FAKE_COORDINATOR_H_
