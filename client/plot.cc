@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "client/gnuplot.h"
 #include "common/status_macros.h"
 
 namespace qkov::client {
@@ -30,89 +31,6 @@ namespace {
 constexpr char kCoolwarm[] =
     "set palette defined (0 '#3b4cc0', 0.25 '#7b9ff9', 0.5 '#dddddd', 0.75 "
     "'#f49a7b', 1 '#b40426')\n";
-
-// `s` as a gnuplot single-quoted string: a quote is doubled (gnuplot's only
-// escape there) and control characters, which would end the command, become
-// '?'. Every string from a path or from the server reaches the script
-// through this.
-std::string Quoted(absl::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "''";
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      out += '?';
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-// Runs gnuplot on the script with an argument vector (no shell), its
-// standard error into OUT.gnuplot.log.
-absl::Status Gnuplot(const std::string& script_path, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                   O_RDONLY, 0);
-  std::string program = "gnuplot";
-  std::vector<char*> argv = {program.data(),
-                             const_cast<char*>(script_path.c_str()), nullptr};
-  pid_t pid = 0;
-  const int rc =
-      posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot run gnuplot (", std::strerror(rc),
-                     "); install gnuplot-nox (deploy/install-deps.sh)"));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return absl::InternalError(absl::StrCat("gnuplot failed; see ", log));
-  return absl::OkStatus();
-}
-
-// Writes OUT.gp and runs it into OUT.png and OUT.svg. `body` reads its data
-// as `datafile` (set here to OUT.dat).
-absl::Status RunGnuplot(const std::string& out_base, const std::string& body,
-                        int width = 1000, int height = 650) {
-  const std::string script_path = out_base + ".gp";
-  {
-    std::ofstream gp(script_path);
-    if (!gp)
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write ", script_path));
-    gp << "datafile = " << Quoted(out_base + ".dat") << "\n";
-    for (const std::string& term :
-         {absl::StrFormat("pngcairo size %d,%d noenhanced font ',11'", width,
-                          height),
-          absl::StrFormat("svg size %d,%d noenhanced", width, height)}) {
-      const bool png = term.rfind("png", 0) == 0;
-      gp << "set terminal " << term << "\n";
-      gp << "set output " << Quoted(out_base + (png ? ".png" : ".svg")) << "\n";
-      gp << body << "\n";
-      gp << "unset output\nreset\n";
-    }
-  }
-  const std::string log = out_base + ".gnuplot.log";
-  RETURN_IF_ERROR(Gnuplot(script_path, log));
-  std::ifstream in(log);
-  if (in.peek() == std::ifstream::traits_type::eof()) std::remove(log.c_str());
-  return absl::OkStatus();
-}
-
-std::string Label(const std::string& metric) {
-  if (metric == "distinct_attention") return "distinct-token attention";
-  if (metric == "ac") return "AC (attention confidence)";
-  if (metric == "acmc") return "ACMC";
-  return metric;
-}
 
 // The plot commands of one line per data block (`series`, in block order)
 // with its confidence band: x, mean, band low and high in those columns.
@@ -124,7 +42,7 @@ std::string MeanWithBand(const std::vector<std::string>& series, int x,
         "datafile index %d using %d:%d:%d with filledcurves fs transparent "
         "solid 0.2 lc %d notitle, "
         "'' index %d using %d:%d with linespoints lw 2 pt 7 lc %d title %s",
-        i, x, low, high, i + 1, i, x, mean, i + 1, Quoted(series[i])));
+        i, x, low, high, i + 1, i, x, mean, i + 1, GnuplotQuoted(series[i])));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -167,12 +85,12 @@ absl::Status PlotRatio(const std::vector<qkov::v1::ResultRow>& rows,
   const double pad = std::max(0.05 * (ymax - ymin), 1e-3);
   std::string body = absl::StrCat(
       "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel ",
-      Quoted(Label(metric)), "\n",
+      GnuplotQuoted(MetricLabel(metric)), "\n",
       absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
                       xmin / 1.3, xmax * 1.3, ymin - pad, ymax + pad),
       "set key outside right top\nset grid\nset title ",
-      Quoted(absl::StrCat(Label(metric),
-                          " vs eta_QK/eta_OV (mean over seeds, 95% CI)")),
+      GnuplotQuoted(absl::StrCat(
+          MetricLabel(metric), " vs eta_QK/eta_OV (mean over seeds, 95% CI)")),
       "\nplot ");
   body += MeanWithBand(series, 2, 3, 4, 5);
   return RunGnuplot(out_base, body);
@@ -219,15 +137,17 @@ absl::Status PlotMatched(const MatchedTable& table, size_t m,
   const double x_high = log_x ? xmax * 1.3 : xmax + xpad;
   std::string body = absl::StrCat(
       log_x ? "set logscale x\n" : "", "set xlabel ",
-      Quoted(absl::StrCat(Label(table.reference), " (matched level)")),
-      "\nset ylabel ", Quoted(Label(metric)), "\n",
+      GnuplotQuoted(
+          absl::StrCat(MetricLabel(table.reference), " (matched level)")),
+      "\nset ylabel ", GnuplotQuoted(MetricLabel(metric)), "\n",
       // A range given high to low runs the axis that way.
       absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
                       reverse ? x_high : x_low, reverse ? x_low : x_high,
                       ymin - pad, ymax + pad),
       "set key outside right top\nset grid\nset title ",
-      Quoted(absl::StrCat(Label(metric), " at matched ", Label(table.reference),
-                          " (mean over seeds, 95% CI)")),
+      GnuplotQuoted(absl::StrCat(MetricLabel(metric), " at matched ",
+                                 MetricLabel(table.reference),
+                                 " (mean over seeds, 95% CI)")),
       "\nplot ");
   body += MeanWithBand(series, 1, 2, 3, 4);
   return RunGnuplot(out_base, body);
@@ -273,23 +193,23 @@ absl::Status PlotSearch(const qkov::v1::Sweep& sweep,
   const double pad = std::max(0.05 * (ymax - ymin), 1e-3);
   std::string body = absl::StrCat(
       "set logscale x\nset xlabel 'eta_QK / eta_OV'\nset ylabel ",
-      Quoted(Label(search.metric())), "\n",
+      GnuplotQuoted(MetricLabel(search.metric())), "\n",
       absl::StrFormat("set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
                       search.lo() / 1.3, search.hi() * 1.3, ymin - pad,
                       ymax + pad),
       absl::StrJoin(arrows, ""), "set key outside right top\nset grid\n",
       "set title ",
-      Quoted(absl::StrFormat("ratio search: %s %s %g (probes: seed mean, 95%% "
-                             "CI; dotted: the bracket)",
-                             Label(search.metric()), search.op(),
-                             search.target())),
+      GnuplotQuoted(absl::StrFormat(
+          "ratio search: %s %s %g (probes: seed mean, 95%% "
+          "CI; dotted: the bracket)",
+          MetricLabel(search.metric()), search.op(), search.target())),
       "\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < titles.size(); ++i) {
     parts.push_back(absl::StrFormat(
         "datafile index %d using 1:2:3:4 with yerrorlines lw 2 pt 7 lc %d "
         "title %s",
-        i, i + 1, Quoted(titles[i])));
+        i, i + 1, GnuplotQuoted(titles[i])));
   }
   parts.push_back(
       absl::StrFormat("%.10g with lines dt 2 lc rgb 'black' "
@@ -382,7 +302,8 @@ absl::Status PlotDtapGrid(const std::vector<qkov::v1::Trial>& trials,
           "plot datafile index %d using 1:2:3 with image notitle, '' index %d "
           "using 1:2:(sprintf('%%.1f',$3)) "
           "with labels font ',7' notitle\n",
-          Quoted(absl::StrFormat("%s, ratio %.4g", params[p], ratios[r])),
+          GnuplotQuoted(
+              absl::StrFormat("%s, ratio %.4g", params[p], ratios[r])),
           index, index);
     }
   }
@@ -413,230 +334,22 @@ absl::Status PlotCurves(const std::vector<Curve>& curves,
   }
   dat.close();
   std::string body = absl::StrCat(
-      "set xlabel 'step'\nset ylabel ", Quoted(Label(metric)), "\n",
+      "set xlabel 'step'\nset ylabel ", GnuplotQuoted(MetricLabel(metric)),
+      "\n",
       positive && metric.find("loss") != std::string::npos ? "set logscale y\n"
                                                            : "",
       "set key outside right top\nset grid\nset title ",
-      Quoted(absl::StrCat("learning curves: ", Label(metric),
-                          " (mean over seeds)")),
+      GnuplotQuoted(absl::StrCat("learning curves: ", MetricLabel(metric),
+                                 " (mean over seeds)")),
       "\nplot ");
   std::vector<std::string> parts;
   for (size_t i = 0; i < curves.size(); ++i) {
     parts.push_back(
         absl::StrFormat("datafile index %d using 1:2 with lines lw 2 title %s",
-                        i, Quoted(titles[i])));
+                        i, GnuplotQuoted(titles[i])));
   }
   body += absl::StrJoin(parts, ", ");
   return RunGnuplot(out_base, body);
-}
-
-absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
-                        const std::vector<TrainedArm>& arms,
-                        const std::string& out_base) {
-  if (curves.empty())
-    return absl::FailedPreconditionError("no theory curves to plot");
-  std::ofstream dat(out_base + ".dat");
-  dat << "# blocks: one per r (loss alpha), then one per trained arm (matched "
-         "training loss, distinct-token attention there)\n";
-  double lmin = 1;
-  for (size_t i = 0; i < curves.size(); ++i) {
-    if (i > 0) dat << "\n\n";
-    dat << absl::StrFormat("# r = %.6g\n", curves[i].r);
-    for (size_t k = 0; k < curves[i].loss.size() && k < curves[i].alpha.size();
-         ++k) {
-      dat << absl::StrFormat("%.10g %.10g\n", curves[i].loss[k],
-                             curves[i].alpha[k]);
-      if (curves[i].loss[k] > 0) lmin = std::min(lmin, curves[i].loss[k]);
-    }
-  }
-  for (const TrainedArm& arm : arms) {
-    dat << "\n\n# trained " << arm.label << "\n";
-    for (size_t k = 0; k < arm.loss.size() && k < arm.attention.size(); ++k) {
-      dat << absl::StrFormat("%.10g %.10g\n", arm.loss[k], arm.attention[k]);
-      if (arm.loss[k] > 0) lmin = std::min(lmin, arm.loss[k]);
-    }
-  }
-  dat.close();
-  std::string body = absl::StrCat(
-      "set logscale x\nset xlabel 'loss (decreasing ->)'\nset ylabel "
-      "'attention on informative tokens (alpha)'\n",
-      absl::StrFormat("set xrange [1.5:%.10g] reverse\nset yrange [0:1.05]\n",
-                      lmin / 1.5),
-      "set key outside right top\nset grid\nset title 'theory: alpha at the "
-      "loss reached, by r = eta_QK/eta_OV",
-      arms.empty() ? "" : "; dashed: trained, at matched loss", "'\nplot ");
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < curves.size(); ++i) {
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:2 with lines lw 2 title 'r = %.4g'", i,
-        curves[i].r));
-  }
-  for (size_t a = 0; a < arms.size(); ++a) {
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:2 with linespoints dt 2 pt 7 ps 1 title "
-        "%s",
-        curves.size() + a, Quoted("trained " + arms[a].label)));
-  }
-  body += absl::StrJoin(parts, ", ");
-  return RunGnuplot(out_base, body);
-}
-
-namespace {
-
-// "collapsed OV (CACO)" etc.: what the fixed-attention task trains is the OV
-// circuit, so its parameterization is read by its OV half.
-std::string OvLabel(const std::string& parameterization) {
-  if (parameterization.size() == 4 && parameterization.substr(2) == "CO")
-    return absl::StrCat("collapsed OV (", parameterization, ")");
-  if (parameterization.size() == 4 && parameterization.substr(2) == "FO")
-    return absl::StrCat("factorized OV (", parameterization, ")");
-  return parameterization;
-}
-
-// One gnuplot `plot` command: column `column` of each r's block, one line
-// per r.
-std::string PlotPerR(const std::vector<double>& rs, const std::string& column) {
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < rs.size(); ++i)
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:%s with lines lw 2 title 'r = %.4g'", i,
-        column, rs[i]));
-  return absl::StrCat("plot ", absl::StrJoin(parts, ", "), "\n");
-}
-
-}  // namespace
-
-absl::Status PlotFixedAttention(const std::vector<qkov::v1::ResultRow>& rows,
-                                const std::string& out_base) {
-  absl::StatusOr<std::vector<Group>> groups =
-      Aggregate(rows, {"parameterization", "alpha"}, {"loss"}, {"state=done"});
-  if (!groups.ok()) return groups.status();
-  std::map<std::string, std::vector<std::pair<double, double>>> series;
-  for (const Group& g : *groups) {
-    double alpha;
-    if (g.keys[1].empty() || !absl::SimpleAtod(g.keys[1], &alpha)) continue;
-    const Summary& s = g.metrics.at("loss");
-    if (s.n > 0) series[g.keys[0]].push_back({alpha, s.mean});
-  }
-  if (series.empty())
-    return absl::FailedPreconditionError(
-        "no finished fixed-attention trials to plot");
-  std::ofstream dat(out_base + ".dat");
-  dat << "# index 2k: alpha loss (mean over seeds) of series k; index 2k+1: "
-         "alpha_mid slope = -(dL/dalpha)\n";
-  std::vector<std::string> titles;
-  bool first = true;
-  for (auto& [param, points] : series) {
-    std::sort(points.begin(), points.end());
-    if (!first) dat << "\n\n";
-    first = false;
-    dat << "# " << param << "\n";
-    for (const auto& [a, l] : points)
-      dat << absl::StrFormat("%.10g %.10g\n", a, l);
-    dat << "\n\n# " << param << " slope\n";
-    for (size_t i = 0; i + 1 < points.size(); ++i) {
-      const double da = points[i + 1].first - points[i].first;
-      dat << absl::StrFormat("%.10g %.10g\n",
-                             (points[i].first + points[i + 1].first) / 2,
-                             -(points[i + 1].second - points[i].second) / da);
-    }
-    titles.push_back(OvLabel(param));
-  }
-  dat.close();
-  std::string body =
-      "set multiplot layout 1,2 title 'Fig. 3: attention fixed at alpha, "
-      "only OV trained'\nset grid\nset key top right\nset logscale y\n"
-      "set xlabel 'alpha (attention mass on the distinct tokens)'\n"
-      "set ylabel 'final loss (mean over seeds)'\nplot ";
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < titles.size(); ++i)
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:2 with linespoints lw 2 pt 7 title %s",
-        2 * i, Quoted(titles[i])));
-  body += absl::StrJoin(parts, ", ");
-  body +=
-      "\nset ylabel '-dL/dalpha between adjacent alphas'\n"
-      "set xlabel 'alpha (midpoint)'\nplot ";
-  parts.clear();
-  for (size_t i = 0; i < titles.size(); ++i)
-    parts.push_back(absl::StrFormat(
-        "datafile index %d using 1:2 with linespoints lw 2 pt 7 title %s",
-        2 * i + 1, Quoted(titles[i])));
-  body += absl::StrJoin(parts, ", ");
-  body += "\nunset multiplot";
-  return RunGnuplot(out_base, body, 1300, 550);
-}
-
-absl::Status PlotTheoryTime(const std::vector<TheoryTrajectory>& curves,
-                            const std::string& out_base) {
-  if (curves.empty())
-    return absl::FailedPreconditionError("no theory trajectories to plot");
-  std::ofstream dat(out_base + ".dat");
-  dat << "# one block per r: log10(1+tau) mu_ov mu_qk loss alpha\n";
-  std::vector<double> rs;
-  for (const TheoryTrajectory& c : curves) rs.push_back(c.r);
-  for (size_t i = 0; i < curves.size(); ++i) {
-    const TheoryTrajectory& c = curves[i];
-    if (i > 0) dat << "\n\n";
-    dat << absl::StrFormat("# r = %.6g\n", c.r);
-    const size_t n = std::min({c.tau.size(), c.mu_ov.size(), c.mu_qk.size(),
-                               c.loss.size(), c.alpha.size()});
-    for (size_t k = 0; k < n; ++k)
-      dat << absl::StrFormat("%.10g %.10g %.10g %.10g %.10g\n",
-                             std::log10(1 + c.tau[k]), c.mu_ov[k], c.mu_qk[k],
-                             c.loss[k], c.alpha[k]);
-  }
-  dat.close();
-  std::string body =
-      "set multiplot layout 2,2 title 'Fig. 4: the reduced gradient flow, by "
-      "r = eta_QK/eta_OV'\nset grid\nset key top left font ',9'\n"
-      "set xlabel 'log10(1 + tau)'\nset format y '%g'\n";
-  const char* panels[][2] = {{"2", "mu_OV"},
-                             {"3", "mu_QK"},
-                             {"4", "loss"},
-                             {"5", "alpha (attention on informative tokens)"}};
-  for (const auto& [column, label] : panels) {
-    body += absl::StrCat("set ylabel ", Quoted(label), "\n");
-    body +=
-        std::string(column) == "4" ? "set logscale y\n" : "unset logscale y\n";
-    body += PlotPerR(rs, column);
-  }
-  body += "unset multiplot";
-  return RunGnuplot(out_base, body, 1300, 900);
-}
-
-absl::Status PlotTheoryThresholds(const std::vector<TheoryThresholds>& curves,
-                                  const std::string& out_base) {
-  if (curves.empty())
-    return absl::FailedPreconditionError("no theory thresholds to plot");
-  std::ofstream dat(out_base + ".dat");
-  dat << "# one block per r: loss_threshold mu_ov mu_qk alpha (at the first "
-         "time the loss falls below the threshold)\n";
-  std::vector<double> rs;
-  for (const TheoryThresholds& c : curves) rs.push_back(c.r);
-  for (size_t i = 0; i < curves.size(); ++i) {
-    const TheoryThresholds& c = curves[i];
-    if (i > 0) dat << "\n\n";
-    dat << absl::StrFormat("# r = %.6g\n", c.r);
-    const size_t n = std::min(
-        {c.loss.size(), c.mu_ov.size(), c.mu_qk.size(), c.alpha.size()});
-    for (size_t k = 0; k < n; ++k)
-      dat << absl::StrFormat("%.10g %.10g %.10g %.10g\n", c.loss[k], c.mu_ov[k],
-                             c.mu_qk[k], c.alpha[k]);
-  }
-  dat.close();
-  std::string body =
-      "set multiplot layout 1,3 title 'Fig. 4: at each loss threshold, by r "
-      "= eta_QK/eta_OV'\nset grid\nset key top left font ',9'\n"
-      "set logscale x\nset xrange [*:*] reverse\n"
-      "set xlabel 'loss threshold (decreasing ->)'\n";
-  const char* panels[][2] = {{"2", "mu_OV"}, {"3", "mu_QK"}, {"4", "alpha"}};
-  for (const auto& [column, label] : panels) {
-    body += absl::StrCat("set ylabel ", Quoted(label), "\n");
-    body += PlotPerR(rs, column);
-  }
-  body += "unset multiplot";
-  return RunGnuplot(out_base, body, 1500, 550);
 }
 
 }  // namespace qkov::client

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/proto_enums.h"
 
 namespace qkov::client {
 namespace {
@@ -415,22 +416,24 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
                   {"parameterization", "lr_ratio", "eta_ov", "seed", "alpha"}));
   auto* a = spec.mutable_axes();
   if (const YAML::Node n = axes["parameterization"]) {
+    const std::string parameterizations = EnumValueList<v1::Parameterization>();
     if (!n.IsSequence() && !n.IsScalar())
       return p.Error(n, "axes.parameterization",
-                     "must be a list of FAFO, FACO, CAFO, CACO");
+                     absl::StrCat("must be a list of ", parameterizations));
     const size_t count = n.IsSequence() ? n.size() : 1;
     for (size_t k = 0; k < count; ++k) {
       const YAML::Node item = n.IsSequence() ? n[k] : n;
       const std::string field = absl::StrCat("axes.parameterization[", k, "]");
       if (!item.IsScalar())
-        return p.Error(item, field, "must be FAFO, FACO, CAFO or CACO");
+        return p.Error(item, field,
+                       absl::StrCat("must be ", parameterizations));
       v1::Parameterization v;
       if (!v1::Parameterization_Parse(absl::AsciiStrToUpper(item.Scalar()),
                                       &v) ||
           v == v1::PARAMETERIZATION_UNSPECIFIED) {
         return p.Error(item, field,
                        absl::StrCat("unknown parameterization '", item.Scalar(),
-                                    "' (expected FAFO, FACO, CAFO or CACO)"));
+                                    "' (expected ", parameterizations, ")"));
       }
       a->add_parameterizations(v);
     }

@@ -19,6 +19,7 @@
 #include "server/core/adaptive_sweep.h"
 #include "server/core/convert.h"
 #include "server/core/coordinator.h"
+#include "server/core/trial_memory.h"
 
 namespace qkov::core {
 namespace {

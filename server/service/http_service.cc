@@ -24,6 +24,7 @@
 #include "common/sha256.h"
 #include "common/status_macros.h"
 #include "common/text.h"
+#include "server/service/http_json.h"
 
 namespace qkov::service {
 
@@ -31,28 +32,9 @@ namespace v1 = ::qkov::v1;
 
 namespace {
 
-constexpr char kSessionCookie[] = "qkov_session";
 // Every file the static root may hold, in all.
 constexpr size_t kMaxStaticBytes = 16 << 20;
 
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = true;
-  std::string out;
-  auto st = google::protobuf::util::MessageToJsonString(m, &out, options);
-  if (!st.ok())
-    return absl::InternalError(absl::StrCat("JSON: ", st.ToString()));
-  return out;
-}
-
-template <typename T>
-absl::StatusOr<std::string> JsonOf(absl::StatusOr<T> reply) {
-  if (!reply.ok()) return reply.status();
-  return ToJson(*reply);
-}
-
-// An integer query parameter in [lo, hi]; `fallback` when absent.
 absl::StatusOr<int64_t> IntParam(const HttpRequest& req, const char* name,
                                  int64_t fallback, int64_t lo, int64_t hi) {
   if (!req.HasParam(name)) return fallback;
@@ -64,54 +46,6 @@ absl::StatusOr<int64_t> IntParam(const HttpRequest& req, const char* name,
                      "' is not an integer in [", lo, ", ", hi, "]"));
   }
   return v;
-}
-
-// The value of cookie `name` in a Cookie header, "" when absent.
-std::string CookieValue(const std::string& header, absl::string_view name) {
-  for (absl::string_view part : absl::StrSplit(header, ';')) {
-    part = absl::StripAsciiWhitespace(part);
-    if (absl::ConsumePrefix(&part, name) && absl::ConsumePrefix(&part, "="))
-      return std::string(part);
-  }
-  return "";
-}
-
-// Field `name` of an application/x-www-form-urlencoded body, "" if absent.
-std::string FormValue(absl::string_view body, absl::string_view name) {
-  for (absl::string_view pair : absl::StrSplit(body, '&')) {
-    std::pair<absl::string_view, absl::string_view> kv =
-        absl::StrSplit(pair, absl::MaxSplits('=', 1));
-    std::string key, value;
-    if (PercentDecode(kv.first, true, &key) && key == name &&
-        PercentDecode(kv.second, true, &value))
-      return value;
-  }
-  return "";
-}
-
-std::string NewSessionId() {
-  unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof(bytes)) != 1) return "";
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
-}
-
-HttpReply Redirect(const std::string& to) {
-  HttpReply r;
-  r.status = 303;
-  r.content_type = "text/plain; charset=utf-8";
-  r.headers.emplace_back("Location", to);
-  r.headers.emplace_back("Cache-Control", "no-store");
-  return r;
-}
-
-HttpReply TooMany(const std::string& why, absl::Duration wait) {
-  const int64_t seconds = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(wait))));
-  HttpReply r = ErrorReply(absl::ResourceExhaustedError(
-      absl::StrCat("dashboard: ", why, "; retry in ", seconds, " s")));
-  r.headers.emplace_back("Retry-After", absl::StrCat(seconds));
-  return r;
 }
 
 std::string ContentType(const std::filesystem::path& file) {
@@ -200,39 +134,6 @@ void HttpService::Stop() {
   if (server_ != nullptr) server_->Stop();
 }
 
-absl::StatusOr<std::string> HttpService::Authorize(
-    const HttpRequest& req) const {
-  if (auth_ == nullptr) return req.client;
-  storage::Actor actor;
-  const std::string value = req.Header("Authorization");
-  absl::string_view header = value;
-  if (!header.empty()) {
-    if (!absl::ConsumePrefix(&header, "Bearer "))
-      return absl::UnauthenticatedError(
-          "dashboard: Authorization header is not 'Bearer TOKEN'");
-    RETURN_IF_ERROR(
-        auth_->CheckToken(header, Permission::kRead, "dashboard", &actor));
-    return actor.name;
-  }
-  const std::string id = CookieValue(req.Header("Cookie"), kSessionCookie);
-  if (id.empty()) {
-    return absl::UnauthenticatedError(
-        "dashboard: log in at /login or send 'Authorization: Bearer TOKEN'");
-  }
-  std::string token;
-  {
-    absl::MutexLock lock(&sessions_mu_);
-    auto it = sessions_.find(id);
-    if (it == sessions_.end() || it->second.expires < absl::Now())
-      return absl::UnauthenticatedError(
-          "dashboard: the session has expired; log in again at /login");
-    token = it->second.token;
-  }
-  RETURN_IF_ERROR(
-      auth_->CheckToken(token, Permission::kRead, "dashboard", &actor));
-  return actor.name;
-}
-
 HttpReply HttpService::Api(
     const HttpRequest& req,
     const std::function<absl::StatusOr<std::string>()>& body) {
@@ -285,106 +186,6 @@ HttpReply HttpService::File(const std::string& name,
   reply.static_body = &it->second.bytes;
   reply.content_type = it->second.content_type;
   reply.headers.emplace_back("Cache-Control", cache_control);
-  return reply;
-}
-
-bool HttpService::SameOrigin(const HttpRequest& req) {
-  const std::string self =
-      absl::StrCat(req.tls ? "https://" : "http://",
-                   absl::AsciiStrToLower(req.Header("Host")));
-  const std::string origin = absl::AsciiStrToLower(req.Header("Origin"));
-  if (!origin.empty()) return origin == self;
-  const std::string referer = absl::AsciiStrToLower(req.Header("Referer"));
-  return referer == self || absl::StartsWith(referer, self + "/");
-}
-
-HttpReply HttpService::Login(const HttpRequest& req) {
-  if (req.HasParam("token")) {
-    return ErrorReply(absl::InvalidArgumentError(
-        "dashboard: a token goes in the POST body, never in the URL"));
-  }
-  if (!SameOrigin(req)) {
-    return ErrorReply(absl::PermissionDeniedError(
-        "dashboard: a login must come from this dashboard's own page (its "
-        "Origin or Referer)"));
-  }
-  if (auth_ == nullptr) return Redirect("/");
-  // Decided from the address alone, before the token is looked at.
-  if (absl::Duration wait = failures_.Wait(req.client);
-      wait > absl::ZeroDuration())
-    return TooMany("too many failed logins from this address", wait);
-  const std::string token = FormValue(req.body, "token");
-  storage::Actor actor;
-  absl::Status ok =
-      auth_->CheckToken(token, Permission::kRead, "login", &actor);
-  if (!ok.ok()) {
-    failures_.Take(req.client);
-    return Redirect(ok.code() == absl::StatusCode::kPermissionDenied
-                        ? "/login?failed=role"
-                        : "/login?failed=token");
-  }
-  const std::string token_key = Sha256Hex(token);
-  if (absl::Duration wait = logins_.Wait(token_key);
-      wait > absl::ZeroDuration())
-    return TooMany("too many logins with this token", wait);
-  logins_.Take(token_key);
-  const std::string id = NewSessionId();
-  if (id.empty()) {
-    return ErrorReply(absl::UnavailableError(
-        "dashboard: no random bytes for a session; retry"));
-  }
-  {
-    absl::MutexLock lock(&sessions_mu_);
-    const absl::Time now = absl::Now();
-    std::deque<std::string>& mine = by_token_[token_key];
-    // Expired ones first, then this token's oldest: never another token's.
-    for (auto it = mine.begin(); it != mine.end();) {
-      auto s = sessions_.find(*it);
-      if (s == sessions_.end() || s->second.expires < now) {
-        if (s != sessions_.end()) sessions_.erase(s);
-        it = mine.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    while (static_cast<int>(mine.size()) >= config_.sessions_per_token) {
-      sessions_.erase(mine.front());
-      mine.pop_front();
-    }
-    mine.push_back(id);
-    sessions_[id] = Session{token, now + config_.session_lifetime};
-  }
-  HttpReply reply = Redirect("/");
-  reply.headers.emplace_back(
-      "Set-Cookie",
-      absl::StrCat(kSessionCookie, "=", id,
-                   "; Path=/; HttpOnly; SameSite=Strict; Max-Age=",
-                   absl::ToInt64Seconds(config_.session_lifetime),
-                   config_.tls_cert.empty() ? "" : "; Secure"));
-  return reply;
-}
-
-HttpReply HttpService::Logout(const HttpRequest& req) {
-  if (!SameOrigin(req)) {
-    return ErrorReply(absl::PermissionDeniedError(
-        "dashboard: a logout must come from this dashboard's own page (its "
-        "Origin or Referer)"));
-  }
-  const std::string id = CookieValue(req.Header("Cookie"), kSessionCookie);
-  if (!id.empty()) {
-    absl::MutexLock lock(&sessions_mu_);
-    auto it = sessions_.find(id);
-    if (it != sessions_.end()) {
-      std::deque<std::string>& mine = by_token_[Sha256Hex(it->second.token)];
-      mine.erase(std::remove(mine.begin(), mine.end(), id), mine.end());
-      sessions_.erase(it);
-    }
-  }
-  HttpReply reply = Redirect("/login");
-  reply.headers.emplace_back(
-      "Set-Cookie",
-      absl::StrCat(kSessionCookie,
-                   "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"));
   return reply;
 }
 
@@ -610,138 +411,6 @@ HttpReply HttpService::Get(const HttpRequest& req) {
     });
   }
   return not_found();
-}
-
-HttpReply HttpService::Events(const HttpRequest& req) {
-  absl::StatusOr<std::string> key = Authorize(req);
-  if (!key.ok()) return ErrorReply(key.status());
-  auto follower = std::make_shared<Follower>();
-  Follower& f = *follower;
-  f.sweep = req.Param("sweep");
-  f.since = absl::Now();
-  if (!f.sweep.empty()) {
-    if (absl::Status s = core_->GetSweep(f.sweep).status(); !s.ok())
-      return ErrorReply(s);
-  }
-  {
-    absl::MutexLock lock(&streams_mu_);
-    if (open_streams_ >= config_.max_event_streams) {
-      return ErrorReply(absl::ResourceExhaustedError(
-          absl::StrCat("events: ", config_.max_event_streams,
-                       " streams are open; close a dashboard tab")));
-    }
-    int& mine = streams_by_key_[*key];
-    if (mine >= config_.event_streams_per_token) {
-      return ErrorReply(absl::ResourceExhaustedError(
-          absl::StrCat("events: ", mine,
-                       " streams are open with this token; close a "
-                       "dashboard tab")));
-    }
-    ++mine;
-    ++open_streams_;
-  }
-  f.stream = std::make_shared<ReplyStream>([this, k = *key] {
-    absl::MutexLock lock(&streams_mu_);
-    --open_streams_;
-    auto it = streams_by_key_.find(k);
-    if (it != streams_by_key_.end() && --it->second <= 0)
-      streams_by_key_.erase(it);
-  });
-  std::string first = Event(f, nullptr);
-  if (first.empty()) {
-    return ErrorReply(
-        absl::UnavailableError("events: the sweep cannot be read now; retry"));
-  }
-  f.stream->Write(first);
-  HttpReply reply;
-  reply.content_type = "text/event-stream";
-  reply.headers.emplace_back("Cache-Control", "no-store");
-  reply.stream = f.stream;
-  absl::MutexLock lock(&streams_mu_);
-  followers_.push_back(std::move(follower));
-  return reply;
-}
-
-// `event: sweeps` carries the sweep list; with ?sweep=NAME, `event:
-// progress` carries that sweep and the trials that changed since the last
-// event (id, state, last step; the Coordinator::kBriefProgressTrials most
-// recently changed, newest first). "" when it cannot be read.
-std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
-  if (f.sweep.empty()) {
-    std::string json;
-    if (sweeps_json != nullptr) {
-      json = *sweeps_json;
-    } else {
-      absl::StatusOr<std::string> list = JsonOf(core_->ListSweeps());
-      if (!list.ok()) return "";
-      json = *std::move(list);
-    }
-    return absl::StrCat("event: sweeps\ndata: ", json, "\n\n");
-  }
-  absl::Time since = f.since;
-  absl::StatusOr<v1::SweepProgress> p =
-      core_->Progress(f.sweep, &since, /*brief=*/true);
-  if (!p.ok()) return "";
-  absl::StatusOr<std::string> json = ToJson(*p);
-  if (!json.ok()) return "";
-  f.since = since;
-  return absl::StrCat("event: progress\ndata: ", *json, "\n\n");
-}
-
-// One event per change to every stream, coalesced over 200 ms, or over 200
-// times the CPU the last round of events took when that is longer (so all
-// streams together cost at most what a shared view does, ReplyCache); a
-// comment on a stream quiet for 15 s keeps proxies from closing it. Waits in
-// slices of at most 1 s, so Stop() is never held up.
-void HttpService::EventsLoop() {
-  absl::Duration cost;
-  while (!stopping_) {
-    const bool changed = core_->WaitForChange(absl::Now() + absl::Seconds(1));
-    if (stopping_) return;
-    {
-      absl::MutexLock lock(&streams_mu_);
-      followers_.erase(std::remove_if(followers_.begin(), followers_.end(),
-                                      [](const std::shared_ptr<Follower>& f) {
-                                        return f->stream->ended();
-                                      }),
-                       followers_.end());
-    }
-    if (!changed) {
-      absl::MutexLock lock(&streams_mu_);
-      const absl::Time quiet = absl::Now() - absl::Seconds(15);
-      for (const auto& f : followers_)
-        if (f->stream->last_write() < quiet) f->stream->Write(": ping\n\n");
-      continue;
-    }
-    const absl::Time next = absl::Now() + std::max(absl::Milliseconds(200),
-                                                   ReplyCache::ReuseFor(cost));
-    while (!stopping_ && absl::Now() < next)
-      absl::SleepFor(std::min(absl::Milliseconds(200), next - absl::Now()));
-    if (stopping_) return;
-    const absl::Duration cpu0 = ThreadCpuTime();
-    // A follower's `since` is this thread's alone once it is registered, so
-    // the round needs the lock only to list them.
-    std::vector<std::shared_ptr<Follower>> round;
-    {
-      absl::MutexLock lock(&streams_mu_);
-      round = followers_;
-    }
-    std::optional<std::string> sweeps;
-    for (const auto& follower : round) {
-      Follower& f = *follower;
-      if (f.sweep.empty() && !sweeps.has_value()) {
-        absl::StatusOr<std::string> json = JsonOf(core_->ListSweeps());
-        sweeps = json.ok() ? *std::move(json) : "";
-      }
-      if (f.sweep.empty() && sweeps->empty()) continue;
-      const std::string event = Event(f, f.sweep.empty() ? &*sweeps : nullptr);
-      if (event.empty())
-        f.stream->End();
-      else
-        f.stream->Write(event);
-    }
-    cost = ThreadCpuTime() - cpu0;
-  }
 }
 
 }  // namespace qkov::service

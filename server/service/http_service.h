@@ -16,6 +16,10 @@
 // throttled (login_throttle.h), sessions capped per token, and POSTs must
 // come from the dashboard's own pages (docs/security.md).
 //
+// Its files: http_service.cc (start, pages, files, the JSON API),
+// http_sessions.cc (Authorize, login, logout, same-origin) and
+// http_events.cc (server-sent events).
+//
 // Thread safety: Start once; Stop from any thread.
 #ifndef QKOV_SERVER_SERVICE_HTTP_SERVICE_H_
 #define QKOV_SERVER_SERVICE_HTTP_SERVICE_H_

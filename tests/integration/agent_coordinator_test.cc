@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "server/core/sweep_spec.h"
+#include "server/core/trial_memory.h"
 #include "tests/integration/fake_coordinator.h"
 #include "worker/agent/agent.h"
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/core/sweep_spec.h"
+#include "server/core/trial_memory.h"
 #include "worker/agent/trial_options.h"
 #include "worker/training/trainer.h"
 

@@ -232,8 +232,6 @@ void Agent::HeartbeatLoop() {
   }
 }
 
-namespace {
-
 // Sends each report to the coordinator; keeps points whose send failed
 // transiently and sends them with the next report. The report of
 // `final_step` (the trial's max_steps) is not sent: its points ride with the
@@ -292,79 +290,46 @@ class ReportingObserver : public training::TrainingObserver {
   std::vector<v1::MetricPoint> pending_;
 };
 
-}  // namespace
+absl::Status Agent::FailLease(const v1::Lease& lease, const std::string& reason,
+                              bool preempted, const std::string& checkpoint,
+                              int64_t checkpoint_step, bool permanent) {
+  v1::FailTrialRequest req;
+  req.set_worker_id(worker_id_);
+  req.set_worker_key(worker_key_);
+  req.set_trial_id(lease.trial_id());
+  req.set_attempt(lease.attempt());
+  req.set_reason(reason);
+  req.set_preempted(preempted);
+  req.set_permanent(permanent);
+  req.set_checkpoint(checkpoint);
+  if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
+  v1::FailTrialResponse resp;
+  return WithRetry("FailTrial", [&] { return client_->FailTrial(req, &resp); });
+}
 
-absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
-                              v1::LeaseTrialResponse* next) {
+absl::Status Agent::SendPoints(const v1::Lease& lease,
+                               std::vector<v1::MetricPoint> points) {
+  v1::ReportMetricsRequest req;
+  req.set_worker_id(worker_id_);
+  req.set_worker_key(worker_key_);
+  req.set_trial_id(lease.trial_id());
+  req.set_attempt(lease.attempt());
+  for (auto& p : points) *req.add_points() = std::move(p);
+  v1::ReportMetricsResponse resp;
+  RETURN_IF_ERROR(client_->ReportMetrics(req, &resp));
+  if (resp.lease().directive() == v1::LeaseStatus::STOP_EARLY) {
+    // The sweep's early-stopping rule ended the trial: drop it, as a lost
+    // lease (the observer stops on this status).
+    return absl::FailedPreconditionError(
+        "stopped early by the sweep's early-stopping rule");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<training::TrialOutcome>> Agent::TrainLeases(
+    const std::vector<v1::Lease>& leases,
+    const std::vector<training::TrainingObserver*>& observers) {
   const size_t n = leases.size();
-  std::vector<std::unique_ptr<CurrentLease>> current;
-  for (const v1::Lease& lease : leases) {
-    auto c = std::make_unique<CurrentLease>();
-    c->trial_id = lease.trial_id();
-    c->attempt = lease.attempt();
-    current.push_back(std::move(c));
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto& c : current) current_.push_back(c.get());
-  }
-  struct Clear {
-    Agent* agent;
-    ~Clear() {
-      absl::MutexLock lock(&agent->mu_);
-      agent->current_.clear();
-    }
-  } clear{this};
-
-  auto fail = [&](size_t i, const std::string& reason, bool preempted,
-                  const std::string& checkpoint, int64_t checkpoint_step,
-                  bool permanent = false) {
-    v1::FailTrialRequest req;
-    req.set_worker_id(worker_id_);
-    req.set_worker_key(worker_key_);
-    req.set_trial_id(leases[i].trial_id());
-    req.set_attempt(leases[i].attempt());
-    req.set_reason(reason);
-    req.set_preempted(preempted);
-    req.set_permanent(permanent);
-    req.set_checkpoint(checkpoint);
-    if (!checkpoint.empty()) req.set_checkpoint_step(checkpoint_step);
-    v1::FailTrialResponse resp;
-    return WithRetry("FailTrial",
-                     [&] { return client_->FailTrial(req, &resp); });
-  };
-  auto send_points = [&](size_t i, std::vector<v1::MetricPoint> points) {
-    v1::ReportMetricsRequest req;
-    req.set_worker_id(worker_id_);
-    req.set_worker_key(worker_key_);
-    req.set_trial_id(leases[i].trial_id());
-    req.set_attempt(leases[i].attempt());
-    for (auto& p : points) *req.add_points() = std::move(p);
-    v1::ReportMetricsResponse resp;
-    RETURN_IF_ERROR(client_->ReportMetrics(req, &resp));
-    if (resp.lease().directive() == v1::LeaseStatus::STOP_EARLY) {
-      // The sweep's early-stopping rule ended the trial: drop it, as a
-      // lost lease (the observer stops on this status).
-      return absl::FailedPreconditionError(
-          "stopped early by the sweep's early-stopping rule");
-    }
-    return absl::OkStatus();
-  };
-
-  std::vector<std::unique_ptr<ReportingObserver>> observers;
-  for (size_t i = 0; i < n; ++i) {
-    observers.push_back(std::make_unique<ReportingObserver>(
-        absl::StrCat("trial ", leases[i].trial_id(), " attempt ",
-                     leases[i].attempt()),
-        leases[i].config().training().max_steps(),
-        [&send_points, i](const std::vector<v1::MetricPoint>& points) {
-          return send_points(i, points);
-        },
-        &stop_, &current[i]->lost, &current[i]->step));
-  }
-
-  // Outcomes per lease: the trials train in one batch when their trainer
-  // can batch them (training::CheckBatchable), else one by one.
   std::vector<absl::StatusOr<training::TrialOutcome>> outcomes(
       n, absl::UnknownError("not run"));
   std::vector<size_t> runnable;
@@ -379,6 +344,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     runnable.push_back(i);
     options.push_back(*std::move(o));
   }
+  // One batch when their trainer can batch them, else one group each.
   std::vector<std::vector<size_t>> groups;  // positions in `runnable`
   if (!runnable.empty() && training::CheckBatchable(options).ok()) {
     groups.emplace_back();
@@ -392,7 +358,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     std::vector<std::string> resume;
     for (size_t k : group) {
       opts.push_back(options[k]);
-      obs.push_back(observers[runnable[k]].get());
+      obs.push_back(observers[runnable[k]]);
       resume.push_back(leases[runnable[k]].checkpoint());
     }
     absl::StatusOr<std::vector<training::TrialOutcome>> run =
@@ -404,142 +370,194 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
               : absl::StatusOr<training::TrialOutcome>(run.status());
     }
   }
+  return outcomes;
+}
+
+v1::CompleteTrialRequest Agent::Completion(
+    const v1::Lease& lease, const training::TrialOutcome& outcome,
+    std::vector<v1::MetricPoint> pending, size_t batch_size) const {
+  v1::CompleteTrialRequest req;
+  req.set_worker_id(worker_id_);
+  req.set_worker_key(worker_key_);
+  req.set_trial_id(lease.trial_id());
+  req.set_attempt(lease.attempt());
+  req.set_diverged(outcome.end == training::TrialEnd::kDiverged);
+  req.set_steps(outcome.steps);
+  for (const auto& [k, v] : outcome.results) (*req.mutable_results())[k] = v;
+  for (const training::Heatmap& h : outcome.heatmaps) {
+    v1::Heatmap* ph = req.add_heatmaps();
+    ph->set_name(h.name);
+    ph->set_x_label(h.x_label);
+    ph->set_y_label(h.y_label);
+    for (double e : h.x_edges) ph->add_x_edges(e);
+    for (double e : h.y_edges) ph->add_y_edges(e);
+    for (double v : h.values) ph->add_values(v);
+  }
+  *req.mutable_provenance() = provenance_;
+  req.mutable_provenance()->set_device(
+      batch_size > 1
+          ? absl::StrCat(device_.str(), " (batch of ", batch_size, ")")
+          : device_.str());
+  for (const auto& [setting, sha] : outcome.input_sha256)
+    (*req.mutable_provenance()->mutable_input_sha256())[setting] = sha;
+  for (auto& p : pending) *req.add_final_points() = std::move(p);
+  for (const training::MetricPoint& p : outcome.final_points)
+    *req.add_final_points() = ToProto(p);
+  return req;
+}
+
+void Agent::CompleteBatch(const std::vector<v1::CompleteTrialRequest>& batch,
+                          std::vector<bool>* reported,
+                          v1::LeaseTrialResponse* next) {
+  const size_t n = batch.size();
+  const size_t per_call = limits::kMaxCompletionsPerCall;
+  for (size_t begin = 0; begin < n; begin += per_call) {
+    const size_t end = std::min(n, begin + per_call);
+    v1::CompleteTrialsRequest req;
+    req.set_worker_id(worker_id_);
+    req.set_worker_key(worker_key_);
+    for (size_t i = begin; i < end; ++i) *req.add_trials() = batch[i];
+    if (end == n && !stop_) {
+      req.set_lease_next(config_.batch_trials);
+      req.set_memory_budget_bytes(config_.memory_budget_bytes);
+      req.set_fill_budget(config_.fill_budget);
+      // Holds nothing else once these are done: every earlier call of the
+      // batch went through.
+      req.set_resend_held(std::all_of(reported->begin(),
+                                      reported->begin() + begin,
+                                      [](bool r) { return r; }));
+    }
+    v1::CompleteTrialsResponse resp;
+    absl::Status g = WithRetry(
+        "CompleteTrials", [&] { return client_->CompleteTrials(req, &resp); });
+    if (!g.ok()) {
+      std::fprintf(stderr,
+                   "qkov-worker: batch completion refused (%s); completing "
+                   "its trials one by one\n",
+                   TerminalSafe(g.ToString()).c_str());
+      continue;
+    }
+    trials_completed_ += static_cast<int>(end - begin);
+    std::fill(reported->begin() + begin, reported->begin() + end, true);
+    if (resp.has_next()) *next = std::move(*resp.mutable_next());
+  }
+}
+
+absl::Status Agent::ReportAlone(
+    const v1::Lease& lease,
+    const absl::StatusOr<training::TrialOutcome>& outcome,
+    const CurrentLease& current, ReportingObserver& observer,
+    v1::CompleteTrialRequest* completion, bool single,
+    v1::LeaseTrialResponse* next) {
+  if (!outcome.ok()) {
+    // Out of memory: the config does not fit, on this worker or (as the
+    // coordinator's estimate let it through) likely on any; retrying would
+    // only repeat the allocation.
+    const bool oom = absl::IsResourceExhausted(outcome.status());
+    return FailLease(
+        lease,
+        TruncatedReason(
+            oom ? absl::StrCat("out of memory: ", outcome.status().message())
+                : outcome.status().ToString()),
+        false, "", 0, /*permanent=*/oom);
+  }
+  if (outcome->end == training::TrialEnd::kStopped) {
+    if (current.lost) {
+      return absl::AbortedError(absl::StrCat(
+          "trial ", lease.trial_id(),
+          ": lease lost, sweep cancelled or trial stopped early; dropped"));
+    }
+    // Stop(): hand the trial back with its checkpoint; any worker resumes
+    // it. The metrics not yet sent go first, so the curve has no gap; best
+    // effort: the hand-back goes ahead if they do not arrive (the curve then
+    // has a gap before the checkpoint step).
+    std::vector<v1::MetricPoint> pending = observer.TakePending();
+    if (!pending.empty()) SendPoints(lease, std::move(pending)).IgnoreError();
+    return FailLease(
+        lease,
+        absl::StrCat("worker stopped by signal at step ", outcome->steps), true,
+        outcome->checkpoint, outcome->steps);
+  }
+  // The last completion brings the next lease (a single trial; a batch
+  // worker asks for its next batch itself).
+  completion->set_lease_next(!stop_ && single && config_.batch_trials <= 1 &&
+                             !config_.fill_budget);
+  completion->set_resend_held(completion->lease_next());  // its only lease
+  v1::CompleteTrialResponse resp;
+  RETURN_IF_ERROR(WithRetry("CompleteTrial", [&] {
+    return client_->CompleteTrial(*completion, &resp);
+  }));
+  ++trials_completed_;
+  if (resp.has_next()) *next = std::move(*resp.mutable_next());
+  return absl::OkStatus();
+}
+
+absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
+                              v1::LeaseTrialResponse* next) {
+  const size_t n = leases.size();
+  std::vector<std::unique_ptr<CurrentLease>> current;
+  std::vector<std::unique_ptr<ReportingObserver>> observers;
+  std::vector<training::TrainingObserver*> observer_ptrs;
+  for (const v1::Lease& lease : leases) {
+    auto c = std::make_unique<CurrentLease>();
+    c->trial_id = lease.trial_id();
+    c->attempt = lease.attempt();
+    observers.push_back(std::make_unique<ReportingObserver>(
+        absl::StrCat("trial ", lease.trial_id(), " attempt ", lease.attempt()),
+        lease.config().training().max_steps(),
+        [this, &lease](const std::vector<v1::MetricPoint>& points) {
+          return SendPoints(lease, points);
+        },
+        &stop_, &c->lost, &c->step));
+    observer_ptrs.push_back(observers.back().get());
+    current.push_back(std::move(c));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& c : current) current_.push_back(c.get());
+  }
+  struct Clear {
+    Agent* agent;
+    ~Clear() {
+      absl::MutexLock lock(&agent->mu_);
+      agent->current_.clear();
+    }
+  } clear{this};
+
+  std::vector<absl::StatusOr<training::TrialOutcome>> outcomes =
+      TrainLeases(leases, observer_ptrs);
 
   // The completions, built once: building one takes the observer's pending
   // points.
   std::vector<std::optional<v1::CompleteTrialRequest>> completions(n);
   for (size_t i = 0; i < n; ++i) {
-    const absl::StatusOr<training::TrialOutcome>& outcome = outcomes[i];
-    if (!outcome.ok() || outcome->end == training::TrialEnd::kStopped) continue;
-    v1::CompleteTrialRequest& req = completions[i].emplace();
-    req.set_worker_id(worker_id_);
-    req.set_worker_key(worker_key_);
-    req.set_trial_id(leases[i].trial_id());
-    req.set_attempt(leases[i].attempt());
-    req.set_diverged(outcome->end == training::TrialEnd::kDiverged);
-    req.set_steps(outcome->steps);
-    for (const auto& [k, v] : outcome->results) (*req.mutable_results())[k] = v;
-    for (const training::Heatmap& h : outcome->heatmaps) {
-      v1::Heatmap* ph = req.add_heatmaps();
-      ph->set_name(h.name);
-      ph->set_x_label(h.x_label);
-      ph->set_y_label(h.y_label);
-      for (double e : h.x_edges) ph->add_x_edges(e);
-      for (double e : h.y_edges) ph->add_y_edges(e);
-      for (double v : h.values) ph->add_values(v);
-    }
-    *req.mutable_provenance() = provenance_;
-    req.mutable_provenance()->set_device(
-        absl::StrCat(device_.str(), n > 1 ? " (batch of " : "",
-                     n > 1 ? absl::StrCat(n, ")") : ""));
-    for (const auto& [setting, sha] : outcome->input_sha256)
-      (*req.mutable_provenance()->mutable_input_sha256())[setting] = sha;
-    for (auto& p : observers[i]->TakePending())
-      *req.add_final_points() = std::move(p);
-    for (const training::MetricPoint& p : outcome->final_points)
-      *req.add_final_points() = ToProto(p);
+    if (!outcomes[i].ok() || outcomes[i]->end == training::TrialEnd::kStopped)
+      continue;
+    completions[i] =
+        Completion(leases[i], *outcomes[i], observers[i]->TakePending(), n);
   }
 
   // A batch that ended well reports in one RPC (one transaction) per 256
-  // trials, the last of which also brings the next batch. If the
-  // coordinator refuses a call as a whole (a lease lost meanwhile, or a
-  // server without CompleteTrials), each of its trials reports alone below
-  // and gets its own verdict.
+  // trials, the last of which also brings the next batch. If the coordinator
+  // refuses a call as a whole (a lease lost meanwhile, or a server without
+  // CompleteTrials), each of its trials reports alone below and gets its own
+  // verdict.
   std::vector<bool> reported(n, false);
-  const bool all_completed =
-      n > 1 && std::all_of(completions.begin(), completions.end(),
-                           [](const auto& c) { return c.has_value(); });
-  if (all_completed) {
-    const size_t per_call = limits::kMaxCompletionsPerCall;
-    for (size_t begin = 0; begin < n; begin += per_call) {
-      const size_t end = std::min(n, begin + per_call);
-      v1::CompleteTrialsRequest req;
-      req.set_worker_id(worker_id_);
-      req.set_worker_key(worker_key_);
-      for (size_t i = begin; i < end; ++i) *req.add_trials() = *completions[i];
-      if (end == n && !stop_) {
-        req.set_lease_next(config_.batch_trials);
-        req.set_memory_budget_bytes(config_.memory_budget_bytes);
-        req.set_fill_budget(config_.fill_budget);
-        // Holds nothing else once these are done: every earlier call of
-        // the batch went through.
-        req.set_resend_held(std::all_of(reported.begin(),
-                                        reported.begin() + begin,
-                                        [](bool r) { return r; }));
-      }
-      v1::CompleteTrialsResponse resp;
-      absl::Status g = WithRetry("CompleteTrials", [&] {
-        return client_->CompleteTrials(req, &resp);
-      });
-      if (!g.ok()) {
-        std::fprintf(stderr,
-                     "qkov-worker: batch completion refused (%s); completing "
-                     "its trials one by one\n",
-                     TerminalSafe(g.ToString()).c_str());
-        continue;
-      }
-      trials_completed_ += static_cast<int>(end - begin);
-      std::fill(reported.begin() + begin, reported.begin() + end, true);
-      if (resp.has_next()) *next = std::move(*resp.mutable_next());
-    }
-    if (std::all_of(reported.begin(), reported.end(),
-                    [](bool r) { return r; })) {
-      return absl::OkStatus();
-    }
+  if (n > 1 && std::all_of(completions.begin(), completions.end(),
+                           [](const auto& c) { return c.has_value(); })) {
+    std::vector<v1::CompleteTrialRequest> batch;
+    for (const auto& c : completions) batch.push_back(*c);
+    CompleteBatch(batch, &reported, next);
   }
-
   absl::Status result = absl::OkStatus();
   for (size_t i = 0; i < n; ++i) {
     if (reported[i]) continue;
-    const v1::Lease& lease = leases[i];
-    absl::StatusOr<training::TrialOutcome>& outcome = outcomes[i];
-    absl::Status s;
-    if (!outcome.ok()) {
-      // Out of memory: the config does not fit, on this worker or (as the
-      // coordinator's estimate let it through) likely on any; retrying
-      // would only repeat the allocation.
-      const bool oom = absl::IsResourceExhausted(outcome.status());
-      s = fail(i,
-               TruncatedReason(oom ? absl::StrCat("out of memory: ",
-                                                  outcome.status().message())
-                                   : outcome.status().ToString()),
-               false, "", 0, /*permanent=*/oom);
-    } else if (outcome->end == training::TrialEnd::kStopped) {
-      if (current[i]->lost) {
-        s = absl::AbortedError(absl::StrCat(
-            "trial ", lease.trial_id(),
-            ": lease lost, sweep cancelled or trial stopped early; dropped"));
-      } else {
-        // Stop(): hand the trial back with its checkpoint; any worker resumes
-        // it. The metrics not yet sent go first, so the curve has no gap.
-        std::vector<v1::MetricPoint> pending = observers[i]->TakePending();
-        // Best effort: the hand-back goes ahead if they do not arrive (the
-        // curve then has a gap before the checkpoint step).
-        if (!pending.empty()) send_points(i, std::move(pending)).IgnoreError();
-        s = fail(
-            i,
-            absl::StrCat("worker stopped by signal at step ", outcome->steps),
-            true, outcome->checkpoint, outcome->steps);
-      }
-    } else {
-      v1::CompleteTrialRequest& req = *completions[i];
-      // The last completion brings the next lease (a single trial; a batch
-      // worker asks for its next batch itself).
-      req.set_lease_next(!stop_ && n == 1 && config_.batch_trials <= 1 &&
-                         !config_.fill_budget);
-      req.set_resend_held(req.lease_next());  // its only lease
-      v1::CompleteTrialResponse resp;
-      absl::Status g = WithRetry(
-          "CompleteTrial", [&] { return client_->CompleteTrial(req, &resp); });
-      s = g;
-      if (s.ok()) {
-        ++trials_completed_;
-        if (resp.has_next()) *next = std::move(*resp.mutable_next());
-      }
-    }
+    absl::Status s = ReportAlone(
+        leases[i], outcomes[i], *current[i], *observers[i],
+        completions[i].has_value() ? &*completions[i] : nullptr, n == 1, next);
     if (!s.ok()) {
       std::fprintf(stderr, "qkov-worker: trial %s: %s\n",
-                   TerminalSafe(lease.trial_id()).c_str(),
+                   TerminalSafe(leases[i].trial_id()).c_str(),
                    TerminalSafe(s.ToString()).c_str());
       if (result.ok()) result = s;
     }

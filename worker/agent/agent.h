@@ -22,8 +22,11 @@
 #include "common/channel.h"
 #include "qkov/v1/worker.pb.h"
 #include "worker/agent/coordinator_client.h"
+#include "worker/training/trainer.h"
 
 namespace qkov::agent {
+
+class ReportingObserver;  // agent.cc: a lease's reports to the coordinator
 
 struct AgentConfig {
   std::string server;  // host:port
@@ -80,6 +83,42 @@ class Agent {
   // lease with a completion, it lands in *next. Returns the first error.
   absl::Status RunLeases(const std::vector<qkov::v1::Lease>& leases,
                          qkov::v1::LeaseTrialResponse* next);
+  // The steps of RunLeases. Trains the leases (in one batch when their
+  // trainer can batch them, else one by one); an outcome per lease, the
+  // error of a lease whose settings this worker refuses.
+  std::vector<absl::StatusOr<training::TrialOutcome>> TrainLeases(
+      const std::vector<qkov::v1::Lease>& leases,
+      const std::vector<training::TrainingObserver*>& observers);
+  // A finished trial's completion: results, heatmaps, provenance (the
+  // device with "(batch of N)"), the points not yet sent and the final
+  // points.
+  qkov::v1::CompleteTrialRequest Completion(
+      const qkov::v1::Lease& lease, const training::TrialOutcome& outcome,
+      std::vector<qkov::v1::MetricPoint> pending, size_t batch_size) const;
+  // Completes a batch in calls of at most limits::kMaxCompletionsPerCall,
+  // the last asking for the next batch (into *next); marks what went
+  // through in *reported.
+  void CompleteBatch(const std::vector<qkov::v1::CompleteTrialRequest>& batch,
+                     std::vector<bool>* reported,
+                     qkov::v1::LeaseTrialResponse* next);
+  // Reports one lease on its own: a failure (permanent when out of memory),
+  // a drop (lease lost: ABORTED, nothing sent), a hand-back with its
+  // checkpoint after Stop(), or its completion (asking for the next lease
+  // when it is the only one and this agent leases one at a time).
+  absl::Status ReportAlone(
+      const qkov::v1::Lease& lease,
+      const absl::StatusOr<training::TrialOutcome>& outcome,
+      const CurrentLease& current, ReportingObserver& observer,
+      qkov::v1::CompleteTrialRequest* completion, bool single,
+      qkov::v1::LeaseTrialResponse* next);
+  absl::Status FailLease(const qkov::v1::Lease& lease,
+                         const std::string& reason, bool preempted,
+                         const std::string& checkpoint, int64_t checkpoint_step,
+                         bool permanent = false);
+  // Sends a report; FAILED_PRECONDITION when the coordinator answers that
+  // the sweep's early-stopping rule ended the trial.
+  absl::Status SendPoints(const qkov::v1::Lease& lease,
+                          std::vector<qkov::v1::MetricPoint> points);
   void HeartbeatLoop();
   // Retries UNAVAILABLE/DEADLINE_EXCEEDED with backoff until
   // unreachable_timeout or Stop(); other errors return at once. `what` (the

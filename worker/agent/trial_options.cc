@@ -1,12 +1,18 @@
 #include "worker/agent/trial_options.h"
 
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
+#include "common/proto_enums.h"
+#include "common/status_macros.h"
 
 namespace qkov::agent {
 
 namespace {
 
-absl::Status ToSource(const qkov::v1::TextData& d, const std::string& field,
+namespace v1 = ::qkov::v1;
+
+absl::Status ToSource(const v1::TextData& d, const std::string& field,
                       training::text::TextSource* out) {
   if (d.path().empty()) return absl::OkStatus();  // no such split
   absl::StatusOr<training::text::TextFormat> format =
@@ -22,18 +28,12 @@ absl::Status ToSource(const qkov::v1::TextData& d, const std::string& field,
   return absl::OkStatus();
 }
 
-absl::Status ToTextOptions(const qkov::v1::TextTask& x,
+absl::Status ToTextOptions(const v1::TextTask& x,
                            training::text::TextTaskOptions* t) {
-  if (absl::Status s = ToSource(x.train(), "training.text.train", &t->train);
-      !s.ok())
-    return s;
-  if (absl::Status s =
-          ToSource(x.validation(), "training.text.validation", &t->validation);
-      !s.ok())
-    return s;
-  if (absl::Status s = ToSource(x.test(), "training.text.test", &t->test);
-      !s.ok())
-    return s;
+  RETURN_IF_ERROR(ToSource(x.train(), "training.text.train", &t->train));
+  RETURN_IF_ERROR(
+      ToSource(x.validation(), "training.text.validation", &t->validation));
+  RETURN_IF_ERROR(ToSource(x.test(), "training.text.test", &t->test));
   t->train_fraction = x.train_fraction();
   t->validation_fraction = x.validation_fraction();
   t->split_seed = x.split_seed();
@@ -54,17 +54,24 @@ absl::Status ToTextOptions(const qkov::v1::TextTask& x,
   m.layer_norm = x.layer_norm();
   m.causal = x.causal();
   m.padding_mask = x.padding_mask();
-  m.readout = x.readout() == qkov::v1::READOUT_LAST_TOKEN
-                  ? training::text::Readout::kLastToken
-                  : training::text::Readout::kFirstPad;
+  ASSIGN_OR_RETURN(
+      m.readout,
+      FromProtoEnum<training::text::Readout>(
+          x.readout(), "training.text.readout",
+          {{v1::READOUT_LAST_TOKEN, training::text::Readout::kLastToken},
+           {v1::READOUT_FIRST_PAD, training::text::Readout::kFirstPad}}));
   m.init_std = x.init_std();
   t->epochs = x.epochs();
-  auto group = [](qkov::v1::ParamGroupKind g) {
-    return g == qkov::v1::PARAM_GROUP_QK ? training::ParamGroup::kQk
-                                         : training::ParamGroup::kOv;
-  };
-  t->embed_group = group(x.embed_group());
-  t->pos_group = group(x.pos_group());
+  for (auto [group, field, out] :
+       {std::tuple{x.embed_group(), "training.text.embed_group",
+                   &t->embed_group},
+        std::tuple{x.pos_group(), "training.text.pos_group", &t->pos_group}}) {
+    ASSIGN_OR_RETURN(*out,
+                     FromProtoEnum<training::ParamGroup>(
+                         group, field,
+                         {{v1::PARAM_GROUP_QK, training::ParamGroup::kQk},
+                          {v1::PARAM_GROUP_OV, training::ParamGroup::kOv}}));
+  }
   t->mlp_lr_multiplier = x.mlp_lr_multiplier();
   t->weight_decay = {x.qk_weight_decay(), x.ov_weight_decay(),
                      x.mlp_weight_decay()};
@@ -75,7 +82,7 @@ absl::Status ToTextOptions(const qkov::v1::TextTask& x,
   return absl::OkStatus();
 }
 
-training::squad::SquadSource ToSquadSource(const qkov::v1::SquadData& d) {
+training::squad::SquadSource ToSquadSource(const v1::SquadData& d) {
   training::squad::SquadSource s;
   s.path = d.path();
   s.article_begin = d.article_begin();
@@ -85,7 +92,7 @@ training::squad::SquadSource ToSquadSource(const qkov::v1::SquadData& d) {
   return s;
 }
 
-void ToSquadOptions(const qkov::v1::SquadTask& x,
+void ToSquadOptions(const v1::SquadTask& x,
                     training::squad::SquadTaskOptions* q) {
   q->train = ToSquadSource(x.train());
   q->eval = ToSquadSource(x.eval());
@@ -125,54 +132,36 @@ void ToSquadOptions(const qkov::v1::SquadTask& x,
 }  // namespace
 
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
-    const qkov::v1::TrialConfig& c) {
+    const v1::TrialConfig& c) {
   training::TrialOptions o;
-  const qkov::v1::Training& t = c.training();
-  switch (t.task()) {
-    case qkov::v1::TASK_SYNTHETIC:
-      o.kind = training::TaskKind::kSynthetic;
-      break;
-    case qkov::v1::TASK_FIXED_ATTENTION:
-      o.kind = training::TaskKind::kFixedAttention;
-      break;
-    case qkov::v1::TASK_THEORY:
-      o.kind = training::TaskKind::kTheory;
-      break;
-    case qkov::v1::TASK_TEXT:
-    case qkov::v1::TASK_HATEXPLAIN:
-    case qkov::v1::TASK_SVA:
-      o.kind = training::TaskKind::kText;
-      if (absl::Status s = ToTextOptions(t.text(), &o.text); !s.ok()) return s;
-      break;
-    case qkov::v1::TASK_SQUAD:
-      o.kind = training::TaskKind::kSquad;
-      ToSquadOptions(t.squad(), &o.squad);
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("training.task: unknown value ", t.task()));
+  const v1::Training& t = c.training();
+  ASSIGN_OR_RETURN(
+      o.kind,
+      FromProtoEnum<training::TaskKind>(
+          t.task(), "training.task",
+          {{v1::TASK_SYNTHETIC, training::TaskKind::kSynthetic},
+           {v1::TASK_FIXED_ATTENTION, training::TaskKind::kFixedAttention},
+           {v1::TASK_THEORY, training::TaskKind::kTheory},
+           {v1::TASK_TEXT, training::TaskKind::kText},
+           {v1::TASK_HATEXPLAIN, training::TaskKind::kText},
+           {v1::TASK_SVA, training::TaskKind::kText},
+           {v1::TASK_SQUAD, training::TaskKind::kSquad}}));
+  if (o.kind == training::TaskKind::kText) {
+    RETURN_IF_ERROR(ToTextOptions(t.text(), &o.text));
+  } else if (o.kind == training::TaskKind::kSquad) {
+    ToSquadOptions(t.squad(), &o.squad);
   }
-  switch (c.parameterization()) {
-    case qkov::v1::FAFO:
-      o.parameterization = training::Parameterization::kFafo;
-      break;
-    case qkov::v1::FACO:
-      o.parameterization = training::Parameterization::kFaco;
-      break;
-    case qkov::v1::CAFO:
-      o.parameterization = training::Parameterization::kCafo;
-      break;
-    case qkov::v1::CACO:
-      o.parameterization = training::Parameterization::kCaco;
-      break;
-    default:
-      if (o.kind != training::TaskKind::kTheory) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "parameterization: unknown value ", c.parameterization()));
-      }
+  if (o.kind != training::TaskKind::kTheory) {  // the ODE has none
+    ASSIGN_OR_RETURN(o.parameterization,
+                     FromProtoEnum<training::Parameterization>(
+                         c.parameterization(), "parameterization",
+                         {{v1::FAFO, training::Parameterization::kFafo},
+                          {v1::FACO, training::Parameterization::kFaco},
+                          {v1::CAFO, training::Parameterization::kCafo},
+                          {v1::CACO, training::Parameterization::kCaco}}));
   }
   o.alpha = c.alpha();
-  const qkov::v1::Theory& th = t.theory();
+  const v1::Theory& th = t.theory();
   o.theory.m = th.m();
   o.theory.n = th.n();
   o.theory.b = th.b();
@@ -192,52 +181,35 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
   o.synthetic.distinct_per_class = t.synthetic().distinct_per_class();
   o.synthetic.seq_len = t.synthetic().seq_len();
   const auto& opt = t.optimizer();
-  switch (opt.kind()) {
-    case qkov::v1::SGD:
-      o.optimizer.kind = training::OptimizerKind::kSgd;
-      break;
-    case qkov::v1::ADAMW:
-      o.optimizer.kind = training::OptimizerKind::kAdamW;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          "training.optimizer.kind: unknown value");
-  }
-  switch (opt.schedule()) {
-    case qkov::v1::CONSTANT:
-      o.optimizer.schedule = training::ScheduleKind::kConstant;
-      break;
-    case qkov::v1::COSINE_WARMUP:
-      o.optimizer.schedule = training::ScheduleKind::kCosineWarmup;
-      break;
-    case qkov::v1::QK_RAMP:
-      o.optimizer.schedule = training::ScheduleKind::kQkRamp;
-      break;
-    case qkov::v1::ONE_CYCLE:
-      o.optimizer.schedule = training::ScheduleKind::kOneCycle;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          "training.optimizer.schedule: unknown value");
-  }
+  ASSIGN_OR_RETURN(o.optimizer.kind,
+                   FromProtoEnum<training::OptimizerKind>(
+                       opt.kind(), "training.optimizer.kind",
+                       {{v1::SGD, training::OptimizerKind::kSgd},
+                        {v1::ADAMW, training::OptimizerKind::kAdamW}}));
+  ASSIGN_OR_RETURN(
+      o.optimizer.schedule,
+      FromProtoEnum<training::ScheduleKind>(
+          opt.schedule(), "training.optimizer.schedule",
+          {{v1::CONSTANT, training::ScheduleKind::kConstant},
+           {v1::COSINE_WARMUP, training::ScheduleKind::kCosineWarmup},
+           {v1::QK_RAMP, training::ScheduleKind::kQkRamp},
+           {v1::ONE_CYCLE, training::ScheduleKind::kOneCycle}}));
   o.optimizer.momentum = opt.momentum();
   o.optimizer.weight_decay = opt.weight_decay();
   o.optimizer.adam_beta1 = opt.adam_beta1();
   o.optimizer.adam_beta2 = opt.adam_beta2();
   o.optimizer.adam_eps = opt.adam_eps();
   o.optimizer.warmup_steps = opt.warmup_steps();
-  auto init = [](qkov::v1::InitKind k) -> absl::StatusOr<training::InitKind> {
-    if (k == qkov::v1::INIT_IDENTITY) return training::InitKind::kIdentity;
-    if (k == qkov::v1::INIT_DEFAULT_LINEAR)
-      return training::InitKind::kDefaultLinear;
-    return absl::InvalidArgumentError("training.init: unknown init kind");
-  };
-  auto qk = init(t.init().qk());
-  if (!qk.ok()) return qk.status();
-  auto ov = init(t.init().ov());
-  if (!ov.ok()) return ov.status();
-  o.init.qk = *qk;
-  o.init.ov = *ov;
+  for (auto [kind, field, out] :
+       {std::tuple{t.init().qk(), "training.init.qk", &o.init.qk},
+        std::tuple{t.init().ov(), "training.init.ov", &o.init.ov}}) {
+    ASSIGN_OR_RETURN(
+        *out,
+        FromProtoEnum<training::InitKind>(
+            kind, field,
+            {{v1::INIT_IDENTITY, training::InitKind::kIdentity},
+             {v1::INIT_DEFAULT_LINEAR, training::InitKind::kDefaultLinear}}));
+  }
   o.init.identity_scale = t.init().identity_scale();
   o.max_steps = t.max_steps();
   o.batch_size = t.batch_size();

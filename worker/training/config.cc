@@ -1,33 +1,44 @@
 #include "worker/training/config.h"
 
+#include <iterator>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/trial_rules.h"
 
 namespace qkov::training {
 
+namespace {
+
+// The parameterizations by name, in the paper's order (one table for both
+// directions and the refusal's list).
+constexpr std::pair<Parameterization, const char*> kParameterizations[] = {
+    {Parameterization::kFafo, "FAFO"},
+    {Parameterization::kFaco, "FACO"},
+    {Parameterization::kCafo, "CAFO"},
+    {Parameterization::kCaco, "CACO"}};
+
+}  // namespace
+
 const char* ParameterizationName(Parameterization p) {
-  switch (p) {
-    case Parameterization::kFafo:
-      return "FAFO";
-    case Parameterization::kFaco:
-      return "FACO";
-    case Parameterization::kCafo:
-      return "CAFO";
-    case Parameterization::kCaco:
-      return "CACO";
+  for (const auto& [value, name] : kParameterizations) {
+    if (value == p) return name;
   }
   return "?";
 }
 
 absl::StatusOr<Parameterization> ParseParameterization(
     const std::string& name) {
-  if (name == "FAFO") return Parameterization::kFafo;
-  if (name == "FACO") return Parameterization::kFaco;
-  if (name == "CAFO") return Parameterization::kCafo;
-  if (name == "CACO") return Parameterization::kCaco;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown parameterization '", name,
-                   "' (expected FAFO, FACO, CAFO or CACO)"));
+  std::string expected;
+  const size_t n = std::size(kParameterizations);
+  for (size_t i = 0; i < n; ++i) {
+    if (name == kParameterizations[i].second)
+      return kParameterizations[i].first;
+    if (i > 0) expected += i + 1 == n ? " or " : ", ";
+    expected += kParameterizations[i].second;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown parameterization '", name, "' (expected ", expected, ")"));
 }
 
 const char* TaskKindName(TaskKind kind) {

@@ -9,6 +9,7 @@
 
 #include "common/lease_limits.h"
 #include "server/core/sweep_spec.h"
+#include "server/core/trial_memory.h"
 
 namespace qkov::core {
 namespace {

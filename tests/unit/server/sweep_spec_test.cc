@@ -1,6 +1,7 @@
 // Sweep specs: defaults, validation messages naming the field, expansion,
 // and trial ids that do not depend on grid order.
 #include "server/core/sweep_spec.h"
+#include "server/core/trial_memory.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>

@@ -222,10 +222,24 @@ absl::Status LoadCheckpoint(
   return absl::OkStatus();
 }
 
-absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
-                                      TrainingObserver* observer,
-                                      const torch::Device& device,
-                                      const std::string& resume_from) {
+// A trial's data, tokenized, with the ids renumbered into the token
+// embedding's rows.
+struct PreparedText {
+  Splits splits;
+  EncodedText train, validation, test;
+  // The token embedding keeps the rows of the tokens the three splits hold
+  // (about half of bert-base-uncased's 30,522 on HateXplain or SVA): the
+  // same training, with the per-step passes over the embedding, its
+  // gradient and its optimizer state cut to those rows. A checkpoint of
+  // format 2 (the whole vocabulary) resumes with the whole vocabulary.
+  torch::Tensor vocab_rows;
+  int64_t pad_id = 0;  // renumbered
+  int64_t vocab_size = 0;
+  std::string vocab_sha256;
+};
+
+absl::StatusOr<PreparedText> PrepareText(const TrialOptions& o,
+                                         const std::string& resume_from) {
   const TextTaskOptions& t = o.text;
   absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> tokenizer =
       WordPieceTokenizer::Load(t.tokenizer);
@@ -233,18 +247,15 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   const WordPieceTokenizer& tok = **tokenizer;
   absl::StatusOr<Splits> splits = LoadSplits(t, o.eval.num_examples);
   if (!splits.ok()) return splits.status();
+  PreparedText p;
+  p.splits = *std::move(splits);
   const int64_t len = t.model.max_len;
-  EncodedText train = EncodeExamples(tok, splits->train.examples, len);
-  EncodedText validation = EncodeExamples(tok, splits->validation, len);
-  EncodedText test = EncodeExamples(tok, splits->test, len);
-  const int64_t n = train.ids.size(0);
+  p.train = EncodeExamples(tok, p.splits.train.examples, len);
+  p.validation = EncodeExamples(tok, p.splits.validation, len);
+  p.test = EncodeExamples(tok, p.splits.test, len);
+  p.vocab_size = tok.vocab_size();
+  p.vocab_sha256 = tok.vocab_sha256();
 
-  // The token embedding keeps the rows of the tokens the three splits hold
-  // (about half of bert-base-uncased's 30,522 on HateXplain or SVA): the
-  // same training, with the per-step passes over the embedding, its
-  // gradient and its optimizer state cut to those rows. The model reads
-  // ids renumbered into them. A checkpoint of format 2 (the whole
-  // vocabulary) resumes with the whole vocabulary.
   int64_t resume_format = kTextCheckpointFormat;
   if (!resume_from.empty()) {
     absl::Status read = CatchTorchErrors(
@@ -255,32 +266,44 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
         "checkpoint does not parse");
     if (!read.ok()) return read;
   }
-  const torch::Tensor vocab_rows =
-      resume_format == kWholeVocabularyFormat
-          ? torch::arange(tok.vocab_size(), torch::kInt64)
-          : HeldTokens({&train, &validation, &test}, tok.pad_id(),
-                       tok.vocab_size());
+  p.vocab_rows = resume_format == kWholeVocabularyFormat
+                     ? torch::arange(tok.vocab_size(), torch::kInt64)
+                     : HeldTokens({&p.train, &p.validation, &p.test},
+                                  tok.pad_id(), tok.vocab_size());
   torch::Tensor renumber = torch::full({tok.vocab_size()}, -1, torch::kInt64);
-  renumber.index_put_({vocab_rows},
-                      torch::arange(vocab_rows.size(0), torch::kInt64));
-  for (EncodedText* e : {&train, &validation, &test})
+  renumber.index_put_({p.vocab_rows},
+                      torch::arange(p.vocab_rows.size(0), torch::kInt64));
+  for (EncodedText* e : {&p.train, &p.validation, &p.test})
     e->ids = renumber.index_select(0, e->ids.reshape(-1)).view_as(e->ids);
-  const int64_t pad_id = renumber[tok.pad_id()].item<int64_t>();
+  p.pad_id = renumber[tok.pad_id()].item<int64_t>();
+  return p;
+}
 
-  TextModelOptions mo = t.model;
-  mo.vocab_size = tok.vocab_size();
-  mo.num_classes = static_cast<int64_t>(splits->train.label_names.size());
-  TextModel model(mo, o.parameterization, MixSeed(o.seed, kInitStream));
-  model->KeepVocabularyRows(vocab_rows);
-  model->to(device);
+// The parameters a trial trains, by group (QK, OV, and MLP unless it is
+// frozen), and their optimizer: one fused pass a step (StackedOptimizer,
+// one trial: torch.optim's SGD and AdamW with per-group weight decay), not
+// torch::optim's dozen passes over the token embedding.
+struct Trainable {
+  std::vector<torch::Tensor> params;
+  std::vector<std::string> names;
+  std::vector<ParamGroup> groups;
+  std::unique_ptr<StackedOptimizer> optimizer;
 
-  // The trained parameters by group: QK, OV, and MLP unless it is frozen.
-  // One fused pass a step (StackedOptimizer, one trial: torch.optim's SGD
-  // and AdamW with per-group weight decay), not torch::optim's dozen passes
-  // over the token embedding.
-  std::vector<torch::Tensor> trained;
-  std::vector<std::string> trained_names;
-  std::vector<ParamGroup> trained_groups;
+  // (Re)makes the optimizer over the parameters' current storage: again
+  // after a checkpoint's weights are loaded into them.
+  StackedOptimizer& MakeOptimizer(const TrialOptions& o) {
+    std::vector<torch::Tensor> stacked;  // [1, ...] views of `params`
+    for (const torch::Tensor& p : params) stacked.push_back(p.unsqueeze(0));
+    optimizer =
+        std::make_unique<StackedOptimizer>(o.optimizer, stacked, groups);
+    optimizer->set_weight_decay(o.text.weight_decay);
+    return *optimizer;
+  }
+};
+
+Trainable TrainableOf(TextModel& model, const TrialOptions& o) {
+  const TextTaskOptions& t = o.text;
+  Trainable tr;
   auto named = model->named_parameters();
   for (const auto& [name, group] :
        model->ParamGroups(t.embed_group, t.pos_group)) {
@@ -289,21 +312,117 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
       p.set_requires_grad(false);
       continue;
     }
-    trained.push_back(p);
-    trained_names.push_back(name);
-    trained_groups.push_back(group);
+    tr.params.push_back(p);
+    tr.names.push_back(name);
+    tr.groups.push_back(group);
   }
-  std::unique_ptr<StackedOptimizer> optimizer;
-  auto make_optimizer = [&]() -> StackedOptimizer& {
-    std::vector<torch::Tensor> stacked;  // [1, ...] views of `trained`
-    for (const torch::Tensor& p : trained) stacked.push_back(p.unsqueeze(0));
-    optimizer = std::make_unique<StackedOptimizer>(o.optimizer, stacked,
-                                                   trained_groups);
-    optimizer->set_weight_decay(t.weight_decay);
-    return *optimizer;
-  };
-  make_optimizer();
-  const std::vector<bool> live = {true};
+  tr.MakeOptimizer(o);
+  return tr;
+}
+
+// One step on the examples `idx` of the training split: the batch's mean
+// loss and the examples it classified right.
+std::pair<double, double> TrainStep(TextModel& model, const EncodedText& train,
+                                    const torch::Tensor& idx, int64_t pad_id,
+                                    const LearningRates& lr,
+                                    const TextTaskOptions& t,
+                                    const torch::Device& device,
+                                    Trainable& tr) {
+  static const std::vector<bool> kLive = {true};
+  const torch::Tensor ids = train.ids.index_select(0, idx).to(device);
+  const torch::Tensor labels = train.labels.index_select(0, idx).to(device);
+  GroupRates rates;
+  rates[static_cast<int>(ParamGroup::kQk)] = {lr.qk};
+  rates[static_cast<int>(ParamGroup::kOv)] = {lr.ov};
+  rates[static_cast<int>(ParamGroup::kMlp)] = {lr.ov * t.mlp_lr_multiplier};
+  for (torch::Tensor& p : tr.params) {
+    if (p.grad().defined()) p.mutable_grad().zero_();
+  }
+  const torch::Tensor logits = model->Logits(ids, pad_id);
+  const torch::Tensor loss = torch::cross_entropy_loss(logits, labels);
+  loss.backward();
+  if (t.grad_clip > 0)
+    torch::nn::utils::clip_grad_norm_(tr.params, t.grad_clip);
+  std::vector<torch::Tensor> grads;
+  for (const torch::Tensor& p : tr.params) {
+    grads.push_back(p.grad().defined() ? p.grad().unsqueeze(0)
+                                       : torch::Tensor());
+  }
+  tr.optimizer->Step(rates, kLive, grads);
+  return {loss.item<double>(),
+          logits.argmax(1).eq(labels).sum().item<double>()};
+}
+
+// The evaluation after training (both splits with every metric, the
+// training accuracy as the authors report it) and the trial's counts.
+void AddFinalResults(const TrialOptions& o, TextModel& model,
+                     const PreparedText& p, int64_t steps, int64_t per_epoch,
+                     const torch::Device& device, TrialOutcome* outcome) {
+  const TextTaskOptions& t = o.text;
+  TextEvalOptions eo;
+  eo.tau_attention = o.eval.tau_attention;
+  eo.tau_probability = o.eval.tau_probability;
+  eo.dtap_attention_edges = o.eval.dtap_attention_edges;
+  eo.dtap_probability_edges = o.eval.dtap_probability_edges;
+  eo.rollout_alpha = t.rollout_alpha;
+  eo.k_percent = t.k_percent;
+  const std::string x_label = "rationale attention (layer 0, head 0)";
+  for (auto [name, data] :
+       {std::pair{"validation", &p.validation}, std::pair{"test", &p.test}}) {
+    const int64_t examples = data->ids.size(0);
+    if (examples == 0) continue;
+    AddEvaluation(name, EvaluateText(model, *data, p.pad_id, eo), x_label,
+                  outcome);
+    outcome->results[absl::StrCat(name, "_examples")] =
+        static_cast<double>(examples);
+  }
+  // Training accuracy on (at most evaluation.num_examples of) the training
+  // set.
+  const int64_t n = p.train.ids.size(0);
+  {
+    torch::NoGradGuard no_grad;
+    model->eval();
+    const int64_t m = std::min<int64_t>(n, o.eval.num_examples);
+    double correct = 0;
+    for (int64_t s = 0; s < m; s += 256) {
+      const int64_t b = std::min<int64_t>(256, m - s);
+      const torch::Tensor logits =
+          model->Logits(p.train.ids.narrow(0, s, b).to(device), p.pad_id);
+      correct += logits.argmax(1)
+                     .eq(p.train.labels.narrow(0, s, b).to(device))
+                     .sum()
+                     .item<double>();
+    }
+    outcome->results["train_accuracy"] = correct / m;
+  }
+  outcome->results["steps"] = static_cast<double>(steps);
+  outcome->results["epochs"] = static_cast<double>(steps) / per_epoch;
+  outcome->results["train_examples"] = static_cast<double>(n);
+  outcome->results["vocab_rows"] = static_cast<double>(p.vocab_rows.size(0));
+  outcome->results["train_truncated_fraction"] =
+      static_cast<double>(p.train.truncated) / std::max<int64_t>(n, 1);
+  outcome->results["dropped_examples"] =
+      static_cast<double>(p.splits.train.dropped);
+  outcome->results["converged"] = 0;
+}
+
+absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
+                                      TrainingObserver* observer,
+                                      const torch::Device& device,
+                                      const std::string& resume_from) {
+  const TextTaskOptions& t = o.text;
+  absl::StatusOr<PreparedText> prepared = PrepareText(o, resume_from);
+  if (!prepared.ok()) return prepared.status();
+  const PreparedText& p = *prepared;
+  const int64_t n = p.train.ids.size(0);
+
+  TextModelOptions mo = t.model;
+  mo.vocab_size = p.vocab_size;
+  mo.num_classes = static_cast<int64_t>(p.splits.train.label_names.size());
+  TextModel model(mo, o.parameterization, MixSeed(o.seed, kInitStream));
+  model->KeepVocabularyRows(p.vocab_rows);
+  model->to(device);
+  Trainable tr = TrainableOf(model, o);
 
   const int64_t batch = o.batch_size;
   const int64_t per_epoch = (n + batch - 1) / batch;
@@ -316,15 +435,17 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   }
 
   TrialOutcome outcome;
-  outcome.input_sha256 = splits->sha256;
-  outcome.input_sha256["text.vocab_path"] = tok.vocab_sha256();
+  outcome.input_sha256 = p.splits.sha256;
+  outcome.input_sha256["text.vocab_path"] = p.vocab_sha256;
   LoopState st;
   st.order_rng.seed(MixSeed(o.seed, kOrderStream));
   if (!resume_from.empty()) {
     absl::Status loaded = CatchTorchErrors(
         [&] {
-          return LoadCheckpoint(resume_from, model, make_optimizer,
-                                trained_names, vocab_rows, total, &st);
+          return LoadCheckpoint(
+              resume_from, model,
+              [&]() -> StackedOptimizer& { return tr.MakeOptimizer(o); },
+              tr.names, p.vocab_rows, total, &st);
         },
         "checkpoint does not parse");
     if (!loaded.ok()) return loaded;
@@ -332,8 +453,8 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   // Evaluation during training: the first eval_examples validation
   // examples, without the faithfulness forwards (docs/metrics.md).
   const EncodedText eval_subset =
-      Head(validation,
-           std::min<int64_t>(o.eval.eval_examples, validation.ids.size(0)));
+      Head(p.validation,
+           std::min<int64_t>(o.eval.eval_examples, p.validation.ids.size(0)));
   TextEvalOptions curve_eval;
   curve_eval.tau_attention = o.eval.tau_attention;
   curve_eval.rollout_alpha = t.rollout_alpha;
@@ -343,20 +464,15 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   // trimming and faulting pages in at every later step (measured: twice the
   // trial's time at 256, nothing at 32).
   curve_eval.batch = o.batch_size;
-  std::mt19937_64& order_rng = st.order_rng;
-  std::vector<int64_t>& order = st.order;
-  double& sum_loss = st.sum_loss;
-  double& sum_correct = st.sum_correct;
-  int64_t& seen = st.seen;
-  int64_t& step = st.step;
   // The token embedding's gradient lives in a dense buffer zeroed each
   // step, into which backward adds the batch's rows (sparse) alone.
-  for (size_t i = 0; i < trained.size(); ++i) {
-    if (trained_names[i] != "w_e") continue;
+  for (size_t i = 0; i < tr.params.size(); ++i) {
+    if (tr.names[i] != "w_e") continue;
     model->set_sparse_embedding_gradient(true);
-    trained[i].mutable_grad() = torch::zeros_like(trained[i]);
+    tr.params[i].mutable_grad() = torch::zeros_like(tr.params[i]);
   }
   model->train();
+  int64_t& step = st.step;
   for (; step < total; ++step) {
     if (observer != nullptr) {
       const StopRequest stop = observer->PollStop();
@@ -365,43 +481,25 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
         outcome.steps = step;
         if (stop == StopRequest::kHandBack) {
           outcome.checkpoint =
-              SaveCheckpoint(model, *optimizer, trained_names, vocab_rows, st);
+              SaveCheckpoint(model, *tr.optimizer, tr.names, p.vocab_rows, st);
         }
         return outcome;
       }
     }
     const int64_t in_epoch = step % per_epoch;
-    if (in_epoch == 0) order = Permutation(n, order_rng);
+    if (in_epoch == 0) st.order = Permutation(n, st.order_rng);
     const int64_t begin = in_epoch * batch;
     const int64_t b = std::min(batch, n - begin);
-    const torch::Tensor idx = torch::tensor(
-        std::vector<int64_t>(order.begin() + begin, order.begin() + begin + b),
-        torch::kInt64);
-    const torch::Tensor ids = train.ids.index_select(0, idx).to(device);
-    const torch::Tensor labels = train.labels.index_select(0, idx).to(device);
+    const torch::Tensor idx =
+        torch::tensor(std::vector<int64_t>(st.order.begin() + begin,
+                                           st.order.begin() + begin + b),
+                      torch::kInt64);
     const LearningRates lr = ScheduledLearningRates(schedule, step);
-    GroupRates rates;
-    rates[static_cast<int>(ParamGroup::kQk)] = {lr.qk};
-    rates[static_cast<int>(ParamGroup::kOv)] = {lr.ov};
-    rates[static_cast<int>(ParamGroup::kMlp)] = {lr.ov * t.mlp_lr_multiplier};
-    for (torch::Tensor& p : trained) {
-      if (p.grad().defined()) p.mutable_grad().zero_();
-    }
-    const torch::Tensor logits = model->Logits(ids, pad_id);
-    const torch::Tensor loss = torch::cross_entropy_loss(logits, labels);
-    loss.backward();
-    if (t.grad_clip > 0)
-      torch::nn::utils::clip_grad_norm_(trained, t.grad_clip);
-    std::vector<torch::Tensor> grads;
-    for (const torch::Tensor& p : trained) {
-      grads.push_back(p.grad().defined() ? p.grad().unsqueeze(0)
-                                         : torch::Tensor());
-    }
-    optimizer->Step(rates, live, grads);
-    const double l = loss.item<double>();
-    sum_loss += l * b;
-    sum_correct += logits.argmax(1).eq(labels).sum().item<double>();
-    seen += b;
+    const auto [l, correct] =
+        TrainStep(model, p.train, idx, p.pad_id, lr, t, device, tr);
+    st.sum_loss += l * b;
+    st.sum_correct += correct;
+    st.seen += b;
     const bool last = step + 1 == total;
     if (!std::isfinite(l)) {
       outcome.end = TrialEnd::kDiverged;
@@ -415,18 +513,18 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
     std::vector<MetricPoint> points;
     if (report) {
       points = {
-          {step + 1, "train_loss", sum_loss / seen},
-          {step + 1, "train_accuracy", sum_correct / seen},
+          {step + 1, "train_loss", st.sum_loss / st.seen},
+          {step + 1, "train_accuracy", st.sum_correct / st.seen},
           {step + 1, "lr_qk", lr.qk},
           {step + 1, "lr_ov", lr.ov},
           {step + 1, "epoch", static_cast<double>(step + 1) / per_epoch},
       };
-      sum_loss = sum_correct = 0;
-      seen = 0;
+      st.sum_loss = st.sum_correct = 0;
+      st.seen = 0;
     }
     if (evaluate && eval_subset.ids.size(0) > 0) {
       AddCurvePoints(step + 1,
-                     EvaluateText(model, eval_subset, pad_id, curve_eval),
+                     EvaluateText(model, eval_subset, p.pad_id, curve_eval),
                      &points);
     }
     if (observer != nullptr && !observer->OnReport(step + 1, points)) {
@@ -437,51 +535,7 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
   }
   if (outcome.end != TrialEnd::kDiverged) outcome.end = TrialEnd::kMaxSteps;
   outcome.steps = step;
-
-  TextEvalOptions eo;
-  eo.tau_attention = o.eval.tau_attention;
-  eo.tau_probability = o.eval.tau_probability;
-  eo.dtap_attention_edges = o.eval.dtap_attention_edges;
-  eo.dtap_probability_edges = o.eval.dtap_probability_edges;
-  eo.rollout_alpha = t.rollout_alpha;
-  eo.k_percent = t.k_percent;
-  const std::string x_label = "rationale attention (layer 0, head 0)";
-  for (auto [name, data] :
-       {std::pair{"validation", &validation}, std::pair{"test", &test}}) {
-    const int64_t examples = data->ids.size(0);
-    if (examples == 0) continue;
-    AddEvaluation(name, EvaluateText(model, *data, pad_id, eo), x_label,
-                  &outcome);
-    outcome.results[absl::StrCat(name, "_examples")] =
-        static_cast<double>(examples);
-  }
-  // Training accuracy on (at most evaluation.num_examples of) the training
-  // set, as the authors report it.
-  {
-    torch::NoGradGuard no_grad;
-    model->eval();
-    const int64_t m = std::min<int64_t>(n, o.eval.num_examples);
-    double correct = 0;
-    for (int64_t s = 0; s < m; s += 256) {
-      const int64_t b = std::min<int64_t>(256, m - s);
-      const torch::Tensor logits =
-          model->Logits(train.ids.narrow(0, s, b).to(device), pad_id);
-      correct += logits.argmax(1)
-                     .eq(train.labels.narrow(0, s, b).to(device))
-                     .sum()
-                     .item<double>();
-    }
-    outcome.results["train_accuracy"] = correct / m;
-  }
-  outcome.results["steps"] = static_cast<double>(step);
-  outcome.results["epochs"] = static_cast<double>(step) / per_epoch;
-  outcome.results["train_examples"] = static_cast<double>(n);
-  outcome.results["vocab_rows"] = static_cast<double>(vocab_rows.size(0));
-  outcome.results["train_truncated_fraction"] =
-      static_cast<double>(train.truncated) / std::max<int64_t>(n, 1);
-  outcome.results["dropped_examples"] =
-      static_cast<double>(splits->train.dropped);
-  outcome.results["converged"] = 0;
+  AddFinalResults(o, model, p, step, per_epoch, device, &outcome);
   return outcome;
 }
 

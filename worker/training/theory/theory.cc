@@ -20,12 +20,13 @@ struct Deriv {
 };
 
 // Derivatives with respect to normalized time tau.
-Deriv Derivatives(const TheoryOptions& o, double mu_ov, double mu_qk) {
-  const double eta_qk = o.lr_ratio * o.eta_ov;
-  const double time_scale = std::min(o.eta_ov, eta_qk);
+Deriv Derivatives(const TheoryOptions& o, const TheoryRates& rates,
+                  double mu_ov, double mu_qk) {
+  const double eta_qk = rates.lr_ratio * rates.eta_ov;
+  const double time_scale = std::min(rates.eta_ov, eta_qk);
   const double alpha = TheoryAlpha(o, mu_qk);
   const double denom = ClippedExp(alpha * mu_ov) + o.M - 1;
-  const double d_ov = o.eta_ov * alpha / (o.b * denom);
+  const double d_ov = rates.eta_ov * alpha / (o.b * denom);
   const double d_qk = eta_qk * (o.M - 1) * alpha * (1 - alpha) * mu_ov /
                       (o.M * o.b * o.b * denom);
   return {d_ov / time_scale, d_qk / time_scale};
@@ -42,8 +43,9 @@ double TheoryLoss(const TheoryOptions& o, double mu_ov, double mu_qk) {
   return std::log1p((o.M - 1) * ClippedExp(-TheoryAlpha(o, mu_qk) * mu_ov));
 }
 
-absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& o) {
-  for (double x : {o.m, o.n, o.b, o.M - 1, o.eta_ov, o.lr_ratio, o.dtau,
+absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& o,
+                                             const TheoryRates& rates) {
+  for (double x : {o.m, o.n, o.b, o.M - 1, rates.eta_ov, rates.lr_ratio, o.dtau,
                    o.max_tau, o.target_loss}) {
     if (!std::isfinite(x) || x <= 0)
       return absl::InvalidArgumentError(
@@ -87,12 +89,13 @@ absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& o) {
   while (tau < o.max_tau && p.loss > o.target_loss) {
     const double h =
         std::min(std::max(o.dtau, o.relative_step * tau), o.max_tau - tau);
-    const Deriv k1 = Derivatives(o, mu_ov, mu_qk);
-    const Deriv k2 =
-        Derivatives(o, mu_ov + 0.5 * h * k1.d_ov, mu_qk + 0.5 * h * k1.d_qk);
-    const Deriv k3 =
-        Derivatives(o, mu_ov + 0.5 * h * k2.d_ov, mu_qk + 0.5 * h * k2.d_qk);
-    const Deriv k4 = Derivatives(o, mu_ov + h * k3.d_ov, mu_qk + h * k3.d_qk);
+    const Deriv k1 = Derivatives(o, rates, mu_ov, mu_qk);
+    const Deriv k2 = Derivatives(o, rates, mu_ov + 0.5 * h * k1.d_ov,
+                                 mu_qk + 0.5 * h * k1.d_qk);
+    const Deriv k3 = Derivatives(o, rates, mu_ov + 0.5 * h * k2.d_ov,
+                                 mu_qk + 0.5 * h * k2.d_qk);
+    const Deriv k4 =
+        Derivatives(o, rates, mu_ov + h * k3.d_ov, mu_qk + h * k3.d_qk);
     mu_ov = std::max(
         0.0, mu_ov + h / 6 * (k1.d_ov + 2 * k2.d_ov + 2 * k3.d_ov + k4.d_ov));
     mu_qk = std::max(

@@ -38,7 +38,8 @@ double TheoryAlpha(const TheoryOptions& o, double mu_qk);
 double TheoryLoss(const TheoryOptions& o, double mu_ov, double mu_qk);
 
 // InvalidArgument for non-positive sizes or rates.
-absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& options);
+absl::StatusOr<TheoryResult> IntegrateTheory(const TheoryOptions& options,
+                                             const TheoryRates& rates);
 
 }  // namespace qkov::training
 

@@ -41,10 +41,8 @@ absl::StatusOr<std::vector<TrialOutcome>> TheoryTrainer::Train(
     const std::vector<std::string>& resume_from) const {
   std::vector<TrialOutcome> out;
   for (const TrialOptions& o : options) {
-    TheoryOptions theory = o.theory;
-    theory.eta_ov = o.eta_ov;
-    theory.lr_ratio = o.lr_ratio;
-    absl::StatusOr<TheoryResult> result = IntegrateTheory(theory);
+    absl::StatusOr<TheoryResult> result =
+        IntegrateTheory(o.theory, TheoryRates{o.eta_ov, o.lr_ratio});
     if (!result.ok()) return result.status();
     out.push_back(TheoryOutcome(*result));
   }

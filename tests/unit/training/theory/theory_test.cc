@@ -15,9 +15,8 @@ TEST(TheoryTest, RecordedValuesAtLossTarget) {
   // docs/paper.md §4: at loss 1e-4, r=0.1 gives mu_OV ~ 42.3, mu_QK ~ 1.40,
   // alpha ~ 0.287 (the authors' notebook, dtau = 10).
   TheoryOptions o;
-  o.lr_ratio = 0.1;
   o.max_tau = 5e7;
-  auto r = IntegrateTheory(o);
+  auto r = IntegrateTheory(o, TheoryRates{1, 0.1});
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(r->reached_target);
   EXPECT_NEAR(r->final_point.mu_ov, 42.3, 0.5);
@@ -34,9 +33,7 @@ TEST(TheoryTest, RunsAsATrialThroughItsTrainer) {
   o.eta_ov = 1;
   auto trial = RunTrial(o, nullptr);
   ASSERT_TRUE(trial.ok()) << trial.status();
-  TheoryOptions direct;
-  direct.lr_ratio = 0.1;
-  auto r = IntegrateTheory(direct);
+  auto r = IntegrateTheory(TheoryOptions(), TheoryRates{1, 0.1});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(trial->end, TrialEnd::kConverged);
   EXPECT_DOUBLE_EQ(trial->results.at("alpha"), r->final_point.alpha);
@@ -52,11 +49,10 @@ TEST(TheoryTest, RunsAsATrialThroughItsTrainer) {
 
 TheoryPoint At(double ratio, double tau) {
   TheoryOptions o;
-  o.lr_ratio = ratio;
   o.max_tau = tau;
   o.target_loss = 1e-300;  // run to tau
   o.relative_step = 1e-3;
-  auto r = IntegrateTheory(o);
+  auto r = IntegrateTheory(o, TheoryRates{1, ratio});
   EXPECT_TRUE(r.ok());
   return r->final_point;
 }
@@ -90,11 +86,10 @@ TEST(TheoryTest, LargerRatioGivesSharperAttentionAtSameLoss) {
   double last_alpha = 0, last_mu_ov = 1e9;
   for (double r : {0.1, 1.0, 10.0, 100.0}) {
     TheoryOptions o;
-    o.lr_ratio = r;
     o.target_loss = 1e-4;
     o.relative_step = 1e-4;
     o.max_tau = 1e12;
-    auto res = IntegrateTheory(o);
+    auto res = IntegrateTheory(o, TheoryRates{1, r});
     ASSERT_TRUE(res.ok());
     ASSERT_TRUE(res->reached_target) << r;
     EXPECT_GT(res->final_point.alpha, last_alpha) << r;
@@ -105,12 +100,16 @@ TEST(TheoryTest, LargerRatioGivesSharperAttentionAtSameLoss) {
 }
 
 TEST(TheoryTest, RejectsNonPositiveSettings) {
-  TheoryOptions o;
-  o.lr_ratio = 0;
-  EXPECT_EQ(IntegrateTheory(o).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  o.lr_ratio = std::nan("");
-  EXPECT_EQ(IntegrateTheory(o).status().code(),
+  const TheoryOptions o;
+  for (TheoryRates rates :
+       {TheoryRates{1, 0}, TheoryRates{1, std::nan("")}, TheoryRates{-1, 1}}) {
+    EXPECT_EQ(IntegrateTheory(o, rates).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << rates.eta_ov << " " << rates.lr_ratio;
+  }
+  TheoryOptions bad = o;
+  bad.M = 1;
+  EXPECT_EQ(IntegrateTheory(bad, TheoryRates()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

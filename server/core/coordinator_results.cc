@@ -1,0 +1,368 @@
+// Coordinator: the client API's result queries (sweep.proto): result rows
+// with filters and sorting, aggregates over seeds, heatmaps, curves, a
+// trial's metrics, and the read-only SQL console.
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/aggregate.h"
+#include "common/status_macros.h"
+#include "common/text.h"
+#include "server/core/convert.h"
+#include "server/core/coordinator.h"
+
+namespace qkov::core {
+
+namespace v1 = ::qkov::v1;
+
+namespace {
+
+// A key QueryResults may sort or filter by: an axis, the state, the trial id,
+// or a metric of the sweep.
+bool IsRowKey(const std::string& key) {
+  if (IsAxisKey(key)) return true;
+  return !key.empty() && key.size() <= 128 &&
+         std::all_of(key.begin(), key.end(), [](char c) {
+           return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '-';
+         });
+}
+
+// Sorts the row indices `kept` by `key`: numbers first, then text, then
+// rows without the key, numbers and text in the asked order; stable.
+void SortRows(const std::vector<v1::ResultRow>& rows, const std::string& key,
+              bool desc, std::vector<size_t>* kept) {
+  struct SortKey {
+    double number;
+    std::string text;
+  };
+  std::vector<SortKey> keys(rows.size());
+  for (size_t i : *kept) {
+    keys[i].number = NumberOf(rows[i], key);
+    if (std::isnan(keys[i].number)) keys[i].text = KeyOf(rows[i], key);
+  }
+  auto before = [&](size_t a, size_t b) {
+    const SortKey &x = keys[a], &y = keys[b];
+    const int cx = !std::isnan(x.number) ? 0 : x.text.empty() ? 2 : 1;
+    const int cy = !std::isnan(y.number) ? 0 : y.text.empty() ? 2 : 1;
+    if (cx != cy) return cx < cy;
+    if (cx == 0 && x.number != y.number)
+      return desc ? x.number > y.number : x.number < y.number;
+    if (cx == 1 && x.text != y.text)
+      return desc ? x.text > y.text : x.text < y.text;
+    return false;
+  };
+  std::stable_sort(kept->begin(), kept->end(), before);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
+    const v1::QueryResultsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (r.offset() < 0 || r.limit() < 0)
+    return absl::InvalidArgumentError("offset, limit: must be >= 0");
+  if (!r.sort_by().empty() && !IsRowKey(r.sort_by()))
+    return absl::InvalidArgumentError(
+        absl::StrCat("sort_by: '", TerminalSafe(r.sort_by()),
+                     "' is not an axis, state, trial or metric name"));
+  std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
+  std::vector<std::string> where(r.where().begin(), r.where().end());
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
+  for (const Filter& f : filters) {
+    if (!IsRowKey(f.key))
+      return absl::InvalidArgumentError(
+          absl::StrCat("where: '", TerminalSafe(f.key),
+                       "' is not an axis, state, trial or metric name"));
+  }
+  v1::QueryResultsResponse resp;
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        const std::vector<v1::ResultRow>& rows = stored.rows();
+        std::vector<size_t> kept;
+        kept.reserve(rows.size());
+        for (size_t i = 0; i < rows.size(); ++i) {
+          if (Matches(rows[i], filters)) kept.push_back(i);
+        }
+        if (!r.sort_by().empty())
+          SortRows(rows, r.sort_by(), r.descending(), &kept);
+        resp.set_total_rows(static_cast<int64_t>(kept.size()));
+        const size_t begin =
+            std::min(kept.size(), static_cast<size_t>(r.offset()));
+        const size_t end =
+            r.limit() == 0
+                ? kept.size()
+                : std::min(kept.size(), begin + static_cast<size_t>(r.limit()));
+        // The metrics the request names, or all.
+        const std::set<std::string> asked(r.metrics().begin(),
+                                          r.metrics().end());
+        for (size_t k = begin; k < end; ++k) {
+          const size_t i = kept[k];
+          v1::ResultRow* out = resp.add_rows();
+          out->set_trial_id(rows[i].trial_id());
+          out->set_state(rows[i].state());
+          RETURN_IF_ERROR(stored.FullConfig(i, out->mutable_config()));
+          for (const auto& [name, value] : rows[i].values()) {
+            if (asked.empty() || asked.count(name))
+              (*out->mutable_values())[name] = value;
+          }
+        }
+        return absl::OkStatus();
+      }));
+  return resp;
+}
+
+absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
+    const v1::AggregateResultsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (r.metrics().empty())
+    return absl::InvalidArgumentError("metrics: name at least one");
+  std::vector<std::string> by(r.by().begin(), r.by().end());
+  std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
+  std::vector<std::string> where(r.where().begin(), r.where().end());
+  for (const std::string& m : metrics) {
+    if (!IsRowKey(m))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metrics: '", TerminalSafe(m), "' is not a metric name"));
+  }
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
+  v1::AggregateResultsResponse resp;
+  std::vector<Group> groups;
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        ASSIGN_OR_RETURN(groups, Aggregate(stored.rows(), by, metrics, where));
+        int64_t matched = 0;
+        for (const v1::ResultRow& row : stored.rows())
+          matched += Matches(row, filters);
+        resp.set_rows(matched);
+        return absl::OkStatus();
+      }));
+  for (const Group& g : groups) {
+    v1::ResultGroup* out = resp.add_groups();
+    for (const std::string& k : g.keys) out->add_keys(k);
+    for (const auto& [name, summary] : g.metrics) {
+      v1::MetricSummary& m = (*out->mutable_metrics())[name];
+      m.set_n(summary.n);
+      m.set_mean(summary.mean);
+      m.set_std(summary.std);
+      m.set_ci95(summary.ci95);
+    }
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
+    const v1::SweepHeatmapsRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  const std::string name = r.name().empty() ? "dtap" : r.name();
+  if (!IsRowKey(name))
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: '", TerminalSafe(name), "' is not a heatmap name"));
+  if (r.per_group() < 0 || r.per_group() > 1000)
+    return absl::InvalidArgumentError("per_group: must be in [0, 1000]");
+  // The first per_group done trials of each (parameterization, ratio), from
+  // the cached rows; then only their heatmaps are read.
+  const size_t per_group = r.per_group() == 0 ? 50 : r.per_group();
+  std::vector<std::string> ids;
+  std::map<std::string, std::pair<v1::Parameterization, double>> key_of;
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        std::map<std::pair<int, double>, size_t> taken;
+        for (const v1::ResultRow& row : stored.rows()) {
+          if (row.state() != v1::DONE) continue;
+          const auto key =
+              std::make_pair(static_cast<int>(row.config().parameterization()),
+                             row.config().lr_ratio());
+          if (taken[key]++ >= per_group) continue;
+          ids.push_back(row.trial_id());
+          key_of[row.trial_id()] = {row.config().parameterization(),
+                                    row.config().lr_ratio()};
+        }
+        return absl::OkStatus();
+      }));
+  // A done trial's heatmaps never change: the same trials give the same
+  // grid, without reading them again.
+  const std::string memo_key =
+      absl::StrCat(r.sweep_name(), "\n", name, "\n", per_group);
+  {
+    absl::MutexLock lock(&heatmaps_mu_);
+    auto it = heatmaps_memo_.find(memo_key);
+    if (it != heatmaps_memo_.end() && it->second.first == ids)
+      return it->second.second;
+  }
+  ASSIGN_OR_RETURN(auto contents, store_->ArtifactsNamed(ids, name));
+  struct Map {
+    std::string trial_id;
+    v1::Parameterization parameterization;
+    double lr_ratio;
+    std::string content;
+  };
+  std::vector<Map> maps;
+  for (const std::string& id : ids) {
+    auto it = contents.find(id);
+    if (it == contents.end()) continue;
+    maps.push_back(
+        Map{id, key_of[id].first, key_of[id].second, std::move(it->second)});
+  }
+  std::map<std::pair<int, double>, v1::HeatmapGroup> groups;
+  for (const auto& m : maps) {
+    v1::Heatmap h;
+    RETURN_IF_ERROR(ParseJson(m.content, &h));
+    const v1::Parameterization p = m.parameterization;
+    v1::HeatmapGroup& g = groups[{p, m.lr_ratio}];
+    if (g.n() == 0) {
+      g.set_parameterization(p);
+      g.set_lr_ratio(m.lr_ratio);
+      *g.mutable_mean() = h;
+    } else if (h.values_size() == g.mean().values_size()) {
+      for (int i = 0; i < h.values_size(); ++i)
+        g.mutable_mean()->set_values(i, g.mean().values(i) + h.values(i));
+    } else {
+      return absl::DataLossError(
+          absl::StrCat("trial ", m.trial_id, ": heatmap '", name,
+                       "' has a different shape from its group's"));
+    }
+    g.set_n(g.n() + 1);
+  }
+  v1::SweepHeatmapsResponse resp;
+  for (auto& [key, g] : groups) {
+    for (int i = 0; i < g.mean().values_size(); ++i)
+      g.mutable_mean()->set_values(i, g.mean().values(i) / g.n());
+    *resp.add_groups() = std::move(g);
+  }
+  absl::MutexLock lock(&heatmaps_mu_);
+  if (heatmaps_memo_.size() >= kHeatmapsMemo) heatmaps_memo_.clear();
+  heatmaps_memo_[memo_key] = {std::move(ids), resp};
+  return resp;
+}
+
+absl::Status Coordinator::WarmResultRows(int max_sweeps,
+                                         const std::function<bool()>& stop) {
+  ASSIGN_OR_RETURN(std::vector<storage::SweepRecord> sweeps,
+                   store_->ListSweeps());
+  std::sort(sweeps.begin(), sweeps.end(),
+            [](const storage::SweepRecord& a, const storage::SweepRecord& b) {
+              return a.created_ms > b.created_ms;
+            });
+  for (int i = 0; i < static_cast<int>(sweeps.size()) && i < max_sweeps; ++i) {
+    if (stop && stop()) break;
+    RETURN_IF_ERROR(rows_cache_.WithRows(
+        sweeps[i].name, [](const SweepRows&) { return absl::OkStatus(); }));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
+    const v1::SweepCurvesRequest& r) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (!IsRowKey(r.metric()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metric: '", TerminalSafe(r.metric()), "' is not a metric name"));
+  if (r.offset() < 0 || r.limit() < 0 || r.limit() > 500)
+    return absl::InvalidArgumentError(
+        "offset: must be >= 0; limit: must be in [0, 500]");
+  if (r.max_points() < 0 || r.max_points() > 10000)
+    return absl::InvalidArgumentError("max_points: must be in [0, 10000]");
+  const int64_t limit = r.limit() == 0 ? 50 : r.limit();
+  const size_t max_points = r.max_points() == 0 ? 200 : r.max_points();
+  ASSIGN_OR_RETURN(storage::SweepRecord sweep,
+                   store_->GetSweep(r.sweep_name()));
+  // Ordinals count a sweep's trials from 0 in submission order.
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> page,
+                   store_->ListTrials(r.sweep_name(), "", r.offset() - 1,
+                                      static_cast<int>(limit)));
+  v1::SweepCurvesResponse resp;
+  resp.set_total_trials(sweep.total_trials);
+  for (const storage::TrialRecord& trial : page) {
+    ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                     store_->Metrics(trial.trial_id));
+    std::vector<const storage::MetricRecord*> curve;
+    for (const storage::MetricRecord& p : points) {
+      if (p.name == r.metric()) curve.push_back(&p);
+    }
+    v1::TrialCurve* out = resp.add_curves();
+    out->set_trial_id(trial.trial_id);
+    RETURN_IF_ERROR(ParseJson(trial.config_json, out->mutable_config()));
+    out->set_state(TrialStateFromString(trial.state));
+    v1::MetricSeries* series = out->mutable_series();
+    series->set_name(r.metric());
+    // Every stride-th point, and the last.
+    const size_t stride = (curve.size() + max_points - 1) / max_points;
+    for (size_t j = 0; j < curve.size(); ++j) {
+      if (j % std::max<size_t>(stride, 1) != 0 && j + 1 != curve.size())
+        continue;
+      series->add_steps(curve[j]->step);
+      series->add_values(curve[j]->value);
+    }
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
+    const v1::GetTrialMetricsRequest& r) {
+  if (r.trial_id().empty())
+    return absl::InvalidArgumentError("trial_id: must not be empty");
+  RETURN_IF_ERROR(store_->GetTrial(r.trial_id())
+                      .status());  // NOT_FOUND for an unknown trial
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                   store_->Metrics(r.trial_id()));
+  std::set<std::string> wanted(r.names().begin(), r.names().end());
+  v1::GetTrialMetricsResponse resp;
+  std::map<std::string, v1::MetricSeries*> by_name;
+  for (const auto& p : points) {
+    if (!wanted.empty() && !wanted.count(p.name)) continue;
+    v1::MetricSeries*& series = by_name[p.name];
+    if (series == nullptr) {
+      series = resp.add_series();
+      series->set_name(p.name);
+    }
+    series->add_steps(p.step);
+    series->add_values(p.value);
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(
+    const v1::QuerySqlRequest& r, const std::function<bool()>& cancelled) {
+  if (sql_console_ == nullptr)
+    return absl::UnimplementedError("sql: this server has no SQL console");
+  if (r.max_rows() < 0)
+    return absl::InvalidArgumentError("max_rows: must be >= 0");
+  ASSIGN_OR_RETURN(
+      storage::SqlConsole::Result result,
+      sql_console_->Query(r.sql(), std::min(r.max_rows(), 1000000), cancelled));
+  v1::QuerySqlResponse resp;
+  for (const auto& c : result.columns) resp.add_columns(c);
+  for (const auto& row : result.rows) {
+    v1::SqlRow* out = resp.add_rows();
+    for (const auto& v : row) {
+      v1::SqlValue* value = out->add_values();
+      if (const auto* i = std::get_if<int64_t>(&v)) {
+        value->set_int_value(*i);
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        value->set_double_value(*d);
+      } else if (const auto* t = std::get_if<std::string>(&v)) {
+        value->set_text_value(*t);
+      } else if (const auto* b = std::get_if<storage::SqlConsole::Blob>(&v)) {
+        value->set_blob_value(b->bytes);
+      } else {
+        value->set_is_null(true);
+      }
+    }
+  }
+  resp.set_truncated(!result.truncated_by.empty());
+  resp.set_truncated_by(result.truncated_by);
+  return resp;
+}
+
+}  // namespace qkov::core

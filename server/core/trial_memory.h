@@ -1,0 +1,45 @@
+// How much memory a trial takes on its worker, estimated from its settings
+// before it runs: the server refuses a sweep whose trials would not fit
+// (SweepLimits), and sizes a worker's batch lease to its memory budget
+// (coordinator_workers.cc).
+#ifndef QKOV_SERVER_CORE_TRIAL_MEMORY_H_
+#define QKOV_SERVER_CORE_TRIAL_MEMORY_H_
+
+#include <cstdint>
+
+#include "qkov/v1/config.pb.h"
+
+namespace qkov::core {
+
+// An upper estimate of one trial's memory on its worker, from its shapes
+// (float32 values, int64 tokens; docs/security.md gives the terms): the
+// circuits with their gradients and optimizer state (16 V^2), a training
+// batch's tokens and activations (B T int64 and 8 B T + 4 B V floats), and
+// the held-out set (E (T + V) floats), V the vocabulary, T the sequence
+// length, B the batch, E the evaluation examples. 0 for the theory task.
+int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
+
+// An upper estimate of the memory one more trial adds to a stack of trials
+// that a worker trains together (the synthetic task, the only kind that
+// stacks): its four circuit factors with their gradients and two optimizer
+// moments, and the QK and OV circuits formed on report steps (18 V^2
+// floats), the analytic engine's per-trial buffers (16 B V + 4 B T floats),
+// its batch's tokens on host and device (2 B T int64) and its random
+// streams and statistics (64 KiB). 0 for kinds that train one trial
+// at a time. tests/integration/stack_memory_test.cc holds it against the
+// memory a stack of trials takes.
+int64_t EstimateStackedTrialBytes(const qkov::v1::Training& training);
+
+// How many trials of `training` one lease may hold for a worker with
+// `budget_bytes` for a batch (LeaseTrialRequest.memory_budget_bytes): one
+// trial's EstimateTrialMemoryBytes (its evaluation runs one trial at a
+// time), plus EstimateStackedTrialBytes for each further one; at least 1,
+// at most `max_trials`. A kind that does not stack: 1 (its trials would run
+// one after another, so leasing them together would only keep them from
+// other workers). Budget 0 (unknown): `max_trials`.
+int TrialsThatFit(const qkov::v1::Training& training, int64_t budget_bytes,
+                  int max_trials, bool fill);
+
+}  // namespace qkov::core
+
+#endif  // QKOV_SERVER_CORE_TRIAL_MEMORY_H_
