@@ -5,9 +5,9 @@
 #include <cmath>
 #include <mutex>
 #include <random>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "worker/training/checkpoint.h"
 #include "worker/training/optimizer.h"
 #include "worker/training/seeding.h"
 #include "worker/training/torch_status.h"
@@ -45,95 +45,68 @@ at::Generator DropoutGenerator(const torch::Device& device) {
 std::string SaveCheckpoint(text::TextModel& model,
                            torch::optim::Optimizer& optimizer, int64_t total,
                            const LoopState& st, const torch::Device& device) {
-  torch::serialize::OutputArchive archive, m, a;
+  CheckpointWriter w(kSquadCheckpointFormat);
   {
     at::Generator gen = DropoutGenerator(device);
     std::lock_guard<std::mutex> lock(gen.mutex());
-    archive.write("dropout_rng", gen.get_state());
+    w.Tensor("dropout_rng", gen.get_state());
   }
-  archive.write("format", c10::IValue(kSquadCheckpointFormat));
+  torch::serialize::OutputArchive m, a;
   model->save(m);
   optimizer.save(a);
-  archive.write("model", m);
-  archive.write("optimizer", a);
-  archive.write("total", c10::IValue(total));
-  archive.write("step", c10::IValue(st.step));
-  archive.write("micro", c10::IValue(st.micro));
-  std::ostringstream rng;
-  rng << st.rng;
-  archive.write("rng", c10::IValue(rng.str()));
-  archive.write("order", torch::tensor(st.order, torch::kInt64));
-  archive.write("sum_loss", torch::tensor({st.sum_loss}, torch::kFloat64));
-  archive.write("summed", c10::IValue(st.summed));
-  archive.write("validated_epochs", c10::IValue(st.validated_epochs));
-  archive.write("best_score", torch::tensor({st.best_score}, torch::kFloat64));
-  archive.write("best_step", c10::IValue(st.best_step));
+  w.Archive("model", m);
+  w.Archive("optimizer", a);
+  w.Int("total", total);
+  w.Int("step", st.step);
+  w.Int("micro", st.micro);
+  w.Rng("rng", st.rng);
+  w.Ids("order", st.order);
+  w.Double("sum_loss", st.sum_loss);
+  w.Int("summed", st.summed);
+  w.Int("validated_epochs", st.validated_epochs);
+  w.Double("best_score", st.best_score);
+  w.Int("best_step", st.best_step);
   for (size_t i = 0; i < st.best.size(); ++i)
-    archive.write(absl::StrCat("best/", i), st.best[i]);
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
+    w.Tensor(absl::StrCat("best/", i), st.best[i]);
+  return w.Bytes();
 }
 
 absl::Status LoadCheckpoint(const std::string& bytes, text::TextModel& model,
                             torch::optim::Optimizer& optimizer, int64_t total,
                             int64_t questions, const torch::Device& device,
                             LoopState* st) {
-  torch::serialize::InputArchive archive, m, a;
-  std::istringstream in(bytes);
-  archive.load_from(in);
-  c10::IValue v;
-  archive.read("format", v);
-  const int64_t format = v.toInt();
-  if (format != 1 && format != kSquadCheckpointFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint format ", format, " is not ", kSquadCheckpointFormat));
-  }
-  archive.read("total", v);
-  if (v.toInt() != total) {
+  absl::StatusOr<std::unique_ptr<CheckpointReader>> opened =
+      CheckpointReader::Open(bytes, {1, kSquadCheckpointFormat});
+  if (!opened.ok()) return opened.status();
+  CheckpointReader& r = **opened;
+  if (const int64_t of = r.Int("total"); of != total) {
     return absl::InvalidArgumentError(
-        absl::StrCat("checkpoint is of a run of ", v.toInt(),
+        absl::StrCat("checkpoint is of a run of ", of,
                      " steps; these options give ", total));
   }
-  archive.read("model", m);
-  archive.read("optimizer", a);
+  torch::serialize::InputArchive m, a;
+  r.Archive("model", m);
+  r.Archive("optimizer", a);
   model->load(m);
   optimizer.load(a);
-  archive.read("step", v);
-  st->step = v.toInt();
-  archive.read("micro", v);
-  st->micro = v.toInt();
-  archive.read("rng", v);
-  std::istringstream rng(v.toStringRef());
-  rng >> st->rng;
-  torch::Tensor order, sum_loss;
-  archive.read("order", order);
-  archive.read("sum_loss", sum_loss);
-  st->order.assign(order.data_ptr<int64_t>(),
-                   order.data_ptr<int64_t>() + order.numel());
-  st->sum_loss = sum_loss[0].item<double>();
-  archive.read("summed", v);
-  st->summed = v.toInt();
-  if (format >= 2) {
-    archive.read("validated_epochs", v);
-    st->validated_epochs = v.toInt();
-    torch::Tensor best_score;
-    archive.read("best_score", best_score);
-    st->best_score = best_score[0].item<double>();
-    archive.read("best_step", v);
-    st->best_step = v.toInt();
+  st->step = r.Int("step");
+  st->micro = r.Int("micro");
+  r.Rng("rng", &st->rng);
+  st->order = r.Ids("order");
+  st->sum_loss = r.Double("sum_loss");
+  st->summed = r.Int("summed");
+  if (r.format() >= 2) {
+    st->validated_epochs = r.Int("validated_epochs");
+    st->best_score = r.Double("best_score");
+    st->best_step = r.Int("best_step");
     st->best.clear();
     if (st->best_step >= 0) {
       const size_t count = model->parameters().size();
-      for (size_t i = 0; i < count; ++i) {
-        torch::Tensor w;
-        archive.read(absl::StrCat("best/", i), w);
-        st->best.push_back(w.to(device));
-      }
+      for (size_t i = 0; i < count; ++i)
+        st->best.push_back(r.Tensor(absl::StrCat("best/", i)).to(device));
     }
   }
-  torch::Tensor dropout_rng;
-  archive.read("dropout_rng", dropout_rng);
+  const torch::Tensor dropout_rng = r.Tensor("dropout_rng");
   {
     at::Generator gen = DropoutGenerator(device);
     std::lock_guard<std::mutex> lock(gen.mutex());

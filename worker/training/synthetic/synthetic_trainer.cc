@@ -305,22 +305,14 @@ void AddStepStatistics(const torch::Tensor& loss, const torch::Tensor& logits,
   }
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from,
-    SyntheticEngine engine) {
-  const bool autograd = engine == SyntheticEngine::kAutograd;
+// The stack of `options` (one shape) on `device`: each trial's initial
+// weights as AttentionModel draws them from its seed, the optimizer, and
+// zeroed loss windows and report sums.
+Stack MakeStack(const std::vector<TrialOptions>& options,
+                const torch::Device& device, bool autograd) {
   const int64_t n = static_cast<int64_t>(options.size());
   const TrialOptions& first = options[0];
   const Parameterization p = first.parameterization;
-  const int v = first.synthetic.vocab_size;
-  const int64_t len = first.synthetic.seq_len - 1;
-  const int64_t b = first.batch_size;
-  SyntheticTask task(first.synthetic);
-
   Stack s;
   s.names = StackedParamNames(p);
   for (const std::string& name : s.names) {
@@ -329,8 +321,7 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
                            : ParamGroup::kOv);
     std::vector<torch::Tensor> slices;
     for (int64_t t = 0; t < n; ++t) {
-      // The same initial weights as AttentionModel with this trial's seed.
-      AttentionModel init(p, v, options[t].init,
+      AttentionModel init(p, first.synthetic.vocab_size, options[t].init,
                           MixSeed(options[t].seed, kInitStream));
       slices.push_back(init->named_parameters()[name].detach());
     }
@@ -343,6 +334,17 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
       {n, first.loss_window},
       torch::TensorOptions().dtype(torch::kFloat64).device(device));
   s.sums = torch::zeros({n, 3}, s.window.options());
+  return s;
+}
+
+// Each trial's state: its data stream, and where its checkpoint resumes
+// it (a trial already at max_steps finishes at once).
+absl::StatusOr<std::vector<TrialState>> StartTrials(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const std::vector<std::string>& resume_from, Stack& s,
+    const torch::Device& device) {
+  const int64_t n = static_cast<int64_t>(options.size());
   std::vector<TrialState> states(n);
   for (int64_t t = 0; t < n; ++t) {
     states[t].o = &options[t];
@@ -361,121 +363,184 @@ absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
       Finish(s, states[t], t, device);
     }
   }
+  return states;
+}
 
-  auto tokens_host = torch::empty({n, b, len}, torch::kInt64);
-  auto labels_host = torch::empty({n, b}, torch::kInt64);
-  AnalyticGradients analytic(p);
+// The inputs of one step of the stack: stop requests answered (a hand-back
+// checkpointed), each trial's learning rates (0 for finished trials, whose
+// slices stay as they ended until the batch ends) and its batch drawn.
+// The number of trials still training.
+struct StepInputs {
+  torch::Tensor tokens_host, labels_host;  // [T, B, L], [T, B]
   GroupRates rates;
-  for (auto& r : rates) r.assign(n, 0.0);
-  std::vector<bool> live(n);
-  std::vector<double> active(n);
-  while (true) {
-    // Stop requests and per-trial learning rates; finished trials train on
-    // with rate 0 (their slices stay as they ended) until the batch ends.
-    int64_t num_live = 0;
-    for (int64_t t = 0; t < n; ++t) {
-      TrialState& st = states[t];
-      if (!st.done && st.observer != nullptr) {
-        const StopRequest stop = st.observer->PollStop();
-        if (stop != StopRequest::kNone) {
-          st.outcome.end = TrialEnd::kStopped;
-          if (stop == StopRequest::kHandBack)
-            st.outcome.checkpoint = SaveCheckpoint(s, st, t);
-          Finish(s, st, t, device);
-        }
-      }
-      live[t] = !st.done;
-      active[t] = st.done ? 0.0 : 1.0;
-      const LearningRates lr = st.done ? LearningRates{0, 0}
-                                       : ScheduledLearningRates(*st.o, st.step);
-      rates[static_cast<int>(ParamGroup::kQk)][t] = lr.qk;
-      rates[static_cast<int>(ParamGroup::kOv)][t] = lr.ov;
-      if (st.done) continue;
-      ++num_live;
-      task.SampleInto(static_cast<int>(b), st.data_rng,
-                      tokens_host.data_ptr<int64_t>() + t * b * len,
-                      labels_host.data_ptr<int64_t>() + t * b);
-    }
-    if (num_live == 0) break;
-    auto tokens = tokens_host.to(device);
-    auto labels = labels_host.to(device);
-    auto active_t =
-        torch::tensor(active, torch::TensorOptions().dtype(torch::kFloat64))
-            .to(device);
+  std::vector<bool> live;
+  std::vector<double> active;
+};
 
-    torch::Tensor loss, logits, attention;  // [T], [T, B, V], [T, B, L]
-    const std::vector<torch::Tensor>* grads = nullptr;  // analytic engine's
-    if (autograd) {
-      for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
-      ModelOutput out =
-          StackedAttentionForward(s.QkCircuit(p), s.OvCircuit(p), tokens);
-      auto per_example = torch::nn::functional::cross_entropy(
-          out.logits.reshape({n * b, v}), labels.view(-1),
-          torch::nn::functional::CrossEntropyFuncOptions().reduction(
-              torch::kNone));
-      loss = per_example.view({n, b}).mean(1);
-      (loss * active_t.to(loss.dtype())).sum().backward();
-      loss = loss.detach();
-      logits = out.logits.detach();
-      attention = out.attention.detach();
-    } else {
-      const StackedGradients& g =
-          analytic.Compute(s.params, tokens, labels, active_t);
-      loss = g.loss;
-      logits = g.logits;
-      attention = g.attention;
-      grads = &g.grads;
+int64_t PrepareStep(const SyntheticTask& task, Stack& s,
+                    std::vector<TrialState>& states,
+                    const torch::Device& device, StepInputs& in) {
+  const int64_t b = in.labels_host.size(1), len = in.tokens_host.size(2);
+  int64_t num_live = 0;
+  for (size_t t = 0; t < states.size(); ++t) {
+    TrialState& st = states[t];
+    if (!st.done && st.observer != nullptr) {
+      const StopRequest stop = st.observer->PollStop();
+      if (stop != StopRequest::kNone) {
+        st.outcome.end = TrialEnd::kStopped;
+        if (stop == StopRequest::kHandBack)
+          st.outcome.checkpoint = SaveCheckpoint(s, st, t);
+        Finish(s, st, t, device);
+      }
     }
+    in.live[t] = !st.done;
+    in.active[t] = st.done ? 0.0 : 1.0;
+    const LearningRates lr =
+        st.done ? LearningRates{0, 0} : ScheduledLearningRates(*st.o, st.step);
+    in.rates[static_cast<int>(ParamGroup::kQk)][t] = lr.qk;
+    in.rates[static_cast<int>(ParamGroup::kOv)][t] = lr.ov;
+    if (st.done) continue;
+    ++num_live;
+    task.SampleInto(static_cast<int>(b), st.data_rng,
+                    in.tokens_host.data_ptr<int64_t>() + t * b * len,
+                    in.labels_host.data_ptr<int64_t>() + t * b);
+  }
+  return num_live;
+}
+
+// The outputs of one forward and backward pass of the stack.
+struct StepOutputs {
+  torch::Tensor loss, logits, attention;  // [T], [T, B, V], [T, B, L]
+  const std::vector<torch::Tensor>* grads = nullptr;  // analytic engine's
+};
+
+StepOutputs ForwardBackward(Stack& s, Parameterization p, int v,
+                            const torch::Tensor& tokens,
+                            const torch::Tensor& labels,
+                            const torch::Tensor& active,
+                            AnalyticGradients* analytic) {
+  StepOutputs out;
+  if (analytic != nullptr) {
+    const StackedGradients& g =
+        analytic->Compute(s.params, tokens, labels, active);
+    out.loss = g.loss;
+    out.logits = g.logits;
+    out.attention = g.attention;
+    out.grads = &g.grads;
+    return out;
+  }
+  const int64_t n = tokens.size(0), b = tokens.size(1);
+  for (auto& param : s.params) param.mutable_grad() = torch::Tensor();
+  ModelOutput m =
+      StackedAttentionForward(s.QkCircuit(p), s.OvCircuit(p), tokens);
+  auto per_example = torch::nn::functional::cross_entropy(
+      m.logits.reshape({n * b, v}), labels.view(-1),
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+  torch::Tensor loss = per_example.view({n, b}).mean(1);
+  (loss * active.to(loss.dtype())).sum().backward();
+  out.loss = loss.detach();
+  out.logits = m.logits.detach();
+  out.attention = m.attention.detach();
+  return out;
+}
+
+// After a step's update: each live trial's step counted, and on its report
+// steps its points reported and its end decided (diverged, stopped,
+// converged on its loss window, or at max_steps).
+void ReportAfterStep(Stack& s, Parameterization p,
+                     std::vector<TrialState>& states, const StepOutputs& out,
+                     const torch::Tensor& tokens, const GroupRates& rates,
+                     const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor a, bc;  // [T, V, V]
+  for (size_t t = 0; t < states.size(); ++t) {
+    TrialState& st = states[t];
+    if (st.done) continue;
+    const TrialOptions& o = *st.o;
+    ++st.since_report;
+    ++st.step;
+    const bool last = st.step == o.max_steps;
+    if (st.step % o.report_every != 0 && !last) continue;
+    if (!a.defined()) {
+      // The circuits after this step's update, formed on report steps.
+      a = s.QkCircuit(p);
+      bc = s.OvCircuit(p);
+    }
+    const std::vector<MetricPoint> points =
+        ReportPoints(s, st, t, a, bc, out.attention, tokens, rates);
+    const double mean_loss = points[0].value;
+    const int64_t filled = std::min<int64_t>(st.step, o.loss_window);
+    const double window_loss =
+        s.window[t].narrow(0, 0, filled).mean().item<double>();
+    s.sums[t].zero_();
+    st.since_report = 0;
+    const bool keep_going =
+        st.observer == nullptr || st.observer->OnReport(st.step, points);
+    if (!std::isfinite(mean_loss) || !std::isfinite(window_loss)) {
+      st.outcome.end = TrialEnd::kDiverged;
+    } else if (!keep_going) {
+      st.outcome.end = TrialEnd::kStopped;
+    } else if (filled == o.loss_window && window_loss < o.target_loss) {
+      st.outcome.end = TrialEnd::kConverged;
+    } else if (last) {
+      st.outcome.end = TrialEnd::kMaxSteps;
+    } else {
+      continue;
+    }
+    Finish(s, st, t, device);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TrialOutcome>> TrainSynthetic(
+    const std::vector<TrialOptions>& options,
+    const std::vector<TrainingObserver*>& observers,
+    const torch::Device& device, const std::vector<std::string>& resume_from,
+    SyntheticEngine engine) {
+  const bool autograd = engine == SyntheticEngine::kAutograd;
+  const int64_t n = static_cast<int64_t>(options.size());
+  const TrialOptions& first = options[0];
+  const Parameterization p = first.parameterization;
+  const int64_t b = first.batch_size;
+  SyntheticTask task(first.synthetic);
+
+  Stack s = MakeStack(options, device, autograd);
+  absl::StatusOr<std::vector<TrialState>> started =
+      StartTrials(options, observers, resume_from, s, device);
+  if (!started.ok()) return started.status();
+  std::vector<TrialState>& states = *started;
+
+  StepInputs in;
+  in.tokens_host =
+      torch::empty({n, b, first.synthetic.seq_len - 1}, torch::kInt64);
+  in.labels_host = torch::empty({n, b}, torch::kInt64);
+  for (auto& r : in.rates) r.assign(n, 0.0);
+  in.live.resize(n);
+  in.active.resize(n);
+  AnalyticGradients analytic(p);
+  while (PrepareStep(task, s, states, device, in) > 0) {
+    const torch::Tensor tokens = in.tokens_host.to(device);
+    const torch::Tensor labels = in.labels_host.to(device);
+    const torch::Tensor active =
+        torch::tensor(in.active, torch::TensorOptions().dtype(torch::kFloat64))
+            .to(device);
+    const StepOutputs out =
+        ForwardBackward(s, p, first.synthetic.vocab_size, tokens, labels,
+                        active, autograd ? nullptr : &analytic);
     // The statistics before the update, while the step's outputs are still
     // in cache (the update streams every parameter, gradient and buffer).
     {
       torch::NoGradGuard no_grad;
-      AddStepStatistics(loss, logits, labels, attention, tokens,
+      AddStepStatistics(out.loss, out.logits, labels, out.attention, tokens,
                         first.synthetic.num_common, states, s);
     }
     if (autograd) {
-      s.optimizer->Step(rates, live);
+      s.optimizer->Step(in.rates, in.live);
     } else {
-      s.optimizer->Step(rates, live, *grads);
+      s.optimizer->Step(in.rates, in.live, *out.grads);
     }
-    torch::NoGradGuard no_grad;
-    torch::Tensor a, bc;  // [T, V, V]
-    for (int64_t t = 0; t < n; ++t) {
-      TrialState& st = states[t];
-      if (st.done) continue;
-      const TrialOptions& o = *st.o;
-      ++st.since_report;
-      ++st.step;
-      const bool last = st.step == o.max_steps;
-      if (st.step % o.report_every != 0 && !last) continue;
-      if (!a.defined()) {
-        // The circuits after this step's update, formed on report steps.
-        a = s.QkCircuit(p);
-        bc = s.OvCircuit(p);
-      }
-      const std::vector<MetricPoint> points =
-          ReportPoints(s, st, t, a, bc, attention, tokens, rates);
-      const double mean_loss = points[0].value;
-      const int64_t filled = std::min<int64_t>(st.step, o.loss_window);
-      const double window_loss =
-          s.window[t].narrow(0, 0, filled).mean().item<double>();
-      s.sums[t].zero_();
-      st.since_report = 0;
-      const bool keep_going =
-          st.observer == nullptr || st.observer->OnReport(st.step, points);
-      if (!std::isfinite(mean_loss) || !std::isfinite(window_loss)) {
-        st.outcome.end = TrialEnd::kDiverged;
-      } else if (!keep_going) {
-        st.outcome.end = TrialEnd::kStopped;
-      } else if (filled == o.loss_window && window_loss < o.target_loss) {
-        st.outcome.end = TrialEnd::kConverged;
-      } else if (last) {
-        st.outcome.end = TrialEnd::kMaxSteps;
-      } else {
-        continue;
-      }
-      Finish(s, st, t, device);
-    }
+    ReportAfterStep(s, p, states, out, tokens, in.rates, device);
   }
   std::vector<TrialOutcome> result;
   for (auto& st : states) result.push_back(std::move(st.outcome));

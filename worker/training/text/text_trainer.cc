@@ -5,10 +5,10 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "worker/training/checkpoint.h"
 #include "worker/training/optimizer.h"
 #include "worker/training/seeding.h"
 #include "worker/training/text/encoding.h"
@@ -139,38 +139,23 @@ torch::Tensor HeldTokens(const std::vector<const EncodedText*>& sets,
   return torch::tensor(rows, torch::kInt64);
 }
 
-// The checkpoint's format number.
-int64_t CheckpointFormat(const std::string& bytes) {
-  torch::serialize::InputArchive archive;
-  std::istringstream in(bytes);
-  archive.load_from(in);
-  c10::IValue v;
-  archive.read("format", v);
-  return v.toInt();
-}
-
 std::string SaveCheckpoint(TextModel& model, const StackedOptimizer& opt,
                            const std::vector<std::string>& names,
                            const torch::Tensor& vocab_rows,
                            const LoopState& st) {
-  torch::serialize::OutputArchive archive, m, a;
-  archive.write("format", c10::IValue(kTextCheckpointFormat));
-  archive.write("vocab_rows", vocab_rows);
+  CheckpointWriter w(kTextCheckpointFormat);
+  w.Tensor("vocab_rows", vocab_rows);
+  torch::serialize::OutputArchive m, a;
   model->save(m);
   opt.Save(0, names, a);
-  archive.write("model", m);
-  archive.write("optimizer", a);
-  archive.write("step", c10::IValue(st.step));
-  std::ostringstream rng;
-  rng << st.order_rng;
-  archive.write("order_rng", c10::IValue(rng.str()));
-  archive.write("order", torch::tensor(st.order, torch::kInt64));
-  archive.write("sums",
-                torch::tensor({st.sum_loss, st.sum_correct}, torch::kFloat64));
-  archive.write("seen", c10::IValue(st.seen));
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
+  w.Archive("model", m);
+  w.Archive("optimizer", a);
+  w.Int("step", st.step);
+  w.Rng("order_rng", st.order_rng);
+  w.Ids("order", st.order);
+  w.Doubles("sums", {st.sum_loss, st.sum_correct});
+  w.Int("seen", st.seen);
+  return w.Bytes();
 }
 
 // `make_optimizer` is called once the model's weights are loaded (loading
@@ -180,42 +165,29 @@ absl::Status LoadCheckpoint(
     const std::function<StackedOptimizer&()>& make_optimizer,
     const std::vector<std::string>& names, const torch::Tensor& vocab_rows,
     int64_t total, LoopState* st) {
-  torch::serialize::InputArchive archive, m, a;
-  std::istringstream in(bytes);
-  archive.load_from(in);
-  c10::IValue v;
-  archive.read("format", v);
-  if (v.toInt() == kTextCheckpointFormat) {
-    torch::Tensor rows;
-    archive.read("vocab_rows", rows);
-    if (!torch::equal(rows, vocab_rows)) {
-      return absl::InvalidArgumentError(
-          "checkpoint's token embedding rows are not those of this trial's "
-          "data");
-    }
-  } else if (v.toInt() != kWholeVocabularyFormat) {
+  absl::StatusOr<std::unique_ptr<CheckpointReader>> opened =
+      CheckpointReader::Open(bytes,
+                             {kWholeVocabularyFormat, kTextCheckpointFormat});
+  if (!opened.ok()) return opened.status();
+  CheckpointReader& r = **opened;
+  if (r.format() == kTextCheckpointFormat &&
+      !torch::equal(r.Tensor("vocab_rows"), vocab_rows)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("checkpoint format ", v.toInt(), " is not ",
-                     kWholeVocabularyFormat, " or ", kTextCheckpointFormat));
+        "checkpoint's token embedding rows are not those of this trial's "
+        "data");
   }
-  archive.read("model", m);
-  archive.read("optimizer", a);
+  torch::serialize::InputArchive m, a;
+  r.Archive("model", m);
+  r.Archive("optimizer", a);
   model->load(m);
   make_optimizer().Load(0, names, a);
-  archive.read("step", v);
-  st->step = v.toInt();
-  archive.read("order_rng", v);
-  std::istringstream rng(v.toStringRef());
-  rng >> st->order_rng;
-  torch::Tensor order, sums;
-  archive.read("order", order);
-  archive.read("sums", sums);
-  st->order.assign(order.data_ptr<int64_t>(),
-                   order.data_ptr<int64_t>() + order.numel());
-  st->sum_loss = sums[0].item<double>();
-  st->sum_correct = sums[1].item<double>();
-  archive.read("seen", v);
-  st->seen = v.toInt();
+  st->step = r.Int("step");
+  r.Rng("order_rng", &st->order_rng);
+  st->order = r.Ids("order");
+  const std::vector<double> sums = r.Doubles("sums");
+  st->sum_loss = sums.at(0);
+  st->sum_correct = sums.at(1);
+  st->seen = r.Int("seen");
   if (st->step < 0 || st->step > total)
     return absl::InvalidArgumentError(
         "checkpoint does not belong to this trial's options");
@@ -260,7 +232,11 @@ absl::StatusOr<PreparedText> PrepareText(const TrialOptions& o,
   if (!resume_from.empty()) {
     absl::Status read = CatchTorchErrors(
         [&] {
-          resume_format = CheckpointFormat(resume_from);
+          absl::StatusOr<std::unique_ptr<CheckpointReader>> r =
+              CheckpointReader::Open(
+                  resume_from, {kWholeVocabularyFormat, kTextCheckpointFormat});
+          if (!r.ok()) return r.status();
+          resume_format = (*r)->format();
           return absl::OkStatus();
         },
         "checkpoint does not parse");
