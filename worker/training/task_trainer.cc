@@ -4,15 +4,15 @@
 
 namespace qkov::training {
 
-absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
+absl::StatusOr<std::vector<TrialOutcome>> InTurnTrainer::Train(
     const std::vector<TrialOptions>& options,
     const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from,
-    TrainOneTrial one) {
+    const torch::Device& device,
+    const std::vector<std::string>& resume_from) const {
   std::vector<TrialOutcome> out;
   for (size_t i = 0; i < options.size(); ++i) {
     absl::StatusOr<TrialOutcome> outcome =
-        one(options[i], observers[i], device, resume_from[i]);
+        TrainOne(options[i], observers[i], device, resume_from[i]);
     if (!outcome.ok()) return outcome.status();
     out.push_back(*std::move(outcome));
   }

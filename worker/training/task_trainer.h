@@ -1,7 +1,7 @@
-// What every task's trainer implements (TaskTrainer), and TrainInTurn for
-// the kinds whose trials train one after another. The tasks' folders
-// (synthetic/, theory/, text/, squad/) include this, never trainer.h, which
-// dispatches to all of them.
+// What every task's trainer implements (TaskTrainer), and the skeleton of
+// those whose trials train one after another (InTurnTrainer). The tasks'
+// folders (synthetic/, theory/, text/, squad/) include this, never trainer.h,
+// which dispatches to all of them.
 #ifndef QKOV_WORKER_TRAINING_TASK_TRAINER_H_
 #define QKOV_WORKER_TRAINING_TASK_TRAINER_H_
 
@@ -39,16 +39,23 @@ class TaskTrainer {
       const std::vector<std::string>& resume_from) const = 0;
 };
 
-// The body of Train for trainers whose trials train one after another:
-// `one` trains trial i from resume_from[i]; the first error is the call's.
-using TrainOneTrial = absl::StatusOr<TrialOutcome> (*)(
-    const TrialOptions& options, TrainingObserver* observer,
-    const torch::Device& device, const std::string& resume_from);
-absl::StatusOr<std::vector<TrialOutcome>> TrainInTurn(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device, const std::vector<std::string>& resume_from,
-    TrainOneTrial one);
+// The skeleton of the trainers whose trials train one after another (every
+// kind but the synthetic task, whose trials stack): Train runs TrainOne for
+// each trial in turn, and the first error is the call's.
+class InTurnTrainer : public TaskTrainer {
+ public:
+  absl::StatusOr<std::vector<TrialOutcome>> Train(
+      const std::vector<TrialOptions>& options,
+      const std::vector<TrainingObserver*>& observers,
+      const torch::Device& device,
+      const std::vector<std::string>& resume_from) const final;
+
+ protected:
+  // Trains one trial on `device`, from `resume_from` ("" to start).
+  virtual absl::StatusOr<TrialOutcome> TrainOne(
+      const TrialOptions& options, TrainingObserver* observer,
+      const torch::Device& device, const std::string& resume_from) const = 0;
+};
 
 }  // namespace qkov::training
 

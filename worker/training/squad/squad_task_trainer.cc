@@ -56,10 +56,10 @@ absl::StatusOr<Examples> BuildExamples(const SquadSource& source,
   return out;
 }
 
-absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
-                                      TrainingObserver* observer,
-                                      const torch::Device& device,
-                                      const std::string& resume_from) {
+absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
+                                             TrainingObserver* observer,
+                                             const torch::Device& device,
+                                             const std::string& resume_from) {
   const SquadTaskOptions& q = o.squad;
   absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> loaded =
       text::Gpt2BpeTokenizer::Load(q.tokenizer);
@@ -236,12 +236,10 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
 
 }  // namespace
 
-absl::StatusOr<std::vector<TrialOutcome>> SquadTaskTrainer::Train(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device,
-    const std::vector<std::string>& resume_from) const {
-  return TrainInTurn(options, observers, device, resume_from, TrainOne);
+absl::StatusOr<TrialOutcome> SquadTaskTrainer::TrainOne(
+    const TrialOptions& options, TrainingObserver* observer,
+    const torch::Device& device, const std::string& resume_from) const {
+  return TrainSquadTrial(options, observer, device, resume_from);
 }
 
 }  // namespace qkov::training::squad

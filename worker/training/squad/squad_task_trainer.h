@@ -10,16 +10,15 @@
 
 namespace qkov::training::squad {
 
-class SquadTaskTrainer : public TaskTrainer {
- public:
-  // Trials train one after another. A data, tokenizer or GloVe file that is
-  // missing or malformed is the trial's error (NOT_FOUND or
-  // INVALID_ARGUMENT naming the file, and its line or JSON path).
-  absl::StatusOr<std::vector<TrialOutcome>> Train(
-      const std::vector<TrialOptions>& options,
-      const std::vector<TrainingObserver*>& observers,
+class SquadTaskTrainer : public InTurnTrainer {
+ protected:
+  // A data, tokenizer or GloVe file that is missing or malformed is the
+  // trial's error (NOT_FOUND or INVALID_ARGUMENT naming the file, and its
+  // line or JSON path).
+  absl::StatusOr<TrialOutcome> TrainOne(
+      const TrialOptions& options, TrainingObserver* observer,
       const torch::Device& device,
-      const std::vector<std::string>& resume_from) const override;
+      const std::string& resume_from) const override;
 };
 
 }  // namespace qkov::training::squad

@@ -40,7 +40,8 @@ torch::Tensor FixedBag(const torch::Tensor& tokens, double alpha,
   return torch::zeros({tokens.size(0), vocab}).scatter_add(1, tokens, a);
 }
 
-TrialOutcome TrainOne(const TrialOptions& o, TrainingObserver* observer) {
+TrialOutcome TrainFixedAttention(const TrialOptions& o,
+                                 TrainingObserver* observer) {
   const bool factorized = OvFactorized(o.parameterization);
   SyntheticTask task(o.synthetic);
   const int v = o.synthetic.vocab_size;
@@ -131,15 +132,10 @@ TrialOutcome TrainOne(const TrialOptions& o, TrainingObserver* observer) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<TrialOutcome>> FixedAttentionTrainer::Train(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device,
-    const std::vector<std::string>& resume_from) const {
-  std::vector<TrialOutcome> out;
-  for (size_t i = 0; i < options.size(); ++i)
-    out.push_back(TrainOne(options[i], observers[i]));
-  return out;
+absl::StatusOr<TrialOutcome> FixedAttentionTrainer::TrainOne(
+    const TrialOptions& options, TrainingObserver* observer,
+    const torch::Device& device, const std::string& resume_from) const {
+  return TrainFixedAttention(options, observer);
 }
 
 }  // namespace qkov::training

@@ -16,14 +16,13 @@ namespace qkov::training {
 // mean factorized OV, FACO and CACO collapsed. Reports train_loss and
 // train_accuracy every report_every steps; final results: loss and accuracy
 // on the held-out set, alpha, steps. Divergence ends the trial kDiverged.
-class FixedAttentionTrainer : public TaskTrainer {
- public:
-  // Trials train one after another.
-  absl::StatusOr<std::vector<TrialOutcome>> Train(
-      const std::vector<TrialOptions>& options,
-      const std::vector<TrainingObserver*>& observers,
+class FixedAttentionTrainer : public InTurnTrainer {
+ protected:
+  // Never an error: divergence is the outcome kDiverged.
+  absl::StatusOr<TrialOutcome> TrainOne(
+      const TrialOptions& options, TrainingObserver* observer,
       const torch::Device& device,
-      const std::vector<std::string>& resume_from) const override;
+      const std::string& resume_from) const override;
 };
 
 }  // namespace qkov::training

@@ -382,10 +382,10 @@ void AddFinalResults(const TrialOptions& o, TextModel& model,
   outcome->results["converged"] = 0;
 }
 
-absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
-                                      TrainingObserver* observer,
-                                      const torch::Device& device,
-                                      const std::string& resume_from) {
+absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
+                                            TrainingObserver* observer,
+                                            const torch::Device& device,
+                                            const std::string& resume_from) {
   const TextTaskOptions& t = o.text;
   absl::StatusOr<PreparedText> prepared = PrepareText(o, resume_from);
   if (!prepared.ok()) return prepared.status();
@@ -517,12 +517,10 @@ absl::StatusOr<TrialOutcome> TrainOne(const TrialOptions& o,
 
 }  // namespace
 
-absl::StatusOr<std::vector<TrialOutcome>> TextTrainer::Train(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device,
-    const std::vector<std::string>& resume_from) const {
-  return TrainInTurn(options, observers, device, resume_from, TrainOne);
+absl::StatusOr<TrialOutcome> TextTrainer::TrainOne(
+    const TrialOptions& options, TrainingObserver* observer,
+    const torch::Device& device, const std::string& resume_from) const {
+  return TrainTextTrial(options, observer, device, resume_from);
 }
 
 }  // namespace qkov::training::text

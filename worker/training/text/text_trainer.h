@@ -11,16 +11,14 @@
 
 namespace qkov::training::text {
 
-class TextTrainer : public TaskTrainer {
- public:
-  // Trials train one after another. A data or vocabulary file that is
-  // missing or malformed is the trial's error (INVALID_ARGUMENT or
-  // NOT_FOUND, "PATH:LINE: ...").
-  absl::StatusOr<std::vector<TrialOutcome>> Train(
-      const std::vector<TrialOptions>& options,
-      const std::vector<TrainingObserver*>& observers,
+class TextTrainer : public InTurnTrainer {
+ protected:
+  // A data or vocabulary file that is missing or malformed is the trial's
+  // error (INVALID_ARGUMENT or NOT_FOUND, "PATH:LINE: ...").
+  absl::StatusOr<TrialOutcome> TrainOne(
+      const TrialOptions& options, TrainingObserver* observer,
       const torch::Device& device,
-      const std::vector<std::string>& resume_from) const override;
+      const std::string& resume_from) const override;
 };
 
 }  // namespace qkov::training::text

@@ -34,19 +34,13 @@ TrialOutcome TheoryOutcome(const TheoryResult& r) {
   return o;
 }
 
-absl::StatusOr<std::vector<TrialOutcome>> TheoryTrainer::Train(
-    const std::vector<TrialOptions>& options,
-    const std::vector<TrainingObserver*>& observers,
-    const torch::Device& device,
-    const std::vector<std::string>& resume_from) const {
-  std::vector<TrialOutcome> out;
-  for (const TrialOptions& o : options) {
-    absl::StatusOr<TheoryResult> result =
-        IntegrateTheory(o.theory, TheoryRates{o.eta_ov, o.lr_ratio});
-    if (!result.ok()) return result.status();
-    out.push_back(TheoryOutcome(*result));
-  }
-  return out;
+absl::StatusOr<TrialOutcome> TheoryTrainer::TrainOne(
+    const TrialOptions& options, TrainingObserver* observer,
+    const torch::Device& device, const std::string& resume_from) const {
+  absl::StatusOr<TheoryResult> result = IntegrateTheory(
+      options.theory, TheoryRates{options.eta_ov, options.lr_ratio});
+  if (!result.ok()) return result.status();
+  return TheoryOutcome(*result);
 }
 
 }  // namespace qkov::training

@@ -10,14 +10,13 @@
 
 namespace qkov::training {
 
-class TheoryTrainer : public TaskTrainer {
- public:
-  // Trials train one after another.
-  absl::StatusOr<std::vector<TrialOutcome>> Train(
-      const std::vector<TrialOptions>& options,
-      const std::vector<TrainingObserver*>& observers,
+class TheoryTrainer : public InTurnTrainer {
+ protected:
+  // INVALID_ARGUMENT for sizes or rates the ODE does not take.
+  absl::StatusOr<TrialOutcome> TrainOne(
+      const TrialOptions& options, TrainingObserver* observer,
       const torch::Device& device,
-      const std::vector<std::string>& resume_from) const override;
+      const std::string& resume_from) const override;
 };
 
 // An integrated trajectory as a trial outcome.
