@@ -382,6 +382,59 @@ void AddFinalResults(const TrialOptions& o, TextModel& model,
   outcome->results["converged"] = 0;
 }
 
+// `o` with the rates scheduled over the `total` steps this data gives (the
+// cosine schedule's warm-up a fraction of them).
+TrialOptions ScheduleOver(const TrialOptions& o, int64_t total) {
+  TrialOptions schedule = o;
+  schedule.max_steps = total;
+  if (o.optimizer.schedule == ScheduleKind::kCosineWarmup) {
+    schedule.optimizer.warmup_steps = static_cast<int64_t>(
+        std::llround(o.text.warmup_fraction * static_cast<double>(total)));
+  }
+  return schedule;
+}
+
+// The evaluation during training: without the faithfulness forwards
+// (docs/metrics.md), in forwards of a training batch's size: larger ones
+// (the final evaluation's 256) between training steps leave glibc's
+// allocator trimming and faulting pages in at every later step (measured:
+// twice the trial's time at 256, nothing at 32).
+TextEvalOptions CurveEvalOptions(const TrialOptions& o) {
+  TextEvalOptions e;
+  e.tau_attention = o.eval.tau_attention;
+  e.rollout_alpha = o.text.rollout_alpha;
+  e.faithfulness = false;
+  e.batch = o.batch_size;
+  return e;
+}
+
+// The token embedding's gradient lives in a dense buffer zeroed each step,
+// into which backward adds the batch's rows (sparse) alone.
+void UseSparseEmbeddingGradient(TextModel& model, Trainable& tr) {
+  for (size_t i = 0; i < tr.params.size(); ++i) {
+    if (tr.names[i] != "w_e") continue;
+    model->set_sparse_embedding_gradient(true);
+    tr.params[i].mutable_grad() = torch::zeros_like(tr.params[i]);
+  }
+}
+
+// The training curves' points at the step after st->step (means since the
+// last report, whose sums this resets).
+std::vector<MetricPoint> TakeTrainingPoints(const LearningRates& lr,
+                                            int64_t per_epoch, LoopState* st) {
+  const int64_t at = st->step + 1;
+  std::vector<MetricPoint> points = {
+      {at, "train_loss", st->sum_loss / st->seen},
+      {at, "train_accuracy", st->sum_correct / st->seen},
+      {at, "lr_qk", lr.qk},
+      {at, "lr_ov", lr.ov},
+      {at, "epoch", static_cast<double>(at) / per_epoch},
+  };
+  st->sum_loss = st->sum_correct = 0;
+  st->seen = 0;
+  return points;
+}
+
 absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
                                             TrainingObserver* observer,
                                             const torch::Device& device,
@@ -403,12 +456,7 @@ absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
   const int64_t batch = o.batch_size;
   const int64_t per_epoch = (n + batch - 1) / batch;
   const int64_t total = std::min<int64_t>(t.epochs * per_epoch, o.max_steps);
-  TrialOptions schedule = o;  // the rates follow the steps this data gives
-  schedule.max_steps = total;
-  if (o.optimizer.schedule == ScheduleKind::kCosineWarmup) {
-    schedule.optimizer.warmup_steps = static_cast<int64_t>(
-        std::llround(t.warmup_fraction * static_cast<double>(total)));
-  }
+  const TrialOptions schedule = ScheduleOver(o, total);
 
   TrialOutcome outcome;
   outcome.input_sha256 = p.splits.sha256;
@@ -427,26 +475,12 @@ absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
     if (!loaded.ok()) return loaded;
   }
   // Evaluation during training: the first eval_examples validation
-  // examples, without the faithfulness forwards (docs/metrics.md).
+  // examples.
   const EncodedText eval_subset =
       Head(p.validation,
            std::min<int64_t>(o.eval.eval_examples, p.validation.ids.size(0)));
-  TextEvalOptions curve_eval;
-  curve_eval.tau_attention = o.eval.tau_attention;
-  curve_eval.rollout_alpha = t.rollout_alpha;
-  curve_eval.faithfulness = false;
-  // Forwards of a training batch's size: larger ones (the final
-  // evaluation's 256) between training steps leave glibc's allocator
-  // trimming and faulting pages in at every later step (measured: twice the
-  // trial's time at 256, nothing at 32).
-  curve_eval.batch = o.batch_size;
-  // The token embedding's gradient lives in a dense buffer zeroed each
-  // step, into which backward adds the batch's rows (sparse) alone.
-  for (size_t i = 0; i < tr.params.size(); ++i) {
-    if (tr.names[i] != "w_e") continue;
-    model->set_sparse_embedding_gradient(true);
-    tr.params[i].mutable_grad() = torch::zeros_like(tr.params[i]);
-  }
+  const TextEvalOptions curve_eval = CurveEvalOptions(o);
+  UseSparseEmbeddingGradient(model, tr);
   model->train();
   int64_t& step = st.step;
   for (; step < total; ++step) {
@@ -487,17 +521,7 @@ absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
         o.eval.eval_every > 0 && ((step + 1) % o.eval.eval_every == 0 || last);
     if (!report && !evaluate) continue;
     std::vector<MetricPoint> points;
-    if (report) {
-      points = {
-          {step + 1, "train_loss", st.sum_loss / st.seen},
-          {step + 1, "train_accuracy", st.sum_correct / st.seen},
-          {step + 1, "lr_qk", lr.qk},
-          {step + 1, "lr_ov", lr.ov},
-          {step + 1, "epoch", static_cast<double>(step + 1) / per_epoch},
-      };
-      st.sum_loss = st.sum_correct = 0;
-      st.seen = 0;
-    }
+    if (report) points = TakeTrainingPoints(lr, per_epoch, &st);
     if (evaluate && eval_subset.ids.size(0) > 0) {
       AddCurvePoints(step + 1,
                      EvaluateText(model, eval_subset, p.pad_id, curve_eval),
