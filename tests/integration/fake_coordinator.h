@@ -28,40 +28,36 @@ class FakeCoordinator : public agent::CoordinatorClient,
   }
   absl::Status LeaseTrial(const v1::LeaseTrialRequest& r,
                           v1::LeaseTrialResponse* out) override {
-    if (absl::Status s = Injected("LeaseTrial"); !s.ok()) return s;
-    return Lost("LeaseTrial", Call("", core_->LeaseTrial(r), out));
+    if (absl::Status s = Before("LeaseTrial"); !s.ok()) return s;
+    return After("LeaseTrial", Call("", core_->LeaseTrial(r), out));
   }
   absl::Status Heartbeat(const v1::HeartbeatRequest& r,
                          v1::HeartbeatResponse* out) override {
-    if (absl::Status s = Injected("Heartbeat"); !s.ok()) return s;
-    return Lost("Heartbeat", Call("", core_->Heartbeat(r), out));
+    if (absl::Status s = Before("Heartbeat"); !s.ok()) return s;
+    return After("Heartbeat", Call("", core_->Heartbeat(r), out));
   }
   absl::Status ReportMetrics(const v1::ReportMetricsRequest& r,
                              v1::ReportMetricsResponse* out) override {
-    if (absl::Status s = Injected("ReportMetrics"); !s.ok()) return s;
-    return Lost("ReportMetrics", Call("", core_->ReportMetrics(r), out));
+    if (absl::Status s = Before("ReportMetrics"); !s.ok()) return s;
+    return After("ReportMetrics", Call("", core_->ReportMetrics(r), out));
   }
   absl::Status CompleteTrial(const v1::CompleteTrialRequest& r,
                              v1::CompleteTrialResponse* out) override {
-    if (absl::Status s = Injected("CompleteTrial"); !s.ok()) return s;
-    return Lost("CompleteTrial", Call("", core_->CompleteTrial(r), out));
+    if (absl::Status s = Before("CompleteTrial"); !s.ok()) return s;
+    return After("CompleteTrial", Call("", core_->CompleteTrial(r), out));
   }
   absl::Status CompleteTrials(const v1::CompleteTrialsRequest& r,
                               v1::CompleteTrialsResponse* out) override {
-    if (absl::Status s = Injected("CompleteTrials"); !s.ok()) return s;
-    return Lost("CompleteTrials", Call("", core_->CompleteTrials(r), out));
+    if (absl::Status s = Before("CompleteTrials"); !s.ok()) return s;
+    return After("CompleteTrials", Call("", core_->CompleteTrials(r), out));
   }
   absl::Status FailTrial(const v1::FailTrialRequest& r,
                          v1::FailTrialResponse* out) override {
-    if (absl::Status s = Injected("FailTrial"); !s.ok()) return s;
-    return Lost("FailTrial", Call("", core_->FailTrial(r), out));
+    if (absl::Status s = Before("FailTrial"); !s.ok()) return s;
+    return After("FailTrial", Call("", core_->FailTrial(r), out));
   }
 
  private:
-  absl::Status Injected(const std::string& method) { return Before(method); }
-  absl::Status Lost(const std::string& method, absl::Status s) {
-    return After(method, std::move(s));
-  }
   template <typename Response>
   absl::Status Call(const std::string& count, absl::StatusOr<Response> r,
                     Response* out) {

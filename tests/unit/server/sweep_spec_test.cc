@@ -1,7 +1,6 @@
 // Sweep specs: defaults, validation messages naming the field, expansion,
 // and trial ids that do not depend on grid order.
 #include "server/core/sweep_spec.h"
-#include "server/core/trial_memory.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -13,6 +12,7 @@
 #include <set>
 
 #include "qkov/v1/worker.pb.h"
+#include "server/core/trial_memory.h"
 
 namespace qkov::core {
 namespace {
