@@ -123,8 +123,8 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                       int64_t loss_window, double target_loss,
                       int64_t warmup_steps);
 
-// A text trial's settings as plain values: the server fills it from the
-// proto, the worker from its options, so both refuse the same values.
+// A text trial's settings as plain values, filled from the proto by
+// common/task_checks.cc for the server and the worker alike.
 struct TextSettings {
   int64_t max_len = 0, n_ctx = 0, d_model = 0, heads = 0, d_head = 0, d_mlp = 0,
           layers = 0, epochs = 0;

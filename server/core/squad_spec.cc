@@ -1,9 +1,7 @@
-// Defaults and validation of the SQuAD task's settings (training.squad), for
-// sweep_spec.cc. The defaults are common/trial_defaults.h's kSquad, the
-// rules common/trial_rules.h's CheckSquad, which the worker applies again.
-#include "absl/strings/str_cat.h"
+// Defaults of the SQuAD task's settings (training.squad), for sweep_spec.cc:
+// common/trial_defaults.h's kSquad. They are checked by common/task_checks.h,
+// as the worker checks them again.
 #include "common/trial_defaults.h"
-#include "common/trial_rules.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
@@ -62,53 +60,6 @@ void ApplySquadDefaults(qkov::v1::Training* t) {
   if (t->loss_window() == 0) t->set_loss_window(1);
   if (t->report_every() == 0) t->set_report_every(100);
   if (t->target_loss() == 0) t->set_target_loss(-1);  // epochs decide
-}
-
-absl::Status ValidateSquad(const qkov::v1::Training& t,
-                           absl::string_view prefix) {
-  if (t.task() != qkov::v1::TASK_SQUAD) return absl::OkStatus();
-  const qkov::v1::SquadTask& x = t.squad();
-  rules::SquadSettings v;
-  v.crop_chars = x.crop_chars();
-  v.max_prompt_tokens = x.max_prompt_tokens();
-  v.max_answer_tokens = x.max_answer_tokens();
-  v.n_ctx = x.n_ctx();
-  v.d_model = x.d_model();
-  v.heads = x.heads();
-  v.d_head = x.d_head();
-  v.d_mlp = x.d_mlp();
-  v.layers = x.layers();
-  v.epochs = x.epochs();
-  v.accumulation = x.accumulation();
-  v.max_new_tokens = x.max_new_tokens();
-  v.train_article_begin = x.train().article_begin();
-  v.train_article_end = x.train().article_end();
-  v.train_max_questions = x.train().max_questions();
-  v.eval_article_begin = x.eval().article_begin();
-  v.eval_article_end = x.eval().article_end();
-  v.eval_max_questions = x.eval().max_questions();
-  v.validation_article_begin = x.validation().article_begin();
-  v.validation_article_end = x.validation().article_end();
-  v.validation_max_questions = x.validation().max_questions();
-  v.validation_questions = x.validation_questions();
-  v.train_f1_questions = x.train_f1_questions();
-  v.dropout = x.dropout();
-  v.init_std = x.init_std();
-  v.embed_init_std = x.embed_init_std();
-  v.embed_lr_multiplier = x.embed_lr_multiplier();
-  v.label_smoothing = x.label_smoothing();
-  v.grad_clip = x.grad_clip();
-  v.rollout_alpha = x.rollout_alpha();
-  v.k_percent = x.k_percent();
-  v.has_train_path = !x.train().path().empty();
-  v.has_eval_path = !x.eval().path().empty();
-  v.has_validation_path = !x.validation().path().empty();
-  v.has_encoder_path = !x.encoder_path().empty();
-  v.has_merges_path = !x.merges_path().empty();
-  v.adamw = t.optimizer().kind() == qkov::v1::ADAMW;
-  v.squad_schedule = t.optimizer().schedule() == qkov::v1::COSINE_WARMUP ||
-                     t.optimizer().schedule() == qkov::v1::ONE_CYCLE;
-  return rules::CheckSquad(prefix, v);
 }
 
 }  // namespace qkov::core

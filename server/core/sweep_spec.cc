@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/proto_enums.h"
+#include "common/task_checks.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
 #include "server/core/adaptive_sweep.h"
@@ -119,15 +120,15 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
   if (t.task() != qkov::v1::TASK_SYNTHETIC &&
       t.task() != qkov::v1::TASK_THEORY &&
-      t.task() != qkov::v1::TASK_FIXED_ATTENTION && !IsTextTaskKind(t.task()) &&
-      t.task() != qkov::v1::TASK_SQUAD) {
+      t.task() != qkov::v1::TASK_FIXED_ATTENTION &&
+      !rules::IsTextTaskKind(t.task()) && t.task() != qkov::v1::TASK_SQUAD) {
     return Invalid(absl::StrCat(prefix, "task"),
                    absl::StrCat("unknown task ", static_cast<int>(t.task()),
                                 " (synthetic, theory, fixed_attention, text, "
                                 "hatexplain, sva or squad)"));
   }
-  if (absl::Status st = ValidateText(t, prefix); !st.ok()) return st;
-  if (absl::Status st = ValidateSquad(t, prefix); !st.ok()) return st;
+  if (absl::Status st = rules::CheckTextTask(t, prefix); !st.ok()) return st;
+  if (absl::Status st = rules::CheckSquadTask(t, prefix); !st.ok()) return st;
   if (t.task() == qkov::v1::TASK_THEORY) {
     const auto& th = t.theory();
     if (absl::Status st = rules::CheckTheory(
@@ -338,7 +339,7 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                           t.squad().layers(),
                           limits.max_trial_memory_bytes / 1e9));
     }
-    if (IsTextTaskKind(t.task())) {
+    if (rules::IsTextTaskKind(t.task())) {
       return Invalid(
           "spec.training",
           absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "

@@ -38,8 +38,6 @@ void ApplyTextDefaults(qkov::v1::Training* training);
 // The SQuAD task's defaults (training.squad, and its optimizer, batch and
 // evaluation; server/core/squad_spec.cc); nothing for the other tasks.
 void ApplySquadDefaults(qkov::v1::Training* training);
-// TASK_TEXT, TASK_HATEXPLAIN or TASK_SVA.
-bool IsTextTaskKind(qkov::v1::TaskKind kind);
 // ApplyTrainingDefaults plus max_attempts.
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 
@@ -48,17 +46,12 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 // defaults applied.
 absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                                const SpecLimits& limits);
-// The training settings alone, by the rules of common/trial_rules.h (the
-// worker checks each trial by the same rules); field paths start with
-// `prefix` ("spec.training.").
+// The training settings alone, by the rules of common/trial_rules.h and,
+// for the text and SQuAD tasks, common/task_checks.h (the worker checks each
+// trial by the same rules); field paths start with `prefix`
+// ("spec.training.").
 absl::Status ValidateTraining(const qkov::v1::Training& training,
                               absl::string_view prefix);
-// The text settings alone (OK for other tasks).
-absl::Status ValidateText(const qkov::v1::Training& training,
-                          absl::string_view prefix);
-// The SQuAD settings alone (OK for other tasks).
-absl::Status ValidateSquad(const qkov::v1::Training& training,
-                           absl::string_view prefix);
 
 struct ExpandedTrial {
   qkov::v1::TrialConfig config;  // axes only; the training part is the spec's

@@ -1,20 +1,13 @@
-// Defaults and validation of the text tasks' settings (training.text), for
-// sweep_spec.cc. The defaults are common/trial_defaults.h's kHateXplainText
-// and kSvaText; the rules common/trial_rules.h's, which the worker applies
-// again.
-#include "absl/strings/str_cat.h"
+// Defaults of the text tasks' settings (training.text), for sweep_spec.cc:
+// common/trial_defaults.h's kHateXplainText and kSvaText. They are checked by
+// common/task_checks.h, as the worker checks them again.
+#include "common/task_checks.h"
 #include "common/trial_defaults.h"
-#include "common/trial_rules.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
-bool IsTextTaskKind(qkov::v1::TaskKind k) {
-  return k == qkov::v1::TASK_TEXT || k == qkov::v1::TASK_HATEXPLAIN ||
-         k == qkov::v1::TASK_SVA;
-}
-
 void ApplyTextDefaults(qkov::v1::Training* t) {
-  if (!IsTextTaskKind(t->task())) return;
+  if (!rules::IsTextTaskKind(t->task())) return;
   const defaults::TextDefaults& d = t->task() == qkov::v1::TASK_SVA
                                         ? defaults::kSvaText
                                         : defaults::kHateXplainText;
@@ -92,49 +85,6 @@ void ApplyTextDefaults(qkov::v1::Training* t) {
   if (t->loss_window() == 0) t->set_loss_window(1);
   if (t->report_every() == 0) t->set_report_every(100);
   if (t->target_loss() == 0) t->set_target_loss(-1);  // epochs decide
-}
-
-absl::Status ValidateText(const qkov::v1::Training& t,
-                          absl::string_view prefix) {
-  if (!IsTextTaskKind(t.task())) return absl::OkStatus();
-  const qkov::v1::TextTask& x = t.text();
-  rules::TextSettings v;
-  v.max_len = x.max_len();
-  v.n_ctx = x.n_ctx();
-  v.d_model = x.d_model();
-  v.heads = x.heads();
-  v.d_head = x.d_head();
-  v.d_mlp = x.d_mlp();
-  v.layers = x.layers();
-  v.epochs = x.epochs();
-  v.train_fraction = x.train_fraction();
-  v.validation_fraction = x.validation_fraction();
-  v.has_validation_path = !x.validation().path().empty();
-  v.init_std = x.init_std();
-  v.mlp_lr_multiplier = x.mlp_lr_multiplier();
-  v.qk_weight_decay = x.qk_weight_decay();
-  v.ov_weight_decay = x.ov_weight_decay();
-  v.mlp_weight_decay = x.mlp_weight_decay();
-  v.grad_clip = x.grad_clip();
-  v.warmup_fraction = x.warmup_fraction();
-  v.rollout_alpha = x.rollout_alpha();
-  v.k_percent = x.k_percent();
-  v.has_train_path = !x.train().path().empty();
-  v.has_vocab_path = !x.vocab_path().empty();
-  if (absl::Status s = rules::CheckText(prefix, v); !s.ok()) return s;
-  for (auto [name, data] : {std::pair{"train", &x.train()},
-                            std::pair{"validation", &x.validation()},
-                            std::pair{"test", &x.test()}}) {
-    const std::string field = absl::StrCat(prefix, "text.", name);
-    if (absl::StatusOr<int> f = rules::TextFormatIndex(
-            prefix, absl::StrCat("text.", name, ".format"), data->format());
-        !f.ok())
-      return f.status();
-    if (data->max_examples() < 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".max_examples: must be >= 0"));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace qkov::core

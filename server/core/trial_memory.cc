@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/task_checks.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
@@ -23,7 +24,7 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& t) {
     return bytes >= 9e18 ? std::numeric_limits<int64_t>::max()
                          : static_cast<int64_t>(bytes);
   }
-  if (IsTextTaskKind(t.task())) {
+  if (rules::IsTextTaskKind(t.task())) {
     // Weights with their gradients and two optimizer moments, plus each
     // layer's attention tensors in training ([B, H, L, L], ~8 kept for
     // backward) and in evaluation (256 examples at a time). The datasets

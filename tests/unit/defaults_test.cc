@@ -290,6 +290,50 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
             "spec.training.text.train.path: is required");
 }
 
+// A text trial's settings are checked on the proto by common/task_checks.h,
+// by the server on submit and by the worker on each lease: the same values
+// are refused in the same words, before any conversion.
+TEST(TextTaskTest, TheWorkerRefusesBadTextSettingsAsTheServerDoes) {
+  v1::SweepSpec spec;
+  spec.mutable_training()->set_task(v1::TASK_HATEXPLAIN);
+  spec.mutable_training()->mutable_text()->mutable_train()->set_path(
+      "train.jsonl");
+  spec.mutable_training()->mutable_text()->set_vocab_path("vocab.txt");
+  core::ApplySpecDefaults(&spec);
+  ASSERT_TRUE(core::ValidateTraining(spec.training(), "").ok());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  using Mutation = std::function<void(v1::TextTask*)>;
+  const std::vector<std::pair<const char*, Mutation>> cases = {
+      {"text.n_ctx", [](v1::TextTask* x) { x->set_n_ctx(x->max_len() - 1); }},
+      {"text.heads", [](v1::TextTask* x) { x->set_heads(0); }},
+      {"text.grad_clip", [nan](v1::TextTask* x) { x->set_grad_clip(nan); }},
+      {"text.k_percent", [](v1::TextTask* x) { x->set_k_percent(150); }},
+      {"text.qk_weight_decay",
+       [](v1::TextTask* x) { x->set_qk_weight_decay(-1); }},
+      {"text.validation_fraction",
+       [](v1::TextTask* x) { x->set_validation_fraction(0.5); }},
+      {"text.vocab_path", [](v1::TextTask* x) { x->clear_vocab_path(); }},
+      {"text.train.format",
+       [](v1::TextTask* x) { x->mutable_train()->set_format("xml"); }},
+      {"text.test.max_examples",
+       [](v1::TextTask* x) { x->mutable_test()->set_max_examples(-1); }},
+  };
+  for (const auto& [name, mutate] : cases) {
+    v1::TrialConfig config;
+    config.set_parameterization(v1::FAFO);
+    config.set_lr_ratio(1);
+    config.set_eta_ov(0.01);
+    *config.mutable_training() = spec.training();
+    mutate(config.mutable_training()->mutable_text());
+    const absl::Status server = core::ValidateTraining(config.training(), "");
+    const absl::Status worker = agent::ToTrialOptions(config).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(server)) << name << ": " << server;
+    EXPECT_EQ(server.message(), worker.message()) << name;
+    EXPECT_EQ(server.message().rfind(absl::StrCat(name, ": "), 0), 0u)
+        << name << ": " << server;
+  }
+}
+
 // A SQuAD sweep file, completed by the server, reaches the worker with the
 // authors' decoder and training settings; the server and the worker refuse
 // bad SQuAD settings in the same words.
@@ -387,6 +431,8 @@ TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
        [](v1::Training* t) {
          t->mutable_squad()->set_validation_questions(-1);
        }},
+      {"squad.train_f1_questions",
+       [](v1::Training* t) { t->mutable_squad()->set_train_f1_questions(-1); }},
       {"squad.validation.article_begin",
        [](v1::Training* t) {
          t->mutable_squad()->mutable_validation()->set_article_begin(-2);

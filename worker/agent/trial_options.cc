@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/proto_enums.h"
 #include "common/status_macros.h"
+#include "common/task_checks.h"
 
 namespace qkov::agent {
 
@@ -146,6 +147,11 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
            {v1::TASK_HATEXPLAIN, training::TaskKind::kText},
            {v1::TASK_SVA, training::TaskKind::kText},
            {v1::TASK_SQUAD, training::TaskKind::kSquad}}));
+  // The text and SQuAD settings are checked here, on the proto, by the
+  // server's own checks (field paths relative to the training settings, as
+  // TrialOptions::Validate's); Validate checks the rest.
+  RETURN_IF_ERROR(rules::CheckTextTask(t, ""));
+  RETURN_IF_ERROR(rules::CheckSquadTask(t, ""));
   if (o.kind == training::TaskKind::kText) {
     RETURN_IF_ERROR(ToTextOptions(t.text(), &o.text));
   } else if (o.kind == training::TaskKind::kSquad) {

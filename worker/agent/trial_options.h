@@ -9,7 +9,9 @@
 namespace qkov::agent {
 
 // Every task kind; INVALID_ARGUMENT for enum values this worker does not
-// know and for values TrialOptions::Validate refuses.
+// know, for text or SQuAD settings common/task_checks.h refuses (field paths
+// "text.max_len: ..."), and for values TrialOptions::Validate
+// refuses.
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const qkov::v1::TrialConfig& config);
 

@@ -106,7 +106,11 @@ struct TrialOptions {
   EvalOptions eval;
 
   // The checks common/trial_rules.h makes on the server, with field paths
-  // relative to a trial ("synthetic.vocab_size: ...").
+  // relative to a trial ("synthetic.vocab_size: ..."): the rates, the
+  // synthetic task's shape, the ODE, the optimizer, the run and the
+  // evaluation. The text and SQuAD settings are checked before conversion,
+  // on the proto (common/task_checks.h, called by the agent's
+  // ToTrialOptions), and are not checked again here.
   absl::Status Validate() const;
 };
 

@@ -1,6 +1,7 @@
 // The worker's conversion of a lease's settings (worker/agent/trial_options):
-// every enum field through its table, and a value the worker does not know
-// refused with the field and the values it takes.
+// every enum field through its table, a value the worker does not know
+// refused with the field and the values it takes, and a text task's settings
+// checked before conversion.
 #include "worker/agent/trial_options.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <functional>
 
 #include "absl/strings/match.h"
+#include "common/trial_defaults.h"
 #include "tests/unit/agent/synthetic_config.h"
 
 namespace qkov::agent {
@@ -77,12 +79,38 @@ TEST(TrialOptionsTest, UnknownEnumValuesAreRefusedByField) {
   }
 }
 
-TEST(TrialOptionsTest, TextEnumsAreRefusedByField) {
+// A HateXplain trial's text settings at the task's defaults.
+v1::TrialConfig HateXplainConfig() {
+  const defaults::TextDefaults& d = defaults::kHateXplainText;
   v1::TrialConfig c = testing::SyntheticConfig(1, 100);
   c.mutable_training()->set_task(v1::TASK_HATEXPLAIN);
   v1::TextTask* x = c.mutable_training()->mutable_text();
+  for (v1::TextData* data :
+       {x->mutable_train(), x->mutable_validation(), x->mutable_test()}) {
+    data->set_format("hatexplain");
+  }
+  x->mutable_train()->set_path("train.jsonl");
+  x->set_vocab_path("vocab.txt");
+  x->set_max_len(d.max_len);
+  x->set_n_ctx(d.n_ctx);
+  x->set_d_model(d.d_model);
+  x->set_heads(d.heads);
+  x->set_d_head(d.d_head);
+  x->set_d_mlp(d.d_mlp);
+  x->set_layers(d.layers);
+  x->set_init_std(d.init_std);
+  x->set_epochs(d.epochs);
+  x->set_k_percent(d.k_percent);
   x->set_readout(v1::READOUT_LAST_TOKEN);
   x->set_embed_group(v1::PARAM_GROUP_QK);
+  x->set_pos_group(v1::PARAM_GROUP_OV);
+  return c;
+}
+
+TEST(TrialOptionsTest, TextEnumsAreRefusedByField) {
+  v1::TrialConfig c = HateXplainConfig();
+  ASSERT_TRUE(ToTrialOptions(c).ok()) << ToTrialOptions(c).status();
+  v1::TextTask* x = c.mutable_training()->mutable_text();
   x->set_pos_group(static_cast<v1::ParamGroupKind>(5));
   absl::StatusOr<training::TrialOptions> o = ToTrialOptions(c);
   EXPECT_EQ(o.status().message(),
@@ -94,6 +122,18 @@ TEST(TrialOptionsTest, TextEnumsAreRefusedByField) {
   EXPECT_EQ(o.status().message(),
             "training.text.readout: unknown value 0 (expected "
             "READOUT_LAST_TOKEN or READOUT_FIRST_PAD)");
+}
+
+// The text settings are checked on the proto, by the server's own checks
+// (common/task_checks.h), before any conversion.
+TEST(TrialOptionsTest, TextSettingsAreCheckedBeforeConversion) {
+  v1::TrialConfig c = HateXplainConfig();
+  c.mutable_training()->mutable_text()->set_heads(0);
+  c.mutable_training()->mutable_text()->set_pos_group(
+      static_cast<v1::ParamGroupKind>(5));
+  absl::StatusOr<training::TrialOptions> o = ToTrialOptions(c);
+  EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(o.status().message(), "text.heads: must be in [1, 64] (got 0)");
 }
 
 }  // namespace

@@ -292,38 +292,5 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
       << glove.status();
 }
 
-TEST(SquadTaskTest, SettingsOutsideTheRulesAreRefusedBeforeTraining) {
-  TrialOptions o = Tiny();
-  o.squad.model.n_ctx = 200;  // < 204 + 50 + 1
-  EXPECT_EQ(o.Validate().message(),
-            "squad.n_ctx: must be >= squad.max_prompt_tokens + "
-            "squad.max_answer_tokens + 1 = 255 (got 200)");
-  o = Tiny();
-  o.optimizer.kind = OptimizerKind::kSgd;
-  EXPECT_EQ(o.Validate().message(),
-            "optimizer.kind: the squad task trains with adamw only");
-  o = Tiny();
-  o.squad.eval.article_end = 1;  // <= article_begin 1
-  EXPECT_EQ(o.Validate().message(),
-            "squad.eval.article_end: must be 0 (to the end) or > "
-            "article_begin = 1 (got 1)");
-  o = Tiny();
-  o.squad.validation_questions = 5;  // and no validation file
-  EXPECT_EQ(o.Validate().message(),
-            "squad.validation.path: is required when "
-            "squad.validation_questions > 0");
-  o.squad.validation_questions = -1;
-  EXPECT_TRUE(absl::IsInvalidArgument(o.Validate()));
-  o = Tiny();
-  o.squad.train_f1_questions = -1;
-  EXPECT_EQ(o.Validate().message().rfind("squad.train_f1_questions: ", 0), 0u)
-      << o.Validate();
-  o = Tiny();
-  o.squad.label_smoothing = std::nan("");
-  EXPECT_TRUE(absl::IsInvalidArgument(o.Validate()));
-  auto refused = RunTrial(o, nullptr);
-  EXPECT_TRUE(absl::IsInvalidArgument(refused.status()));
-}
-
 }  // namespace
 }  // namespace qkov::training
