@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -435,6 +436,56 @@ std::vector<MetricPoint> TakeTrainingPoints(const LearningRates& lr,
   return points;
 }
 
+// True when the observer asks the trial to stop before step st.step: the
+// outcome is then stopped there, with a checkpoint when it is handed back.
+bool StopAsked(TrainingObserver* observer, TextModel& model, Trainable& tr,
+               const PreparedText& p, const LoopState& st,
+               TrialOutcome* outcome) {
+  if (observer == nullptr) return false;
+  const StopRequest stop = observer->PollStop();
+  if (stop == StopRequest::kNone) return false;
+  outcome->end = TrialEnd::kStopped;
+  outcome->steps = st.step;
+  if (stop == StopRequest::kHandBack) {
+    outcome->checkpoint =
+        SaveCheckpoint(model, *tr.optimizer, tr.names, p.vocab_rows, st);
+  }
+  return true;
+}
+
+// Step st->step's batch of the n training examples: each epoch walks a
+// fresh permutation from the order stream, `batch` at a time.
+torch::Tensor NextBatch(int64_t n, int64_t batch, int64_t per_epoch,
+                        LoopState* st) {
+  const int64_t in_epoch = st->step % per_epoch;
+  if (in_epoch == 0) st->order = Permutation(n, st->order_rng);
+  const int64_t begin = in_epoch * batch;
+  const int64_t b = std::min(batch, n - begin);
+  return torch::tensor(std::vector<int64_t>(st->order.begin() + begin,
+                                            st->order.begin() + begin + b),
+                       torch::kInt64);
+}
+
+// Whether the curves during training are due after step st.step (every
+// eval_every steps, and after the last).
+bool EvaluationDue(const TrialOptions& o, int64_t after, bool last) {
+  return o.eval.eval_every > 0 && (after % o.eval.eval_every == 0 || last);
+}
+
+// The points to report after step st->step, when a report or an evaluation
+// is due (empty when only an evaluation is: its points are added by the
+// caller); nothing otherwise.
+std::optional<std::vector<MetricPoint>> PointsDue(const TrialOptions& o,
+                                                  const LearningRates& lr,
+                                                  int64_t per_epoch, bool last,
+                                                  LoopState* st) {
+  const int64_t after = st->step + 1;
+  const bool report = after % o.report_every == 0 || last;
+  if (!report && !EvaluationDue(o, after, last)) return std::nullopt;
+  if (!report) return std::vector<MetricPoint>();
+  return TakeTrainingPoints(lr, per_epoch, st);
+}
+
 absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
                                             TrainingObserver* observer,
                                             const torch::Device& device,
@@ -482,60 +533,39 @@ absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
   const TextEvalOptions curve_eval = CurveEvalOptions(o);
   UseSparseEmbeddingGradient(model, tr);
   model->train();
-  int64_t& step = st.step;
-  for (; step < total; ++step) {
-    if (observer != nullptr) {
-      const StopRequest stop = observer->PollStop();
-      if (stop != StopRequest::kNone) {
-        outcome.end = TrialEnd::kStopped;
-        outcome.steps = step;
-        if (stop == StopRequest::kHandBack) {
-          outcome.checkpoint =
-              SaveCheckpoint(model, *tr.optimizer, tr.names, p.vocab_rows, st);
-        }
-        return outcome;
-      }
-    }
-    const int64_t in_epoch = step % per_epoch;
-    if (in_epoch == 0) st.order = Permutation(n, st.order_rng);
-    const int64_t begin = in_epoch * batch;
-    const int64_t b = std::min(batch, n - begin);
-    const torch::Tensor idx =
-        torch::tensor(std::vector<int64_t>(st.order.begin() + begin,
-                                           st.order.begin() + begin + b),
-                      torch::kInt64);
-    const LearningRates lr = ScheduledLearningRates(schedule, step);
+  for (; st.step < total; ++st.step) {
+    if (StopAsked(observer, model, tr, p, st, &outcome)) return outcome;
+    const torch::Tensor idx = NextBatch(n, batch, per_epoch, &st);
+    const int64_t b = idx.size(0);
+    const LearningRates lr = ScheduledLearningRates(schedule, st.step);
     const auto [l, correct] =
         TrainStep(model, p.train, idx, p.pad_id, lr, t, device, tr);
     st.sum_loss += l * b;
     st.sum_correct += correct;
     st.seen += b;
-    const bool last = step + 1 == total;
     if (!std::isfinite(l)) {
       outcome.end = TrialEnd::kDiverged;
-      ++step;
+      ++st.step;
       break;
     }
-    const bool report = (step + 1) % o.report_every == 0 || last;
-    const bool evaluate =
-        o.eval.eval_every > 0 && ((step + 1) % o.eval.eval_every == 0 || last);
-    if (!report && !evaluate) continue;
-    std::vector<MetricPoint> points;
-    if (report) points = TakeTrainingPoints(lr, per_epoch, &st);
-    if (evaluate && eval_subset.ids.size(0) > 0) {
-      AddCurvePoints(step + 1,
+    const bool last = st.step + 1 == total;
+    std::optional<std::vector<MetricPoint>> points =
+        PointsDue(o, lr, per_epoch, last, &st);
+    if (!points.has_value()) continue;
+    if (eval_subset.ids.size(0) > 0 && EvaluationDue(o, st.step + 1, last)) {
+      AddCurvePoints(st.step + 1,
                      EvaluateText(model, eval_subset, p.pad_id, curve_eval),
-                     &points);
+                     &*points);
     }
-    if (observer != nullptr && !observer->OnReport(step + 1, points)) {
+    if (observer != nullptr && !observer->OnReport(st.step + 1, *points)) {
       outcome.end = TrialEnd::kStopped;
-      outcome.steps = step + 1;
+      outcome.steps = st.step + 1;
       return outcome;
     }
   }
   if (outcome.end != TrialEnd::kDiverged) outcome.end = TrialEnd::kMaxSteps;
-  outcome.steps = step;
-  AddFinalResults(o, model, p, step, per_epoch, device, &outcome);
+  outcome.steps = st.step;
+  AddFinalResults(o, model, p, st.step, per_epoch, device, &outcome);
   return outcome;
 }
 
