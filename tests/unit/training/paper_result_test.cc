@@ -3,7 +3,7 @@
 // Fig-2 CACO/FAFO notebook; CACO at the nn.Linear default as there), SGD,
 // batch 32, sequence 64. The base learning rate is 0.1 instead of the
 // paper's 0.01 so every run fits in 30k steps; docs/results.md records the
-// paper-scale run (eta_OV = 0.01, ratio 20: converged at 69.5k steps).
+// paper-scale run (eta_OV = 0.01, ratio 20: converged at 69,000 steps).
 #include <gtest/gtest.h>
 
 #include "worker/training/trainer.h"
