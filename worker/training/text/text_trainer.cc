@@ -4,7 +4,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <random>
 #include <tuple>
 
@@ -472,20 +471,6 @@ bool EvaluationDue(const TrialOptions& o, int64_t after, bool last) {
   return o.eval.eval_every > 0 && (after % o.eval.eval_every == 0 || last);
 }
 
-// The points to report after step st->step, when a report or an evaluation
-// is due (empty when only an evaluation is: its points are added by the
-// caller); nothing otherwise.
-std::optional<std::vector<MetricPoint>> PointsDue(const TrialOptions& o,
-                                                  const LearningRates& lr,
-                                                  int64_t per_epoch, bool last,
-                                                  LoopState* st) {
-  const int64_t after = st->step + 1;
-  const bool report = after % o.report_every == 0 || last;
-  if (!report && !EvaluationDue(o, after, last)) return std::nullopt;
-  if (!report) return std::vector<MetricPoint>();
-  return TakeTrainingPoints(lr, per_epoch, st);
-}
-
 absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
                                             TrainingObserver* observer,
                                             const torch::Device& device,
@@ -548,18 +533,21 @@ absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
       ++st.step;
       break;
     }
-    const bool last = st.step + 1 == total;
-    std::optional<std::vector<MetricPoint>> points =
-        PointsDue(o, lr, per_epoch, last, &st);
-    if (!points.has_value()) continue;
-    if (eval_subset.ids.size(0) > 0 && EvaluationDue(o, st.step + 1, last)) {
-      AddCurvePoints(st.step + 1,
+    const int64_t after = st.step + 1;
+    const bool last = after == total;
+    const bool report = after % o.report_every == 0 || last;
+    const bool evaluate = EvaluationDue(o, after, last);
+    if (!report && !evaluate) continue;
+    std::vector<MetricPoint> points;
+    if (report) points = TakeTrainingPoints(lr, per_epoch, &st);
+    if (evaluate && eval_subset.ids.size(0) > 0) {
+      AddCurvePoints(after,
                      EvaluateText(model, eval_subset, p.pad_id, curve_eval),
-                     &*points);
+                     &points);
     }
-    if (observer != nullptr && !observer->OnReport(st.step + 1, *points)) {
+    if (observer != nullptr && !observer->OnReport(after, points)) {
       outcome.end = TrialEnd::kStopped;
-      outcome.steps = st.step + 1;
+      outcome.steps = after;
       return outcome;
     }
   }
