@@ -28,6 +28,8 @@ inline constexpr int kNodes = 3;
 inline constexpr int64_t kLeaseMs = 8000;
 inline constexpr int64_t kHeartbeatMs = 1000;
 inline constexpr int64_t kReaperMs = kLeaseMs / 4;
+// The workers' call deadline (--rpc_deadline_seconds).
+inline constexpr int64_t kRpcDeadlineMs = 3000;
 inline constexpr char kPort[] = "7443";
 inline constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();
 
@@ -173,11 +175,13 @@ class MultihostTest : public ::testing::Test {
   Process& Worker(int node, const std::string& name) {
     const std::string full = absl::StrCat("n", node, "-", name);
     workers_[full] = std::make_unique<Process>(
-        cluster_->InNode(node, {QKOV_WORKER_BIN, "--server=" + ServerAddress(),
-                                "--tls_ca=" + dir_->File("ca.pem"),
-                                "--token_file=" + dir_->File("worker.token"),
-                                "--name=" + full, "--rpc_deadline_seconds=3",
-                                "--unreachable_timeout_seconds=300"}),
+        cluster_->InNode(
+            node,
+            {QKOV_WORKER_BIN, "--server=" + ServerAddress(),
+             "--tls_ca=" + dir_->File("ca.pem"),
+             "--token_file=" + dir_->File("worker.token"), "--name=" + full,
+             absl::StrCat("--rpc_deadline_seconds=", kRpcDeadlineMs / 1000),
+             "--unreachable_timeout_seconds=300"}),
         WorkerLogPath(full));
     return *workers_[full];
   }

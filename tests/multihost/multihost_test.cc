@@ -177,6 +177,13 @@ TEST_F(MultihostTest, CoordinatorRestartDuringACut) {
 // nodes, so calls arrive and are applied but their replies are lost; the
 // workers retry completions, reports, heartbeats and leases the server
 // already applied. Nothing doubles, nothing is lost, nothing expires.
+//
+// Drops of 5 s, within a lease. A completion applied at least one call
+// deadline (3 s) before its drop ends had its call run out while the
+// reply was still dropped: its worker must retry it, and the retry must be
+// answered as the first call was (OK). Three workers end a trial about
+// every second, so such a completion comes in the first drop or two; at
+// most 4 drops, while the sweep runs.
 TEST_F(MultihostTest, LostRepliesDoubleNothing) {
   Timeline timeline("e: replies lost");
   // One report a trial, which rides with the completion: a worker's call
@@ -184,63 +191,67 @@ TEST_F(MultihostTest, LostRepliesDoubleNothing) {
   Submit("mh-e", 60, 8000, 8000);
   for (int k = 1; k <= kNodes; ++k) Worker(k, "e");
   ASSERT_TRUE(WaitUntil([&] { return Done("mh-e") >= 3; }, 60));
-  // Drops of 3 s, within a lease: the first call of each worker into a
-  // drop arrives and is applied, and its reply is lost; the worker's TCP
-  // then waits on acknowledgements that rode on that reply, so its later
-  // calls (the retry among them) arrive when the drop ends. A call whose
-  // deadline (3 s) outlasts the drop gets its delayed reply instead, and is
-  // not retried. Until a completion applied during a drop was retried and
-  // answered, at most 4 drops.
-  auto answered = [&](int k) {
+  constexpr int64_t kDropMs = 5000;
+  auto answered = [&](const std::string& worker) {
     int n = 0;
-    for (absl::string_view line :
-         absl::StrSplit(WorkerLog(absl::StrCat("n", k, "-e")), '\n'))
+    for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n'))
       n += absl::StrContains(line, "CompleteTrial answered after");
     return n;
   };
-  int64_t applied = 0;
-  int retried = 0;
-  for (int round = 1; round <= 4 && retried == 0; ++round) {
-    std::vector<int> before;
-    for (int k = 1; k <= kNodes; ++k) before.push_back(answered(k));
+  int retried = 0;  // completions whose call certainly ran out in a drop
+  for (int round = 1; round <= 4 && retried == 0 && Done("mh-e") < 60;
+       ++round) {
+    std::map<std::string, int> before;
+    for (int k = 1; k <= kNodes; ++k) {
+      const std::string worker = absl::StrCat("n", k, "-e");
+      before[worker] = answered(worker);
+    }
     for (int k = 1; k <= kNodes; ++k)
       ASSERT_TRUE(cluster_->DropReplies(k).ok());
     const int64_t drop_start = NowMs();
     timeline.Add(absl::StrCat("drop ", round,
                               ": service node drops its replies to node1-3"));
-    absl::SleepFor(absl::Seconds(3));
+    absl::SleepFor(absl::Milliseconds(kDropMs));
+    const int64_t pass_start = NowMs();
     for (int k = 1; k <= kNodes; ++k)
       ASSERT_TRUE(cluster_->PassReplies(k).ok());
-    const int64_t drop_end = NowMs();
     timeline.Add(absl::StrCat("drop ", round, ": replies pass again"));
+    const int64_t done_after_drop = Done("mh-e");
     auto ended = Rows(absl::StrCat(
         "SELECT trial_id, worker_id, ended_ms FROM attempts WHERE state = "
-        "'done' AND ended_ms > ",
-        drop_start, " AND ended_ms < ", drop_end, " AND ", InSweep("mh-e")));
+        "'done' AND ended_ms >= ",
+        drop_start, " AND ended_ms < ", pass_start, " AND ", InSweep("mh-e")));
+    std::vector<std::string> must_retry;
     for (const auto& row : ended) {
       int64_t ms = 0;
       ASSERT_TRUE(absl::SimpleAtoi(row[2], &ms));
+      // The call began before it was applied, so its deadline fell before
+      // ms + 3 s; with 100 ms to spare, inside the drop.
+      const bool ran_out = ms + kRpcDeadlineMs + 100 < pass_start;
       timeline.AddAt(ms, absl::StrCat("trial ", row[0], " completed by ",
-                                      row[1], " (applied; reply dropped)"));
+                                      row[1], " (applied; reply dropped",
+                                      ran_out ? ", call ran out)" : ")"));
+      const std::string worker(row[1].substr(0, row[1].find('/')));
+      if (ran_out) must_retry.push_back(worker);
     }
-    applied += static_cast<int64_t>(ended.size());
-    // The retries of those completions, answered as the first call was.
-    WaitUntil(
-        [&] {
-          for (int k = 1; k <= kNodes; ++k)
-            if (answered(k) > before[k - 1]) return true;
-          return ended.empty();
-        },
-        15);
-    for (int k = 1; k <= kNodes; ++k) {
-      if (answered(k) == before[k - 1]) continue;
+    for (const std::string& worker : must_retry) {
+      // A worker's completion blocks its loop until answered: one a drop.
+      EXPECT_TRUE(
+          WaitUntil([&] { return answered(worker) > before[worker]; }, 30))
+          << worker << " did not retry a completion whose call ran out\n"
+          << WorkerLog(worker);
+      std::string last;
+      for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n'))
+        if (absl::StrContains(line, "CompleteTrial answered after"))
+          last = std::string(line);
+      timeline.Add(absl::StrCat(worker, " logged: ", last));
       ++retried;
-      WaitLog(absl::StrCat("n", k, "-e"), "CompleteTrial answered after",
-              &timeline, 1);
     }
+    // Traffic flows again before the next drop.
+    WaitUntil([&] { return Done("mh-e") > done_after_drop; }, 15);
   }
-  EXPECT_GT(applied, 0) << "no completion was applied during a drop";
-  EXPECT_GT(retried, 0) << "no applied completion was retried";
+  EXPECT_GT(retried, 0)
+      << "no completion was applied a call deadline before a drop's end";
   ASSERT_TRUE(WaitDone("mh-e", 60, 180));
   for (int k = 1; k <= kNodes; ++k) {
     const std::string worker = absl::StrCat("n", k, "-e");
