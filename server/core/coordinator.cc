@@ -77,13 +77,18 @@ void Coordinator::NotifyChange() {
   ++change_seq_;
 }
 
-bool Coordinator::WaitForChange(absl::Time deadline) {
+uint64_t Coordinator::ChangeCount() {
   absl::MutexLock lock(&change_mu_);
-  const uint64_t seen = change_seq_;
+  return change_seq_;
+}
+
+uint64_t Coordinator::WaitForChange(uint64_t seen, absl::Time deadline) {
+  absl::MutexLock lock(&change_mu_);
   auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(change_mu_) {
     return change_seq_ != seen;
   };
-  return change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  return change_seq_;
 }
 
 absl::StatusOr<v1::Sweep> Coordinator::ToSweep(const storage::SweepRecord& r) {

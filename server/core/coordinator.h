@@ -99,9 +99,18 @@ class Coordinator {
   absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
                                                    absl::Time* since,
                                                    bool brief = false);
-  // Blocks until any trial changes or `deadline` passes; true on a change.
-  // For watch streams.
-  bool WaitForChange(absl::Time deadline);
+  // Changes to sweeps, trials and leases, counted, for watch streams. A
+  // watcher reads ChangeCount() before it reads the state and then waits
+  // on that count: a change made while it read wakes it at once, so none
+  // is missed.
+  uint64_t ChangeCount();
+  // Blocks until the count differs from `seen` or `deadline` passes;
+  // returns the count (== `seen` when nothing changed).
+  uint64_t WaitForChange(uint64_t seen, absl::Time deadline);
+  // Counts a change: every watcher wakes and reads again. Called by every
+  // call that changes state, and by a watcher that may have read before a
+  // change whose wake it did not get (HttpService::Events).
+  void NotifyChange();
 
   // --- worker API (worker.proto) ---
   // RegisterWorker hands out a worker_id and a secret key; every other call
@@ -136,7 +145,6 @@ class Coordinator {
 
  private:
   int64_t NowMs() { return absl::ToUnixMillis(clock_->Now()); }
-  void NotifyChange();
   absl::StatusOr<qkov::v1::Sweep> ToSweep(const storage::SweepRecord& r);
   absl::StatusOr<qkov::v1::Trial> ToTrial(const storage::TrialRecord& r);
   // OK when `key` is the key `worker_id` was registered with, by `actor`.

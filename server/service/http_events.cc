@@ -49,6 +49,7 @@ HttpReply HttpService::Events(const HttpRequest& req) {
     if (it != streams_by_key_.end() && --it->second <= 0)
       streams_by_key_.erase(it);
   });
+  const uint64_t read_at = core_->ChangeCount();
   std::string first = Event(f, nullptr);
   if (first.empty()) {
     return ErrorReply(
@@ -59,8 +60,13 @@ HttpReply HttpService::Events(const HttpRequest& req) {
   reply.content_type = "text/event-stream";
   reply.headers.emplace_back("Cache-Control", "no-store");
   reply.stream = f.stream;
-  absl::MutexLock lock(&streams_mu_);
-  followers_.push_back(std::move(follower));
+  {
+    absl::MutexLock lock(&streams_mu_);
+    followers_.push_back(std::move(follower));
+  }
+  // A change between the first read and the registration may have had its
+  // round of events without this stream: one more round.
+  if (core_->ChangeCount() != read_at) core_->NotifyChange();
   return reply;
 }
 
@@ -94,11 +100,15 @@ std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
 // times the CPU the last round of events took when that is longer (so all
 // streams together cost at most what a shared view does, ReplyCache); a
 // comment on a stream quiet for 15 s keeps proxies from closing it. Waits in
-// slices of at most 1 s, so Stop() is never held up.
+// slices of at most 1 s, so Stop() is never held up. The change count is
+// taken before a round reads: a change made during the round brings
+// another.
 void HttpService::EventsLoop() {
   absl::Duration cost;
+  uint64_t seen = core_->ChangeCount();
   while (!stopping_) {
-    const bool changed = core_->WaitForChange(absl::Now() + absl::Seconds(1));
+    const bool changed =
+        core_->WaitForChange(seen, absl::Now() + absl::Seconds(1)) != seen;
     if (stopping_) return;
     {
       absl::MutexLock lock(&streams_mu_);
@@ -120,6 +130,7 @@ void HttpService::EventsLoop() {
     while (!stopping_ && absl::Now() < next)
       absl::SleepFor(std::min(absl::Milliseconds(200), next - absl::Now()));
     if (stopping_) return;
+    seen = core_->ChangeCount();
     const absl::Duration cpu0 = ThreadCpuTime();
     // A follower's `since` is this thread's alone once it is registered, so
     // the round needs the lock only to list them.

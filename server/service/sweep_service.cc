@@ -129,15 +129,18 @@ grpc::Status SweepServiceImpl::WatchSweep(
       !a.ok())
     return a;
   absl::Time since = absl::InfinitePast();
+  // Counted before each read, so a change made during it is not missed.
+  uint64_t seen = core_->ChangeCount();
   while (!ctx->IsCancelled()) {
     absl::StatusOr<qkov::v1::SweepProgress> p =
         core_->Progress(req->name(), &since);
     if (!p.ok()) return ToGrpcStatus(p.status());
     if (!writer->Write(*p)) return grpc::Status::CANCELLED;
     if (p->finished()) return grpc::Status::OK;
-    // Coalesce bursts of reports, then wait for the next change.
-    core_->WaitForChange(absl::Now() + absl::Seconds(5));
+    // Wait for the next change, then coalesce a burst of reports.
+    core_->WaitForChange(seen, absl::Now() + absl::Seconds(5));
     absl::SleepFor(absl::Milliseconds(200));
+    seen = core_->ChangeCount();
   }
   return grpc::Status::CANCELLED;
 }

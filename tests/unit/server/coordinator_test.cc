@@ -123,6 +123,26 @@ TEST_F(CoordinatorTest, LateReportAfterLeaseExpiryIsRefusedAndLeavesNoRow) {
   EXPECT_EQ(trial->results().at("accuracy"), 1);
 }
 
+// A watcher reads the change count, then the state, then waits on the
+// count: a change made while it read (here: between the count and the
+// wait) wakes the wait at once instead of being missed.
+TEST_F(CoordinatorTest, AChangeBeforeTheWaitIsNotMissed) {
+  SubmitDemo(1);
+  const uint64_t seen = core_->ChangeCount();
+  EXPECT_EQ(core_->WaitForChange(seen, absl::Now()), seen)
+      << "nothing changed, yet the wait saw a change";
+  v1::PauseSweepRequest pause;
+  pause.set_name("demo");
+  pause.set_paused(true);
+  ASSERT_TRUE(core_->PauseSweep(pause).ok());
+  // Missed, the wait would run to its deadline, a minute away.
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  const uint64_t after = core_->WaitForChange(seen, deadline);
+  EXPECT_LT(absl::Now(), deadline) << "the wait missed the pause";
+  EXPECT_NE(after, seen);
+  EXPECT_EQ(after, core_->ChangeCount());
+}
+
 TEST_F(CoordinatorTest, NoWorkOutcomes) {
   const std::string w = Register();
   v1::LeaseTrialRequest lr;
