@@ -33,14 +33,12 @@ int WalCheckpointer::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
   auto* c = static_cast<WalCheckpointer*>(self);
   c->wal_pages_.store(pages, std::memory_order_relaxed);
   int copied = c->copied_pages_.load(std::memory_order_relaxed);
-  if (copied > pages) {
-    // SQLite has restarted the WAL from its start since the last checkpoint:
-    // none of this WAL is copied yet. The count is kept if the checkpoint
-    // thread has just recorded a copy of this WAL.
+  // Past the WAL's end: SQLite has restarted it from its start, and none of
+  // it is copied yet (kept if the checkpoint thread has just recorded a copy
+  // of this WAL).
+  if (copied > pages)
     c->copied_pages_.compare_exchange_strong(copied, 0,
                                              std::memory_order_relaxed);
-    copied = 0;
-  }
   if (CheckpointDue(pages, copied, c->checkpoint_pages_)) {
     absl::MutexLock lock(&c->mu_);
     c->wanted_ = true;
