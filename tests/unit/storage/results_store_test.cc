@@ -145,8 +145,8 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
 
 // The WAL is checkpointed into the database file as the store writes (on the
 // store's checkpoint thread). A store whose writer kept a half-read statement
-// open, or that never checkpointed, would grow its WAL without bound (found at
-// 2 GB after 20 s of benchmark).
+// open, or that never checkpointed, would grow its WAL without bound under
+// a steady writer.
 //
 // Each wait runs with no read under way: a PASSIVE checkpoint copies no
 // further than the mark of a read that is starting beside it (SQLite's read
