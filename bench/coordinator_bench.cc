@@ -19,6 +19,11 @@
 //   overhead   --overhead_trials fake trials of --trial_ms on --workers
 //              workers: makespan against the ideal, and that overhead
 //              carried to 1-second trials
+//   history    (only when asked for) --history_workers running trials
+//              reporting while the history grows to each of
+//              --history_rows: report latency and rate with 0, 1 and 8
+//              watchers (+4 dashboard event streams), interleaved, and each
+//              read path's time (bench/history_run.h)
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
 #include <httplib.h>
@@ -34,8 +39,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/history_run.h"
 #include "bench/simulated_workers.h"
 #include "common/clock.h"
 #include "qkov/v1/sweep.grpc.pb.h"
@@ -58,6 +66,13 @@ ABSL_FLAG(int, dashboard_tabs, 0,
           "sweep's server-sent events and, as the page does, fetches the "
           "sweep, a table page, the ratio plot, the curves and the DTAP grid "
           "after each event, at most once a second");
+ABSL_FLAG(int, history_workers, 64, "history: simulated running trials");
+ABSL_FLAG(std::vector<std::string>, history_rows,
+          std::vector<std::string>({"1000", "10000", "100000", "1000000"}),
+          "history: the metric-row counts to measure at");
+ABSL_FLAG(int, history_rounds, 2, "history: rounds of the watcher settings");
+ABSL_FLAG(int, report_every_ms, 0,
+          "history: each worker's report interval (0: back to back)");
 ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,rpc,ingest,overhead",
           "which runs to make (submit always runs: the others need its grid)");
 
@@ -92,7 +107,8 @@ int main(int argc, char** argv) {
   config.coordinator.limits.max_trials = 1000000;
   config.profile_sql = absl::GetFlag(FLAGS_profile_sql);
   const int tabs = absl::GetFlag(FLAGS_dashboard_tabs);
-  if (tabs > 0) {
+  const bool history = absl::StrContains(absl::GetFlag(FLAGS_runs), "history");
+  if (tabs > 0 || history) {
     config.http_listen = "127.0.0.1:0";
     config.http_static_dir = QKOV_DASHBOARD_DIR;
   }
@@ -136,6 +152,27 @@ int main(int argc, char** argv) {
     *req.mutable_spec() = Spec("big", 3 * absl::GetFlag(FLAGS_trials));
     v1::SubmitSweepResponse resp;
     if (!client->SubmitSweep(&ctx, req, &resp).ok()) std::abort();
+  }
+
+  if (history) {
+    qkov::bench::HistoryOptions h;
+    h.address = address;
+    h.http_port = (*server)->http_port();
+    h.workers = absl::GetFlag(FLAGS_history_workers);
+    h.levels.clear();
+    for (const std::string& r : absl::GetFlag(FLAGS_history_rows)) {
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(r, &n)) {
+        std::fprintf(stderr, "--history_rows: '%s' is not a count\n",
+                     r.c_str());
+        return stop_early();
+      }
+      h.levels.push_back(n);
+    }
+    h.seconds = absl::GetFlag(FLAGS_seconds);
+    h.rounds = absl::GetFlag(FLAGS_history_rounds);
+    h.report_every_ms = absl::GetFlag(FLAGS_report_every_ms);
+    if (!qkov::bench::HistoryRun(h)) return stop_early();
   }
 
   // 1b. The same cycle without gRPC: the coordinator and SQLite alone, on

@@ -43,6 +43,11 @@ absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what) {
       return absl::PermissionDeniedError(msg);
     case SQLITE_TOOBIG:
       return absl::InvalidArgumentError(msg);
+    case SQLITE_INTERRUPT:
+      // A pooled read past its deadline, or stopped by a server that stops
+      // (ReaderPool); the SQL console names its own interruptions.
+      return absl::DeadlineExceededError(absl::StrCat(
+          msg, " (the read ran past its deadline or the server is stopping)"));
     default:
       return absl::InternalError(msg);
   }

@@ -30,7 +30,8 @@ namespace qkov::storage {
 // BUSY/LOCKED/FULL -> UNAVAILABLE (retryable: a busy database, a full
 // disk), CONSTRAINT -> ALREADY_EXISTS, CORRUPT/NOTADB -> DATA_LOSS, NOMEM ->
 // RESOURCE_EXHAUSTED, CANTOPEN -> NOT_FOUND, PERM/READONLY/AUTH ->
-// PERMISSION_DENIED, TOOBIG -> INVALID_ARGUMENT, anything else -> INTERNAL.
+// PERMISSION_DENIED, TOOBIG -> INVALID_ARGUMENT, INTERRUPT ->
+// DEADLINE_EXCEEDED, anything else -> INTERNAL.
 absl::Status SqliteStatus(int code, sqlite3* db, absl::string_view what);
 
 class Statement {

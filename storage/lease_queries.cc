@@ -108,8 +108,8 @@ absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
 
 absl::StatusOr<ResultsStore::WorkerIdentity> ResultsStore::GetWorkerIdentity(
     const std::string& worker_id) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kWorkerIdentitySql));
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+  ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kWorkerIdentitySql));
   s->BindText(1, worker_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row) {
@@ -483,8 +483,8 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
 }
 
 absl::StatusOr<bool> ResultsStore::AllIdle() {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAnyActiveSql));
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kAnyActiveSql));
   ASSIGN_OR_RETURN(bool row, s->Step());
   return !(row && s->ColumnInt64(0) != 0);
 }

@@ -250,6 +250,34 @@ absl::Status WidenStateChecks(Database* db) {
   return db->Execute("PRAGMA writable_schema = OFF");
 }
 
+// Migration 8: each curve's latest point and its running extremes, per
+// trial, attempt and name, kept by InsertMetrics in the transaction of every
+// report (result_queries.cc), so that a trial's latest values (read by each
+// `qkov watch` round and the dashboard) and early stopping's best so far
+// read a row per curve instead of searching the history. `value` is the
+// point at the highest `step` reported; min_value and max_value the extremes
+// of every value reported for the attempt (NaN, stored as NULL, is not a
+// value). Filled here from the metrics already stored.
+constexpr char kMigration8[] = R"sql(
+CREATE TABLE metrics_latest (
+  trial_id  TEXT NOT NULL REFERENCES trials(trial_id),
+  attempt   INTEGER NOT NULL,
+  name      TEXT NOT NULL,
+  step      INTEGER NOT NULL,
+  value     REAL,
+  min_value REAL,
+  max_value REAL,
+  PRIMARY KEY (trial_id, attempt, name)
+) WITHOUT ROWID;
+INSERT INTO metrics_latest (trial_id, attempt, name, step, min_value, max_value)
+  SELECT trial_id, attempt, name, MAX(step), MIN(value), MAX(value)
+  FROM metrics GROUP BY trial_id, attempt, name;
+UPDATE metrics_latest SET value =
+  (SELECT m.value FROM metrics m WHERE m.trial_id = metrics_latest.trial_id
+     AND m.attempt = metrics_latest.attempt AND m.name = metrics_latest.name
+     AND m.step = metrics_latest.step);
+)sql";
+
 // A migration: its SQL, and for a change SQL alone cannot make, a step run
 // first in the same transaction.
 struct Migration {
@@ -265,7 +293,8 @@ const std::vector<Migration>& Migrations() {
                                  {kMigration4},
                                  {kMigration5},
                                  {kMigration6},
-                                 {kMigration7, &WidenStateChecks}};
+                                 {kMigration7, &WidenStateChecks},
+                                 {kMigration8}};
   return *m;
 }
 

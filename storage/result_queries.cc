@@ -1,6 +1,7 @@
 // ResultsStore: what a running trial reports (metric points, the completion
 // with its results, artifacts and provenance).
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -52,6 +53,57 @@ const std::string& UpsertMetricsSql(int rows) {
       "excluded.value"));
   return (*sqls)[rows];
 }
+// Rows: (name, step, value, min_value, max_value), one per curve of a
+// report: its point at the highest step and the extremes of its values
+// (metrics_latest, docs/schema.md). Every SET expression reads the row as
+// it was before this statement.
+const std::string& UpsertLatestSql(int rows) {
+  static const auto* sqls = new std::vector<std::string>(MultiRowSqls(
+      "INSERT INTO metrics_latest (trial_id, attempt, name, step, value, "
+      "min_value, max_value) VALUES ",
+      5,
+      " ON CONFLICT (trial_id, attempt, name) DO UPDATE SET "
+      "value = CASE WHEN excluded.step >= step THEN excluded.value ELSE value "
+      "END, step = MAX(step, excluded.step), "
+      "min_value = COALESCE(MIN(min_value, excluded.min_value), min_value, "
+      "excluded.min_value), "
+      "max_value = COALESCE(MAX(max_value, excluded.max_value), max_value, "
+      "excluded.max_value)"));
+  return (*sqls)[rows];
+}
+
+// A report's points of one curve, summed up for metrics_latest.
+struct CurveSummary {
+  int64_t step = std::numeric_limits<int64_t>::min();
+  double value = 0;  // at `step`; the last one given for it
+  double min = std::nan("");
+  double max = std::nan("");
+};
+
+std::map<std::string, CurveSummary> Summarize(
+    const std::vector<MetricRecord>& points) {
+  std::map<std::string, CurveSummary> out;
+  for (const MetricRecord& p : points) {
+    CurveSummary& c = out[p.name];
+    if (p.step >= c.step) {
+      c.step = p.step;
+      c.value = p.value;
+    }
+    if (std::isnan(p.value)) continue;
+    if (std::isnan(c.min) || p.value < c.min) c.min = p.value;
+    if (std::isnan(c.max) || p.value > c.max) c.max = p.value;
+  }
+  return out;
+}
+
+void BindOrNull(Statement* s, int i, double v) {
+  if (std::isnan(v)) {
+    s->BindNull(i);
+  } else {
+    s->BindDouble(i, v);
+  }
+}
+
 constexpr char kUpsertArtifactSql[] =
     "INSERT INTO artifacts (trial_id, name, kind, content, attempt) VALUES (?, "
     "?, ?, ?, ?) "
@@ -83,6 +135,24 @@ absl::Status ResultsStore::InsertMetrics(
       s->BindText(3 * i + 3, p.name);
       s->BindInt64(3 * i + 4, p.step);
       s->BindDouble(3 * i + 5, p.value);
+    }
+    RETURN_IF_ERROR(s->Run());
+  }
+  const std::map<std::string, CurveSummary> curves = Summarize(points);
+  auto curve = curves.begin();
+  while (curve != curves.end()) {
+    const int rows = static_cast<int>(
+        std::min<size_t>(kRowsPerInsert, std::distance(curve, curves.end())));
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertLatestSql(rows)));
+    s->BindText(1, trial_id);
+    s->BindInt64(2, attempt);
+    for (int i = 0; i < rows; ++i, ++curve) {
+      const CurveSummary& c = curve->second;
+      s->BindText(5 * i + 3, curve->first);
+      s->BindInt64(5 * i + 4, c.step);
+      s->BindDouble(5 * i + 5, c.value);
+      BindOrNull(s, 5 * i + 6, c.min);
+      BindOrNull(s, 5 * i + 7, c.max);
     }
     RETURN_IF_ERROR(s->Run());
   }

@@ -8,6 +8,16 @@
 #include "storage/migrations.h"
 
 namespace qkov::storage {
+namespace {
+
+// Read connections: researchers' and dashboards' reads share kClientReaders
+// (more than one, so a long export does not hold a watch back); a worker's
+// call has kWorkerReaders of its own. Each is a few hundred KiB of page
+// cache at most.
+constexpr int kClientReaders = 4;
+constexpr int kWorkerReaders = 2;
+
+}  // namespace
 
 std::string TrialIdOf(int64_t sweep_id, int64_t ordinal) {
   return absl::StrCat(sweep_id, "-", absl::Dec(ordinal, absl::kZeroPad8));
@@ -19,13 +29,12 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
   RETURN_IF_ERROR(Migrate(db.get()));
   std::unique_ptr<ResultsStore> store(new ResultsStore(std::move(db)));
   ResultsStore* s = store.get();
-  {
-    Database::Options reader = options;
-    reader.read_only = true;
-    ASSIGN_OR_RETURN(std::unique_ptr<Database> r, Database::Open(path, reader));
-    absl::MutexLock lock(&s->reader_mu_);
-    s->reader_ = std::move(r);
-  }
+  ASSIGN_OR_RETURN(s->readers_,
+                   ReaderPool::Open(path, options, kClientReaders,
+                                    "the store's client reads"));
+  ASSIGN_OR_RETURN(s->worker_readers_,
+                   ReaderPool::Open(path, options, kWorkerReaders,
+                                    "the store's worker reads"));
   if (!options.read_only) {
     s->checkpointer_ =
         std::make_unique<WalCheckpointer>(path, options, s->db_.get());
@@ -41,6 +50,15 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
 ResultsStore::~ResultsStore() {
   writes_.reset();  // runs what is queued
   checkpointer_.reset();
+}
+
+void ResultsStore::StopReads() { readers_->Stop(); }
+
+std::vector<Database::StatementTime> ResultsStore::ReaderStatementProfile() {
+  std::vector<Database::StatementTime> out = readers_->StatementProfile();
+  for (Database::StatementTime& t : worker_readers_->StatementProfile())
+    out.push_back(std::move(t));
+  return out;
 }
 
 absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op,
@@ -81,8 +99,8 @@ absl::Status ResultsStore::WriteForTesting(
 }
 
 absl::StatusOr<bool> ResultsStore::IntegrityOk() {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto s, db_->Prepare("PRAGMA integrity_check"));
+  ASSIGN_OR_RETURN(ReaderPool::Lease r, readers_->Acquire());
+  ASSIGN_OR_RETURN(auto s, r.db()->Prepare("PRAGMA integrity_check"));
   ASSIGN_OR_RETURN(bool row, s->Step());
   return row && s->ColumnText(0) == "ok";
 }

@@ -20,8 +20,9 @@
 // not expired at `now_ms`; otherwise FAILED_PRECONDITION and nothing is
 // written (docs/protocol.md).
 //
-// Thread safety: all methods are thread-safe. Reads take the connection's
-// mutex; writes go through the group-commit queue.
+// Thread safety: all methods are thread-safe. Reads run on pooled read-only
+// connections (storage/reader_pool.h) and never wait for the writer; writes
+// go through the group-commit queue.
 #ifndef QKOV_STORAGE_RESULTS_STORE_H_
 #define QKOV_STORAGE_RESULTS_STORE_H_
 
@@ -44,6 +45,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "storage/database.h"
+#include "storage/reader_pool.h"
 #include "storage/wal_checkpointer.h"
 #include "storage/write_queue.h"
 
@@ -401,16 +403,41 @@ class ResultsStore {
   // The trial's curve across attempts: the last attempt's points, and each
   // earlier attempt's points up to the step where later attempts resumed from
   // its checkpoint (docs/schema.md).
+  // `name`: that curve only (read by its own key range, not by filtering
+  // the trial's whole history).
   absl::StatusOr<std::vector<MetricRecord>> Metrics(
-      const std::string& trial_id);
+      const std::string& trial_id, const std::string& name = "");
 
   // The artifact named `name` (JSON) of each of `trial_ids` that has one.
   absl::StatusOr<std::map<std::string, std::string>> ArtifactsNamed(
       const std::vector<std::string>& trial_ids, const std::string& name);
 
-  // The latest point of each curve of a trial (its newest attempt).
+  // The latest point of each curve of a trial's newest attempt that reported
+  // (per name: its point at the highest step). Read from `metrics_latest`,
+  // which each report keeps in its own transaction: the cost is the number
+  // of curves, whatever the length of the history (docs/schema.md).
   absl::StatusOr<std::map<std::string, double>> LatestMetrics(
       const std::string& trial_id);
+
+  // The best (lowest, or highest with `higher`) non-NaN value of curve
+  // `name` at steps <= `step` of the trial's curve across attempts (as
+  // Metrics assembles it); NaN when it has none. Early stopping's "best so
+  // far": answered from `metrics_latest`'s running minimum and maximum of
+  // each attempt, and by a range read of one curve only for an attempt whose
+  // points pass `step` or its successor's resume point.
+  absl::StatusOr<double> BestSoFar(const std::string& trial_id,
+                                   const std::string& name, int64_t step,
+                                   bool higher);
+
+  // Interrupts every running researcher's or dashboard's read and refuses
+  // every later one (CANCELLED): a stopping server does not wait for a long
+  // read. Writes, and the reads of workers' calls, go on, so that trials
+  // finishing during the shutdown's grace are stored.
+  void StopReads();
+  // The pool serving researchers' and dashboards' reads (tests hold all of
+  // its connections to show that writes and workers' reads do not need
+  // them).
+  ReaderPool* ClientReadersForTesting() { return readers_.get(); }
 
   // True when no trial anywhere is queued, preempted or running.
   absl::StatusOr<bool> AllIdle();
@@ -434,6 +461,8 @@ class ResultsStore {
   // The writer connection's statement profile (Database::StatementProfile);
   // empty unless opened with Options::profile_statements.
   std::vector<Database::StatementTime> WriterStatementProfile();
+  // The same for every read connection, both pools summed.
+  std::vector<Database::StatementTime> ReaderStatementProfile();
 
   // Testing hooks for the group commit. `hook` runs on the writer thread
   // before it takes each group from the queue, with no lock held.
@@ -519,7 +548,7 @@ class ResultsStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<SweepRecord> GetSweepLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // On `db`: db_ with mu_ held, or reader_ with reader_mu_ held.
+  // On `db`: db_ with mu_ held, or a connection lent by a ReaderPool.
   absl::StatusOr<SweepRecord> SweepOn(Database* db, const std::string& name);
   absl::Status FillCounts(Database* db, SweepRecord* sweep);
   // The sweep's id without its counts; NOT_FOUND for an unknown name.
@@ -530,11 +559,13 @@ class ResultsStore {
 
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
-  // A second, read-only connection for the long reads of whole sweeps
-  // (TrialsWithResults, Metrics): WAL lets it read while the writer
-  // commits, so a dashboard never holds mu_ against the workers.
-  absl::Mutex reader_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  std::unique_ptr<Database> reader_ ABSL_GUARDED_BY(reader_mu_);
+  // Reads never take mu_ (docs/architecture.md, "Reads and the writer"):
+  // they run on read-only connections, whose WAL snapshots let them read
+  // while the writer commits. `readers_` serves researchers and dashboards;
+  // `worker_readers_` the reads inside a worker's call (its identity, early
+  // stopping), so that no number of watchers or queries delays a report.
+  std::unique_ptr<ReaderPool> readers_;
+  std::unique_ptr<ReaderPool> worker_readers_;
   // sweep_id -> its first attempt's start, once there is one (FillCounts).
   absl::Mutex first_started_mu_;
   absl::flat_hash_map<int64_t, int64_t> first_started_ms_

@@ -2,6 +2,9 @@
 // in the transactions that submit them and end their trials; their stored
 // searches; early stops and the peers' values they are judged against).
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -137,8 +140,8 @@ absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
 
 absl::StatusOr<std::vector<SearchRecord>> ResultsStore::Searches(
     const std::string& sweep_name) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
   constexpr char kSearchesSql[] =
       "SELECT grp, state, outcome_json FROM searches WHERE sweep_id = ? ORDER "
@@ -183,14 +186,19 @@ absl::Status ResultsStore::StopEarly(const std::string& worker_id,
 
 absl::StatusOr<std::vector<double>> ResultsStore::PeerValuesAt(
     const std::string& trial_id, const std::string& name, int64_t step) {
-  absl::MutexLock lock(&reader_mu_);
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+  // For each other trial of the sweep, the newest of its attempts (a few
+  // rows of `attempts`) with a point (name, step): point lookups by the
+  // whole primary key, whatever the length of the trials' histories.
   constexpr char kPeersSql[] =
-      "SELECT m.value FROM trials t JOIN metrics m USING (trial_id) "
+      "SELECT m.value FROM trials t JOIN metrics m ON m.trial_id = t.trial_id "
+      "AND m.name = ?2 AND m.step = ?3 AND m.attempt = (SELECT a.attempt FROM "
+      "attempts a JOIN metrics p ON p.trial_id = a.trial_id AND p.attempt = "
+      "a.attempt AND p.name = ?2 AND p.step = ?3 WHERE a.trial_id = "
+      "t.trial_id ORDER BY a.attempt DESC LIMIT 1) "
       "WHERE t.sweep_id = (SELECT sweep_id FROM trials WHERE trial_id = ?1) "
-      "AND t.trial_id <> ?1 AND m.name = ?2 AND m.step = ?3 AND m.attempt = "
-      "(SELECT MAX(attempt) FROM metrics WHERE trial_id = t.trial_id AND "
-      "name = ?2 AND step = ?3)";
-  ASSIGN_OR_RETURN(Statement * s, reader_->Cached(kPeersSql));
+      "AND t.trial_id <> ?1";
+  ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kPeersSql));
   s->BindText(1, trial_id);
   s->BindText(2, name);
   s->BindInt64(3, step);
@@ -203,13 +211,87 @@ absl::StatusOr<std::vector<double>> ResultsStore::PeerValuesAt(
   return out;
 }
 
+absl::StatusOr<double> ResultsStore::BestSoFar(const std::string& trial_id,
+                                               const std::string& name,
+                                               int64_t step, bool higher) {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+  Database* db = reader.db();
+  RETURN_IF_ERROR(db->Execute("BEGIN"));  // one snapshot
+  absl::StatusOr<double> out = [&]() -> absl::StatusOr<double> {
+    // Each attempt's last step kept in the curve, as Metrics() cuts them.
+    constexpr char kStartStepsSql[] =
+        "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
+        "attempt DESC";
+    std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept
+    {
+      ASSIGN_OR_RETURN(Statement * a, db->Cached(kStartStepsSql));
+      a->BindText(1, trial_id);
+      int64_t limit = std::numeric_limits<int64_t>::max();
+      while (true) {
+        ASSIGN_OR_RETURN(bool row, a->Step());
+        if (!row) break;
+        cutoff[a->ColumnInt64(0)] = limit;
+        const int64_t start = a->ColumnInt64(1);
+        limit = start > 0 ? std::min(limit, start) : -1;
+      }
+    }
+    struct Summary {
+      int64_t attempt, step;
+      double extreme;  // NaN: no value
+    };
+    std::vector<Summary> attempts;
+    {
+      constexpr char kSummarySql[] =
+          "SELECT attempt, step, min_value, max_value FROM metrics_latest "
+          "WHERE trial_id = ? AND name = ?";
+      ASSIGN_OR_RETURN(Statement * l, db->Cached(kSummarySql));
+      l->BindText(1, trial_id);
+      l->BindText(2, name);
+      while (true) {
+        ASSIGN_OR_RETURN(bool row, l->Step());
+        if (!row) break;
+        attempts.push_back({l->ColumnInt64(0), l->ColumnInt64(1),
+                            l->ColumnDouble(higher ? 3 : 2)});
+      }
+    }
+    static const std::string kRangeSql[2] = {
+        "SELECT MIN(value) FROM metrics WHERE trial_id = ? AND attempt = ? "
+        "AND name = ? AND step <= ?",
+        "SELECT MAX(value) FROM metrics WHERE trial_id = ? AND attempt = ? "
+        "AND name = ? AND step <= ?"};
+    double best = std::nan("");
+    for (const Summary& a : attempts) {
+      auto it = cutoff.find(a.attempt);
+      if (it == cutoff.end()) continue;
+      const int64_t bound = std::min(it->second, step);
+      if (bound < 0) continue;
+      double v = a.extreme;
+      if (a.step > bound) {  // some of its points lie past the bound
+        ASSIGN_OR_RETURN(Statement * r, db->Cached(kRangeSql[higher ? 1 : 0]));
+        r->BindText(1, trial_id);
+        r->BindInt64(2, a.attempt);
+        r->BindText(3, name);
+        r->BindInt64(4, bound);
+        ASSIGN_OR_RETURN(bool row, r->Step());
+        v = row ? r->ColumnDouble(0) : std::nan("");
+        r->Reset();
+      }
+      if (std::isnan(v)) continue;
+      if (std::isnan(best) || (higher ? v > best : v < best)) best = v;
+    }
+    return best;
+  }();
+  db->Execute("COMMIT").IgnoreError();
+  return out;
+}
+
 absl::StatusOr<std::pair<int64_t, std::string>> ResultsStore::SweepSpecOfTrial(
     const std::string& trial_id) {
-  absl::MutexLock lock(&reader_mu_);
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
   constexpr char kSpecSql[] =
       "SELECT s.sweep_id, s.spec_json FROM trials t JOIN sweeps s USING "
       "(sweep_id) WHERE t.trial_id = ?";
-  ASSIGN_OR_RETURN(Statement * s, reader_->Cached(kSpecSql));
+  ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kSpecSql));
   s->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row)

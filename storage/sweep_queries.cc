@@ -331,13 +331,13 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
 }
 
 absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {
-  absl::MutexLock lock(&reader_mu_);
-  return SweepOn(reader_.get(), name);
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  return SweepOn(reader.db(), name);
 }
 
 absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   std::vector<SweepRecord> out;
   {
     ASSIGN_OR_RETURN(Statement * s, db->Cached(kListSweepsSql));

@@ -60,17 +60,13 @@ absl::StatusOr<std::vector<TrialRecord>> ReadTrials(Statement* s) {
 
 absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
     const std::string& trial_id) {
-  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
   constexpr char kLatestSql[] =
-      "SELECT m.name, m.value FROM metrics m WHERE m.trial_id = ? AND "
-      "m.attempt = "
-      "(SELECT MAX(attempt) FROM metrics WHERE trial_id = ?) AND m.step = "
-      "(SELECT MAX(step) FROM metrics WHERE trial_id = ? AND attempt = "
-      "m.attempt)";
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLatestSql));
+      "SELECT name, value FROM metrics_latest WHERE trial_id = ?1 AND "
+      "attempt = (SELECT MAX(attempt) FROM metrics_latest WHERE trial_id = "
+      "?1)";
+  ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kLatestSql));
   s->BindText(1, trial_id);
-  s->BindText(2, trial_id);
-  s->BindText(3, trial_id);
   std::map<std::string, double> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, s->Step());
@@ -83,8 +79,8 @@ absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
     const std::string& sweep_name, const std::string& state,
     int64_t after_ordinal, int limit) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
   static const std::string sql = absl::StrCat(
       kTrialColumns,
@@ -101,8 +97,8 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
     const std::string& sweep_name, int64_t since_ms) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
   static const std::string sql = absl::StrCat(
       kTrialColumns,
@@ -115,8 +111,8 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
 
 absl::StatusOr<std::vector<TrialChange>> ResultsStore::RecentChanges(
     const std::string& sweep_name, int64_t since_ms, int limit) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
   constexpr char kSql[] =
       "SELECT trial_id, state, last_step FROM trials WHERE sweep_id = ? AND "
@@ -136,54 +132,61 @@ absl::StatusOr<std::vector<TrialChange>> ResultsStore::RecentChanges(
 
 absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
     const std::string& trial_id) {
-  absl::MutexLock lock(&mu_);
-  static const std::string sql =
-      absl::StrCat(kTrialColumns, "WHERE t.trial_id = ?");
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(sql.c_str()));
-  s->BindText(1, trial_id);
-  ASSIGN_OR_RETURN(bool row, s->Step());
-  if (!row)
-    return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
-  TrialRecord t = ReadTrial(*s);
-  s->Reset();
-  {
-    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kAttemptsOfTrialSql));
-    a->BindText(1, trial_id);
-    while (true) {
-      ASSIGN_OR_RETURN(bool r, a->Step());
-      if (!r) break;
-      t.attempt_history.push_back(
-          AttemptRecord{static_cast<int>(a->ColumnInt64(0)), a->ColumnText(1),
-                        a->ColumnText(2), a->ColumnInt64(3), a->ColumnInt64(4),
-                        a->ColumnText(5), a->ColumnText(6)});
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
+  // One snapshot for the four statements.
+  RETURN_IF_ERROR(db->Execute("BEGIN"));
+  absl::StatusOr<TrialRecord> out = [&]() -> absl::StatusOr<TrialRecord> {
+    static const std::string sql =
+        absl::StrCat(kTrialColumns, "WHERE t.trial_id = ?");
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(sql.c_str()));
+    s->BindText(1, trial_id);
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row)
+      return absl::NotFoundError(absl::StrCat("no trial '", trial_id, "'"));
+    TrialRecord t = ReadTrial(*s);
+    s->Reset();
+    {
+      ASSIGN_OR_RETURN(Statement * a, db->Cached(kAttemptsOfTrialSql));
+      a->BindText(1, trial_id);
+      while (true) {
+        ASSIGN_OR_RETURN(bool r, a->Step());
+        if (!r) break;
+        t.attempt_history.push_back(AttemptRecord{
+            static_cast<int>(a->ColumnInt64(0)), a->ColumnText(1),
+            a->ColumnText(2), a->ColumnInt64(3), a->ColumnInt64(4),
+            a->ColumnText(5), a->ColumnText(6)});
+      }
     }
-  }
-  {
-    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kResultsOfTrialSql));
-    r->BindText(1, trial_id);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row2, r->Step());
-      if (!row2) break;
-      t.results[r->ColumnText(0)] = r->ColumnDouble(1);
+    {
+      ASSIGN_OR_RETURN(Statement * r, db->Cached(kResultsOfTrialSql));
+      r->BindText(1, trial_id);
+      while (true) {
+        ASSIGN_OR_RETURN(bool row2, r->Step());
+        if (!row2) break;
+        t.results[r->ColumnText(0)] = r->ColumnDouble(1);
+      }
     }
-  }
-  {
-    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kArtifactsOfTrialSql));
-    r->BindText(1, trial_id);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row2, r->Step());
-      if (!row2) break;
-      t.artifacts.push_back(
-          ArtifactRecord{r->ColumnText(0), r->ColumnText(1), r->ColumnText(2)});
+    {
+      ASSIGN_OR_RETURN(Statement * r, db->Cached(kArtifactsOfTrialSql));
+      r->BindText(1, trial_id);
+      while (true) {
+        ASSIGN_OR_RETURN(bool row2, r->Step());
+        if (!row2) break;
+        t.artifacts.push_back(ArtifactRecord{r->ColumnText(0), r->ColumnText(1),
+                                             r->ColumnText(2)});
+      }
     }
-  }
-  return t;
+    return t;
+  }();
+  db->Execute("COMMIT").IgnoreError();
+  return out;
 }
 
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
     const std::string& sweep_name, int64_t since_ms) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   // One snapshot for the three statements.
   RETURN_IF_ERROR(db->Execute("BEGIN"));
   absl::StatusOr<std::vector<TrialRecord>> out =
@@ -244,9 +247,9 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
 }
 
 absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
-    const std::string& trial_id) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+    const std::string& trial_id, const std::string& name) {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   // The trial's curve: the last attempt's points, plus each earlier
   // attempt's points up to where every later attempt resumed from its
   // checkpoint. An attempt followed by a restart from step 0 contributes none.
@@ -269,8 +272,14 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
   constexpr char kAllMetricsSql[] =
       "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER "
       "BY name, step, attempt";
-  ASSIGN_OR_RETURN(Statement * s, db->Cached(kAllMetricsSql));
+  constexpr char kCurveSql[] =
+      "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ?1 AND "
+      "attempt IN (SELECT attempt FROM attempts WHERE trial_id = ?1) AND name "
+      "= ?2 ORDER BY step, attempt";
+  ASSIGN_OR_RETURN(Statement * s,
+                   db->Cached(name.empty() ? kAllMetricsSql : kCurveSql));
   s->BindText(1, trial_id);
+  if (!name.empty()) s->BindText(2, name);
   std::vector<MetricRecord> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, s->Step());
@@ -291,8 +300,8 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
 
 absl::StatusOr<std::map<std::string, std::string>> ResultsStore::ArtifactsNamed(
     const std::vector<std::string>& trial_ids, const std::string& name) {
-  absl::MutexLock lock(&reader_mu_);
-  Database* db = reader_.get();
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   constexpr char kArtifactSql[] =
       "SELECT content FROM artifacts WHERE trial_id = ? AND name = ?";
   ASSIGN_OR_RETURN(Statement * s, db->Cached(kArtifactSql));

@@ -82,10 +82,21 @@ uint64_t Coordinator::ChangeCount() {
   return change_seq_;
 }
 
+void Coordinator::StopWatches() {
+  absl::MutexLock lock(&change_mu_);
+  stopping_ = true;
+  ++change_seq_;
+}
+
+bool Coordinator::Stopping() {
+  absl::MutexLock lock(&change_mu_);
+  return stopping_;
+}
+
 uint64_t Coordinator::WaitForChange(uint64_t seen, absl::Time deadline) {
   absl::MutexLock lock(&change_mu_);
   auto changed = [this, seen]() ABSL_SHARED_LOCKS_REQUIRED(change_mu_) {
-    return change_seq_ != seen;
+    return change_seq_ != seen || stopping_;
   };
   change_mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
   return change_seq_;

@@ -111,6 +111,10 @@ class Coordinator {
   // call that changes state, and by a watcher that may have read before a
   // change whose wake it did not get (HttpService::Events).
   void NotifyChange();
+  // A stopping server: every WaitForChange returns at once, and Stopping()
+  // tells watch streams to end (QkovServer::Shutdown).
+  void StopWatches();
+  bool Stopping();
 
   // --- worker API (worker.proto) ---
   // RegisterWorker hands out a worker_id and a secret key; every other call
@@ -198,6 +202,7 @@ class Coordinator {
 
   absl::Mutex change_mu_;
   uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(change_mu_) = false;
 };
 
 // "queued" <-> qkov.v1.QUEUED etc.

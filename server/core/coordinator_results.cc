@@ -285,7 +285,7 @@ absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
   resp.set_total_trials(sweep.total_trials);
   for (const storage::TrialRecord& trial : page) {
     ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
-                     store_->Metrics(trial.trial_id));
+                     store_->Metrics(trial.trial_id, r.metric()));
     std::vector<const storage::MetricRecord*> curve;
     for (const storage::MetricRecord& p : points) {
       if (p.name == r.metric()) curve.push_back(&p);
@@ -314,8 +314,10 @@ absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
     return absl::InvalidArgumentError("trial_id: must not be empty");
   RETURN_IF_ERROR(store_->GetTrial(r.trial_id())
                       .status());  // NOT_FOUND for an unknown trial
-  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
-                   store_->Metrics(r.trial_id()));
+  // One curve asked for: read by its own key range.
+  ASSIGN_OR_RETURN(
+      std::vector<storage::MetricRecord> points,
+      store_->Metrics(r.trial_id(), r.names_size() == 1 ? r.names(0) : ""));
   std::set<std::string> wanted(r.names().begin(), r.names().end());
   v1::GetTrialMetricsResponse resp;
   std::map<std::string, v1::MetricSeries*> by_name;

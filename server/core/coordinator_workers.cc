@@ -360,17 +360,11 @@ absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
   }
   if (judged.empty()) return absl::OkStatus();
   std::sort(judged.begin(), judged.end());
-  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> curve,
-                   store_->Metrics(r.trial_id()));
   const bool higher = rule.rule.mode() == "max";
   for (const auto& [step, value] : judged) {
-    double best = std::nan("");
-    for (const storage::MetricRecord& m : curve) {
-      if (m.name != rule.rule.metric() || m.step > step || std::isnan(m.value))
-        continue;
-      if (std::isnan(best) || (higher ? m.value > best : m.value < best))
-        best = m.value;
-    }
+    ASSIGN_OR_RETURN(const double best,
+                     store_->BestSoFar(r.trial_id(), rule.rule.metric(), step,
+                                       higher));
     ASSIGN_OR_RETURN(
         std::vector<double> peers,
         store_->PeerValuesAt(r.trial_id(), rule.rule.metric(), step));

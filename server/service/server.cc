@@ -266,6 +266,10 @@ void QkovServer::Shutdown(absl::Duration grace) {
   shut_down_ = true;
   if (sql_console_ != nullptr) sql_console_->Shutdown();
   if (http_ != nullptr) http_->Stop();
+  // Watch streams end and researchers' reads stop now, not after the grace:
+  // the grace is for workers' calls, whose results must be stored.
+  if (coordinator_ != nullptr) coordinator_->StopWatches();
+  if (store_ != nullptr) store_->StopReads();
   stop_.Notify();
   if (reaper_.joinable()) reaper_.join();
   if (warmer_.joinable()) warmer_.join();

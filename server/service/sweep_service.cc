@@ -1,5 +1,7 @@
 #include "server/service/sweep_service.h"
 
+#include <algorithm>
+
 #include "common/grpc_status.h"
 
 namespace qkov::service {
@@ -131,17 +133,29 @@ grpc::Status SweepServiceImpl::WatchSweep(
   absl::Time since = absl::InfinitePast();
   // Counted before each read, so a change made during it is not missed.
   uint64_t seen = core_->ChangeCount();
-  while (!ctx->IsCancelled()) {
+  auto ended = [&] { return ctx->IsCancelled() || core_->Stopping(); };
+  while (!ended()) {
     absl::StatusOr<qkov::v1::SweepProgress> p =
         core_->Progress(req->name(), &since);
     if (!p.ok()) return ToGrpcStatus(p.status());
     if (!writer->Write(*p)) return grpc::Status::CANCELLED;
     if (p->finished()) return grpc::Status::OK;
-    // Wait for the next change, then coalesce a burst of reports.
-    core_->WaitForChange(seen, absl::Now() + absl::Seconds(5));
+    // Wait for the next change (at most 5 s; in slices of a second, so a
+    // client gone or a stopping server ends the stream at once), then
+    // coalesce a burst of reports.
+    const absl::Time until = absl::Now() + absl::Seconds(5);
+    while (!ended() && absl::Now() < until &&
+           core_->WaitForChange(
+               seen, std::min(until, absl::Now() + absl::Seconds(1))) == seen) {
+    }
+    if (ended()) break;
     absl::SleepFor(absl::Milliseconds(200));
     seen = core_->ChangeCount();
   }
+  if (core_->Stopping())
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the server is shutting down; watch again once it "
+                        "is back");
   return grpc::Status::CANCELLED;
 }
 

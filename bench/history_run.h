@@ -1,0 +1,34 @@
+// The `history` run of bench/coordinator_bench.cc: what watching a sweep
+// and reading it cost as its stored history grows. For each history size
+// (metric rows in the database) it measures, interleaved in rounds, the
+// simulated workers' ReportMetrics latency (p50, p99) and rate with no
+// watcher, one `qkov watch` stream, and eight of them beside four dashboard
+// event streams; then each read path's time on the same database.
+#ifndef QKOV_BENCH_HISTORY_RUN_H_
+#define QKOV_BENCH_HISTORY_RUN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qkov::bench {
+
+struct HistoryOptions {
+  std::string address;  // the server's gRPC address
+  int http_port = 0;    // its dashboard (for event streams and API reads)
+  int workers = 64;     // simulated workers, one running trial each
+  std::vector<int64_t> levels = {1000, 10000, 100000, 1000000};
+  double seconds = 3;  // each measured interval
+  int rounds = 2;      // of the three watcher settings, interleaved
+  // 0: each worker reports again as soon as its report returns; else every
+  // this many milliseconds (a trial reporting every 100 steps).
+  int report_every_ms = 0;
+};
+
+// Prints one line per (history size, round, watcher setting) and per read
+// path. Returns false when the server refused a call the run needs.
+bool HistoryRun(const HistoryOptions& options);
+
+}  // namespace qkov::bench
+
+#endif  // QKOV_BENCH_HISTORY_RUN_H_
