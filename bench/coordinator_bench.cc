@@ -71,6 +71,10 @@ ABSL_FLAG(std::vector<std::string>, history_rows,
           std::vector<std::string>({"1000", "10000", "100000", "1000000"}),
           "history: the metric-row counts to measure at");
 ABSL_FLAG(int, history_rounds, 2, "history: rounds of the watcher settings");
+ABSL_FLAG(std::vector<std::string>, history_watchers,
+          std::vector<std::string>({"0:0", "1:0", "8:4"}),
+          "history: settings W:E of W watch streams and E dashboard event "
+          "streams, measured in turn");
 ABSL_FLAG(int, report_every_ms, 0,
           "history: each worker's report interval (0: back to back)");
 ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,rpc,ingest,overhead",
@@ -168,6 +172,18 @@ int main(int argc, char** argv) {
         return stop_early();
       }
       h.levels.push_back(n);
+    }
+    h.settings.clear();
+    for (const std::string& w : absl::GetFlag(FLAGS_history_watchers)) {
+      std::pair<std::string, std::string> parts = absl::StrSplit(w, ':');
+      int watchers = 0, streams = 0;
+      if (!absl::SimpleAtoi(parts.first, &watchers) ||
+          !absl::SimpleAtoi(parts.second, &streams)) {
+        std::fprintf(stderr, "--history_watchers: '%s' is not W:E\n",
+                     w.c_str());
+        return stop_early();
+      }
+      h.settings.emplace_back(watchers, streams);
     }
     h.seconds = absl::GetFlag(FLAGS_seconds);
     h.rounds = absl::GetFlag(FLAGS_history_rounds);

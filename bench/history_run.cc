@@ -33,6 +33,10 @@ struct Reporter {
   int64_t step = 0;
 };
 
+// Metric rows written so far by this run (each report adds new steps, so
+// every point is a new row).
+std::atomic<int64_t> rows_written{0};
+
 // One report of `steps` steps (all four curves at each).
 bool Report(Reporter& r, int steps) {
   v1::ReportMetricsRequest req;
@@ -51,7 +55,9 @@ bool Report(Reporter& r, int steps) {
   }
   grpc::ClientContext ctx;
   v1::ReportMetricsResponse resp;
-  return r.worker.stub->ReportMetrics(&ctx, req, &resp).ok();
+  if (!r.worker.stub->ReportMetrics(&ctx, req, &resp).ok()) return false;
+  rows_written += req.points_size();
+  return true;
 }
 
 double Quantile(std::vector<double> v, double q) {
@@ -120,6 +126,7 @@ struct Interval {
   double seconds = 0;
   std::vector<double> latencies_ms;
   int failed = 0;
+  double cpu_seconds = 0;  // the whole process: server, workers, watchers
 };
 
 // Every reporter reports for `seconds`, one step per report.
@@ -129,6 +136,7 @@ Interval Measure(std::vector<Reporter>& reporters, double seconds,
   absl::Mutex mu;
   Interval out;
   std::vector<std::thread> threads;
+  const double cpu0 = ProcessCpuSeconds();
   const auto t0 = Clock::now();
   for (Reporter& r : reporters) {
     threads.emplace_back([&, rp = &r] {
@@ -153,6 +161,7 @@ Interval Measure(std::vector<Reporter>& reporters, double seconds,
   stop = true;
   for (auto& t : threads) t.join();
   out.seconds = Since(t0);
+  out.cpu_seconds = ProcessCpuSeconds() - cpu0;
   return out;
 }
 
@@ -200,10 +209,11 @@ bool HistoryRun(const HistoryOptions& o) {
           ? absl::StrCat("every ", o.report_every_ms, " ms").c_str()
           : "again as soon as each report returns",
       o.rounds, o.seconds);
-  int64_t rows = 0;
   for (const int64_t level : o.levels) {
-    // Fill: reports of 250 steps (1,000 rows), spread over the trials.
-    const int64_t need = level - rows;
+    // Fill: reports of 250 steps (1,000 rows), spread over the trials. The
+    // measured intervals add rows of their own: each line says how many
+    // there were when it began.
+    const int64_t need = level - rows_written;
     if (need > 0) {
       const int64_t per_trial = need / o.workers;
       std::vector<std::thread> fill;
@@ -227,24 +237,15 @@ bool HistoryRun(const HistoryOptions& o) {
         return false;
       }
     }
-    {
-      grpc::ClientContext ctx;
-      v1::QuerySqlRequest q;
-      q.set_sql("SELECT COUNT(*) FROM metrics");
-      v1::QuerySqlResponse resp;
-      if (sweeps->QuerySql(&ctx, q, &resp).ok() && resp.rows_size() == 1)
-        rows = resp.rows(0).values(0).int_value();
-      else
-        rows = level;
-    }
     for (int round = 1; round <= o.rounds; ++round) {
-      for (const auto& [watchers, streams] :
-           std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {8, 4}}) {
+      for (const auto& [watchers, streams] : o.settings) {
         Watchers w(o, watchers, streams);
+        const int64_t rows = rows_written;
         const Interval iv = Measure(reporters, o.seconds, o.report_every_ms);
         std::printf(
             "history     rows %8lld  round %d  %d watcher(s) + %d event "
-            "stream(s): %7.0f reports/s  p50 %6.2f ms  p99 %6.2f ms%s\n",
+            "stream(s): %7.0f reports/s  p50 %6.2f ms  p99 %6.2f ms  CPU "
+            "%4.0f%%%s\n",
             static_cast<long long>(rows), round, watchers, streams,
             iv.latencies_ms.size() / iv.seconds, Quantile(iv.latencies_ms, 0.5),
             Quantile(iv.latencies_ms, 0.99),
@@ -254,6 +255,7 @@ bool HistoryRun(const HistoryOptions& o) {
       }
     }
     // Each read path, alone, on this history.
+    const int64_t rows = rows_written;
     const std::string trial = reporters[0].lease.trial_id();
     httplib::Client http("127.0.0.1", o.http_port);
     http.set_read_timeout(600, 0);

@@ -1,14 +1,16 @@
 // The `history` run of bench/coordinator_bench.cc: what watching a sweep
 // and reading it cost as its stored history grows. For each history size
 // (metric rows in the database) it measures, interleaved in rounds, the
-// simulated workers' ReportMetrics latency (p50, p99) and rate with no
-// watcher, one `qkov watch` stream, and eight of them beside four dashboard
-// event streams; then each read path's time on the same database.
+// simulated workers' ReportMetrics latency (p50, p99) and rate under each
+// setting of watchers (by default none, one `qkov watch` stream, and eight
+// of them beside four dashboard event streams); then each read path's time
+// on the same database.
 #ifndef QKOV_BENCH_HISTORY_RUN_H_
 #define QKOV_BENCH_HISTORY_RUN_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qkov::bench {
@@ -23,6 +25,8 @@ struct HistoryOptions {
   // 0: each worker reports again as soon as its report returns; else every
   // this many milliseconds (a trial reporting every 100 steps).
   int report_every_ms = 0;
+  // (watch streams, dashboard event streams) settings, interleaved.
+  std::vector<std::pair<int, int>> settings = {{0, 0}, {1, 0}, {8, 4}};
 };
 
 // Prints one line per (history size, round, watcher setting) and per read

@@ -418,6 +418,9 @@ class ResultsStore {
   // of curves, whatever the length of the history (docs/schema.md).
   absl::StatusOr<std::map<std::string, double>> LatestMetrics(
       const std::string& trial_id);
+  // LatestMetrics of each of `trial_ids` that has any, in one read.
+  absl::StatusOr<std::map<std::string, std::map<std::string, double>>>
+  LatestMetricsOf(const std::vector<std::string>& trial_ids);
 
   // The best (lowest, or highest with `higher`) non-NaN value of curve
   // `name` at steps <= `step` of the trial's curve across attempts (as

@@ -60,19 +60,39 @@ absl::StatusOr<std::vector<TrialRecord>> ReadTrials(Statement* s) {
 
 absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
     const std::string& trial_id) {
+  ASSIGN_OR_RETURN(auto all, LatestMetricsOf({trial_id}));
+  auto it = all.find(trial_id);
+  if (it == all.end()) return std::map<std::string, double>();
+  return std::move(it->second);
+}
+
+absl::StatusOr<std::map<std::string, std::map<std::string, double>>>
+ResultsStore::LatestMetricsOf(const std::vector<std::string>& trial_ids) {
+  std::map<std::string, std::map<std::string, double>> out;
+  if (trial_ids.empty()) return out;
   ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
   constexpr char kLatestSql[] =
       "SELECT name, value FROM metrics_latest WHERE trial_id = ?1 AND "
       "attempt = (SELECT MAX(attempt) FROM metrics_latest WHERE trial_id = "
       "?1)";
-  ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kLatestSql));
-  s->BindText(1, trial_id);
-  std::map<std::string, double> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) break;
-    out[s->ColumnText(0)] = s->ColumnDouble(1);
-  }
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kLatestSql));
+  RETURN_IF_ERROR(db->Execute("BEGIN"));  // one snapshot
+  absl::Status status = [&]() -> absl::Status {
+    for (const std::string& id : trial_ids) {
+      s->Reset();
+      s->BindText(1, id);
+      while (true) {
+        ASSIGN_OR_RETURN(bool row, s->Step());
+        if (!row) break;
+        out[id][s->ColumnText(0)] = s->ColumnDouble(1);
+      }
+    }
+    return absl::OkStatus();
+  }();
+  s->Reset();
+  db->Execute("COMMIT").IgnoreError();
+  RETURN_IF_ERROR(status);
   return out;
 }
 

@@ -135,7 +135,16 @@ absl::StatusOr<v1::Trial> Coordinator::ToTrial(const storage::TrialRecord& r) {
   t.set_trial_id(r.trial_id);
   t.set_sweep_name(r.sweep_name);
   t.set_ordinal(r.ordinal);
-  RETURN_IF_ERROR(ParseJson(r.config_json, t.mutable_config()));
+  if (r.config_json.empty() && !r.axes_pb.empty()) {
+    // The binary config (TrialsWithResults): the axes, then the sweep's
+    // training part, parse as one message. Parsing JSON here would cost
+    // watchers far more (docs/PERFORMANCE.md, "Watching").
+    if (!t.mutable_config()->ParseFromString(r.axes_pb + r.training_pb))
+      return absl::DataLossError(
+          absl::StrCat("trial ", r.trial_id, ": stored config is corrupt"));
+  } else {
+    RETURN_IF_ERROR(ParseJson(r.config_json, t.mutable_config()));
+  }
   t.set_config_hash(r.config_hash);
   t.set_state(TrialStateFromString(r.state));
   t.set_attempts(r.attempts);
@@ -277,23 +286,60 @@ absl::StatusOr<v1::Trial> Coordinator::GetTrial(const std::string& trial_id) {
   return ToTrial(r);
 }
 
-absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
-                                                        absl::Time* since,
-                                                        bool brief) {
-  const int64_t now = NowMs();
+absl::StatusOr<std::shared_ptr<const Coordinator::ProgressView>>
+Coordinator::ReadProgressView(const std::string& name, int64_t from_ms) {
+  auto view = std::make_shared<ProgressView>();
+  view->change_count = ChangeCount();
+  view->read_ms = NowMs();
+  view->from_ms = from_ms;
   ASSIGN_OR_RETURN(storage::SweepRecord sweep, store_->GetSweep(name));
-  v1::SweepProgress p;
-  ASSIGN_OR_RETURN(*p.mutable_sweep(), ToSweep(sweep));
+  ASSIGN_OR_RETURN(*view->base.mutable_sweep(), ToSweep(sweep));
   int64_t active = 0;
   for (const char* s :
        {storage::kQueued, storage::kRunning, storage::kPreempted}) {
     auto it = sweep.counts.find(s);
     if (it != sweep.counts.end()) active += it->second;
   }
-  p.set_finished(active == 0);
-  const int64_t since_ms = absl::ToUnixMillis(*since);
-  *since = absl::FromUnixMillis(now);
+  view->base.set_finished(active == 0);
+  // With their configs in binary; their final results are not part of it.
+  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> changed,
+                   store_->TrialsWithResults(name, from_ms));
+  std::vector<std::string> reporting;
+  for (const auto& t : changed)
+    if (t.state == storage::kRunning || t.state == storage::kDone)
+      reporting.push_back(t.trial_id);
+  ASSIGN_OR_RETURN(auto latest, store_->LatestMetricsOf(reporting));
+  view->trials.reserve(changed.size());
+  for (const auto& t : changed) {
+    view->trials.emplace_back(t.updated_ms, v1::Trial());
+    v1::Trial* out = &view->trials.back().second;
+    ASSIGN_OR_RETURN(*out, ToTrial(t));
+    out->clear_results();
+    auto it = latest.find(t.trial_id);
+    if (it == latest.end()) continue;
+    for (const auto& [k, v] : it->second) (*out->mutable_latest())[k] = v;
+  }
+  return view;
+}
+
+absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
+                                                        absl::Time* since,
+                                                        bool brief,
+                                                        absl::Duration reuse) {
+  const int64_t since_ms = std::max<int64_t>(0, absl::ToUnixMillis(*since));
   if (brief) {
+    const int64_t now = NowMs();
+    ASSIGN_OR_RETURN(storage::SweepRecord sweep, store_->GetSweep(name));
+    v1::SweepProgress p;
+    ASSIGN_OR_RETURN(*p.mutable_sweep(), ToSweep(sweep));
+    int64_t active = 0;
+    for (const char* s :
+         {storage::kQueued, storage::kRunning, storage::kPreempted}) {
+      auto it = sweep.counts.find(s);
+      if (it != sweep.counts.end()) active += it->second;
+    }
+    p.set_finished(active == 0);
+    *since = absl::FromUnixMillis(now);
     ASSIGN_OR_RETURN(
         std::vector<storage::TrialChange> changed,
         store_->RecentChanges(name, since_ms, kBriefProgressTrials));
@@ -305,16 +351,41 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
     }
     return p;
   }
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> changed,
-                   store_->TrialsUpdatedSince(name, since_ms));
-  for (const auto& t : changed) {
-    v1::Trial* out = p.add_updated();
-    ASSIGN_OR_RETURN(*out, ToTrial(t));
-    if (t.state == storage::kRunning || t.state == storage::kDone) {
-      ASSIGN_OR_RETURN(auto latest, store_->LatestMetrics(t.trial_id));
-      for (const auto& [k, v] : latest) (*out->mutable_latest())[k] = v;
+  std::shared_ptr<const ProgressView> view;
+  {
+    absl::MutexLock lock(&views_mu_);
+    auto it = views_.find(name);
+    if (it != views_.end()) {
+      const ProgressView& v = *it->second;
+      // It holds what this call must see, and it is still true (nothing
+      // changed since its reads), or young enough to share.
+      if (v.from_ms <= since_ms && v.read_ms >= since_ms &&
+          (v.change_count == ChangeCount() ||
+           NowMs() - v.read_ms < absl::ToInt64Milliseconds(reuse)))
+        view = it->second;
     }
   }
+  if (view == nullptr) {
+    // A view from a little before `since`, so that the next watchers,
+    // whose rounds began a little earlier, can share it.
+    const int64_t from_ms =
+        since_ms == 0 ? 0 : std::min(since_ms, NowMs() - 2000);
+    ASSIGN_OR_RETURN(view,
+                     ReadProgressView(name, std::max<int64_t>(0, from_ms)));
+    absl::MutexLock lock(&views_mu_);
+    std::shared_ptr<const ProgressView>& slot = views_[name];
+    if (slot == nullptr || slot->read_ms <= view->read_ms) slot = view;
+    if (views_.size() > kProgressViews) {
+      auto oldest = views_.begin();
+      for (auto it = views_.begin(); it != views_.end(); ++it)
+        if (it->second->read_ms < oldest->second->read_ms) oldest = it;
+      views_.erase(oldest);
+    }
+  }
+  v1::SweepProgress p = view->base;
+  for (const auto& [updated_ms, trial] : view->trials)
+    if (updated_ms >= since_ms) *p.add_updated() = trial;
+  *since = absl::FromUnixMillis(view->read_ms);
   return p;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,9 +97,18 @@ class Coordinator {
   // trials carry only id, state and last step (no config, attempts or
   // latest values), the kBriefProgressTrials most recently changed of them,
   // newest first, for the dashboard's event stream.
-  absl::StatusOr<qkov::v1::SweepProgress> Progress(const std::string& name,
-                                                   absl::Time* since,
-                                                   bool brief = false);
+  //
+  // The full form is read once for all watchers of a sweep: a view (the
+  // sweep, and its trials changed lately with their latest values) is
+  // shared by every call that comes while nothing changed, or within
+  // `reuse` of it (clock_'s time; WatchSweep passes kProgressReuse). A
+  // shared view may be older than the call, so *since becomes the time its
+  // reads began: what changed after that comes in a later round, and
+  // nothing is missed.
+  absl::StatusOr<qkov::v1::SweepProgress> Progress(
+      const std::string& name, absl::Time* since, bool brief = false,
+      absl::Duration reuse = absl::ZeroDuration());
+  static constexpr absl::Duration kProgressReuse = absl::Milliseconds(500);
   // Changes to sweeps, trials and leases, counted, for watch streams. A
   // watcher reads ChangeCount() before it reads the state and then waits
   // on that count: a change made while it read wakes it at once, so none
@@ -199,6 +209,22 @@ class Coordinator {
   absl::Mutex stop_rules_mu_;
   absl::flat_hash_map<std::string, StopRule> stop_rules_
       ABSL_GUARDED_BY(stop_rules_mu_);
+
+  // A sweep's progress as watchers see it (Progress), shared by them.
+  struct ProgressView {
+    uint64_t change_count = 0;     // ChangeCount() before its reads
+    int64_t read_ms = 0;           // NowMs() before its reads
+    int64_t from_ms = 0;           // holds every trial changed at or after this
+    qkov::v1::SweepProgress base;  // sweep and `finished`; no trials
+    std::vector<std::pair<int64_t, qkov::v1::Trial>> trials;  // updated_ms
+  };
+  absl::StatusOr<std::shared_ptr<const ProgressView>> ReadProgressView(
+      const std::string& name, int64_t from_ms);
+  // Views by sweep name; at most kProgressViews (the oldest go first).
+  static constexpr size_t kProgressViews = 64;
+  absl::Mutex views_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const ProgressView>> views_
+      ABSL_GUARDED_BY(views_mu_);
 
   absl::Mutex change_mu_;
   uint64_t change_seq_ ABSL_GUARDED_BY(change_mu_) = 0;

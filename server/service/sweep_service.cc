@@ -134,11 +134,18 @@ grpc::Status SweepServiceImpl::WatchSweep(
   // Counted before each read, so a change made during it is not missed.
   uint64_t seen = core_->ChangeCount();
   auto ended = [&] { return ctx->IsCancelled() || core_->Stopping(); };
+  std::string sent_sweep;  // the sweep as last sent
   while (!ended()) {
     absl::StatusOr<qkov::v1::SweepProgress> p =
-        core_->Progress(req->name(), &since);
+        core_->Progress(req->name(), &since, /*brief=*/false,
+                        core::Coordinator::kProgressReuse);
     if (!p.ok()) return ToGrpcStatus(p.status());
-    if (!writer->Write(*p)) return grpc::Status::CANCELLED;
+    // A view shared with other watchers may hold nothing new for this one.
+    std::string sweep = p->sweep().SerializeAsString();
+    if (p->updated_size() > 0 || p->finished() || sweep != sent_sweep) {
+      if (!writer->Write(*p)) return grpc::Status::CANCELLED;
+      sent_sweep = std::move(sweep);
+    }
     if (p->finished()) return grpc::Status::OK;
     // Wait for the next change (at most 5 s; in slices of a second, so a
     // client gone or a stopping server ends the stream at once), then
