@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# What one `qkov watch` costs a running sweep, measured as a researcher
-# meets it: a real qkov-server (SQLite file), real qkov-worker processes
-# (one per core), the real `qkov watch`. The same sweep (two FAFO synthetic
-# trials of STEPS steps, reporting every REPORT_EVERY steps, never stopping
-# early) runs with and without a watcher, interleaved, ROUNDS times each, on
-# one server whose history grows from run to run. Prints, per run: wall
-# time, the server's CPU seconds, its CPU per report, and the reports.
+# What watching a sweep, or judging it by an early-stopping rule, costs
+# the server, measured as a researcher meets it: a real qkov-server (SQLite
+# file), real qkov-worker processes (one per core), the real `qkov watch`.
+# The same sweep (SEEDS FAFO synthetic trials of STEPS steps, reporting
+# every REPORT_EVERY steps, never stopping at a target loss) runs once per
+# mode in each of ROUNDS rounds, interleaved, on one server whose history
+# grows from run to run. Modes (MODES, comma-separated):
+#   none    no watcher, no rule
+#   watch   one `qkov watch` for the whole run
+#   median  early_stopping {rule: median, metric: train_loss, min_steps:
+#           STEPS/20}, no watcher
+# Prints, per run: wall time, the server's CPU seconds, its CPU per report,
+# and the reports stored.
 #
-#   bench/watch_cost.sh [ROUNDS] [STEPS] [REPORT_EVERY]   (default 3 300000 250)
+#   bench/watch_cost.sh [ROUNDS] [STEPS] [REPORT_EVERY] [SEEDS] [MODES]
+#   (defaults 3 300000 250 2 none,watch; the early-stopping case of
+#   docs/PERFORMANCE.md: 2 100000 50 8 none,median)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-3}
 steps=${2:-300000}
 every=${3:-250}
+seeds=${4:-2}
+modes=${5:-none,watch}
 bin=${QKOV_BUILD_DIR:-$root/build}/bin
 QKOV_BUILD_TARGETS="qkov-server qkov-worker qkov" "$root/deploy/build.sh" >/dev/null
 dir=$(mktemp -d /tmp/qkov-watch-cost-XXXXXX)
@@ -40,13 +50,16 @@ server_cpu() {
 }
 workers=$(nproc)
 
-cat >"$dir/sweep.yaml" <<YAML
-name: watched
+seed_list=$(seq -s, 1 "$seeds")
+write_sweep() {  # NAME [EARLY_STOPPING]
+  cat <<YAML
+name: $1
 axes:
   parameterization: [FAFO]
   lr_ratio: [1]
   eta_ov: [0.1]
-  seed: [1, 2]
+  seed: [$seed_list]
+${2:-}
 training:
   task: synthetic
   max_steps: $steps
@@ -56,13 +69,17 @@ training:
   optimizer: {kind: sgd, schedule: constant}
   init: {qk: identity, ov: identity, identity_scale: 1.0e-6}
 YAML
+}
 
-echo "watch_cost: 2 FAFO trials of $steps steps, a report every $every steps, $workers workers, $rounds rounds"
+echo "watch_cost: $seeds FAFO trials of $steps steps, a report every $every steps, $workers workers, $rounds rounds of: ${modes//,/ }"
 printf '%-8s %-5s %9s %12s %14s %9s\n' run round "wall s" "server CPU s" "CPU/report ms" reports
 for round in $(seq 1 "$rounds"); do
-  for mode in none watch; do
+  for mode in ${modes//,/ }; do
     name="watched-$round-$mode"
-    "$bin/qkov" submit "$dir/sweep.yaml" --set "name=$name" >/dev/null
+    rule=
+    [ "$mode" = median ] && rule="early_stopping: {rule: median, metric: train_loss, min_steps: $((steps / 20))}"
+    write_sweep "$name" "$rule" >"$dir/sweep.yaml"
+    "$bin/qkov" submit "$dir/sweep.yaml" >/dev/null
     cpu0=$(server_cpu)
     t0=$(date +%s.%N)
     pids=()

@@ -86,6 +86,10 @@ absl::StatusOr<ReaderPool::Lease> ReaderPool::Acquire(absl::Time deadline) {
 
 void ReaderPool::Release(Connection* c) {
   c->db()->ResetBusyStatements();
+  // A read that left its transaction open would pin its snapshot for every
+  // later read on this connection.
+  if (!sqlite3_get_autocommit(c->db()->raw()))
+    c->db()->Execute("ROLLBACK").IgnoreError();
   c->set_deadline(absl::InfiniteFuture());
   absl::MutexLock lock(&mu_);
   free_.push_back(c);

@@ -50,9 +50,9 @@ class ReaderPool {
 
   class Connection;
   // A connection lent to one read. On return, every statement the read left
-  // mid-way is reset (a statement stepped and not reset would hold its
-  // snapshot, and the next read would see old data), and the connection
-  // goes back to the pool.
+  // mid-way is reset and a transaction it left open is rolled back (either
+  // would hold its snapshot, and the next read would see old data), and the
+  // connection goes back to the pool.
   class Lease {
    public:
     Lease(Lease&& other) noexcept;

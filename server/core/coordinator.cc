@@ -385,7 +385,10 @@ absl::StatusOr<v1::SweepProgress> Coordinator::Progress(const std::string& name,
   v1::SweepProgress p = view->base;
   for (const auto& [updated_ms, trial] : view->trials)
     if (updated_ms >= since_ms) *p.add_updated() = trial;
-  *since = absl::FromUnixMillis(view->read_ms);
+  // The next round starts a little before this view's reads began: a write
+  // stamps a trial with its time before it commits, so a change stamped
+  // just before the view may commit just after its reads.
+  *since = absl::FromUnixMillis(view->read_ms - kSinceMarginMs);
   return p;
 }
 

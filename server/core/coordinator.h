@@ -103,12 +103,15 @@ class Coordinator {
   // shared by every call that comes while nothing changed, or within
   // `reuse` of it (clock_'s time; WatchSweep passes kProgressReuse). A
   // shared view may be older than the call, so *since becomes the time its
-  // reads began: what changed after that comes in a later round, and
-  // nothing is missed.
+  // reads began, less kSinceMarginMs: what changed after that comes in a
+  // later round, and nothing is missed.
   absl::StatusOr<qkov::v1::SweepProgress> Progress(
       const std::string& name, absl::Time* since, bool brief = false,
       absl::Duration reuse = absl::ZeroDuration());
   static constexpr absl::Duration kProgressReuse = absl::Milliseconds(500);
+  // How far before a view's reads the next round starts (Progress): trials
+  // changed in it come again, and none committed late is missed.
+  static constexpr int64_t kSinceMarginMs = 1000;
   // Changes to sweeps, trials and leases, counted, for watch streams. A
   // watcher reads ChangeCount() before it reads the state and then waits
   // on that count: a change made while it read wakes it at once, so none

@@ -135,16 +135,21 @@ grpc::Status SweepServiceImpl::WatchSweep(
   uint64_t seen = core_->ChangeCount();
   auto ended = [&] { return ctx->IsCancelled() || core_->Stopping(); };
   std::string sent_sweep;  // the sweep as last sent
+  absl::Time sent_at = absl::InfinitePast();
   while (!ended()) {
     absl::StatusOr<qkov::v1::SweepProgress> p =
         core_->Progress(req->name(), &since, /*brief=*/false,
                         core::Coordinator::kProgressReuse);
     if (!p.ok()) return ToGrpcStatus(p.status());
-    // A view shared with other watchers may hold nothing new for this one.
+    // A view shared with other watchers may hold nothing new for this one:
+    // then nothing is sent, but for a message every 5 s that keeps the
+    // client's clock going.
     std::string sweep = p->sweep().SerializeAsString();
-    if (p->updated_size() > 0 || p->finished() || sweep != sent_sweep) {
+    if (p->updated_size() > 0 || p->finished() || sweep != sent_sweep ||
+        absl::Now() - sent_at >= absl::Seconds(5)) {
       if (!writer->Write(*p)) return grpc::Status::CANCELLED;
       sent_sweep = std::move(sweep);
+      sent_at = absl::Now();
     }
     if (p->finished()) return grpc::Status::OK;
     // Wait for the next change (at most 5 s; in slices of a second, so a

@@ -493,5 +493,68 @@ TEST_F(CoordinatorTest, ResultRowsFollowCompletionsAndPageOnTheServer) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Watchers share one view of the sweep (Progress with a reuse window): a
+// call inside the window may get the view from before a report, but the
+// next round after it starts early enough to bring that report, with the
+// trial's latest values; without a window every change is read at once.
+TEST_F(CoordinatorTest, WatchersShareAViewAndMissNoReport) {
+  SubmitDemo(2);
+  const std::string w = Register();
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(w);
+  lr.set_worker_key(Key(w));
+  auto lease = core_->LeaseTrial(lr);
+  ASSERT_TRUE(lease.ok() && lease->outcome() == v1::LeaseTrialResponse::LEASED);
+  auto report = [&](int64_t step, double loss) {
+    v1::ReportMetricsRequest r;
+    r.set_worker_id(w);
+    r.set_worker_key(Key(w));
+    r.set_trial_id(lease->lease().trial_id());
+    r.set_attempt(lease->lease().attempt());
+    v1::MetricPoint* p = r.add_points();
+    p->set_step(step);
+    p->set_name("train_loss");
+    p->set_value(loss);
+    ASSERT_TRUE(core_->ReportMetrics(r).ok());
+  };
+  auto latest = [&](const v1::SweepProgress& p) {
+    for (const v1::Trial& t : p.updated())
+      if (t.trial_id() == lease->lease().trial_id() && t.latest().count("train_loss"))
+        return t.latest().at("train_loss");
+    return -1.0;
+  };
+  const absl::Duration reuse = Coordinator::kProgressReuse;
+  report(10, 0.9);
+  absl::Time a = absl::InfinitePast(), b = absl::InfinitePast();
+  auto first = core_->Progress("demo", &a, false, reuse);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->updated_size(), 2);
+  EXPECT_EQ(latest(*first), 0.9);
+  // A second watcher inside the window shares that view.
+  clock_.Advance(reuse / 2);
+  auto shared = core_->Progress("demo", &b, false, reuse);
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(latest(*shared), 0.9);
+  EXPECT_EQ(a, b);
+  // A report inside the window: a shared view may not have it yet...
+  report(20, 0.5);
+  auto early = core_->Progress("demo", &a, false, reuse);
+  ASSERT_TRUE(early.ok());
+  EXPECT_NE(latest(*early), 0.5);
+  // ...but the round after the window does, from where the last one began.
+  clock_.Advance(reuse);
+  auto next = core_->Progress("demo", &a, false, reuse);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(latest(*next), 0.5);
+  // Without a window, a change is read at once.
+  report(30, 0.25);
+  absl::Time c = a;
+  auto fresh = core_->Progress("demo", &c);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(latest(*fresh), 0.25);
+  EXPECT_EQ(fresh->sweep().total_trials(), 2);
+  EXPECT_FALSE(fresh->finished());
+}
+
 }  // namespace
 }  // namespace qkov::core
