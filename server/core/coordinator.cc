@@ -137,8 +137,9 @@ absl::StatusOr<v1::Trial> Coordinator::ToTrial(const storage::TrialRecord& r) {
   t.set_ordinal(r.ordinal);
   if (r.config_json.empty() && !r.axes_pb.empty()) {
     // The binary config (TrialsWithResults): the axes, then the sweep's
-    // training part, parse as one message. Parsing JSON here would cost
-    // watchers far more (docs/PERFORMANCE.md, "Watching").
+    // training part, parse as one message. Decoding JSON here, for every
+    // watch view, stalled workers' reports (docs/PERFORMANCE.md, "What
+    // limits each figure").
     if (!t.mutable_config()->ParseFromString(r.axes_pb + r.training_pb))
       return absl::DataLossError(
           absl::StrCat("trial ", r.trial_id, ": stored config is corrupt"));
