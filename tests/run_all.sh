@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is
-# missing, builds with warnings as errors, runs every ctest label (unit,
-# integration, slow). ../shared/data must sit beside the checkout for the
-# dataset tests.
+# missing, builds with warnings as errors, runs the sanitized suites
+# (tests/sanitizers.sh), then every ctest label (unit, integration, slow).
+# ../shared/data must sit beside the checkout for the dataset tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Chromium and python3-websocket: the dashboard's browser test only;
@@ -11,5 +11,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/deploy/install-deps.sh" chromium python3-websocket help2man iproute2 \
   iptables
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
+# The store, coordinator and service suites under ASan+UBSan (their own
+# build tree); before the main suite, so that ctest's summary ends the run.
+"$root/tests/sanitizers.sh"
 cd "${QKOV_BUILD_DIR:-$root/build}"
 ctest -j"$(nproc)" --output-on-failure --timeout 900
