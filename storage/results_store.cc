@@ -29,9 +29,8 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
   RETURN_IF_ERROR(Migrate(db.get()));
   std::unique_ptr<ResultsStore> store(new ResultsStore(std::move(db)));
   ResultsStore* s = store.get();
-  ASSIGN_OR_RETURN(s->readers_,
-                   ReaderPool::Open(path, options, kClientReaders,
-                                    "the store's client reads"));
+  ASSIGN_OR_RETURN(s->readers_, ReaderPool::Open(path, options, kClientReaders,
+                                                 "the store's client reads"));
   ASSIGN_OR_RETURN(s->worker_readers_,
                    ReaderPool::Open(path, options, kWorkerReaders,
                                     "the store's worker reads"));

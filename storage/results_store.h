@@ -556,6 +556,12 @@ class ResultsStore {
   absl::Status FillCounts(Database* db, SweepRecord* sweep);
   // The sweep's id without its counts; NOT_FOUND for an unknown name.
   absl::StatusOr<int64_t> SweepId(Database* db, const std::string& name);
+  // The trial's curve is the last attempt's points, plus each earlier
+  // attempt's points up to where every later attempt resumed from its
+  // checkpoint: attempt -> the last step of it kept (-1: none; an attempt
+  // followed by a restart from step 0 contributes none).
+  static absl::StatusOr<std::map<int64_t, int64_t>> AttemptCutoffs(
+      Database* db, const std::string& trial_id);
   // ExpireLeases inside the caller's transaction.
   absl::StatusOr<int64_t> ExpireLeasesLocked(int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

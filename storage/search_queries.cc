@@ -218,23 +218,7 @@ absl::StatusOr<double> ResultsStore::BestSoFar(const std::string& trial_id,
   Database* db = reader.db();
   RETURN_IF_ERROR(db->Execute("BEGIN"));  // one snapshot
   absl::StatusOr<double> out = [&]() -> absl::StatusOr<double> {
-    // Each attempt's last step kept in the curve, as Metrics() cuts them.
-    constexpr char kStartStepsSql[] =
-        "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
-        "attempt DESC";
-    std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept
-    {
-      ASSIGN_OR_RETURN(Statement * a, db->Cached(kStartStepsSql));
-      a->BindText(1, trial_id);
-      int64_t limit = std::numeric_limits<int64_t>::max();
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, a->Step());
-        if (!row) break;
-        cutoff[a->ColumnInt64(0)] = limit;
-        const int64_t start = a->ColumnInt64(1);
-        limit = start > 0 ? std::min(limit, start) : -1;
-      }
-    }
+    ASSIGN_OR_RETURN(const auto cutoff, AttemptCutoffs(db, trial_id));
     struct Summary {
       int64_t attempt, step;
       double extreme;  // NaN: no value

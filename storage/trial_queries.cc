@@ -266,29 +266,30 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
   return out;
 }
 
+absl::StatusOr<std::map<int64_t, int64_t>> ResultsStore::AttemptCutoffs(
+    Database* db, const std::string& trial_id) {
+  constexpr char kStartStepsSql[] =
+      "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
+      "attempt DESC";
+  std::map<int64_t, int64_t> cutoff;
+  ASSIGN_OR_RETURN(Statement * a, db->Cached(kStartStepsSql));
+  a->BindText(1, trial_id);
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, a->Step());
+    if (!row) break;
+    cutoff[a->ColumnInt64(0)] = limit;
+    const int64_t start = a->ColumnInt64(1);
+    limit = start > 0 ? std::min(limit, start) : -1;
+  }
+  return cutoff;
+}
+
 absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
     const std::string& trial_id, const std::string& name) {
   ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
   Database* db = reader.db();
-  // The trial's curve: the last attempt's points, plus each earlier
-  // attempt's points up to where every later attempt resumed from its
-  // checkpoint. An attempt followed by a restart from step 0 contributes none.
-  constexpr char kStartStepsSql[] =
-      "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
-      "attempt DESC";
-  std::map<int64_t, int64_t> cutoff;  // attempt -> last step kept (-1: none)
-  {
-    ASSIGN_OR_RETURN(Statement * a, db->Cached(kStartStepsSql));
-    a->BindText(1, trial_id);
-    int64_t limit = std::numeric_limits<int64_t>::max();
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, a->Step());
-      if (!row) break;
-      cutoff[a->ColumnInt64(0)] = limit;
-      const int64_t start = a->ColumnInt64(1);
-      limit = start > 0 ? std::min(limit, start) : -1;
-    }
-  }
+  ASSIGN_OR_RETURN(const auto cutoff, AttemptCutoffs(db, trial_id));
   constexpr char kAllMetricsSql[] =
       "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER "
       "BY name, step, attempt";

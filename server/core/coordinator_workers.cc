@@ -362,9 +362,9 @@ absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
   std::sort(judged.begin(), judged.end());
   const bool higher = rule.rule.mode() == "max";
   for (const auto& [step, value] : judged) {
-    ASSIGN_OR_RETURN(const double best,
-                     store_->BestSoFar(r.trial_id(), rule.rule.metric(), step,
-                                       higher));
+    ASSIGN_OR_RETURN(
+        const double best,
+        store_->BestSoFar(r.trial_id(), rule.rule.metric(), step, higher));
     ASSIGN_OR_RETURN(
         std::vector<double> peers,
         store_->PeerValuesAt(r.trial_id(), rule.rule.metric(), step));

@@ -66,9 +66,9 @@ class WatchLoadTest : public ::testing::Test {
     auto server = service::QkovServer::Start(config);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
-    auto channel = grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", server_->port()),
-        grpc::InsecureChannelCredentials());
+    auto channel =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                            grpc::InsecureChannelCredentials());
     sweeps_ = v1::SweepService::NewStub(channel);
     workers_ = v1::WorkerService::NewStub(channel);
     ASSERT_TRUE(Submit("s", 4).ok());
@@ -118,8 +118,8 @@ class WatchLoadTest : public ::testing::Test {
     req.set_attempt(lease_.attempt());
     for (int s = 0; s < steps; ++s) {
       step_ += 10;
-      for (const char* n : {"train_loss", "train_accuracy", "distinct_attention",
-                            "separability"}) {
+      for (const char* n : {"train_loss", "train_accuracy",
+                            "distinct_attention", "separability"}) {
         v1::MetricPoint* p = req.add_points();
         p->set_step(step_);
         p->set_name(n);
@@ -146,8 +146,7 @@ class WatchLoadTest : public ::testing::Test {
   // Takes every connection of the researchers' read pool, one of them
   // holding a read snapshot open.
   void HoldClientReaders() {
-    storage::ReaderPool* pool =
-        server_->store()->ClientReadersForTesting();
+    storage::ReaderPool* pool = server_->store()->ClientReadersForTesting();
     for (int i = 0; i < pool->size(); ++i) {
       auto lease = pool->Acquire();
       ASSERT_TRUE(lease.ok()) << lease.status();
@@ -166,7 +165,8 @@ class WatchLoadTest : public ::testing::Test {
 
   // A read-only watcher: reads the stream until it ends.
   struct Watcher {
-    std::unique_ptr<grpc::ClientContext> ctx = Ctx(kReaderToken, absl::Hours(1));
+    std::unique_ptr<grpc::ClientContext> ctx =
+        Ctx(kReaderToken, absl::Hours(1));
     std::atomic<int> messages{0};
     std::thread thread;
     grpc::Status status;

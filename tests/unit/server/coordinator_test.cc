@@ -519,7 +519,8 @@ TEST_F(CoordinatorTest, WatchersShareAViewAndMissNoReport) {
   };
   auto latest = [&](const v1::SweepProgress& p) {
     for (const v1::Trial& t : p.updated())
-      if (t.trial_id() == lease->lease().trial_id() && t.latest().count("train_loss"))
+      if (t.trial_id() == lease->lease().trial_id() &&
+          t.latest().count("train_loss"))
         return t.latest().at("train_loss");
     return -1.0;
   };
