@@ -1,6 +1,7 @@
 #include "server/service/http_server.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -9,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -36,6 +38,20 @@ constexpr char kContentSecurityPolicy[] =
 // Admit decode them itself and refuse NUL and invalid UTF-8.
 size_t KeepEscapes(void*, MHD_Connection*, char* s) { return std::strlen(s); }
 
+// The security headers of every reply: the dashboard's own (Queue) and the
+// ones libmicrohttpd writes itself (the MHD_queue_response below).
+void AddSecurityHeaders(MHD_Response* r) {
+  static constexpr std::pair<const char*, const char*> kHeaders[] = {
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "same-origin"},
+      {"Content-Security-Policy", kContentSecurityPolicy},
+  };
+  for (const auto& [name, value] : kHeaders)
+    if (MHD_get_response_header(r, name) == nullptr)
+      MHD_add_response_header(r, name, value);
+}
+
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
@@ -56,6 +72,9 @@ struct StreamHolder {
 
 struct HttpServer::Call {
   HttpRequest request;
+  bool admitted = false;       // Admit ran (the first OnRequest of the request)
+  int query_args = 0;          // counted before libmicrohttpd parses them
+  bool query_refused = false;  // too many: the query was cut before parsing
   int64_t body_limit = 0;
   bool refused = false;            // a reply was queued before the body ended
   std::optional<HttpReply> reply;  // from a pool thread, queued on resume
@@ -135,7 +154,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
   const HttpLimits& l = options.limits;
   if (l.io_threads < 1 || l.handler_threads < 1 || l.max_connections < 1 ||
       l.max_connections_per_address < 1 || l.header_bytes < 1024 ||
-      l.max_headers < 1 || l.max_body_bytes < 0 ||
+      l.max_headers < 1 || l.max_query_args < 1 || l.max_body_bytes < 0 ||
       l.request_timeout < absl::Seconds(1) ||
       l.idle_timeout < absl::Seconds(1)) {
     return absl::InvalidArgumentError(
@@ -165,6 +184,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
       {MHD_OPTION_UNESCAPE_CALLBACK, reinterpret_cast<intptr_t>(&KeepEscapes),
        nullptr},
   };
+  auto uri_seen = +[](void* cls, const char* uri, MHD_Connection*) -> void* {
+    return static_cast<HttpServer*>(cls)->OnUri(uri);
+  };
+  items.push_back({MHD_OPTION_URI_LOG_CALLBACK,
+                   reinterpret_cast<intptr_t>(uri_seen), s.get()});
   auto completed = +[](void* cls, MHD_Connection* c, void** con_cls,
                        MHD_RequestTerminationCode) {
     static_cast<HttpServer*>(cls)->OnCompleted(c, con_cls);
@@ -288,6 +312,30 @@ void HttpServer::OnConnection(MHD_Connection* c, void** socket_context,
   *socket_context = nullptr;
 }
 
+void* HttpServer::OnUri(const char* uri) {
+  auto* call = new Call;
+  const char* query = std::strchr(uri, '?');
+  if (query == nullptr) return call;
+  const size_t length = std::strlen(uri);
+  call->query_args =
+      1 + static_cast<int>(std::count(query + 1, uri + length, '&'));
+  // libmicrohttpd 0.9.75 stores each argument as a record in the
+  // connection's buffer; when the buffer runs out it queues a 431 and then
+  // goes on waiting for headers, so the client hangs until the request
+  // deadline. A query past the limits is cut here, before the library
+  // parses it (`uri` is its writable read buffer; it writes there itself
+  // next), and Admit answers 414.
+  const HttpLimits& l = options_.limits;
+  constexpr int64_t kRecordBytes = 64;  // one argument's record, aligned
+  if (call->query_args > l.max_query_args ||
+      static_cast<int64_t>(length) + kRecordBytes * call->query_args >
+          l.header_bytes / 2) {
+    call->query_refused = true;
+    const_cast<char*>(query)[1] = '\0';
+  }
+  return call;
+}
+
 void HttpServer::OnCompleted(MHD_Connection* c, void** con_cls) {
   delete static_cast<Call*>(*con_cls);
   *con_cls = nullptr;
@@ -357,6 +405,15 @@ bool HttpServer::Admit(MHD_Connection* c, const char* url, const char* method,
         "not UTF-8"));
     return false;
   }
+  if (call.query_refused) {
+    *refusal =
+        ErrorReply(absl::InvalidArgumentError(absl::StrCat(
+                       "dashboard: the query has ", call.query_args,
+                       " arguments; at most ", options_.limits.max_query_args,
+                       " fit, fewer in a long address")),
+                   414);
+    return false;
+  }
   std::vector<std::pair<std::string, std::string>> raw_query;
   MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, &raw_query);
   for (const auto& [k, v] : raw_query) {
@@ -391,9 +448,12 @@ int HttpServer::OnRequest(MHD_Connection* c, const char* url,
                           const char* method, const char* upload,
                           size_t* upload_size, void** con_cls) {
   auto* call = static_cast<Call*>(*con_cls);
-  if (call == nullptr) {
+  if (call == nullptr) {  // OnUri runs first; kept should it ever not
     call = new Call;
     *con_cls = call;
+  }
+  if (!call->admitted) {
+    call->admitted = true;
     HttpReply refusal;
     if (!Admit(c, url, method, *call, &refusal)) {
       if (refusal.status == 0) return MHD_NO;
@@ -536,10 +596,7 @@ int HttpServer::Queue(MHD_Connection* c, HttpReply reply) {
         +[](void* cls) { delete static_cast<std::string*>(cls); }, body);
   }
   if (r == nullptr) return MHD_NO;
-  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-  MHD_add_response_header(r, "X-Frame-Options", "DENY");
-  MHD_add_response_header(r, "Referrer-Policy", "same-origin");
-  MHD_add_response_header(r, "Content-Security-Policy", kContentSecurityPolicy);
+  AddSecurityHeaders(r);
   MHD_add_response_header(r, "Content-Type", reply.content_type.c_str());
   for (const auto& [k, v] : reply.headers)
     MHD_add_response_header(r, k.c_str(), v.c_str());
@@ -588,3 +645,21 @@ void HttpServer::MonitorLoop() {
 }
 
 }  // namespace qkov::service
+
+// libmicrohttpd answers some requests itself, before the dashboard sees them
+// (400 for a malformed request line or header, 414, 431, 505), with no way
+// to add headers to those replies. It queues them through its own exported
+// MHD_queue_response, which it calls through the PLT; defining the symbol
+// here puts every reply, its and ours, through AddSecurityHeaders first.
+// HttpAttackTest.LibraryRepliesCarrySecurityHeaders fails if a libmicrohttpd
+// build stops routing its replies through here.
+extern "C" MHD_Result MHD_queue_response(MHD_Connection* connection,
+                                         unsigned int status_code,
+                                         MHD_Response* response) {
+  using QueueFn = MHD_Result (*)(MHD_Connection*, unsigned int, MHD_Response*);
+  static const QueueFn library_queue =
+      reinterpret_cast<QueueFn>(dlsym(RTLD_NEXT, "MHD_queue_response"));
+  if (library_queue == nullptr) return MHD_NO;
+  if (response != nullptr) qkov::service::AddSecurityHeaders(response);
+  return library_queue(connection, status_code, response);
+}

@@ -57,7 +57,11 @@ struct HttpLimits {
   // Request line plus headers: libmicrohttpd's per-connection buffer. A
   // longer request line gets 414, longer headers 431.
   int header_bytes = 32 << 10;
-  int max_headers = 100;             // header lines; more gets 431
+  int max_headers = 100;  // header lines; more gets 431
+  // Query arguments (`a=1&b=2` is two); more gets 414. libmicrohttpd keeps
+  // one record per argument in the header buffer, so a request whose
+  // arguments would not fit in half of it is refused the same way.
+  int max_query_args = 64;
   int64_t max_body_bytes = 4 << 10;  // POST bodies (the login form); 413
   // From the moment a connection waits for a request (its opening, or the
   // end of the previous reply) to the end of that request's body; then the
@@ -123,6 +127,9 @@ class HttpServer {
   // libmicrohttpd's callbacks (static trampolines in the .cc).
   int OnRequest(MHD_Connection* c, const char* url, const char* method,
                 const char* upload, size_t* upload_size, void** con_cls);
+  // libmicrohttpd's URI log callback: the request's Call, made before the
+  // library parses the query (a query past the limits is cut, see .cc).
+  void* OnUri(const char* uri);
   void OnCompleted(MHD_Connection* c, void** con_cls);
   void OnConnection(MHD_Connection* c, void** socket_context, bool opened);
   // The checks of a request's headers; a reply when they fail.

@@ -73,6 +73,8 @@ ABSL_FLAG(int, http_max_connections_per_address, 32,
 ABSL_FLAG(int, http_header_bytes, 32 << 10,
           "buffer for a request line and its headers (414/431 past it)");
 ABSL_FLAG(int, http_max_headers, 100, "header lines per request (431 past it)");
+ABSL_FLAG(int, http_max_query_args, 64,
+          "query arguments per request (414 past it)");
 ABSL_FLAG(int, http_max_body_bytes, 4096,
           "bytes of a POST body (the login form; 413 past it)");
 ABSL_FLAG(int, http_request_timeout_seconds, 10,
@@ -125,6 +127,8 @@ absl::Status HttpFlags(qkov::service::HttpConfig* http) {
       {"--http_header_bytes", absl::GetFlag(FLAGS_http_header_bytes), 4096,
        1 << 20},
       {"--http_max_headers", absl::GetFlag(FLAGS_http_max_headers), 8, 10000},
+      {"--http_max_query_args", absl::GetFlag(FLAGS_http_max_query_args), 1,
+       10000},
       {"--http_max_body_bytes", absl::GetFlag(FLAGS_http_max_body_bytes), 1024,
        1 << 20},
       {"--http_request_timeout_seconds",
@@ -157,6 +161,7 @@ absl::Status HttpFlags(qkov::service::HttpConfig* http) {
       absl::GetFlag(FLAGS_http_max_connections_per_address);
   l.header_bytes = absl::GetFlag(FLAGS_http_header_bytes);
   l.max_headers = absl::GetFlag(FLAGS_http_max_headers);
+  l.max_query_args = absl::GetFlag(FLAGS_http_max_query_args);
   l.max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   l.request_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds));
