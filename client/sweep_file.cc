@@ -532,7 +532,13 @@ absl::StatusOr<v1::SweepSpec> ParseSweepText(
         source, ": a sweep file must be a mapping with name, axes, training"));
   }
   for (const std::string& o : overrides) {
-    if (absl::Status s = ApplyOverride(root, o); !s.ok()) return s;
+    // A key that is not a scalar (`[a, b]: 1`) cannot be copied by name.
+    try {
+      if (absl::Status s = ApplyOverride(root, o); !s.ok()) return s;
+    } catch (const YAML::Exception& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--set ", o, ": cannot apply to ", source, ": ", e.msg));
+    }
   }
   Parser parser(source);
   try {

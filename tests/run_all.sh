@@ -7,12 +7,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Chromium and python3-websocket: the dashboard's browser test only;
 # help2man: the man pages the package test packs; iproute2 and iptables:
-# the multihost fault tests' namespaces and cuts.
+# the multihost fault tests' namespaces and cuts; clang and its runtime
+# (libFuzzer, the sanitizers): tests/sanitizers.sh's build and fuzz targets.
 "$root/deploy/install-deps.sh" chromium python3-websocket help2man iproute2 \
-  iptables
+  iptables clang libclang-rt-14-dev
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
-# The store, coordinator and service suites under ASan+UBSan (their own
-# build tree); before the main suite, so that ctest's summary ends the run.
+# The store, coordinator and service suites under ASan+UBSan, and the fuzz
+# targets (their own clang build tree); before the main suite, so that
+# ctest's summary ends the run.
 "$root/tests/sanitizers.sh"
 cd "${QKOV_BUILD_DIR:-$root/build}"
 ctest -j"$(nproc)" --output-on-failure --timeout 900

@@ -136,6 +136,19 @@ TEST(SweepFileTest, SetOverridesApplyBeforeConversion) {
   EXPECT_FALSE(ParseSweepText(kDemo, "demo.yaml", {"novalue"}).ok());
 }
 
+// Found by tests/fuzz/sweep_file_fuzzer: with a key that is not a scalar in
+// the file (`[a, b]: 1`), --set threw YAML's TypedBadConversion out of
+// ParseSweepText and `qkov submit` ended in std::terminate.
+TEST(SweepFileTest, OverrideBesideANonScalarKeyIsRefused) {
+  const auto s = ParseSweepText("name: o\n[o, e]: 1\n", "odd.yaml",
+                                {"training.max_steps=50"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message().rfind("--set training.max_steps=50: ", 0), 0u)
+      << s.status();
+  EXPECT_NE(s.status().message().find("odd.yaml"), std::string::npos);
+}
+
 // search: is read by qkov.v1.RatioSearch's descriptor; `search: null` (what
 // --set search=null writes) leaves a grid.
 TEST(SweepFileTest, SearchIsReadAndNullMeansAGrid) {

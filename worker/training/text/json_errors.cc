@@ -28,6 +28,13 @@ absl::StatusOr<nlohmann::json> ParseJsonAt(const std::string& text,
     const size_t colon = what.find(": ", what.find("parse error"));
     if (colon != std::string::npos) what = what.substr(colon + 2);
     return FileError(path, line, absl::StrCat("not valid JSON (", what, ")"));
+  } catch (const nlohmann::json::exception& e) {
+    // A number past double's range ("2e557") is out_of_range 406, thrown
+    // without a position.
+    std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    return FileError(path, 0, absl::StrCat("not valid JSON (", what, ")"));
   }
 }
 

@@ -182,6 +182,19 @@ TEST(TextDatasetsTest, BadFilesNameTheFileAndLine) {
   EXPECT_EQ(s.message().rfind(src.path + ":4: not valid JSON (", 0), 0u) << s;
 }
 
+// Found by tests/fuzz/text_data_fuzzer: a number past double's range made
+// the JSON parser throw out_of_range, which nothing caught (the worker
+// ended in std::terminate). Now it is a refusal naming the file.
+TEST(TextDatasetsTest, NumbersPastDoubleAreRefusedNotThrown) {
+  TextSource src;
+  src.path = Write("huge.jsonl",
+                   "{\"tokens\": [\"a\"], \"label\": 0, \"x\": 2e557}\n");
+  const absl::Status s = LoadTextData(src).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind(src.path + ": not valid JSON (", 0), 0u) << s;
+  EXPECT_NE(s.message().find("2e557"), std::string::npos) << s;
+}
+
 TEST(TextDatasetsTest, SplitByFractionIsSeededAndComplete) {
   std::vector<TextExample> all(100);
   for (int i = 0; i < 100; ++i) all[i].id = std::to_string(i);
