@@ -23,8 +23,6 @@
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/fuzz_sweep.h"
 
-namespace v1 = ::qkov::v1;
-
 namespace {
 
 constexpr char kTokens[] =
