@@ -16,5 +16,8 @@ QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WER
 # targets (their own clang build tree); before the main suite, so that
 # ctest's summary ends the run.
 "$root/tests/sanitizers.sh"
+# The multi-threaded suites and the concurrency stress test under
+# ThreadSanitizer (a third tree, with Abseil's Mutex built for TSan).
+"$root/tests/tsan.sh"
 cd "${QKOV_BUILD_DIR:-$root/build}"
 ctest -j"$(nproc)" --output-on-failure --timeout 900

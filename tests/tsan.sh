@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# ThreadSanitizer over the multi-threaded parts: the common, store,
+# coordinator, service and CLI suites and the concurrency stress test
+# (every kind of call at once on one server: its Direct case, which calls
+# the Coordinator beside gRPC), built with clang and -DQKOV_SANITIZE=thread
+# in build-tsan/ beside build/. Any report fails the run. tests/run_all.sh
+# runs it before the main suite.
+#
+# Debian's Abseil is not instrumented, so TSan cannot see absl::Mutex and
+# would report every race it guards. This script builds Abseil's
+# synchronization library and its dependencies from Debian's own source of
+# the installed version (apt-get source, through a private apt list so the
+# machine's apt setup is untouched), with TSan, under the same sonames, and
+# links the test programs with an RPATH to them (DT_RPATH, which also
+# governs the libraries they load, gRPC's included; child processes such as
+# gnuplot keep Debian's). gRPC then locks through an instrumented Mutex, but
+# its core hands data between threads in ways TSan cannot follow in an
+# uninstrumented library (a gRPC stress run gives about a thousand reports
+# on gRPC's own buffers), so the calls through gRPC are left to the ASan
+# and main runs. tests/tsan.supp holds the one report left inside Abseil
+# itself, with its reason.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${QKOV_TSAN_BUILD_DIR:-${QKOV_BUILD_DIR:-$root/build}-tsan}
+mirror=${QKOV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+targets=(common_test storage_test server_core_test service_test client_test
+  concurrency_stress_test)
+declare -A filter=([concurrency_stress_test]='*Direct*')
+mkdir -p "$build"
+
+# 1. Abseil's synchronization library with TSan, from Debian's source.
+absl_version=$(dpkg-query -W -f='${Version}' libabsl-dev)
+absl_lib=$build/absl-tsan/lib
+if [ ! -e "$absl_lib/.version" ] ||
+  [ "$(cat "$absl_lib/.version")" != "$absl_version" ]; then
+  apt_dir=$build/absl-tsan/apt
+  rm -rf "$build/absl-tsan"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" \
+    "$build/absl-tsan/src" "$absl_lib"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+    "$mirror bookworm main" >"$apt_dir/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
+    -o "Dir::Etc::SourceParts=$apt_dir/none"
+    -o "Dir::State::Lists=$apt_dir/lists"
+    -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
+  if ! apt-get "${apt_opts[@]}" update >/dev/null ||
+    ! (cd "$build/absl-tsan/src" &&
+      apt-get "${apt_opts[@]}" source "abseil=$absl_version" >/dev/null); then
+    echo "tsan: cannot fetch Debian's source of abseil $absl_version from" \
+      "$mirror (set QKOV_DEBIAN_MIRROR)" >&2
+    exit 1
+  fi
+  src=$(find "$build/absl-tsan/src" -maxdepth 1 -type d -name 'abseil-*')
+  cmake -S "$src" -B "$build/absl-tsan/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=OFF \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+    -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+  cmake --build "$build/absl-tsan/build" -j"$(nproc)" \
+    --target synchronization >/dev/null
+  find "$build/absl-tsan/build/absl" -name 'libabsl_*.so.*' \
+    -exec cp -P {} "$absl_lib/" \;
+  echo "$absl_version" >"$absl_lib/.version"
+fi
+
+# 2. Our code with TSan.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DQKOV_SANITIZE=thread -DQKOV_BUILD_TESTS=ON \
+  "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags -Wl,-rpath,$absl_lib" \
+  >/dev/null
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+
+# 3. Run; any report fails.
+export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp"
+failed=()
+for t in "${targets[@]}"; do
+  log="$build/$t.log"
+  if timeout 1200 "$build/bin/$t" "--gtest_filter=${filter[$t]:-*}" \
+    >"$log" 2>&1 &&
+    ! grep -q 'WARNING: ThreadSanitizer' "$log"; then
+    echo "tsan: $t: $(grep -E '^\[  PASSED  \]' "$log" | tail -1)"
+  else
+    echo "tsan: $t FAILED; its reports:" >&2
+    grep -A30 'WARNING: ThreadSanitizer' "$log" | head -80 >&2 || tail -40 "$log" >&2
+    failed+=("$t")
+  fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "tsan: ${#failed[@]} suite(s) failed: ${failed[*]}" >&2
+  exit 1
+fi
