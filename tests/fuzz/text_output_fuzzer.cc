@@ -55,16 +55,19 @@ bool ReadCsvField(const std::string& field, std::string* out) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string in(reinterpret_cast<const char*>(data), size);
+  // The writers read libFuzzer's own buffer (exactly `size` bytes, no
+  // terminating NUL), so a read one byte past the input is caught.
+  const absl::string_view view(reinterpret_cast<const char*>(data), size);
+  const std::string in(view);
 
-  const std::string safe = qkov::TerminalSafe(in);
+  const std::string safe = qkov::TerminalSafe(view);
   QKOV_FUZZ_CHECK(qkov::IsValidUtf8(safe), "TerminalSafe gave bad UTF-8");
   QKOV_FUZZ_CHECK(!HasControl(safe), "TerminalSafe let a control through");
   if (qkov::IsValidUtf8(in) && !HasControl(in))
     QKOV_FUZZ_CHECK(safe == in, "printable text changed");
 
   for (bool neutralise : {false, true}) {
-    const std::string field = qkov::CsvField(in, neutralise);
+    const std::string field = qkov::CsvField(view, neutralise);
     std::string back;
     QKOV_FUZZ_CHECK(ReadCsvField(field, &back), field);
     const bool formula =
