@@ -12,7 +12,7 @@
 // allow-list, a path with NUL or invalid UTF-8, or (with a client CA) a
 // client without a certificate that chains to it.
 //
-// Threads: libmicrohttpd's epoll threads (HttpLimits::io_threads) read and
+// Threads: libmicrohttpd's poll() threads (HttpLimits::io_threads) read and
 // write every socket and run the handlers of requests marked cheap (pages,
 // login: microseconds); a fixed pool (HttpLimits::handler_threads) runs the
 // rest while their connections are suspended, so a slow reply never stalls
