@@ -5,10 +5,15 @@
 #include <cstdlib>
 
 #include "client/commands.h"
+#include "common/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"qkov: submit, watch and query QK/OV learning-rate sweeps"};
   app.require_subcommand(1);
+  // The same string as the other programs' --version, the server's
+  // qkov_build_info and the provenance stored with results.
+  app.set_version_flag("--version", std::string("qkov ") + qkov::CodeVersion(),
+                       "print the version and exit");
   const char* env = std::getenv("QKOV_SERVER");
   std::string server = env != nullptr ? env : "127.0.0.1:50051";
   double deadline_s = 30;
@@ -180,6 +185,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "qkov: %s (see qkov --help)\n", e.what());

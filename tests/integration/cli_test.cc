@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "common/version.h"
 #include "tests/integration/harness.h"
 
 namespace qkov::testing {
@@ -67,6 +71,21 @@ TEST_F(CliTest, HelpForEveryCommand) {
   CommandResult r = RunCommand({QKOV_CLI_BIN, "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("submit"), std::string::npos);
+}
+
+// One version string everywhere: each program's --version line is its name
+// and the code version that the provenance of every result records.
+TEST_F(CliTest, EveryProgramPrintsTheCodeVersion) {
+  for (const auto& [name, bin] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"qkov", QKOV_CLI_BIN},
+           {"qkov-server", QKOV_SERVER_BIN},
+           {"qkov-worker", QKOV_WORKER_BIN},
+           {"qkov-data", QKOV_DATA_BIN}}) {
+    CommandResult r = RunCommand({bin, "--version"});
+    EXPECT_EQ(r.exit_code, 0) << name << r.err;
+    EXPECT_EQ(r.out, name + " " + CodeVersion() + "\n") << name;
+  }
 }
 
 TEST_F(CliTest, UnknownCommandIsUsageError) {
