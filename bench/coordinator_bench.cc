@@ -201,7 +201,10 @@ int main(int argc, char** argv) {
   };
   const std::pair<int, int> direct_runs[] = {
       {1, 1}, {absl::GetFlag(FLAGS_workers), 1}, {1, 8}};
-  for (const auto& [threads, batch] : direct_runs) {
+  for (const auto& run : direct_runs) {
+    // Named copies: lambdas may not capture structured bindings in C++17.
+    const int threads = run.first;
+    const int batch = run.second;
     if (!wanted("direct")) break;
     auto store = qkov::storage::ResultsStore::Open(
         absl::StrCat(dir, "/direct", threads, "x", batch, ".db"));

@@ -39,6 +39,9 @@ findings=$build/fuzz-findings
 mkdir -p "$findings"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
+# The checkpoint target trains tiny models: one BLAS thread.
+export OPENBLAS_NUM_THREADS=1
 failed=()
 for t in "${targets[@]}"; do
   bin=$build/bin/$t

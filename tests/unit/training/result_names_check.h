@@ -19,8 +19,9 @@ inline void ExpectResultsListed(const std::map<std::string, double>& results,
                                 const std::string& task) {
   const std::vector<ResultName> listed = FinalResultNames(task);
   for (const auto& [name, value] : results) {
-    auto it = std::find_if(listed.begin(), listed.end(),
-                           [&](const ResultName& n) { return n.name == name; });
+    auto it = std::find_if(
+        listed.begin(), listed.end(),
+        [&name = name](const ResultName& n) { return n.name == name; });
     ASSERT_NE(it, listed.end()) << name << " is not listed for " << task;
     EXPECT_GE(value, it->lo) << name;
     EXPECT_LE(value, it->hi) << name;
