@@ -173,9 +173,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
   // poll(), not epoll: libmicrohttpd 0.9.75's epoll loop misses a client's
   // end of input after a request line it cannot parse and holds the
   // connection until the request deadline
-  // (HttpAttackTest.UnparsableRequestLinesAreClosedAtOnce, found by
-  // tests/fuzz/http_request_fuzzer). With at most a few hundred connections
-  // per thread, poll() costs nothing measurable.
+  // (HttpAttackTest.UnparsableRequestLinesAreClosedAtOnce). With at most a
+  // few hundred connections per thread, poll() costs nothing measurable.
   unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_SUSPEND_RESUME;
   if (address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
   std::vector<MHD_OptionItem> items = {

@@ -316,9 +316,8 @@ TEST_F(HttpAttackTest, PathsAndHead) {
 }
 
 // Queries of every size up to the header buffer, with few and many
-// arguments, each get a prompt answer: 200 within the limits, 414 past them.
-// (libmicrohttpd alone left a query whose arguments outgrew its buffer
-// unanswered until the request deadline.)
+// arguments, each get a prompt answer: 200 within the limits, 414 past them
+// (HttpServer::OnUri cuts a query libmicrohttpd would leave unanswered).
 TEST_F(HttpAttackTest, LongQueriesAreAnsweredAtOnce) {
   StartServer();
   int refused = 0;
@@ -351,9 +350,9 @@ TEST_F(HttpAttackTest, LongQueriesAreAnsweredAtOnce) {
 }
 
 // A client that sends a request line libmicrohttpd cannot parse and then
-// closes its sending side is closed at once. (libmicrohttpd's epoll loop
-// missed that end of input and held the connection until the request
-// deadline; its poll loop, which http_server.cc uses, sees it.)
+// closes its sending side is closed at once, not at the request deadline
+// (libmicrohttpd's poll loop, which http_server.cc uses, sees that end of
+// input; its epoll loop does not).
 TEST_F(HttpAttackTest, UnparsableRequestLinesAreClosedAtOnce) {
   StartServer();
   for (const std::string& line :

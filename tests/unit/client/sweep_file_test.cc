@@ -136,9 +136,9 @@ TEST(SweepFileTest, SetOverridesApplyBeforeConversion) {
   EXPECT_FALSE(ParseSweepText(kDemo, "demo.yaml", {"novalue"}).ok());
 }
 
-// Found by tests/fuzz/sweep_file_fuzzer: with a key that is not a scalar in
-// the file (`[a, b]: 1`), --set threw YAML's TypedBadConversion out of
-// ParseSweepText and `qkov submit` ended in std::terminate.
+// A key that is not a scalar in the file (`[a, b]: 1`) makes yaml-cpp throw
+// TypedBadConversion while --set is applied: a refusal naming the override
+// and the file, never an exception out of ParseSweepText.
 TEST(SweepFileTest, OverrideBesideANonScalarKeyIsRefused) {
   const auto s = ParseSweepText("name: o\n[o, e]: 1\n", "odd.yaml",
                                 {"training.max_steps=50"});

@@ -182,9 +182,9 @@ TEST(TextDatasetsTest, BadFilesNameTheFileAndLine) {
   EXPECT_EQ(s.message().rfind(src.path + ":4: not valid JSON (", 0), 0u) << s;
 }
 
-// Found by tests/fuzz/text_data_fuzzer: a number past double's range made
-// the JSON parser throw out_of_range, which nothing caught (the worker
-// ended in std::terminate). Now it is a refusal naming the file.
+// A number past double's range makes nlohmann's parser throw out_of_range
+// (not parse_error): still a refusal naming the file, never an exception
+// out of the reader.
 TEST(TextDatasetsTest, NumbersPastDoubleAreRefusedNotThrown) {
   TextSource src;
   src.path = Write("huge.jsonl",
