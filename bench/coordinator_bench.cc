@@ -19,6 +19,10 @@
 //   overhead   --overhead_trials fake trials of --trial_ms on --workers
 //              workers: makespan against the ideal, and that overhead
 //              carried to 1-second trials
+//   scrape     (only when asked for) the cycles run in --scrape_rounds
+//              pairs of rounds of --seconds/2, alternately without and
+//              with a Prometheus scrape of /metrics every second: cycles/s
+//              of each, and the scrapes' time and size
 //   history    (only when asked for) --history_workers running trials
 //              reporting while the history grows to each of
 //              --history_rows: report latency and rate with 0, 1 and 8
@@ -31,6 +35,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -66,6 +71,8 @@ ABSL_FLAG(int, dashboard_tabs, 0,
           "sweep's server-sent events and, as the page does, fetches the "
           "sweep, a table page, the ratio plot, the curves and the DTAP grid "
           "after each event, at most once a second");
+ABSL_FLAG(int, scrape_rounds, 3,
+          "scrape: pairs of rounds (without, with a scrape every second)");
 ABSL_FLAG(int, history_workers, 64, "history: simulated running trials");
 ABSL_FLAG(std::vector<std::string>, history_rows,
           std::vector<std::string>({"1000", "10000", "100000", "1000000"}),
@@ -116,6 +123,8 @@ int main(int argc, char** argv) {
     config.http_listen = "127.0.0.1:0";
     config.http_static_dir = QKOV_DASHBOARD_DIR;
   }
+  const bool scrape = absl::StrContains(absl::GetFlag(FLAGS_runs), "scrape");
+  if (scrape) config.metrics_listen = "127.0.0.1:0";
   auto server = qkov::service::QkovServer::Start(config);
   if (!server.ok()) {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
@@ -360,6 +369,61 @@ int main(int argc, char** argv) {
         r.done / r.seconds, kBatch, static_cast<long long>(r.done), r.seconds,
         100.0 * r.writes.busy_ns / (r.seconds * 1e9),
         1e6 * r.cpu_seconds / std::max<int64_t>(1, r.done));
+  }
+
+  // 2c. Cycles with and without a scrape of /metrics every second,
+  // interleaved so that drift in the machine or the database falls on both.
+  if (scrape) {
+    const int rounds = absl::GetFlag(FLAGS_scrape_rounds);
+    double rate[2] = {0, 0};
+    std::vector<double> scrape_ms;
+    size_t scrape_bytes = 0;
+    for (int round = 0; round < 2 * rounds; ++round) {
+      const bool with = round % 2 == 1;
+      std::atomic<bool> stop_scraper{false};
+      std::thread scraper;
+      if (with) {
+        scraper = std::thread([&] {
+          httplib::Client c("127.0.0.1", (*server)->metrics_port());
+          while (!stop_scraper.load()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            httplib::Result r = c.Get("/metrics");
+            const double ms = std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - t0)
+                                  .count();
+            if (r && r->status == 200) {
+              scrape_ms.push_back(ms);
+              scrape_bytes = r->body.size();
+            }
+            for (int i = 0; i < 100 && !stop_scraper.load(); ++i)
+              std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+        });
+      }
+      const Timed r = RunWorkers(workers, seconds / 2, (*server)->store(),
+                                 [](Worker& w, const std::atomic<bool>& stop) {
+                                   return WorkLoop(w, 0, stop);
+                                 });
+      stop_scraper = true;
+      if (scraper.joinable()) scraper.join();
+      if (r.dry > 0) {
+        ReportDry("scrape", r);
+        return stop_early();
+      }
+      rate[with] += r.done / r.seconds / rounds;
+      std::printf("scrape      round %d %s: %.0f cycles/s\n", round / 2 + 1,
+                  with ? "with a scrape every second" : "without scrapes   ",
+                  r.done / r.seconds);
+    }
+    std::sort(scrape_ms.begin(), scrape_ms.end());
+    std::printf(
+        "scrape      mean %.0f cycles/s without, %.0f with a scrape every "
+        "second (%+.1f%%); %zu scrapes of %zu bytes, median %.1f ms, max %.1f "
+        "ms\n",
+        rate[0], rate[1], 100.0 * (rate[1] - rate[0]) / rate[0],
+        scrape_ms.size(), scrape_bytes,
+        scrape_ms.empty() ? 0.0 : scrape_ms[scrape_ms.size() / 2],
+        scrape_ms.empty() ? 0.0 : scrape_ms.back());
   }
 
   // 2c. The same workers sending empty RPCs: what gRPC alone allows.

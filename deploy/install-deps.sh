@@ -14,6 +14,7 @@ packages=(
   libcli11-dev libyaml-cpp-dev
   libicu-dev libpcre2-dev nlohmann-json3-dev
   libmicrohttpd-dev libgnutls28-dev libcpp-httplib-dev libjs-chart.js
+  prometheus-cpp-dev
   gnuplot-nox
   openssl
 )

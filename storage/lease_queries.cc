@@ -74,8 +74,8 @@ constexpr char kRequeueSql[] =
     "checkpoint_step = ?, lease_worker = NULL, lease_expires_ms = NULL, "
     "updated_ms = ? WHERE trial_id = ?";
 constexpr char kExpiredSql[] =
-    "SELECT trial_id, attempts FROM trials WHERE state = 'running' AND "
-    "lease_expires_ms < ?";
+    "SELECT trial_id, attempts, lease_worker FROM trials WHERE state = "
+    "'running' AND lease_expires_ms < ?";
 
 // The lease's binary config from columns (axes_pb, training_pb) at `col`:
 // their concatenation, or "" when either is NULL (stored before schema 2).
@@ -136,7 +136,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
     int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
     bool resend_held) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
     mu_.AssertHeld();
     ASSIGN_OR_RETURN(
         a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases,
@@ -235,6 +235,16 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     att->BindInt64(4, now_ms);
     att->BindInt64(5, l.checkpoint_step);
     RETURN_IF_ERROR(att->Run());
+    if (event_sink_) {
+      TrialEvent e;
+      e.kind = TrialEvent::Kind::kLeased;
+      e.trial_id = l.trial_id;
+      e.sweep_name = l.sweep_name;
+      e.attempt = l.attempt;
+      e.worker_id = worker_id;
+      e.state = kRunning;
+      events_.push_back(std::move(e));
+    }
   }
   return LeaseAvailability::kLeased;
 }
@@ -414,7 +424,7 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
     const std::string& reason, bool preempted, const std::string& checkpoint,
     int64_t checkpoint_step, int64_t now_ms, bool permanent) {
   std::string state;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
     mu_.AssertHeld();
     if (absl::Status lease = CheckLease(worker_id, trial_id, attempt, now_ms);
         !lease.ok()) {
@@ -436,6 +446,9 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
                                     preempted ? kPreempted : kFailed, reason,
                                     preempted, checkpoint, checkpoint_step,
                                     now_ms, permanent));
+    RETURN_IF_ERROR(RecordEndLocked(
+        preempted ? TrialEvent::Kind::kPreempted : TrialEvent::Kind::kFailed,
+        trial_id, attempt, worker_id, state, reason, now_ms));
     if (state == kFailed)
       RETURN_IF_ERROR(AfterTrialsEndedLocked({trial_id}, now_ms));
     return absl::OkStatus();
@@ -445,7 +458,7 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
 
 absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
   int64_t n = 0;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
     mu_.AssertHeld();
     ASSIGN_OR_RETURN(n, ExpireLeasesLocked(now_ms));
     // Throughput buckets older than an hour (docs/schema.md, sweep_ended).
@@ -459,24 +472,33 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
 }
 
 absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
-  std::vector<std::pair<std::string, int>> expired;
+  struct Expired {
+    std::string trial_id;
+    int attempt;
+    std::string worker_id;
+  };
+  std::vector<Expired> expired;
   {
     ASSIGN_OR_RETURN(Statement * s, db_->Cached(kExpiredSql));
     s->BindInt64(1, now_ms);
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
       if (!row) break;
-      expired.emplace_back(s->ColumnText(0),
-                           static_cast<int>(s->ColumnInt64(1)));
+      expired.push_back({s->ColumnText(0), static_cast<int>(s->ColumnInt64(1)),
+                         s->ColumnText(2)});
     }
   }
   std::vector<std::string> failed;  // budget spent: their sweeps may grow
-  for (const auto& [trial_id, attempt] : expired) {
-    ASSIGN_OR_RETURN(const std::string state,
-                     EndAttemptAndRequeue(db_.get(), trial_id, attempt, "lost",
-                                          "lease expired without heartbeat",
-                                          false, "", 0, now_ms));
-    if (state == kFailed) failed.push_back(trial_id);
+  constexpr char kReason[] = "lease expired without heartbeat";
+  for (const Expired& e : expired) {
+    ASSIGN_OR_RETURN(
+        const std::string state,
+        EndAttemptAndRequeue(db_.get(), e.trial_id, e.attempt, "lost", kReason,
+                             false, "", 0, now_ms));
+    RETURN_IF_ERROR(RecordEndLocked(TrialEvent::Kind::kExpired, e.trial_id,
+                                    e.attempt, e.worker_id, state, kReason,
+                                    now_ms));
+    if (state == kFailed) failed.push_back(e.trial_id);
   }
   RETURN_IF_ERROR(AfterTrialsEndedLocked(failed, now_ms));
   return static_cast<int64_t>(expired.size());

@@ -187,7 +187,7 @@ absl::Status ResultsStore::AddMetricsLocked(
 }
 
 absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
-  return Write([&]() -> absl::Status {
+  return WriteWithEvents([&]() -> absl::Status {
     mu_.AssertHeld();
     ASSIGN_OR_RETURN(const bool wrote, CompleteTrialLocked(c, now_ms));
     if (!wrote) return absl::OkStatus();
@@ -202,7 +202,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
     bool resend_held) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
   leases->clear();
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
     mu_.AssertHeld();
     std::vector<std::string> ended;
     for (const Completion& c : completions) {
@@ -272,6 +272,8 @@ absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
   a->BindText(5, c.trial_id);
   a->BindInt64(6, c.attempt);
   RETURN_IF_ERROR(a->Run());
+  RETURN_IF_ERROR(RecordEndLocked(TrialEvent::Kind::kCompleted, c.trial_id,
+                                  c.attempt, c.worker_id, state, "", now_ms));
   return true;
 }
 

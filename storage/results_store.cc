@@ -65,6 +65,78 @@ absl::Status ResultsStore::Write(absl::FunctionRef<absl::Status()> op,
   return writes_->Write(op, alone);
 }
 
+const char* TrialEventName(TrialEvent::Kind kind) {
+  switch (kind) {
+    case TrialEvent::Kind::kLeased:
+      return "leased";
+    case TrialEvent::Kind::kExpired:
+      return "expired";
+    case TrialEvent::Kind::kCompleted:
+      return "completed";
+    case TrialEvent::Kind::kFailed:
+      return "failed";
+    case TrialEvent::Kind::kPreempted:
+      return "preempted";
+    case TrialEvent::Kind::kStoppedEarly:
+      return "stopped_early";
+  }
+  return "unknown";
+}
+
+void ResultsStore::SetEventSink(TrialEventSink sink) {
+  event_sink_ = std::move(sink);
+}
+
+absl::Status ResultsStore::WriteWithEvents(
+    absl::FunctionRef<absl::Status()> op) {
+  std::vector<TrialEvent> events;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    // A write may run twice (WriteQueue): each run starts afresh.
+    events_.clear();
+    absl::Status s = op();
+    events.swap(events_);
+    events_.clear();
+    return s;
+  }));
+  if (event_sink_ && !events.empty()) event_sink_(events);
+  return absl::OkStatus();
+}
+
+absl::Status ResultsStore::RecordEndLocked(
+    TrialEvent::Kind kind, const std::string& trial_id, int attempt,
+    const std::string& worker_id, const std::string& state,
+    const std::string& reason, int64_t now_ms) {
+  if (!event_sink_) return absl::OkStatus();
+  TrialEvent e;
+  e.kind = kind;
+  e.trial_id = trial_id;
+  e.attempt = attempt;
+  e.worker_id = worker_id;
+  e.state = state;
+  e.reason = reason;
+  // The task from the trial's JSON config ("TASK_SYNTHETIC" -> synthetic);
+  // two primary-key lookups.
+  constexpr char kAttemptFactsSql[] =
+      "SELECT a.started_ms, COALESCE(lower(substr(json_extract("
+      "t.config_json, '$.training.task'), 6)), 'unknown') "
+      "FROM attempts a JOIN trials t USING (trial_id) "
+      "WHERE a.trial_id = ? AND a.attempt = ?";
+  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAttemptFactsSql));
+  s->BindText(1, trial_id);
+  s->BindInt64(2, attempt);
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  if (row) {
+    e.duration_ms = std::max<int64_t>(0, now_ms - s->ColumnInt64(0));
+    e.task = s->ColumnText(1);
+  } else {
+    e.task = "unknown";
+  }
+  s->Reset();
+  events_.push_back(std::move(e));
+  return absl::OkStatus();
+}
+
 std::vector<Database::StatementTime> ResultsStore::WriterStatementProfile() {
   absl::MutexLock lock(&mu_);
   return db_->StatementProfile();
@@ -77,6 +149,7 @@ ResultsStore::WriteStats ResultsStore::GetWriteStats() {
   out.commits = q.commits;
   out.busy_ns = q.busy_ns;
   out.replays = q.replays;
+  out.group_time = q.group_time;
   out.checkpoints = checkpointer_ ? checkpointer_->checkpoints() : 0;
   return out;
 }

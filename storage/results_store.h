@@ -26,6 +26,7 @@
 #ifndef QKOV_STORAGE_RESULTS_STORE_H_
 #define QKOV_STORAGE_RESULTS_STORE_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -205,6 +206,40 @@ struct SubmitOutcome {
 
 enum class LeaseAvailability { kLeased, kNoWorkNow, kNoWork };
 
+// What a write did to a trial's attempts, told to the event sink
+// (ResultsStore::SetEventSink) after the transaction holding it committed:
+// the server's metrics and logs are built from these, so they count what is
+// stored, never a refused or repeated call.
+struct TrialEvent {
+  enum class Kind {
+    kLeased,        // a new attempt started (a renewed lease is not one)
+    kExpired,       // its lease ran out: the attempt is lost
+    kCompleted,     // ended done or diverged (`state`)
+    kFailed,        // the worker reported a failure
+    kPreempted,     // handed back by a stopping worker
+    kStoppedEarly,  // an adaptive sweep's early-stopping rule ended it
+  };
+  Kind kind = Kind::kLeased;
+  std::string trial_id;
+  std::string sweep_name;  // kLeased only
+  int attempt = 0;
+  std::string worker_id;
+  // The trial's state after the event: running, queued (to be retried),
+  // done, diverged, failed, stopped_early.
+  std::string state;
+  // Ended attempts: the trial's task ("synthetic", "squad", ...: its
+  // TaskKind without TASK_, lower case) and the attempt's time from lease
+  // to end. Empty and -1 for kLeased.
+  std::string task;
+  int64_t duration_ms = -1;
+  std::string reason;  // kExpired, kFailed, kPreempted, kStoppedEarly
+};
+using TrialEventSink = std::function<void(const std::vector<TrialEvent>&)>;
+
+// The name of a TrialEvent::Kind in logs: leased, expired, completed,
+// failed, preempted, stopped_early.
+const char* TrialEventName(TrialEvent::Kind kind);
+
 // One search of an adaptive sweep as stored (table `searches`).
 struct SearchRecord {
   std::string group;  // the combination of the other axes it searches
@@ -261,6 +296,10 @@ class ResultsStore {
   // it before the first write; an adaptive sweep without one is refused
   // (FAILED_PRECONDITION).
   void SetFollowUp(FollowUpFn follow_up);
+  // Receives the events of every committed write, on the calling thread,
+  // after the write returned (no store lock held; the sink must not block
+  // for long). Set it before the first write.
+  void SetEventSink(TrialEventSink sink);
   // The searches of a sweep, by group (NOT_FOUND for an unknown sweep).
   absl::StatusOr<std::vector<SearchRecord>> Searches(
       const std::string& sweep_name);
@@ -445,6 +484,20 @@ class ResultsStore {
   // True when no trial anywhere is queued, preempted or running.
   absl::StatusOr<bool> AllIdle();
 
+  // The state of the whole queue, for the server's metrics, read in one
+  // snapshot: trials by state over every sweep (from sweep_counts: a row per
+  // sweep and state), the queue a worker may lease from (queued trials of
+  // sweeps neither paused nor cancelled), when its longest-waiting trial
+  // was queued, and the workers that hold running leases. Cost: the sweeps,
+  // plus one index range over the queued and one over the running trials.
+  struct QueueState {
+    std::map<std::string, int64_t> trials_by_state;
+    int64_t queue_depth = 0;
+    int64_t oldest_queued_ms = 0;            // 0: nothing leasable is queued
+    std::vector<std::string> lease_holders;  // distinct worker ids
+  };
+  absl::StatusOr<QueueState> ReadQueueState();
+
   // PRAGMA integrity_check == "ok".
   absl::StatusOr<bool> IntegrityOk();
 
@@ -458,6 +511,8 @@ class ResultsStore {
     // Groups run a second time, a savepoint per write, because a write
     // failed after changing rows (CommitGroup).
     int64_t replays = 0;
+    // Write transactions by time taken (WriteQueue::Stats::group_time).
+    std::array<int64_t, WriteQueue::kGroupTimeBuckets> group_time{};
   };
   WriteStats GetWriteStats();
 
@@ -483,6 +538,19 @@ class ResultsStore {
   // afresh on each run).
   absl::Status Write(absl::FunctionRef<absl::Status()> op, bool alone = false)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Write, for writes that start or end attempts: `op` adds its events to
+  // events_ (RecordEndLocked and friends), and once the write committed they
+  // go to the sink.
+  absl::Status WriteWithEvents(absl::FunctionRef<absl::Status()> op)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds the event of an ended attempt, with its task and duration read
+  // from the attempt's row (nothing is read without a sink).
+  absl::Status RecordEndLocked(TrialEvent::Kind kind,
+                               const std::string& trial_id, int attempt,
+                               const std::string& worker_id,
+                               const std::string& state,
+                               const std::string& reason, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::StatusOr<LeaseAvailability> LeaseBatchLocked(
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
@@ -580,6 +648,10 @@ class ResultsStore {
   absl::flat_hash_map<int64_t, int64_t> first_started_ms_
       ABSL_GUARDED_BY(first_started_mu_);
   FollowUpFn follow_up_ ABSL_GUARDED_BY(mu_);
+  // Set before the first write (SetEventSink), then only read.
+  TrialEventSink event_sink_;
+  // The events of the write running now (WriteWithEvents).
+  std::vector<TrialEvent> events_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<WalCheckpointer> checkpointer_;  // null when read-only
   std::unique_ptr<WriteQueue> writes_;
 };

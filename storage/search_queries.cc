@@ -161,7 +161,7 @@ absl::Status ResultsStore::StopEarly(const std::string& worker_id,
                                      const std::string& trial_id, int attempt,
                                      const std::string& reason,
                                      int64_t now_ms) {
-  return Write([&]() -> absl::Status {
+  return WriteWithEvents([&]() -> absl::Status {
     mu_.AssertHeld();
     RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
     constexpr char kStopTrialSql[] =
@@ -180,7 +180,9 @@ absl::Status ResultsStore::StopEarly(const std::string& worker_id,
     a->BindText(2, reason);
     a->BindText(3, trial_id);
     a->BindInt64(4, attempt);
-    return a->Run();
+    RETURN_IF_ERROR(a->Run());
+    return RecordEndLocked(TrialEvent::Kind::kStoppedEarly, trial_id, attempt,
+                           worker_id, kStoppedEarly, reason, now_ms);
   });
 }
 

@@ -96,6 +96,54 @@ ResultsStore::LatestMetricsOf(const std::vector<std::string>& trial_ids) {
   return out;
 }
 
+absl::StatusOr<ResultsStore::QueueState> ResultsStore::ReadQueueState() {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  Database* db = reader.db();
+  constexpr char kByStateSql[] =
+      "SELECT state, SUM(n) FROM sweep_counts GROUP BY state";
+  constexpr char kQueueSql[] =
+      "SELECT COALESCE(SUM(c.n), 0) FROM sweep_counts c JOIN sweeps s USING "
+      "(sweep_id) WHERE c.state = 'queued' AND s.paused = 0 AND "
+      "s.cancelled = 0";
+  // trials_by_queue (sweep_id, state, ...) per leasable sweep.
+  constexpr char kOldestSql[] =
+      "SELECT MIN(t.updated_ms) FROM sweeps s JOIN trials t ON t.sweep_id = "
+      "s.sweep_id AND t.state = 'queued' WHERE s.paused = 0 AND "
+      "s.cancelled = 0";
+  // trials_by_lease (state, lease_expires_ms).
+  constexpr char kHoldersSql[] =
+      "SELECT DISTINCT lease_worker FROM trials WHERE state = 'running' AND "
+      "lease_worker IS NOT NULL";
+  QueueState out;
+  RETURN_IF_ERROR(db->Execute("BEGIN"));  // one snapshot
+  absl::Status status = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(Statement * a, db->Cached(kByStateSql));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, a->Step());
+      if (!row) break;
+      out.trials_by_state[a->ColumnText(0)] = a->ColumnInt64(1);
+    }
+    ASSIGN_OR_RETURN(Statement * q, db->Cached(kQueueSql));
+    ASSIGN_OR_RETURN(bool row, q->Step());
+    if (row) out.queue_depth = q->ColumnInt64(0);
+    q->Reset();
+    ASSIGN_OR_RETURN(Statement * o, db->Cached(kOldestSql));
+    ASSIGN_OR_RETURN(row, o->Step());
+    if (row) out.oldest_queued_ms = o->ColumnInt64(0);  // NULL reads 0
+    o->Reset();
+    ASSIGN_OR_RETURN(Statement * h, db->Cached(kHoldersSql));
+    while (true) {
+      ASSIGN_OR_RETURN(bool r, h->Step());
+      if (!r) break;
+      out.lease_holders.push_back(h->ColumnText(0));
+    }
+    return absl::OkStatus();
+  }();
+  db->Execute("COMMIT").IgnoreError();
+  RETURN_IF_ERROR(status);
+  return out;
+}
+
 absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
     const std::string& sweep_name, const std::string& state,
     int64_t after_ordinal, int limit) {

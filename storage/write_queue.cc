@@ -78,8 +78,16 @@ void WriteQueue::Loop() {
       absl::MutexLock lock(db_mu_);
       const absl::Time start = absl::Now();
       CommitGroup(group);
+      const absl::Duration took = absl::Now() - start;
+      const double seconds = absl::ToDoubleSeconds(took);
+      int bucket = 0;
+      while (bucket < kGroupTimeBuckets - 1 &&
+             seconds > kGroupTimeBounds[bucket]) {
+        ++bucket;
+      }
       absl::MutexLock stats(&stats_mu_);
-      stats_.busy_ns += absl::ToInt64Nanoseconds(absl::Now() - start);
+      stats_.busy_ns += absl::ToInt64Nanoseconds(took);
+      ++stats_.group_time[bucket];
     }
     absl::MutexLock lock(&mu_);
     for (Pending* p : group) {

@@ -21,9 +21,11 @@
 #ifndef QKOV_STORAGE_WRITE_QUEUE_H_
 #define QKOV_STORAGE_WRITE_QUEUE_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -56,10 +58,21 @@ class WriteQueue {
   absl::Status Write(absl::FunctionRef<absl::Status()> op, bool alone = false)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Upper bounds, in seconds, of the buckets of Stats::group_time: 0.5 ms
+  // to 2.5 s, and a last bucket for longer ones.
+  static constexpr double kGroupTimeBounds[] = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+  static constexpr int kGroupTimeBuckets = std::size(kGroupTimeBounds) + 1;
+
   struct Stats {
     int64_t writes = 0;
     int64_t commits = 0;
     int64_t busy_ns = 0;  // time spent running groups (the writer's load)
+    // Groups by the time each took, from BEGIN to COMMIT (or rollback):
+    // group_time[i] counts those of at most kGroupTimeBounds[i] seconds and
+    // more than the bound before (not cumulative); the last, the rest. Their
+    // sum of times is busy_ns.
+    std::array<int64_t, kGroupTimeBuckets> group_time{};
     // Groups run a second time, a savepoint per write, because a write
     // failed after changing rows.
     int64_t replays = 0;

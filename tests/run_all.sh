@@ -9,7 +9,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # help2man: the man pages the package test packs; iproute2 and iptables:
 # the multihost fault tests' namespaces and cuts; clang and its runtime
 # (libFuzzer, the sanitizers): tests/sanitizers.sh's build and fuzz targets.
+# prometheus (with promtool): the metrics tests and the alert rules tests.
 "$root/deploy/install-deps.sh" chromium python3-websocket help2man iproute2 \
+  prometheus \
   iptables clang libclang-rt-14-dev
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
 # The store, coordinator and service suites under ASan+UBSan, and the fuzz

@@ -36,6 +36,10 @@ struct CoordinatorOptions {
   absl::Duration retry_after = absl::Milliseconds(500);
   SpecLimits limits;
   int max_points_per_report = 100000;
+  // Told the worker id of every worker call that proved its identity
+  // (VerifyWorker), on the call's thread; for the server's count of live
+  // workers (server/service/server_metrics.h). May be empty.
+  std::function<void(const std::string& worker_id)> on_worker_call;
 };
 
 class Coordinator {

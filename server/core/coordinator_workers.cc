@@ -167,6 +167,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
     absl::MutexLock lock(&workers_mu_);
     workers_[worker_id] = identity;
   }
+  if (options_.on_worker_call) options_.on_worker_call(worker_id);
   v1::RegisterWorkerResponse resp;
   resp.set_worker_id(worker_id);
   resp.set_worker_key(key);
@@ -216,6 +217,7 @@ absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
     return absl::PermissionDeniedError(absl::StrCat(
         "worker_id: ", worker_id, " was registered with another token"));
   }
+  if (options_.on_worker_call) options_.on_worker_call(worker_id);
   return absl::OkStatus();
 }
 

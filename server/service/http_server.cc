@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -63,12 +65,29 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   return text.str();
 }
 
+// Replies queued, by status code (HttpServer::RepliesByCode).
+std::array<std::atomic<int64_t>, 600> reply_counts{};
+
 struct StreamHolder {
   HttpServer* server;
   std::shared_ptr<ReplyStream> stream;
 };
 
 }  // namespace
+
+void CountReply(unsigned int status) {
+  reply_counts[status < reply_counts.size() ? status : 0].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+std::vector<std::pair<int, int64_t>> HttpServer::RepliesByCode() {
+  std::vector<std::pair<int, int64_t>> out;
+  for (size_t code = 0; code < reply_counts.size(); ++code) {
+    const int64_t n = reply_counts[code].load(std::memory_order_relaxed);
+    if (n > 0) out.emplace_back(static_cast<int>(code), n);
+  }
+  return out;
+}
 
 struct HttpServer::Call {
   HttpRequest request;
@@ -496,7 +515,7 @@ int HttpServer::OnRequest(MHD_Connection* c, const char* url,
     auto it = tracked_.find(c);
     if (it != tracked_.end()) it->second->reading = false;
   }
-  if (options_.cheap(call->request))
+  if (options_.cheap && options_.cheap(call->request))
     return Queue(c, options_.handler(call->request));
   if (!Dispatch(c, call)) {
     // Dispatch set the reply saying why.
@@ -666,5 +685,7 @@ extern "C" MHD_Result MHD_queue_response(MHD_Connection* connection,
       reinterpret_cast<QueueFn>(dlsym(RTLD_NEXT, "MHD_queue_response"));
   if (library_queue == nullptr) return MHD_NO;
   if (response != nullptr) qkov::service::AddSecurityHeaders(response);
-  return library_queue(connection, status_code, response);
+  const MHD_Result queued = library_queue(connection, status_code, response);
+  if (queued == MHD_YES) qkov::service::CountReply(status_code);
+  return queued;
 }

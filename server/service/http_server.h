@@ -82,6 +82,10 @@ struct HttpLimits {
   int64_t max_stream_backlog = 1 << 20;
 };
 
+// Counts one reply with `status` (RepliesByCode); the interposed
+// MHD_queue_response calls it for every reply queued.
+void CountReply(unsigned int status);
+
 class HttpServer {
  public:
   struct Options {
@@ -100,6 +104,7 @@ class HttpServer {
     // Answers a request; runs on the handler pool, or on an I/O thread when
     // `cheap` says so. Must not block on a ReplyStream.
     std::function<HttpReply(const HttpRequest&)> handler;
+    // (may be empty: every request goes to the pool)
     std::function<bool(const HttpRequest&)> cheap;
   };
 
@@ -118,6 +123,11 @@ class HttpServer {
   // any IP literal for others (an IP literal cannot be rebound).
   static absl::flat_hash_set<std::string> DefaultAllowedHosts(
       const std::string& host);
+
+  // Replies this process queued, of every HttpServer and of libmicrohttpd's
+  // own (400, 414, 431, ...): (status code, count) for each code sent at
+  // least once, in code order; 0 holds codes past 599.
+  static std::vector<std::pair<int, int64_t>> RepliesByCode();
 
  private:
   struct Call;

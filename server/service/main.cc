@@ -60,6 +60,12 @@ ABSL_FLAG(std::string, http_static_dir, "",
           "binary's bin/)");
 ABSL_FLAG(std::string, http_port_file, "",
           "write the dashboard's bound port here once listening");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics at http(s)://HOST:PORT/metrics (port 0 "
+          "picks one); off when empty. With --token_file a scrape needs a "
+          "read-only, user or admin token (docs/operations.md)");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "write the metrics listener's bound port here once listening");
 // The dashboard's limits (docs/security.md, "The dashboard's HTTP front").
 ABSL_FLAG(std::vector<std::string>, http_allowed_hosts, {},
           "Host names the dashboard answers to besides its listen address's "
@@ -250,6 +256,7 @@ int main(int argc, char** argv) {
   config.sql_console.time_budget =
       absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (absl::Status st = HttpFlags(&config.http); !st.ok()) {
     std::fprintf(stderr, "qkov-server: %s\n",
                  std::string(st.message()).c_str());
@@ -275,6 +282,8 @@ int main(int argc, char** argv) {
   const int port = (*server)->port();
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
   WritePortFile(absl::GetFlag(FLAGS_http_port_file), (*server)->http_port());
+  WritePortFile(absl::GetFlag(FLAGS_metrics_port_file),
+                (*server)->metrics_port());
   std::fprintf(
       stderr, "qkov-server %s listening on port %d (%s, %s), database %s\n",
       qkov::CodeVersion(), port, config.tls_cert.empty() ? "plaintext" : "TLS",
@@ -292,8 +301,13 @@ int main(int argc, char** argv) {
     return !listen.empty() && listen.rfind("127.", 0) != 0 &&
            listen.rfind("localhost", 0) != 0 && listen.rfind("[::1]", 0) != 0;
   };
+  if ((*server)->metrics_port() > 0) {
+    std::fprintf(stderr, "qkov-server: metrics at port %d, path /metrics\n",
+                 (*server)->metrics_port());
+  }
   if (config.token_file.empty() &&
-      (beyond_loopback(config.listen) || beyond_loopback(config.http_listen))) {
+      (beyond_loopback(config.listen) || beyond_loopback(config.http_listen) ||
+       beyond_loopback(config.metrics_listen))) {
     std::fprintf(stderr,
                  "qkov-server: WARNING: listening beyond loopback without "
                  "--token_file\n");

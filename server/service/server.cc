@@ -155,10 +155,23 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
     }
     s->store_ = *std::move(store);
   }
+  core::CoordinatorOptions coordinator_options = config.coordinator;
+  if (!config.metrics_listen.empty()) {
+    s->metrics_ = std::make_unique<ServerMetrics>(ServerMetrics::Options{
+        s->store_.get(), config.db_path, config.coordinator.lease_duration});
+    ServerMetrics* metrics = s->metrics_.get();
+    s->store_->SetEventSink(
+        [metrics](const std::vector<storage::TrialEvent>& events) {
+          metrics->OnTrialEvents(events);
+        });
+    coordinator_options.on_worker_call = [metrics](const std::string& id) {
+      metrics->WorkerSeen(id);
+    };
+  }
   s->sql_console_ =
       std::make_unique<storage::SqlConsole>(config.db_path, config.sql_console);
   s->coordinator_ = std::make_unique<core::Coordinator>(
-      s->store_.get(), Clock::Real(), config.coordinator,
+      s->store_.get(), Clock::Real(), coordinator_options,
       s->sql_console_.get());
   // Leases of a server that stopped run on from now, not from before it
   // stopped (docs/protocol.md, "Coordinator restarts").
@@ -181,13 +194,22 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   builder.AddListeningPort(config.listen, credentials, &s->port_);
   builder.RegisterService(s->sweep_service_.get());
   builder.RegisterService(s->worker_service_.get());
-  if (s->auth_ != nullptr) {
+  {
     std::vector<
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
-    interceptors.push_back(
-        std::make_unique<ReflectionAuthFactory>(s->auth_.get()));
-    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+    // The metrics interceptor first: it sees reflection calls that the
+    // token check cancels.
+    if (s->metrics_ != nullptr) {
+      interceptors.push_back(
+          std::make_unique<RpcMetricsFactory>(s->metrics_.get()));
+    }
+    if (s->auth_ != nullptr) {
+      interceptors.push_back(
+          std::make_unique<ReflectionAuthFactory>(s->auth_.get()));
+    }
+    if (!interceptors.empty())
+      builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
@@ -247,6 +269,35 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
                      st.ToString().c_str());
     });
   }
+  if (s->metrics_ != nullptr) {
+    HttpServer::Options m;
+    m.listen = config.metrics_listen;
+    // A scraper or two: a small front.
+    m.limits.max_connections = 16;
+    m.limits.max_connections_per_address = 8;
+    m.limits.handler_threads = 2;
+    m.limits.io_threads = 1;
+    m.allowed_hosts.insert(config.http.allowed_hosts.begin(),
+                           config.http.allowed_hosts.end());
+    m.tls_cert = config.tls_cert;
+    m.tls_key = config.tls_key;
+    m.tls_client_ca = config.tls_client_ca;
+    ServerMetrics* metrics = s->metrics_.get();
+    const Authenticator* auth = s->auth_.get();
+    m.handler = [metrics, auth](const HttpRequest& r) {
+      return ServeMetrics(r, *metrics, auth);
+    };
+    absl::StatusOr<std::unique_ptr<HttpServer>> started =
+        HttpServer::Start(std::move(m));
+    if (!started.ok()) {
+      if (s->http_ != nullptr) s->http_->Stop();
+      s->server_->Shutdown();
+      return absl::Status(
+          started.status().code(),
+          absl::StrCat("--metrics_listen: ", started.status().message()));
+    }
+    s->metrics_http_ = *std::move(started);
+  }
   const absl::Duration period =
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
   QkovServer* self = s.get();
@@ -265,6 +316,7 @@ void QkovServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   if (sql_console_ != nullptr) sql_console_->Shutdown();
+  if (metrics_http_ != nullptr) metrics_http_->Stop();
   if (http_ != nullptr) http_->Stop();
   // Watch streams end and researchers' reads stop now, not after the grace:
   // the grace is for workers' calls, whose results must be stored.

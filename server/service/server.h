@@ -13,7 +13,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "server/core/coordinator.h"
+#include "server/service/http_server.h"
 #include "server/service/http_service.h"
+#include "server/service/server_metrics.h"
 #include "server/service/sweep_service.h"
 #include "server/service/worker_service.h"
 #include "storage/results_store.h"
@@ -46,6 +48,11 @@ struct ServerConfig {
   std::string http_listen;
   std::string http_static_dir;
   HttpConfig http;
+  // Prometheus metrics (server/service/server_metrics.h) at /metrics on
+  // HOST:PORT; empty is off. Same TLS files as above; with a token file, a
+  // scrape needs a token of the read-only, user or admin role
+  // (docs/operations.md).
+  std::string metrics_listen;
 };
 
 class QkovServer {
@@ -59,6 +66,10 @@ class QkovServer {
   int port() const { return port_; }
   // The dashboard's port; 0 when it is off.
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }
+  // The metrics listener's port; 0 when it is off.
+  int metrics_port() const {
+    return metrics_http_ == nullptr ? 0 : metrics_http_->port();
+  }
   // Waits until the dashboard's row cache has read the most recent sweeps
   // (started with the dashboard; for benchmarks).
   void WaitUntilWarm() {
@@ -86,6 +97,8 @@ class QkovServer {
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpService> http_;
+  std::unique_ptr<ServerMetrics> metrics_;  // null when metrics are off
+  std::unique_ptr<HttpServer> metrics_http_;
   absl::Notification stop_;
   std::thread reaper_;
   std::thread warmer_;

@@ -13,9 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "server/core/coordinator.h"
 #include "server/service/auth.h"
@@ -88,6 +91,9 @@ bool WholeRequest(absl::string_view in) {
          head.find("transfer-encoding:") == std::string::npos;
 }
 
+// Why the last connection could not be made (Exchange's -2).
+std::string connect_error;
+
 // Sends the input, closes the sending side, and reads until the first reply
 // is whole or the server closes; `*first` is how long the first byte (or
 // the close) took. -1: nothing within `wait`; -2: cannot connect.
@@ -112,6 +118,9 @@ int Exchange(int port, const uint8_t* data, size_t size, absl::Duration wait,
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
       ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    connect_error =
+        absl::StrCat("connection ", next, " from 127.1.", n / 250 + 1, ".",
+                     n % 250 + 1, ": ", std::strerror(errno));
     ::close(fd);
     return -2;
   }
@@ -164,7 +173,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int r = Exchange(f->http->port(), data, size,
                          whole ? absl::Seconds(5) : absl::Milliseconds(20),
                          &reply, &first);
-  QKOV_FUZZ_CHECK(r != -2, "cannot connect to the dashboard");
+  QKOV_FUZZ_CHECK(r != -2, "cannot connect to the dashboard: " + connect_error);
   if (whole) {
     QKOV_FUZZ_CHECK(r != -1, "no answer and no close within 5 s");
     QKOV_FUZZ_CHECK(first < absl::Milliseconds(1500),

@@ -10,7 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -515,6 +517,70 @@ TEST_F(ResultsStoreTest, ExtendRunningLeasesAfterARestart) {
   EXPECT_EQ(*store_->ExpireLeases(10001), 1);
   EXPECT_EQ(*store_->ExpireLeases(20999), 0);
   EXPECT_EQ(m.expires_ms, 21000);
+}
+
+}  // namespace
+}  // namespace qkov::storage
+
+namespace qkov::storage {
+namespace {
+
+// The events a sink hears, as "kind trial attempt state duration_ms".
+class EventLog {
+ public:
+  void Add(const std::vector<TrialEvent>& events) {
+    for (const TrialEvent& e : events) {
+      lines_.push_back(absl::StrCat(TrialEventName(e.kind), " ", e.trial_id,
+                                    " ", e.attempt, " ", e.worker_id, " ",
+                                    e.state, " ", e.duration_ms));
+    }
+  }
+  std::vector<std::string> Take() { return std::exchange(lines_, {}); }
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+TEST_F(ResultsStoreTest, EventsTellWhatCommittedAndNothingElse) {
+  EventLog log;
+  store_->SetEventSink(
+      [&log](const std::vector<TrialEvent>& events) { log.Add(events); });
+  Submit("s", 2, /*max_attempts=*/2);
+  EXPECT_TRUE(log.Take().empty());  // a submission starts no attempt
+  LeaseRecord a = Lease(2000);
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"leased " + a.trial_id +
+                                                 " 1 w1 running -1"});
+  // A re-sent lease (the worker lost the reply) is the same attempt.
+  std::vector<LeaseRecord> again;
+  ASSERT_TRUE(store_
+                  ->LeaseBatch("w1", 2100, 1000, 1, &again, nullptr,
+                               /*resend_held=*/true)
+                  .ok());
+  EXPECT_TRUE(log.Take().empty());
+  // Completed: its duration from the lease (2000) to the end (2500).
+  ASSERT_TRUE(store_->CompleteTrial(Done(a, {{"accuracy", 1}}), 2500).ok());
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"completed " + a.trial_id +
+                                                 " 1 w1 done 500"});
+  // The same completion again (a lost reply): nothing written, no event.
+  ASSERT_TRUE(store_->CompleteTrial(Done(a, {{"accuracy", 1}}), 2600).ok());
+  EXPECT_TRUE(log.Take().empty());
+  // A refused call (not the lease holder): no event.
+  LeaseRecord b = Lease(3000);
+  log.Take();
+  Completion stranger = Done(b, {});
+  stranger.worker_id = "w2";
+  EXPECT_FALSE(store_->CompleteTrial(stranger, 3100).ok());
+  EXPECT_TRUE(log.Take().empty());
+  // Expired (requeued: a retry), then failed for good on its last attempt.
+  ASSERT_EQ(*store_->ExpireLeases(4001), 1);
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"expired " + b.trial_id +
+                                                 " 1 w1 queued 1001"});
+  LeaseRecord b2 = Lease(5000);
+  log.Take();
+  ASSERT_EQ(*store_->FailTrial("w1", b2.trial_id, 2, "oom", false, "", 0, 5300),
+            "failed");
+  EXPECT_EQ(log.Take(), std::vector<std::string>{"failed " + b.trial_id +
+                                                 " 2 w1 failed 300"});
 }
 
 }  // namespace
