@@ -489,6 +489,22 @@ absl::Status ApplyOverride(YAML::Node root, const std::string& assignment) {
   }
   const std::vector<std::string> path =
       absl::StrSplit(assignment.substr(0, eq), '.');
+  // Each level below clones the node it descends into, so the cost grows
+  // with the square of the depth: a key deeper than any field of a sweep
+  // file is refused before any of that work.
+  constexpr size_t kMaxKeyDepth = 16;
+  if (path.size() > kMaxKeyDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--set ", assignment.substr(0, eq), ": ", path.size(),
+        " levels of keys; a sweep file nests at most ", kMaxKeyDepth));
+  }
+  for (const std::string& part : path) {
+    if (part.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--set ", assignment.substr(0, eq),
+          ": an empty key name (two dots in a row, or a dot at an end)"));
+    }
+  }
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));

@@ -487,9 +487,11 @@ class ResultsStore {
   // The state of the whole queue, for the server's metrics, read in one
   // snapshot: trials by state over every sweep (from sweep_counts: a row per
   // sweep and state), the queue a worker may lease from (queued trials of
-  // sweeps neither paused nor cancelled), when its longest-waiting trial
-  // was queued, and the workers that hold running leases. Cost: the sweeps,
-  // plus one index range over the queued and one over the running trials.
+  // sweeps neither paused nor cancelled), when the longest-waiting of the
+  // trials next in line (each leasable sweep's first in queue order) was
+  // queued, and the workers that hold running leases. Cost: a few rows and
+  // one index seek per sweep, plus one index range over the running trials;
+  // nothing grows with the queue.
   struct QueueState {
     std::map<std::string, int64_t> trials_by_state;
     int64_t queue_depth = 0;

@@ -105,11 +105,13 @@ absl::StatusOr<ResultsStore::QueueState> ResultsStore::ReadQueueState() {
       "SELECT COALESCE(SUM(c.n), 0) FROM sweep_counts c JOIN sweeps s USING "
       "(sweep_id) WHERE c.state = 'queued' AND s.paused = 0 AND "
       "s.cancelled = 0";
-  // trials_by_queue (sweep_id, state, ...) per leasable sweep.
+  // Each leasable sweep's next trial in line: one seek of trials_by_queue
+  // (sweep_id, state, queue_rank, ordinal) per sweep, whatever the queue's
+  // length.
   constexpr char kOldestSql[] =
-      "SELECT MIN(t.updated_ms) FROM sweeps s JOIN trials t ON t.sweep_id = "
-      "s.sweep_id AND t.state = 'queued' WHERE s.paused = 0 AND "
-      "s.cancelled = 0";
+      "SELECT MIN((SELECT t.updated_ms FROM trials t WHERE t.sweep_id = "
+      "s.sweep_id AND t.state = 'queued' ORDER BY t.queue_rank, t.ordinal "
+      "LIMIT 1)) FROM sweeps s WHERE s.paused = 0 AND s.cancelled = 0";
   // trials_by_lease (state, lease_expires_ms).
   constexpr char kHoldersSql[] =
       "SELECT DISTINCT lease_worker FROM trials WHERE state = 'running' AND "

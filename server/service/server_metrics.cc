@@ -135,8 +135,8 @@ ServerMetrics::ServerMetrics(Options options)
       &prometheus::BuildCounter()
            .Name("qkov_metrics_scrapes_refused_total")
            .Help(
-               "Requests for /metrics refused for a missing or unknown "
-               "token (401).")
+               "Requests for /metrics refused for their token: none or "
+               "unknown (401), a worker token (403).")
            .Register(*registry_)
            .Add({});
   finished_ = &prometheus::BuildCounter()
@@ -252,8 +252,9 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
             ? std::max<double>(0, (now_ms - q->oldest_queued_ms) / 1000.0)
             : 0;
     out.push_back(Family("qkov_queue_oldest_age_seconds",
-                         "How long the longest-waiting leasable trial has "
-                         "been queued; 0 when none is.",
+                         "Of the trials next in line (each leasable "
+                         "sweep's first in queue order), the longest time "
+                         "one has waited; 0 when none is queued.",
                          MetricType::Gauge, {Sample(oldest)}));
     auto running = q->trials_by_state.find(storage::kRunning);
     out.push_back(Family("qkov_leases_in_flight",

@@ -149,6 +149,31 @@ TEST(SweepFileTest, OverrideBesideANonScalarKeyIsRefused) {
   EXPECT_NE(s.status().message().find("odd.yaml"), std::string::npos);
 }
 
+// A --set key of hundreds of levels took longer than the fuzzer's 10 s
+// budget (each level clones the node below it): keys deeper than a sweep
+// file can nest, and empty key names, are refused at once, naming the key.
+TEST(SweepFileTest, OverrideKeysTooDeepOrEmptyAreRefused) {
+  std::string deep = "training";
+  for (int i = 0; i < 300; ++i) deep += ".x";
+  for (const std::string& key :
+       {deep, std::string("training..max_steps"), std::string(".training"),
+        std::string("training.")}) {
+    const auto s = ParseSweepText(kDemo, "demo.yaml", {key + "=5"});
+    ASSERT_FALSE(s.ok()) << key;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.status().message().rfind("--set " + key + ": ", 0), 0u)
+        << s.status();
+  }
+  // Sixteen levels are still applied (and then refused by the schema, as
+  // any unknown field is).
+  std::string sixteen = "training";
+  for (int i = 0; i < 15; ++i) sixteen += ".x";
+  const auto s = ParseSweepText(kDemo, "demo.yaml", {sixteen + "=5"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().find("levels of keys"), std::string::npos)
+      << s.status();
+}
+
 // search: is read by qkov.v1.RatioSearch's descriptor; `search: null` (what
 // --set search=null writes) leaves a grid.
 TEST(SweepFileTest, SearchIsReadAndNullMeansAGrid) {
