@@ -25,33 +25,6 @@ namespace {
 
 namespace v1 = ::qkov::v1;
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string JsonNumber(double v) {
   return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "null";
 }
@@ -114,19 +87,19 @@ int Export(Connection& conn, const ExportArgs& args) {
     for (size_t i = 0; i < rows->size(); ++i) {
       const v1::ResultRow& r = (*rows)[i];
       if (json) {
-        out << "  {\"trial_id\": " << JsonString(r.trial_id())
+        out << "  {\"trial_id\": " << JsonQuote(r.trial_id())
             << ", \"parameterization\": "
-            << JsonString(KeyOf(r, "parameterization"))
+            << JsonQuote(KeyOf(r, "parameterization"))
             << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio())
             << ", \"eta_ov\": " << JsonNumber(r.config().eta_ov())
             << ", \"seed\": " << r.config().seed()
-            << ", \"state\": " << JsonString(KeyOf(r, "state"))
+            << ", \"state\": " << JsonQuote(KeyOf(r, "state"))
             << ", \"results\": {";
         bool first = true;
         for (const auto& n : names) {
           auto it = r.values().find(n);
           if (it == r.values().end()) continue;
-          out << (first ? "" : ", ") << JsonString(n) << ": "
+          out << (first ? "" : ", ") << JsonQuote(n) << ": "
               << JsonNumber(it->second);
           first = false;
         }
@@ -158,13 +131,13 @@ int Export(Connection& conn, const ExportArgs& args) {
       for (int i = 0; i < series.steps_size(); ++i) {
         if (json) {
           out << (first ? "" : ",\n")
-              << "  {\"trial_id\": " << JsonString(r.trial_id())
+              << "  {\"trial_id\": " << JsonQuote(r.trial_id())
               << ", \"parameterization\": "
-              << JsonString(KeyOf(r, "parameterization"))
+              << JsonQuote(KeyOf(r, "parameterization"))
               << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio())
               << ", \"eta_ov\": " << JsonNumber(r.config().eta_ov())
               << ", \"seed\": " << r.config().seed()
-              << ", \"name\": " << JsonString(series.name())
+              << ", \"name\": " << JsonQuote(series.name())
               << ", \"step\": " << series.steps(i)
               << ", \"value\": " << JsonNumber(series.values(i)) << "}";
         } else {

@@ -22,6 +22,11 @@ bool IsValidUtf8(absl::string_view s);
 // characters the same way (server/dashboard/app.js, visible()).
 std::string TerminalSafe(absl::string_view s);
 
+// `s` as a JSON string literal (RFC 8259): in double quotes; the quote,
+// backslash, newline, tab and carriage return escaped by a backslash, every
+// other control character as a \u00XX escape; other bytes as they are.
+std::string JsonQuote(absl::string_view s);
+
 // One CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF.
 // With `neutralise`, a field that a spreadsheet would run as a formula
 // (first character =, +, -, @, tab or CR) gets a leading apostrophe, as

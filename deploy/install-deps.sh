@@ -14,7 +14,7 @@ packages=(
   libcli11-dev libyaml-cpp-dev
   libicu-dev libpcre2-dev nlohmann-json3-dev
   libmicrohttpd-dev libgnutls28-dev libcpp-httplib-dev libjs-chart.js
-  prometheus-cpp-dev
+  prometheus-cpp-dev libsystemd-dev
   gnuplot-nox
   openssl
 )

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/flags_help.h"
+#include "common/log.h"
 #include "common/signals.h"
 #include "common/version.h"
 #include "server/service/server.h"
@@ -60,6 +61,10 @@ ABSL_FLAG(std::string, http_static_dir, "",
           "binary's bin/)");
 ABSL_FLAG(std::string, http_port_file, "",
           "write the dashboard's bound port here once listening");
+ABSL_FLAG(std::string, log_format, "text",
+          "log events as 'text' (logfmt lines) or 'json' (one object per "
+          "line); under systemd they go to the journal with their fields "
+          "(docs/operations.md)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics at http(s)://HOST:PORT/metrics (port 0 "
           "picks one); off when empty. With --token_file a scrape needs a "
@@ -203,14 +208,23 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);
+  if (absl::Status st =
+          qkov::log::Init("qkov-server", absl::GetFlag(FLAGS_log_format));
+      !st.ok()) {
+    std::fprintf(stderr, "qkov-server: %s\n",
+                 std::string(st.message()).c_str());
+    return 2;
+  }
+  // A start-up refusal: one event naming the problem, then exit `code`.
+  auto refuse = [](absl::string_view message, int code) {
+    qkov::log::Error("start_refused", {{"error", message}});
+    return code;
+  };
 
   if (const std::string path = absl::GetFlag(FLAGS_init_tokens);
       !path.empty()) {
-    if (absl::Status st = qkov::service::WriteNewTokenFile(path); !st.ok()) {
-      std::fprintf(stderr, "qkov-server: %s\n",
-                   std::string(st.message()).c_str());
-      return 1;
-    }
+    if (absl::Status st = qkov::service::WriteNewTokenFile(path); !st.ok())
+      return refuse(st.message(), 1);
     std::printf(
         "qkov-server: wrote %s (mode 0600): one token each for worker "
         "(workers), user (user), admin (admin) and read-only (readers)\n",
@@ -229,10 +243,7 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_heartbeat_seconds) < 1 ||
       absl::GetFlag(FLAGS_heartbeat_seconds) >=
           absl::GetFlag(FLAGS_lease_seconds)) {
-    std::fprintf(
-        stderr,
-        "qkov-server: need 1 <= --heartbeat_seconds < --lease_seconds\n");
-    return 2;
+    return refuse("need 1 <= --heartbeat_seconds < --lease_seconds", 2);
   }
   config.coordinator.lease_duration =
       absl::Seconds(absl::GetFlag(FLAGS_lease_seconds));
@@ -241,76 +252,61 @@ int main(int argc, char** argv) {
   config.coordinator.limits.max_trials = absl::GetFlag(FLAGS_max_trials);
   if (absl::GetFlag(FLAGS_sql_timeout_seconds) < 1 ||
       absl::GetFlag(FLAGS_sql_timeout_seconds) > 3600) {
-    std::fprintf(stderr,
-                 "qkov-server: --sql_timeout_seconds must be in [1, 3600]\n");
-    return 2;
+    return refuse("--sql_timeout_seconds must be in [1, 3600]", 2);
   }
   const double memory_gb = absl::GetFlag(FLAGS_max_trial_memory_gb);
-  if (!(memory_gb > 0) || memory_gb > 1e6) {
-    std::fprintf(stderr,
-                 "qkov-server: --max_trial_memory_gb must be in (0, 1e6]\n");
-    return 2;
-  }
+  if (!(memory_gb > 0) || memory_gb > 1e6)
+    return refuse("--max_trial_memory_gb must be in (0, 1e6]", 2);
   config.coordinator.limits.max_trial_memory_bytes =
       static_cast<int64_t>(memory_gb * 1e9);
   config.sql_console.time_budget =
       absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  if (absl::Status st = HttpFlags(&config.http); !st.ok()) {
-    std::fprintf(stderr, "qkov-server: %s\n",
-                 std::string(st.message()).c_str());
-    return 2;
-  }
+  if (absl::Status st = HttpFlags(&config.http); !st.ok())
+    return refuse(st.message(), 2);
   config.http_static_dir = absl::GetFlag(FLAGS_http_static_dir);
   if (config.http_static_dir.empty())
     config.http_static_dir = DefaultStaticDir();
-  if (config.db_path.empty()) {
-    std::fprintf(stderr, "qkov-server: --db is required\n");
-    return 2;
-  }
+  if (config.db_path.empty()) return refuse("--db is required", 2);
 
   // A client that goes away mid-reply (a closed browser tab on the TLS
   // dashboard) must not end the server.
   std::signal(SIGPIPE, SIG_IGN);
   auto server = qkov::service::QkovServer::Start(config);
-  if (!server.ok()) {
-    std::fprintf(stderr, "qkov-server: %s\n",
-                 server.status().ToString().c_str());
-    return 1;
-  }
+  if (!server.ok()) return refuse(server.status().ToString(), 1);
   const int port = (*server)->port();
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
   WritePortFile(absl::GetFlag(FLAGS_http_port_file), (*server)->http_port());
   WritePortFile(absl::GetFlag(FLAGS_metrics_port_file),
                 (*server)->metrics_port());
-  std::fprintf(
-      stderr, "qkov-server %s listening on port %d (%s, %s), database %s\n",
-      qkov::CodeVersion(), port, config.tls_cert.empty() ? "plaintext" : "TLS",
-      config.token_file.empty() ? "no authentication" : "bearer tokens",
-      config.db_path.c_str());
+  std::string dashboard;
   if ((*server)->http_port() > 0) {
     const std::string& l = config.http_listen;
     std::string host = l.substr(0, l.rfind(':'));
     if (host == "0.0.0.0" || host == "[::]" || host.empty()) host = "localhost";
-    std::fprintf(stderr, "qkov-server: dashboard at %s://%s:%d/\n",
-                 config.tls_cert.empty() ? "http" : "https", host.c_str(),
-                 (*server)->http_port());
+    dashboard = absl::StrCat(config.tls_cert.empty() ? "http" : "https", "://",
+                             host, ":", (*server)->http_port(), "/");
   }
+  qkov::log::Info(
+      "server_started",
+      {{"version", qkov::CodeVersion()},
+       {"port", port},
+       {"tls", !config.tls_cert.empty()},
+       {"auth", config.token_file.empty() ? "none" : "bearer tokens"},
+       {"db", config.db_path},
+       {"dashboard", dashboard},
+       {"metrics_port", (*server)->metrics_port()}});
   auto beyond_loopback = [](const std::string& listen) {
     return !listen.empty() && listen.rfind("127.", 0) != 0 &&
            listen.rfind("localhost", 0) != 0 && listen.rfind("[::1]", 0) != 0;
   };
-  if ((*server)->metrics_port() > 0) {
-    std::fprintf(stderr, "qkov-server: metrics at port %d, path /metrics\n",
-                 (*server)->metrics_port());
-  }
   if (config.token_file.empty() &&
       (beyond_loopback(config.listen) || beyond_loopback(config.http_listen) ||
        beyond_loopback(config.metrics_listen))) {
-    std::fprintf(stderr,
-                 "qkov-server: WARNING: listening beyond loopback without "
-                 "--token_file\n");
+    qkov::log::Warning(
+        "no_authentication",
+        {{"error", "listening beyond loopback without --token_file"}});
   }
   absl::Notification stop;
   int stop_signal = 0;
@@ -320,7 +316,8 @@ int main(int argc, char** argv) {
     stop.Notify();
   });
   stop.WaitForNotification();
-  std::fprintf(stderr, "qkov-server: signal %d, shutting down\n", stop_signal);
+  qkov::log::Info("server_stopping", {{"signal", stop_signal}});
   (*server)->Shutdown();
+  qkov::log::Info("server_stopped");
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/files.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 
 namespace qkov::service {
@@ -93,10 +94,73 @@ void KeepStartupLog(gpr_log_func_args* args) {
   }
 }
 
+// gRPC's own messages (errors by default; GRPC_VERBOSITY asks for more),
+// as events; a storm of them (a peer reconnecting in a loop) is
+// rate-limited.
 void PrintLog(gpr_log_func_args* args) {
-  std::fprintf(stderr, "grpc %s %s:%d] %s\n",
-               gpr_log_severity_string(args->severity), args->file, args->line,
-               args->message);
+  const log::Severity severity =
+      args->severity == GPR_LOG_SEVERITY_ERROR  ? log::Severity::kError
+      : args->severity == GPR_LOG_SEVERITY_INFO ? log::Severity::kInfo
+                                                : log::Severity::kWarning;
+  log::Emit(severity, "grpc_log",
+            {{"file", args->file ? args->file : ""},
+             {"line", args->line},
+             {"error", args->message ? args->message : ""}},
+            log::RateLimit{20, absl::Minutes(1)});
+}
+
+// Each trial event of the store as a log event: the fields a lab filters
+// on (journalctl QKOV_TRIAL=...), one event per committed change.
+void LogTrialEvents(const std::vector<storage::TrialEvent>& events) {
+  using Kind = storage::TrialEvent::Kind;
+  for (const storage::TrialEvent& e : events) {
+    const absl::Duration took = absl::Milliseconds(e.duration_ms);
+    switch (e.kind) {
+      case Kind::kLeased:
+        log::Info("trial_leased", {{"sweep", e.sweep_name},
+                                   {"trial", e.trial_id},
+                                   {"attempt", e.attempt},
+                                   {"worker", e.worker_id}});
+        break;
+      case Kind::kExpired:
+        log::Warning("lease_expired", {{"trial", e.trial_id},
+                                       {"attempt", e.attempt},
+                                       {"worker", e.worker_id},
+                                       {"state", e.state},
+                                       {"duration_s", took}});
+        break;
+      case Kind::kCompleted:
+        log::Info("trial_completed", {{"trial", e.trial_id},
+                                      {"attempt", e.attempt},
+                                      {"worker", e.worker_id},
+                                      {"state", e.state},
+                                      {"task", e.task},
+                                      {"duration_s", took}});
+        break;
+      case Kind::kFailed:
+        log::Warning("trial_failed", {{"trial", e.trial_id},
+                                      {"attempt", e.attempt},
+                                      {"worker", e.worker_id},
+                                      {"state", e.state},
+                                      {"duration_s", took},
+                                      {"error", e.reason}});
+        break;
+      case Kind::kPreempted:
+        log::Info("trial_preempted", {{"trial", e.trial_id},
+                                      {"attempt", e.attempt},
+                                      {"worker", e.worker_id},
+                                      {"duration_s", took},
+                                      {"error", e.reason}});
+        break;
+      case Kind::kStoppedEarly:
+        log::Info("trial_stopped_early", {{"trial", e.trial_id},
+                                          {"attempt", e.attempt},
+                                          {"worker", e.worker_id},
+                                          {"duration_s", took},
+                                          {"error", e.reason}});
+        break;
+    }
+  }
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
@@ -160,13 +224,17 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
     s->metrics_ = std::make_unique<ServerMetrics>(ServerMetrics::Options{
         s->store_.get(), config.db_path, config.coordinator.lease_duration});
     ServerMetrics* metrics = s->metrics_.get();
-    s->store_->SetEventSink(
-        [metrics](const std::vector<storage::TrialEvent>& events) {
-          metrics->OnTrialEvents(events);
-        });
     coordinator_options.on_worker_call = [metrics](const std::string& id) {
       metrics->WorkerSeen(id);
     };
+  }
+  {
+    ServerMetrics* metrics = s->metrics_.get();  // may be null
+    s->store_->SetEventSink(
+        [metrics](const std::vector<storage::TrialEvent>& events) {
+          LogTrialEvents(events);
+          if (metrics != nullptr) metrics->OnTrialEvents(events);
+        });
   }
   s->sql_console_ =
       std::make_unique<storage::SqlConsole>(config.db_path, config.sql_console);
@@ -178,10 +246,10 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   absl::StatusOr<int64_t> resumed = s->coordinator_->ResumeLeases();
   if (!resumed.ok()) return resumed.status();
   if (*resumed > 0) {
-    std::fprintf(stderr,
-                 "qkov-server: %lld running leases resumed: each expires a "
-                 "lease period from now unless renewed\n",
-                 static_cast<long long>(*resumed));
+    // Each expires a lease period from now unless renewed.
+    log::Info("leases_resumed",
+              {{"leases", *resumed},
+               {"expire_in_s", config.coordinator.lease_duration}});
   }
   s->sweep_service_ =
       std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
@@ -264,9 +332,7 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
       absl::Status st = self->coordinator_->WarmResultRows(
           core::ResultRowsCache::kMaxSweeps,
           [self] { return self->stop_.HasBeenNotified(); });
-      if (!st.ok())
-        std::fprintf(stderr, "qkov-server: warming the dashboard: %s\n",
-                     st.ToString().c_str());
+      if (!st.ok()) log::Warning("dashboard_warm_failed", {{"error", st}});
     });
   }
   if (s->metrics_ != nullptr) {
@@ -304,9 +370,10 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   s->reaper_ = std::thread([self, period]() {
     while (!self->stop_.WaitForNotificationWithTimeout(period)) {
       absl::StatusOr<int64_t> n = self->coordinator_->ReapExpiredLeases();
-      if (!n.ok())
-        std::fprintf(stderr, "qkov-server: lease reaper: %s\n",
-                     n.status().ToString().c_str());
+      if (!n.ok()) {
+        log::Emit(log::Severity::kError, "lease_reaper_failed",
+                  {{"error", n.status()}}, log::RateLimit{5, absl::Minutes(1)});
+      }
     }
   });
   return s;

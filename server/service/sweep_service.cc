@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/grpc_status.h"
+#include "common/log.h"
 
 namespace qkov::service {
 grpc::Status SweepServiceImpl::SubmitSweep(
@@ -13,7 +14,16 @@ grpc::Status SweepServiceImpl::SubmitSweep(
           Authorize(auth_, ctx, Permission::kWrite, "SubmitSweep", &actor);
       !a.ok())
     return a;
-  return Reply(core_->SubmitSweep(*req, actor), resp);
+  absl::StatusOr<qkov::v1::SubmitSweepResponse> r =
+      core_->SubmitSweep(*req, actor);
+  if (r.ok()) {
+    log::Info("sweep_submitted", {{"sweep", r->sweep().name()},
+                                  {"owner", actor.name},
+                                  {"peer", ctx->peer()},
+                                  {"trials_added", r->trials_added()},
+                                  {"trials_requeued", r->trials_requeued()}});
+  }
+  return Reply(std::move(r), resp);
 }
 
 grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
@@ -42,7 +52,15 @@ grpc::Status SweepServiceImpl::CancelSweep(
           Authorize(auth_, ctx, Permission::kWrite, "CancelSweep", &actor);
       !a.ok())
     return a;
-  return Reply(core_->CancelSweep(req->name(), actor), resp);
+  absl::StatusOr<qkov::v1::CancelSweepResponse> r =
+      core_->CancelSweep(req->name(), actor);
+  if (r.ok()) {
+    log::Info("sweep_cancelled", {{"sweep", req->name()},
+                                  {"by", actor.name},
+                                  {"peer", ctx->peer()},
+                                  {"trials_cancelled", r->trials_cancelled()}});
+  }
+  return Reply(std::move(r), resp);
 }
 
 grpc::Status SweepServiceImpl::PauseSweep(

@@ -1,6 +1,7 @@
 #include "server/service/worker_service.h"
 
 #include "common/grpc_status.h"
+#include "common/log.h"
 
 namespace qkov::service {
 grpc::Status WorkerServiceImpl::RegisterWorker(
@@ -11,7 +12,19 @@ grpc::Status WorkerServiceImpl::RegisterWorker(
           Authorize(auth_, ctx, Permission::kWorker, "RegisterWorker", &actor);
       !a.ok())
     return a;
-  return Reply(core_->RegisterWorker(*req, actor), resp);
+  absl::StatusOr<qkov::v1::RegisterWorkerResponse> r =
+      core_->RegisterWorker(*req, actor);
+  if (r.ok()) {
+    log::Info("worker_registered", {{"worker", r->worker_id()},
+                                    {"token", actor.name},
+                                    {"peer", ctx->peer()},
+                                    {"slots", req->slots()}});
+  } else {
+    log::Emit(log::Severity::kWarning, "worker_refused",
+              {{"peer", ctx->peer()}, {"error", r.status()}},
+              log::RateLimit{10, absl::Minutes(1)});
+  }
+  return Reply(std::move(r), resp);
 }
 
 grpc::Status WorkerServiceImpl::LeaseTrial(

@@ -319,7 +319,7 @@ TEST(BatchTest, BatchedWorkerStoresTheSameResultsAsSingleTrials) {
   // Each batch reported in one CompleteTrials call: one transaction, so its
   // 4 trials share their end time and the batch after it was leased with
   // them (2 batches, so 2 distinct end times).
-  EXPECT_EQ(ReadFile(dir.File("batch.log")).find("batch completion refused"),
+  EXPECT_EQ(ReadFile(dir.File("batch.log")).find("batch_completion_refused"),
             std::string::npos);
   EXPECT_EQ(
       QueryInt(db, "SELECT COUNT(DISTINCT ended_ms) FROM " + batched_attempts),
@@ -376,7 +376,7 @@ training:
                      "json_extract(provenance_json, '$.device') = "
                      "'cpu (batch of 600)'"),
             600);
-  EXPECT_EQ(ReadFile(dir.File("wide.log")).find("batch completion refused"),
+  EXPECT_EQ(ReadFile(dir.File("wide.log")).find("batch_completion_refused"),
             std::string::npos);
   // One transaction per call: three end times, shared by 256, 256 and 88.
   const std::string calls =

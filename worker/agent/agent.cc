@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/lease_limits.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 #include "common/text.h"
 #include "common/version.h"
@@ -74,17 +75,17 @@ absl::Status Agent::WithRetry(const char* what, Call call) {
     if (tries > 1 && !Retryable(s)) {
       // The end of a stretch of failures; a repeated call that the
       // coordinator had applied is answered as the first (docs/protocol.md).
-      std::fprintf(stderr, "qkov-worker: %s answered after %d tries: %s\n",
-                   what, tries, TerminalSafe(s.ToString()).c_str());
+      log::Info("rpc_answered_after_retries",
+                {{"call", what}, {"tries", tries}, {"error", s}});
     }
     if (!Retryable(s) || absl::Now() > give_up) return s;
     if (tries == 1) {
       // Once per stretch of failures: the coordinator is restarting, busy,
       // unreachable, or its disk is full; the worker waits it out.
-      std::fprintf(stderr,
-                   "qkov-worker: %s: %s; retrying with backoff (up to %s)\n",
-                   what, TerminalSafe(s.ToString()).c_str(),
-                   absl::FormatDuration(config_.unreachable_timeout).c_str());
+      log::Warning("rpc_retrying",
+                   {{"call", what},
+                    {"error", s},
+                    {"give_up_after_s", config_.unreachable_timeout}});
     }
     if (stopped_.WaitForNotificationWithTimeout(backoff)) return s;
     backoff = std::min(backoff * 2, absl::Seconds(10));
@@ -223,10 +224,10 @@ void Agent::HeartbeatLoop() {
         if (lease->trial_id != st.trial_id() ||
             lease->attempt != st.attempt() || lease->lost.exchange(true))
           continue;
-        std::fprintf(stderr,
-                     "qkov-worker: trial %s attempt %d: lease lost (a "
-                     "heartbeat was answered STOP); dropping the trial\n",
-                     TerminalSafe(lease->trial_id).c_str(), lease->attempt);
+        log::Warning("lease_lost", {{"trial", lease->trial_id},
+                                    {"attempt", lease->attempt},
+                                    {"error", "a heartbeat was answered STOP"},
+                                    {"action", "dropped"}});
       }
     }
   }
@@ -238,13 +239,14 @@ void Agent::HeartbeatLoop() {
 // completion that follows at once (one call and one write fewer a trial).
 class ReportingObserver : public training::TrainingObserver {
  public:
-  // `lease`: "trial T attempt N", for the log.
+  // `trial_id` and `attempt` name the lease in the log.
   ReportingObserver(
-      std::string lease, int64_t final_step,
+      std::string trial_id, int attempt, int64_t final_step,
       std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send,
       std::atomic<bool>* stop, std::atomic<bool>* lost,
       std::atomic<int64_t>* step)
-      : lease_(std::move(lease)),
+      : trial_id_(std::move(trial_id)),
+        attempt_(attempt),
         final_step_(final_step),
         send_(std::move(send)),
         stop_(stop),
@@ -262,11 +264,10 @@ class ReportingObserver : public training::TrainingObserver {
     } else if (absl::IsFailedPrecondition(s) || absl::IsNotFound(s) ||
                absl::IsPermissionDenied(s)) {
       if (!lost_->exchange(true)) {
-        std::fprintf(stderr,
-                     "qkov-worker: %s: lease lost (a report was refused: "
-                     "%s); dropping the trial\n",
-                     TerminalSafe(lease_).c_str(),
-                     TerminalSafe(s.ToString()).c_str());
+        log::Warning("lease_lost", {{"trial", trial_id_},
+                                    {"attempt", attempt_},
+                                    {"error", s},
+                                    {"action", "dropped"}});
       }
       return false;
     }
@@ -281,7 +282,8 @@ class ReportingObserver : public training::TrainingObserver {
   std::vector<v1::MetricPoint> TakePending() { return std::move(pending_); }
 
  private:
-  const std::string lease_;
+  const std::string trial_id_;
+  const int attempt_;
   const int64_t final_step_;
   std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send_;
   std::atomic<bool>* stop_;
@@ -431,10 +433,9 @@ void Agent::CompleteBatch(const std::vector<v1::CompleteTrialRequest>& batch,
     absl::Status g = WithRetry(
         "CompleteTrials", [&] { return client_->CompleteTrials(req, &resp); });
     if (!g.ok()) {
-      std::fprintf(stderr,
-                   "qkov-worker: batch completion refused (%s); completing "
-                   "its trials one by one\n",
-                   TerminalSafe(g.ToString()).c_str());
+      // Its trials then complete one by one.
+      log::Warning("batch_completion_refused",
+                   {{"trials", end - begin}, {"error", g}});
       continue;
     }
     trials_completed_ += static_cast<int>(end - begin);
@@ -503,7 +504,7 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
     c->trial_id = lease.trial_id();
     c->attempt = lease.attempt();
     observers.push_back(std::make_unique<ReportingObserver>(
-        absl::StrCat("trial ", lease.trial_id(), " attempt ", lease.attempt()),
+        lease.trial_id(), lease.attempt(),
         lease.config().training().max_steps(),
         [this, &lease](const std::vector<v1::MetricPoint>& points) {
           return SendPoints(lease, points);
@@ -556,9 +557,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
         leases[i], outcomes[i], *current[i], *observers[i],
         completions[i].has_value() ? &*completions[i] : nullptr, n == 1, next);
     if (!s.ok()) {
-      std::fprintf(stderr, "qkov-worker: trial %s: %s\n",
-                   TerminalSafe(leases[i].trial_id()).c_str(),
-                   TerminalSafe(s.ToString()).c_str());
+      log::Error("trial_report_failed", {{"trial", leases[i].trial_id()},
+                                         {"attempt", leases[i].attempt()},
+                                         {"error", s}});
       if (result.ok()) result = s;
     }
   }

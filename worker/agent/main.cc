@@ -35,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/flags_help.h"
 #include "common/lease_limits.h"
+#include "common/log.h"
 #include "common/signals.h"
 #include "common/version.h"
 #include "worker/agent/agent.h"
@@ -44,6 +45,9 @@
 #include "worker/training/torch_status.h"
 
 ABSL_FLAG(std::string, server, "", "coordinator address host:port");
+ABSL_FLAG(std::string, log_format, "text",
+          "log events as 'text' (logfmt lines) or 'json' (one object per "
+          "line); under systemd they go to the journal with their fields");
 ABSL_FLAG(std::string, name, "", "worker name (default host:pid)");
 ABSL_FLAG(std::string, device, "cpu", "cpu, cuda, cuda:N or auto");
 ABSL_FLAG(
@@ -144,7 +148,7 @@ absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> MakeAgents(
       });
   if (!plan.ok()) return plan.status();
   for (const std::string& note : plan->notes)
-    std::fprintf(stderr, "qkov-worker: %s\n", note.c_str());
+    qkov::log::Info("slot_plan", {{"note", note}});
   std::vector<std::unique_ptr<qkov::agent::Agent>> agents;
   for (qkov::agent::AgentConfig& c : plan->agents)
     agents.push_back(std::make_unique<qkov::agent::Agent>(std::move(c)));
@@ -154,9 +158,8 @@ absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> MakeAgents(
 // Runs every agent in its own thread to its end; the exit code (header).
 int RunAgents(std::vector<std::unique_ptr<qkov::agent::Agent>>& agents) {
   qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agents](int sig) {
-    std::fprintf(stderr,
-                 "qkov-worker: signal %d: handing back the running trials\n",
-                 sig);
+    // The running trials are handed back with their checkpoints.
+    qkov::log::Info("worker_stopping", {{"signal", sig}});
     for (auto& a : agents) a->Stop();
   });
   std::vector<absl::Status> results(agents.size());
@@ -173,9 +176,12 @@ int RunAgents(std::vector<std::unique_ptr<qkov::agent::Agent>>& agents) {
     if (agents[k]->stopped() && results[k].ok()) stopped = true;
     if (!results[k].ok() && first_error.ok()) first_error = results[k];
   }
-  std::fprintf(stderr, "qkov-worker: %d trials completed%s%s\n", completed,
-               first_error.ok() ? "" : "; ",
-               first_error.ok() ? "" : first_error.ToString().c_str());
+  if (first_error.ok()) {
+    qkov::log::Info("worker_finished", {{"trials_completed", completed}});
+  } else {
+    qkov::log::Error("worker_finished",
+                     {{"trials_completed", completed}, {"error", first_error}});
+  }
   if (!first_error.ok()) {
     const absl::Status& s = first_error;
     return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) ||
@@ -194,10 +200,16 @@ int main(int argc, char** argv) {
       "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
       "[--exit_when_idle]");
   absl::ParseCommandLine(argc, argv);
+  if (absl::Status st =
+          qkov::log::Init("qkov-worker", absl::GetFlag(FLAGS_log_format));
+      !st.ok()) {
+    std::fprintf(stderr, "qkov-worker: %s\n",
+                 std::string(st.message()).c_str());
+    return 2;
+  }
   absl::StatusOr<qkov::agent::AgentConfig> config = BaseConfigFromFlags();
   if (!config.ok()) {
-    std::fprintf(stderr, "qkov-worker: %s\n",
-                 std::string(config.status().message()).c_str());
+    qkov::log::Error("start_refused", {{"error", config.status().message()}});
     return 2;
   }
   // Before any slot's thread exists: they inherit the mode from this one.
@@ -207,8 +219,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> agents =
       MakeAgents(*config);
   if (!agents.ok()) {
-    std::fprintf(stderr, "qkov-worker: %s\n",
-                 std::string(agents.status().message()).c_str());
+    qkov::log::Error("start_refused", {{"error", agents.status().message()}});
     return 2;
   }
   return RunAgents(*agents);
