@@ -91,6 +91,29 @@ bool WholeRequest(absl::string_view in) {
          head.find("transfer-encoding:") == std::string::npos;
 }
 
+// connect(), finished when a signal interrupts it (libFuzzer's timer,
+// SIGALRM, fires every few seconds): the connection goes on in the
+// background, and its outcome is the socket's error once it is writable.
+bool Connect(int fd, const sockaddr_in& to) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) == 0)
+    return true;
+  if (errno != EINTR) return false;
+  pollfd p = {fd, POLLOUT, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, 5000);
+  } while (ready < 0 && errno == EINTR);
+  if (ready <= 0) {
+    errno = ready == 0 ? ETIMEDOUT : errno;
+    return false;
+  }
+  int error = 0;
+  socklen_t len = sizeof(error);
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) return false;
+  errno = error;
+  return error == 0;
+}
+
 // Why the last connection could not be made (Exchange's -2).
 std::string connect_error;
 
@@ -117,7 +140,7 @@ int Exchange(int port, const uint8_t* data, size_t size, absl::Duration wait,
   a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      !Connect(fd, a)) {
     connect_error =
         absl::StrCat("connection ", next, " from 127.1.", n / 250 + 1, ".",
                      n % 250 + 1, ": ", std::strerror(errno));
@@ -127,6 +150,7 @@ int Exchange(int port, const uint8_t* data, size_t size, absl::Duration wait,
   size_t sent = 0;
   while (sent < size) {
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server closed early (a refusal): fine
     sent += static_cast<size_t>(n);
   }
@@ -144,6 +168,7 @@ int Exchange(int port, const uint8_t* data, size_t size, absl::Duration wait,
     pollfd p = {fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
     const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
     if (reply->empty()) *first = absl::Now() - start;
     if (n <= 0) break;
     if (reply->empty()) deadline = absl::Now() + absl::Seconds(5);
