@@ -9,6 +9,7 @@
 
 #include <exception>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -24,10 +25,13 @@ namespace qkov::training {
 absl::Status TorchErrorStatus(const c10::Error& e);
 
 // Runs `body` (returning absl::StatusOr<T> or absl::Status) and returns what
-// it returns, or what it threw as a Status. `context` non-empty: a LibTorch
-// error means the input was bad (a checkpoint that does not parse) and
-// becomes INVALID_ARGUMENT "CONTEXT: message"; empty: TorchErrorStatus. A
-// std::bad_alloc is RESOURCE_EXHAUSTED, any other std::exception INTERNAL.
+// it returns, or what it threw as a Status. `context` non-empty: the body
+// reads an input (a checkpoint), and a LibTorch error, or an allocation or
+// length error, means the input was bad: INVALID_ARGUMENT "CONTEXT:
+// message". (LibTorch's archive reader allocates lengths it reads from the
+// file before it reads that many bytes: a damaged checkpoint can ask for
+// gigabytes.) Empty: TorchErrorStatus; a std::bad_alloc is
+// RESOURCE_EXHAUSTED, any other std::exception INTERNAL.
 template <typename Body>
 auto CatchTorchErrors(Body&& body, const std::string& context = "")
     -> decltype(body()) {
@@ -40,8 +44,19 @@ auto CatchTorchErrors(Body&& body, const std::string& context = "")
     }
     return TorchErrorStatus(e);
   } catch (const std::bad_alloc& e) {
+    if (!context.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(context, ": a size read from it cannot be allocated (",
+                       e.what(), ")"));
+    }
     return absl::ResourceExhaustedError(
         absl::StrCat("training: allocation failed (", e.what(), ")"));
+  } catch (const std::length_error& e) {
+    if (!context.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          context, ": a length read from it is too large (", e.what(), ")"));
+    }
+    return absl::InternalError(absl::StrCat("training: ", e.what()));
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("training: ", e.what()));
   }
