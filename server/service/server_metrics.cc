@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
 #include "server/service/http_server.h"
+#include "server/service/metrics_page.h"
 #include "storage/write_queue.h"
 
 namespace qkov::service {
@@ -67,25 +68,6 @@ const char* CodeName(grpc::StatusCode code) {
   const int i = static_cast<int>(code);
   return i >= 0 && i < static_cast<int>(std::size(kNames)) ? kNames[i]
                                                            : "UNKNOWN";
-}
-
-ClientMetric Sample(double value,
-                    std::vector<ClientMetric::Label> labels = {}) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  m.gauge.value = value;
-  m.counter.value = value;
-  return m;
-}
-
-MetricFamily Family(const char* name, const char* help, MetricType type,
-                    std::vector<ClientMetric> metrics) {
-  MetricFamily f;
-  f.name = name;
-  f.help = help;
-  f.type = type;
-  f.metric = std::move(metrics);
-  return f;
 }
 
 int64_t FileBytes(const std::string& path) {
@@ -223,9 +205,9 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
 
   absl::StatusOr<storage::ResultsStore::QueueState> q =
       options_.store->ReadQueueState();
-  out.push_back(Family("qkov_store_up",
-                       "1 when the last scrape read the database, else 0.",
-                       MetricType::Gauge, {Sample(q.ok() ? 1 : 0)}));
+  out.push_back(MetricFamilyOf(
+      "qkov_store_up", "1 when the last scrape read the database, else 0.",
+      MetricType::Gauge, {MetricSample(q.ok() ? 1 : 0)}));
   absl::flat_hash_map<std::string, bool> holders;
   if (q.ok()) {
     std::vector<ClientMetric> by_state;
@@ -234,35 +216,38 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
           storage::kDiverged, storage::kFailed, storage::kPreempted,
           storage::kCancelled, storage::kStoppedEarly}) {
       auto it = q->trials_by_state.find(state);
-      by_state.push_back(Sample(
+      by_state.push_back(MetricSample(
           it == q->trials_by_state.end() ? 0 : static_cast<double>(it->second),
           {{"state", state}}));
     }
-    out.push_back(Family("qkov_trials",
-                         "Trials of every sweep, by state (the database's "
-                         "counts).",
-                         MetricType::Gauge, std::move(by_state)));
-    out.push_back(Family(
+    out.push_back(
+        MetricFamilyOf("qkov_trials",
+                       "Trials of every sweep, by state (the database's "
+                       "counts).",
+                       MetricType::Gauge, std::move(by_state)));
+    out.push_back(MetricFamilyOf(
         "qkov_queue_depth",
         "Queued trials a worker may lease (of sweeps neither paused nor "
         "cancelled).",
-        MetricType::Gauge, {Sample(static_cast<double>(q->queue_depth))}));
+        MetricType::Gauge,
+        {MetricSample(static_cast<double>(q->queue_depth))}));
     const double oldest =
         q->oldest_queued_ms > 0
             ? std::max<double>(0, (now_ms - q->oldest_queued_ms) / 1000.0)
             : 0;
-    out.push_back(Family("qkov_queue_oldest_age_seconds",
-                         "Of the trials next in line (each leasable "
-                         "sweep's first in queue order), the longest time "
-                         "one has waited; 0 when none is queued.",
-                         MetricType::Gauge, {Sample(oldest)}));
+    out.push_back(
+        MetricFamilyOf("qkov_queue_oldest_age_seconds",
+                       "Of the trials next in line (each leasable "
+                       "sweep's first in queue order), the longest time "
+                       "one has waited; 0 when none is queued.",
+                       MetricType::Gauge, {MetricSample(oldest)}));
     auto running = q->trials_by_state.find(storage::kRunning);
-    out.push_back(Family("qkov_leases_in_flight",
-                         "Trials leased to a worker now (running).",
-                         MetricType::Gauge,
-                         {Sample(running == q->trials_by_state.end()
-                                     ? 0
-                                     : static_cast<double>(running->second))}));
+    out.push_back(MetricFamilyOf(
+        "qkov_leases_in_flight", "Trials leased to a worker now (running).",
+        MetricType::Gauge,
+        {MetricSample(running == q->trials_by_state.end()
+                          ? 0
+                          : static_cast<double>(running->second))}));
     for (const std::string& w : q->lease_holders) holders[w] = true;
   }
 
@@ -290,42 +275,43 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
           std::max(holder_silence, absl::ToDoubleSeconds(now - last));
     }
   }
-  out.push_back(Family(
+  out.push_back(MetricFamilyOf(
       "qkov_workers",
       "Workers by state: active (a call within one lease period), silent "
       "(seen within the last day, not lately).",
       MetricType::Gauge,
-      {Sample(static_cast<double>(active), {{"state", "active"}}),
-       Sample(static_cast<double>(silent), {{"state", "silent"}})}));
-  out.push_back(Family(
+      {MetricSample(static_cast<double>(active), {{"state", "active"}}),
+       MetricSample(static_cast<double>(silent), {{"state", "silent"}})}));
+  out.push_back(MetricFamilyOf(
       "qkov_worker_heartbeat_oldest_age_seconds",
       "Of the workers holding leases, the time since the quietest one's last "
       "call; 0 when no lease is held.",
-      MetricType::Gauge, {Sample(holder_silence)}));
+      MetricType::Gauge, {MetricSample(holder_silence)}));
 
   // The database's files and their volume.
-  out.push_back(
-      Family("qkov_db_size_bytes", "Size of the SQLite database file.",
-             MetricType::Gauge,
-             {Sample(static_cast<double>(FileBytes(options_.db_path)))}));
-  out.push_back(Family(
+  out.push_back(MetricFamilyOf(
+      "qkov_db_size_bytes", "Size of the SQLite database file.",
+      MetricType::Gauge,
+      {MetricSample(static_cast<double>(FileBytes(options_.db_path)))}));
+  out.push_back(MetricFamilyOf(
       "qkov_db_wal_size_bytes", "Size of the database's write-ahead log.",
       MetricType::Gauge,
-      {Sample(static_cast<double>(FileBytes(options_.db_path + "-wal")))}));
+      {MetricSample(
+          static_cast<double>(FileBytes(options_.db_path + "-wal")))}));
   std::error_code ec;
   std::filesystem::path dir =
       std::filesystem::absolute(options_.db_path, ec).parent_path();
   struct statvfs vfs;
   if (!ec && ::statvfs(dir.c_str(), &vfs) == 0) {
-    out.push_back(Family(
+    out.push_back(MetricFamilyOf(
         "qkov_db_volume_free_bytes",
         "Bytes free to unprivileged users on the database's file system.",
         MetricType::Gauge,
-        {Sample(static_cast<double>(vfs.f_bavail) * vfs.f_frsize)}));
-    out.push_back(
-        Family("qkov_db_volume_size_bytes",
-               "Size of the database's file system.", MetricType::Gauge,
-               {Sample(static_cast<double>(vfs.f_blocks) * vfs.f_frsize)}));
+        {MetricSample(static_cast<double>(vfs.f_bavail) * vfs.f_frsize)}));
+    out.push_back(MetricFamilyOf(
+        "qkov_db_volume_size_bytes", "Size of the database's file system.",
+        MetricType::Gauge,
+        {MetricSample(static_cast<double>(vfs.f_blocks) * vfs.f_frsize)}));
   }
   const storage::ResultsStore::WriteStats w = options_.store->GetWriteStats();
   {
@@ -342,29 +328,31 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
     }
     h.histogram.sample_count = cumulative;
     h.histogram.sample_sum = static_cast<double>(w.busy_ns) / 1e9;
-    out.push_back(Family("qkov_db_write_transaction_duration_seconds",
-                         "Time of each write transaction (a group of "
-                         "writes, BEGIN to COMMIT) on the writer thread.",
-                         MetricType::Histogram, {h}));
+    out.push_back(
+        MetricFamilyOf("qkov_db_write_transaction_duration_seconds",
+                       "Time of each write transaction (a group of "
+                       "writes, BEGIN to COMMIT) on the writer thread.",
+                       MetricType::Histogram, {h}));
   }
-  out.push_back(Family("qkov_db_writes_total",
-                       "Writes committed (each a worker report, lease, "
-                       "completion, submission...).",
-                       MetricType::Counter,
-                       {Sample(static_cast<double>(w.writes))}));
-  out.push_back(Family("qkov_db_wal_checkpoints_total",
-                       "WAL checkpoints run by the background checkpointer.",
-                       MetricType::Counter,
-                       {Sample(static_cast<double>(w.checkpoints))}));
+  out.push_back(MetricFamilyOf("qkov_db_writes_total",
+                               "Writes committed (each a worker report, lease, "
+                               "completion, submission...).",
+                               MetricType::Counter,
+                               {MetricSample(static_cast<double>(w.writes))}));
+  out.push_back(MetricFamilyOf(
+      "qkov_db_wal_checkpoints_total",
+      "WAL checkpoints run by the background checkpointer.",
+      MetricType::Counter, {MetricSample(static_cast<double>(w.checkpoints))}));
 
   std::vector<ClientMetric> replies;
   for (const auto& [code, n] : HttpServer::RepliesByCode())
     replies.push_back(
-        Sample(static_cast<double>(n), {{"code", absl::StrCat(code)}}));
-  out.push_back(Family("qkov_http_responses_total",
-                       "HTTP replies sent by the dashboard and /metrics "
-                       "(libmicrohttpd's own included), by status code.",
-                       MetricType::Counter, std::move(replies)));
+        MetricSample(static_cast<double>(n), {{"code", absl::StrCat(code)}}));
+  out.push_back(
+      MetricFamilyOf("qkov_http_responses_total",
+                     "HTTP replies sent by the dashboard and /metrics "
+                     "(libmicrohttpd's own included), by status code.",
+                     MetricType::Counter, std::move(replies)));
   return out;
 }
 
@@ -378,37 +366,15 @@ std::string ServerMetrics::Scrape() {
 
 HttpReply ServeMetrics(const HttpRequest& request, ServerMetrics& metrics,
                        const Authenticator* auth) {
-  if (request.path != "/metrics") {
-    return ErrorReply(absl::NotFoundError(
-        "no such page: the metrics listener serves /metrics only"));
-  }
-  if (request.method != "GET" && request.method != "HEAD") {
-    HttpReply reply = ErrorReply(
-        absl::InvalidArgumentError("/metrics: only GET and HEAD"), 405);
-    reply.headers.emplace_back("Allow", "GET, HEAD");
-    return reply;
-  }
+  std::function<absl::Status(absl::string_view)> check;
   if (auth != nullptr) {
-    const std::string header = request.Header("Authorization");
-    constexpr absl::string_view kBearer = "Bearer ";
-    const absl::string_view token =
-        absl::StartsWithIgnoreCase(header, kBearer)
-            ? absl::string_view(header).substr(kBearer.size())
-            : absl::string_view();
-    absl::Status st = auth->CheckToken(token, Permission::kRead, "/metrics");
-    if (!st.ok()) {
-      metrics.ScrapeRefused();
-      HttpReply reply = ErrorReply(st);
-      if (reply.status == 401)
-        reply.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return reply;
-    }
+    check = [auth](absl::string_view token) {
+      return auth->CheckToken(token, Permission::kRead, "/metrics");
+    };
   }
-  HttpReply reply;
-  reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  reply.body = metrics.Scrape();
-  reply.headers.emplace_back("Cache-Control", "no-store");
-  return reply;
+  return ServeMetricsPage(
+      request, check, [&metrics] { metrics.ScrapeRefused(); },
+      [&metrics] { return metrics.Scrape(); });
 }
 
 namespace {

@@ -221,6 +221,67 @@ TEST_F(MetricsTest, AMetricsAddressThatCannotBeBoundStopsStartUp) {
   close(held);
 }
 
+// qkov-worker --metrics_listen: its steps, completions and memory, with a
+// token of its own.
+TEST_F(MetricsTest, AWorkerServesItsOwnMetrics) {
+  StartServer();
+  CommandResult submit =
+      RunCommand({QKOV_CLI_BIN, "--server=" + server_->address(),
+                  "--token_file=" + dir_.File("user.token"), "submit",
+                  dir_.File("sweep.yaml")});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  WriteFile(dir_.File("scrape.token"), "worker-scrape-token-42\n");
+  // Not --exit_when_idle: it stays up, idle, once the sweep is done.
+  Process worker({QKOV_WORKER_BIN, "--server=" + server_->address(),
+                  "--name=w1", "--metrics_listen=127.0.0.1:0",
+                  "--metrics_port_file=" + dir_.File("worker-metrics.port"),
+                  "--metrics_token_file=" + dir_.File("scrape.token")},
+                 dir_.File("worker.log"),
+                 {"QKOV_TOKEN_FILE=" + dir_.File("worker.token")});
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Db("SELECT COUNT(*) FROM trials WHERE state = 'done'") == 8;
+      },
+      300))
+      << ReadFile(dir_.File("worker.log"));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return !ReadFile(dir_.File("worker-metrics.port")).empty(); }, 30));
+  httplib::Client client("127.0.0.1",
+                         std::stoi(ReadFile(dir_.File("worker-metrics.port"))));
+  httplib::Result wrong = client.Get(
+      "/metrics", httplib::Headers{{"Authorization", "Bearer nope"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  // The completion is counted once the coordinator's reply arrives: wait
+  // for the eighth.
+  std::map<std::string, double> s;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        httplib::Result r = client.Get(
+            "/metrics", httplib::Headers{{"Authorization",
+                                          "Bearer worker-scrape-token-42"}});
+        if (!r || r->status != 200) return false;
+        WriteFile(dir_.File("worker-scrape.txt"), r->body);
+        s = ParseSamples(r->body);
+        return s["qkov_worker_trials_completed_total"] == 8;
+      },
+      30));
+  CommandResult lint = RunCommand(
+      {"/bin/sh", "-c",
+       "promtool check metrics < " + dir_.File("worker-scrape.txt")});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+  EXPECT_EQ(lint.out + lint.err, "");
+  // Eight trials of 300 steps.
+  EXPECT_EQ(s["qkov_worker_training_steps_total"], 8 * 300);
+  EXPECT_EQ(s["qkov_worker_trials_in_flight"], 0);
+  EXPECT_EQ(s["qkov_worker_rpc_retries_total"], 0);
+  EXPECT_GT(s["qkov_worker_device_memory_in_use_bytes{device=\"cpu\"}"], 0);
+  EXPECT_GT(s["qkov_worker_device_memory_available_bytes{device=\"cpu\"}"], 0);
+  EXPECT_EQ(s["qkov_worker_metrics_scrapes_refused_total"], 1);
+  EXPECT_EQ(s[absl::StrCat("qkov_build_info{version=\"", CodeVersion(), "\"}")],
+            1);
+}
+
 // A free loopback port (bound, read, released).
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -88,8 +88,14 @@ absl::Status Agent::WithRetry(const char* what, Call call) {
                     {"give_up_after_s", config_.unreachable_timeout}});
     }
     if (stopped_.WaitForNotificationWithTimeout(backoff)) return s;
+    if (config_.counters != nullptr) ++config_.counters->rpc_retries;
     backoff = std::min(backoff * 2, absl::Seconds(10));
   }
+}
+
+int Agent::trials_in_flight() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(current_.size());
 }
 
 void Agent::Stop() {
@@ -244,18 +250,25 @@ class ReportingObserver : public training::TrainingObserver {
       std::string trial_id, int attempt, int64_t final_step,
       std::function<absl::Status(const std::vector<v1::MetricPoint>&)> send,
       std::atomic<bool>* stop, std::atomic<bool>* lost,
-      std::atomic<int64_t>* step)
+      std::atomic<int64_t>* step, int64_t start_step,
+      std::atomic<int64_t>* steps_total)
       : trial_id_(std::move(trial_id)),
         attempt_(attempt),
         final_step_(final_step),
         send_(std::move(send)),
         stop_(stop),
         lost_(lost),
-        step_(step) {}
+        step_(step),
+        counted_to_(start_step),
+        steps_total_(steps_total) {}
 
   bool OnReport(int64_t step,
                 const std::vector<training::MetricPoint>& points) override {
     step_->store(step);
+    if (steps_total_ != nullptr && step > counted_to_) {
+      *steps_total_ += step - counted_to_;
+      counted_to_ = step;
+    }
     for (const auto& p : points) pending_.push_back(ToProto(p));
     if (step == final_step_) return !lost_->load();
     absl::Status s = send_(pending_);
@@ -289,6 +302,8 @@ class ReportingObserver : public training::TrainingObserver {
   std::atomic<bool>* stop_;
   std::atomic<bool>* lost_;
   std::atomic<int64_t>* step_;
+  int64_t counted_to_;  // the step the steps counted so far reach
+  std::atomic<int64_t>* steps_total_;  // WorkerCounters; may be null
   std::vector<v1::MetricPoint> pending_;
 };
 
@@ -439,6 +454,8 @@ void Agent::CompleteBatch(const std::vector<v1::CompleteTrialRequest>& batch,
       continue;
     }
     trials_completed_ += static_cast<int>(end - begin);
+    if (config_.counters != nullptr)
+      config_.counters->trials_completed += static_cast<int64_t>(end - begin);
     std::fill(reported->begin() + begin, reported->begin() + end, true);
     if (resp.has_next()) *next = std::move(*resp.mutable_next());
   }
@@ -489,6 +506,7 @@ absl::Status Agent::ReportAlone(
     return client_->CompleteTrial(*completion, &resp);
   }));
   ++trials_completed_;
+  if (config_.counters != nullptr) ++config_.counters->trials_completed;
   if (resp.has_next()) *next = std::move(*resp.mutable_next());
   return absl::OkStatus();
 }
@@ -509,7 +527,9 @@ absl::Status Agent::RunLeases(const std::vector<v1::Lease>& leases,
         [this, &lease](const std::vector<v1::MetricPoint>& points) {
           return SendPoints(lease, points);
         },
-        &stop_, &c->lost, &c->step));
+        &stop_, &c->lost, &c->step, lease.checkpoint_step(),
+        config_.counters != nullptr ? &config_.counters->training_steps
+                                    : nullptr));
     observer_ptrs.push_back(observers.back().get());
     current.push_back(std::move(c));
   }

@@ -22,6 +22,7 @@
 #include "common/channel.h"
 #include "qkov/v1/worker.pb.h"
 #include "worker/agent/coordinator_client.h"
+#include "worker/agent/worker_metrics.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::agent {
@@ -49,6 +50,10 @@ struct AgentConfig {
   // when they stack, and one when they train one at a time (qkov-worker
   // --batch_trials=auto).
   bool fill_budget = false;
+  // Where this agent counts its steps, completions and retries for the
+  // process's metrics (worker/agent/worker_metrics.h); null: not counted.
+  // Must outlive the agent.
+  WorkerCounters* counters = nullptr;
 };
 
 class Agent {
@@ -66,6 +71,9 @@ class Agent {
   void Stop();
 
   int trials_completed() const { return trials_completed_; }
+  // Trials this agent trains now.
+  int trials_in_flight() ABSL_LOCKS_EXCLUDED(mu_);
+  const AgentConfig& config() const { return config_; }
   // True once Stop() was called (the running trial, if any, was handed back).
   bool stopped() const { return stop_; }
 

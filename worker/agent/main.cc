@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -33,6 +34,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/files.h"
 #include "common/flags_help.h"
 #include "common/lease_limits.h"
 #include "common/log.h"
@@ -40,6 +43,7 @@
 #include "common/version.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/slot_plan.h"
+#include "worker/agent/worker_metrics.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/device_memory.h"
 #include "worker/training/torch_status.h"
@@ -76,6 +80,14 @@ ABSL_FLAG(std::string, token_file, "",
           "file holding the worker's bearer token (default $QKOV_TOKEN_FILE)");
 ABSL_FLAG(std::string, tls_ca, "",
           "CA (PEM) to verify the server; enables TLS (default $QKOV_TLS_CA)");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 "
+          "picks one); off when empty (docs/operations.md)");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "write the metrics listener's bound port here once listening");
+ABSL_FLAG(std::string, metrics_token_file, "",
+          "a file holding the one token a scrape must send as "
+          "'Authorization: Bearer TOKEN'; none asked for when empty");
 ABSL_FLAG(std::string, tls_cert, "",
           "client certificate (PEM) (default $QKOV_TLS_CERT)");
 ABSL_FLAG(std::string, tls_key, "", "client key (PEM) (default $QKOV_TLS_KEY)");
@@ -216,11 +228,66 @@ int main(int argc, char** argv) {
   // The thread count first, so that no pool is started at another size.
   qkov::training::SetTrainingThreads(config->torch_threads);
   qkov::training::SetFlushDenormal(absl::GetFlag(FLAGS_flush_denormals));
+  qkov::agent::WorkerCounters counters;
+  config->counters = &counters;
   absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> agents =
       MakeAgents(*config);
   if (!agents.ok()) {
     qkov::log::Error("start_refused", {{"error", agents.status().message()}});
     return 2;
   }
-  return RunAgents(*agents);
+  std::unique_ptr<qkov::agent::WorkerMetrics> metrics;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+      !listen.empty()) {
+    qkov::agent::WorkerMetrics::Options m;
+    m.listen = listen;
+    m.counters = &counters;
+    if (const std::string f = absl::GetFlag(FLAGS_metrics_token_file);
+        !f.empty()) {
+      absl::StatusOr<std::string> token =
+          qkov::ReadFlagFile("--metrics_token_file", f);
+      if (!token.ok()) {
+        qkov::log::Error("start_refused",
+                         {{"error", token.status().message()}});
+        return 2;
+      }
+      m.token = std::string(absl::StripAsciiWhitespace(*token));
+      if (m.token.empty()) {
+        qkov::log::Error("start_refused",
+                         {{"error", absl::StrCat("--metrics_token_file: ", f,
+                                                 " holds no token")}});
+        return 2;
+      }
+    }
+    for (const auto& a : *agents) {
+      if (std::find(m.devices.begin(), m.devices.end(), a->config().device) ==
+          m.devices.end()) {
+        m.devices.push_back(a->config().device);
+      }
+    }
+    std::vector<std::unique_ptr<qkov::agent::Agent>>* all = &*agents;
+    m.trials_in_flight = [all] {
+      int64_t n = 0;
+      for (const auto& a : *all) n += a->trials_in_flight();
+      return n;
+    };
+    absl::StatusOr<std::unique_ptr<qkov::agent::WorkerMetrics>> started =
+        qkov::agent::WorkerMetrics::Start(std::move(m));
+    if (!started.ok()) {
+      qkov::log::Error("start_refused",
+                       {{"error", started.status().message()}});
+      return 1;
+    }
+    metrics = *std::move(started);
+    if (const std::string f = absl::GetFlag(FLAGS_metrics_port_file);
+        !f.empty()) {
+      const std::string tmp = f + ".tmp";
+      std::ofstream(tmp) << metrics->port() << "\n";
+      std::rename(tmp.c_str(), f.c_str());
+    }
+    qkov::log::Info("metrics_listening", {{"port", metrics->port()}});
+  }
+  const int code = RunAgents(*agents);
+  if (metrics != nullptr) metrics->Stop();
+  return code;
 }

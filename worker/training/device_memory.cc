@@ -1,10 +1,13 @@
 #include "worker/training/device_memory.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -60,7 +63,8 @@ using CuCtxPush = int (*)(void*);
 using CuCtxPop = int (*)(void**);
 using CuMemGetInfo = int (*)(size_t*, size_t*);
 
-absl::StatusOr<int64_t> CudaFreeBytes(int ordinal) {
+// The driver's (free, total) bytes of device `ordinal`.
+absl::StatusOr<std::pair<int64_t, int64_t>> CudaMemInfo(int ordinal) {
   void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
@@ -106,7 +110,8 @@ absl::StatusOr<int64_t> CudaFreeBytes(int ordinal) {
         absl::StrCat("the CUDA driver could not report device ", ordinal,
                      "'s memory (CUresult ", rc, ")"));
   }
-  return static_cast<int64_t>(free);
+  return std::make_pair(static_cast<int64_t>(free),
+                        static_cast<int64_t>(total));
 }
 
 }  // namespace
@@ -157,8 +162,12 @@ std::optional<int64_t> CgroupHeadroom(const std::string& cgroup_root,
 }
 
 absl::StatusOr<int64_t> AvailableMemoryBytes(const torch::Device& device) {
-  if (device.is_cuda())
-    return CudaFreeBytes(device.has_index() ? device.index() : 0);
+  if (device.is_cuda()) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> info =
+        CudaMemInfo(device.has_index() ? device.index() : 0);
+    if (!info.ok()) return info.status();
+    return info->first;
+  }
   if (!device.is_cpu()) {
     return absl::UnavailableError(
         absl::StrCat("no memory figure for device ", device.str()));
@@ -174,6 +183,27 @@ absl::StatusOr<int64_t> AvailableMemoryBytes(const torch::Device& device) {
     }
   }
   return *available;
+}
+
+absl::StatusOr<int64_t> MemoryInUseBytes(const torch::Device& device) {
+  if (device.is_cuda()) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> info =
+        CudaMemInfo(device.has_index() ? device.index() : 0);
+    if (!info.ok()) return info.status();
+    return info->second - info->first;
+  }
+  if (!device.is_cpu()) {
+    return absl::UnavailableError(
+        absl::StrCat("no memory figure for device ", device.str()));
+  }
+  // statm: size resident shared ... in pages.
+  std::optional<std::string> statm = ReadSmallFile("/proc/self/statm");
+  std::vector<absl::string_view> fields;
+  if (statm) fields = absl::StrSplit(*statm, ' ', absl::SkipEmpty());
+  int64_t pages = 0;
+  if (fields.size() < 2 || !absl::SimpleAtoi(fields[1], &pages))
+    return absl::UnavailableError("cannot read /proc/self/statm");
+  return pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace qkov::training

@@ -26,6 +26,12 @@ namespace qkov::training {
 // UNAVAILABLE when the figure cannot be read (no /proc, no driver).
 absl::StatusOr<int64_t> AvailableMemoryBytes(const torch::Device& device);
 
+// What is used on `device` now (for the worker's metrics): CPU, this
+// process's resident memory (/proc/self/statm); CUDA, the device's memory
+// in use by every process (the driver's total less its free). UNAVAILABLE
+// when the figure cannot be read.
+absl::StatusOr<int64_t> MemoryInUseBytes(const torch::Device& device);
+
 // The MemAvailable line of /proc/meminfo's text, in bytes.
 absl::StatusOr<int64_t> ParseMemAvailable(absl::string_view meminfo);
 
