@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian packages qkov-server, qkov-worker and qkov-client from
 # this source tree with dpkg-buildpackage (debhelper), into OUT_DIR (default
-# build/deb). Installs what it needs with apt. The version is the git tag
-# (vX.Y.Z -> X.Y.Z) when HEAD carries one, else the project version, the
-# number of commits and the commit (0.1.0~git312.g96e53c6), so later
-# commits sort later and a release sorts after its snapshots.
+# build/deb). Installs what it needs with apt. The version comes from git
+# (deploy/debian/package-version.sh): X.Y.Z for a release tag vX.Y.Z,
+# X.Y.Z+gitN.gHASH after one, 0.1.0~gitN.gHASH before the first.
 #
 #   deploy/debian/build-packages.sh [OUT_DIR]
 #
@@ -19,14 +18,7 @@ out=$(mkdir -p "${1:-$root/build/deb}" && cd "${1:-$root/build/deb}" && pwd)
 "$root/deploy/install-deps.sh" debhelper dpkg-dev fakeroot help2man lintian
 
 cd "$root"
-base=$(sed -n 's/^project(qkov_sweep .*VERSION \([0-9.]*\)).*/\1/p' CMakeLists.txt)
-tag=$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null || true)
-if [ -n "$tag" ]; then
-  version=${tag#v}
-else
-  version="$base~git$(git rev-list --count HEAD).g$(git rev-parse --short=7 HEAD)"
-  git diff --quiet HEAD 2>/dev/null || version="$version.dirty"
-fi
+version=$("$root/deploy/debian/package-version.sh")
 
 # The tracked files as they are in the working tree, with their times (so
 # an unchanged file is not rebuilt), plus debian/.
