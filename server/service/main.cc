@@ -19,9 +19,11 @@
 #include "absl/synchronization/notification.h"
 #include "common/flags_help.h"
 #include "common/log.h"
+#include "common/man_page.h"
 #include "common/signals.h"
 #include "common/version.h"
 #include "server/service/server.h"
+#include "server/service/server_manual.h"
 
 ABSL_FLAG(
     std::string, db, "",
@@ -39,7 +41,8 @@ ABSL_FLAG(bool, synchronous_full, false,
           "PRAGMA synchronous=FULL (survive power loss, slower)");
 ABSL_FLAG(
     std::string, token_file, "",
-    "bearer tokens with roles, one 'ROLE TOKEN' per line (docs/security.md)");
+    "bearer tokens: one 'ROLE TOKEN NAME' line each, ROLE worker, user, admin "
+    "or read-only (docs/security.md)");
 ABSL_FLAG(double, max_trial_memory_gb, 16,
           "refuse sweeps whose trials would need more memory than this on a "
           "worker (estimated from their shapes, docs/security.md)");
@@ -205,6 +208,8 @@ void WritePortFile(const std::string& path, int port) {
 
 int main(int argc, char** argv) {
   qkov::HelpListsFlagsOf(__FILE__, "qkov-server", qkov::CodeVersion());
+  qkov::PrintManPageIfAsked(argc, argv, qkov::service::ServerManPage(),
+                            qkov::CodeVersion());
   absl::SetProgramUsageMessage(
       "qkov-server --db=FILE [--listen=HOST:PORT] [--port_file=FILE]");
   absl::ParseCommandLine(argc, argv);

@@ -39,10 +39,12 @@
 #include "common/flags_help.h"
 #include "common/lease_limits.h"
 #include "common/log.h"
+#include "common/man_page.h"
 #include "common/signals.h"
 #include "common/version.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/slot_plan.h"
+#include "worker/agent/worker_manual.h"
 #include "worker/agent/worker_metrics.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/device_memory.h"
@@ -208,6 +210,8 @@ int RunAgents(std::vector<std::unique_ptr<qkov::agent::Agent>>& agents) {
 
 int main(int argc, char** argv) {
   qkov::HelpListsFlagsOf(__FILE__, "qkov-worker", qkov::CodeVersion());
+  qkov::PrintManPageIfAsked(argc, argv, qkov::agent::WorkerManPage(),
+                            qkov::CodeVersion());
   absl::SetProgramUsageMessage(
       "qkov-worker --server=HOST:PORT [--device=cpu|cuda:N] "
       "[--exit_when_idle]");

@@ -31,9 +31,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/flags_help.h"
+#include "common/man_page.h"
 #include "common/text.h"
 #include "common/trial_defaults.h"
 #include "common/version.h"
+#include "worker/data/data_manual.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/datasets.h"
 #include "worker/training/text/gpt2_bpe.h"
@@ -204,6 +206,8 @@ int Squad() {
 
 int main(int argc, char** argv) {
   qkov::HelpListsFlagsOf(__FILE__, "qkov-data", qkov::CodeVersion());
+  qkov::PrintManPageIfAsked(argc, argv, qkov::data::DataManPage(),
+                            qkov::CodeVersion());
   absl::SetProgramUsageMessage(
       "qkov-data --format=F --path=FILE (--vocab=vocab.txt | --encoder=E "
       "--merges=M) [--json]");
