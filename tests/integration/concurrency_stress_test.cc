@@ -3,9 +3,9 @@
 // reporting, heartbeating, completing and failing; researchers submitting
 // and cancelling sweeps, watching them, and reading results, curves and SQL;
 // dashboard readers on the JSON API (through its reply cache) and the event
-// stream. Checks: no call fails with an error a client cannot act on, and
-// the database agrees with what the workers were told. Bounded: a fixed
-// time, and a deadline on every call.
+// stream; Prometheus scraping /metrics. Checks: no call fails with an error a
+// client cannot act on, and the database agrees with what the workers were
+// told. Bounded: a fixed time, and a deadline on every call.
 //
 // Two transports for the workers' and researchers' calls:
 //  - Grpc: through gRPC on loopback, as clients make them (main suite);
@@ -87,6 +87,7 @@ class ConcurrencyStressTest : public ::testing::TestWithParam<Transport> {
     config.token_file = dir_ + "/tokens";
     config.http_listen = "127.0.0.1:0";
     config.http_static_dir = QKOV_DASHBOARD_DIR;
+    config.metrics_listen = "127.0.0.1:0";
     config.coordinator.lease_duration = absl::Seconds(2);
     auto server = service::QkovServer::Start(config);
     ASSERT_TRUE(server.ok()) << server.status();
@@ -392,6 +393,26 @@ class ConcurrencyStressTest : public ::testing::TestWithParam<Transport> {
     }
   }
 
+  // Prometheus: /metrics every 20 ms (the store's events and worker calls
+  // are counted meanwhile); the last scrape's lease grants.
+  void Scraper(const std::atomic<bool>& stop) {
+    httplib::Client c("127.0.0.1", server_->metrics_port());
+    c.set_read_timeout(10, 0);
+    const httplib::Headers auth = {
+        {"Authorization", absl::StrCat("Bearer ", kReaderToken)}};
+    for (int i = 0; !stop && i < 100000; ++i) {
+      auto res = c.Get("/metrics", auth);
+      ++calls_;
+      if (!res || res->status != 200 ||
+          res->body.find("qkov_lease_grants_total") == std::string::npos) {
+        std::lock_guard<std::mutex> lock(mu_);
+        unexpected_.push_back(
+            absl::StrCat("GET /metrics: ", res ? res->status : 0));
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+
   std::string dir_;
   std::unique_ptr<service::QkovServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -418,6 +439,7 @@ TEST_P(ConcurrencyStressTest, EverythingAtOnceStaysConsistent) {
   for (int i = 0; i < 2; ++i) threads.emplace_back([&] { Watcher(stop); });
   for (int d = 0; d < 4; ++d)
     threads.emplace_back([&, d] { Dashboard(d, stop); });
+  threads.emplace_back([&] { Scraper(stop); });
   // 8 s: enough for every kind of call to overlap every other many times
   // (the counts are printed), short enough for the TSan build.
   absl::SleepFor(absl::Seconds(8));
