@@ -6,9 +6,18 @@
 # dependency, and inside that root:
 #   - nothing runs after install; the qkov user and folders exist;
 #   - qkov-server --init_tokens writes the token file once, never twice;
+#   - docs/cluster.md's TLS block, run as written, makes the CA and the
+#     server's certificate and key;
 #   - the installed server runs with the shipped unit's command line as the
-#     qkov user; one installed worker trains a small sweep that the
-#     installed qkov submitted; qkov results reads it back;
+#     qkov user, with TLS, the dashboard and metrics, and refuses to start
+#     without its token file as the unit's AssertPathExists does; one
+#     installed worker trains a small sweep that the installed qkov
+#     submitted; qkov results reads it back; /metrics, scraped with the
+#     read-only token, passes promtool and counts the 16 trials;
+#   - a worker stopped by SIGTERM mid-trial exits with a status its unit
+#     counts as success (no failed unit);
+#   - the backup unit's command makes a backup, and docs/cluster.md's
+#     restore block, run as written, restores it into a fresh install;
 #   - the man pages and --help of every program name their main flags;
 #   - reinstalling keeps the edited server.env (a conffile) and the tokens;
 #   - apt remove keeps the database and the configuration; apt purge
@@ -117,38 +126,151 @@ awk '$1 == "worker" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/worker.token
 awk '$1 == "user" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/user.token"
 chmod 0644 "$root/tmp/worker.token" "$root/tmp/user.token"
 
-step "the server, as the unit runs it"
-# What an admin configures: a free port, the port written where we read it.
-printf 'QKOV_LISTEN=127.0.0.1:0\nQKOV_SERVER_FLAGS="--port_file=/var/lib/qkov/port --http_listen=127.0.0.1:0"\n' \
-  >"$root/etc/qkov/server.env"
-command=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/\\\n//g;p}' \
-  "$root/lib/systemd/system/qkov-server.service")
-echo "ExecStart: $command"
-in_root runuser -u qkov -- bash -c "set -a; . /etc/qkov/server.env; set +a; exec $command" \
-  >"$work/server.log" 2>&1 &
-for _ in $(seq 1 300); do [ -s "$root/var/lib/qkov/port" ] && break; sleep 0.1; done
-[ -s "$root/var/lib/qkov/port" ] || { cat "$work/server.log"; fail "the installed server did not start"; }
+# docs/cluster.md's command blocks run as written, in the root: the block
+# after the comment "<!-- package-test: NAME", without its indentation.
+# The root has no sudo and no systemd: a sudo that runs its command (the
+# test is root), and a systemctl that starts and stops qkov-server as its
+# unit does (ExecStart as qkov with server.env, AssertPathExists checked).
+doc_block() {
+  awk -v name="$1" '
+    index($0, "<!-- package-test: " name " ") {want = 1; next}
+    want && /^ *```sh/ {inside = 1; match($0, /^ */); indent = RLENGTH; next}
+    inside && /^ *```/ {exit}
+    inside {print substr($0, indent + 1)}' "$src/docs/cluster.md"
+}
+mkdir -p "$root/tmp/shims"
+printf '#!/bin/sh\nexec "$@"\n' >"$root/tmp/shims/sudo"
+cat >"$root/tmp/shims/systemctl" <<'SHIM'
+#!/bin/bash
+# systemctl start|stop|restart qkov-server, for a root without systemd.
+set -euo pipefail
+unit=/lib/systemd/system/qkov-server.service
+[ "${2%.service}" = qkov-server ] || { echo "systemctl (test): only qkov-server" >&2; exit 1; }
+stop() {
+  local pid
+  pid=$(cat /var/lib/qkov/server.pid 2>/dev/null || true)
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  echo "qkov-server did not stop" >&2; return 1
+}
+start() {
+  local p cmd
+  for p in $(sed -n 's/^AssertPathExists=//p' "$unit"); do
+    [ -e "$p" ] || { echo "Assertion failed on job for qkov-server.service: AssertPathExists=$p" >&2; return 1; }
+  done
+  cmd=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/\\\n//g;p}' "$unit")
+  rm -f /var/lib/qkov/port
+  # bash writes its own pid, then becomes the server.
+  runuser -u qkov -- bash -c "set -a; . /etc/qkov/server.env; set +a; echo \$\$ >/var/lib/qkov/server.pid; exec $cmd" \
+    >>/var/tmp/qkov-server.log 2>&1 </dev/null &
+  for _ in $(seq 1 300); do [ -s /var/lib/qkov/port ] && return 0; sleep 0.1; done
+  cat /var/tmp/qkov-server.log >&2; echo "qkov-server did not start" >&2; return 1
+}
+case $1 in
+  start) start ;;
+  stop) stop ;;
+  restart) stop; start ;;
+  *) echo "systemctl (test): $1?" >&2; exit 1 ;;
+esac
+SHIM
+chmod 0755 "$root/tmp/shims/sudo" "$root/tmp/shims/systemctl"
+run_doc_block() {
+  local block
+  block=$(doc_block "$1")
+  [ -n "$block" ] || fail "docs/cluster.md has no block marked package-test: $1"
+  echo "docs/cluster.md, $1:"; sed 's/^/  | /' <<<"$block"
+  chroot "$root" /usr/bin/env -i PATH=/tmp/shims:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 bash -euo pipefail -c "$block" >>"$work/doc-blocks.log" 2>&1 ||
+    { tail -20 "$work/doc-blocks.log"; fail "docs/cluster.md's $1 block failed in the root"; }
+}
+in_shims() {
+  chroot "$root" /usr/bin/env -i PATH=/tmp/shims:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 "$@"
+}
+# The TLS files and the server's settings, as an admin makes them.
+configure_server() {
+  run_doc_block tls
+  [ "$(in_root stat -c %U:%G:%a /etc/qkov/tls/server.key)" = root:qkov:640 ] ||
+    fail "server.key: $(in_root stat -c %U:%G:%a /etc/qkov/tls/server.key)"
+  printf '%s\n' 'QKOV_LISTEN=127.0.0.1:0' 'QKOV_METRICS_LISTEN=127.0.0.1:0' \
+    'QKOV_SERVER_FLAGS="--port_file=/var/lib/qkov/port --metrics_port_file=/var/lib/qkov/metrics.port --http_listen=127.0.0.1:0 --tls_cert=/etc/qkov/tls/server.pem --tls_key=/etc/qkov/tls/server.key --log_format=json"' \
+    >"$root/etc/qkov/server.env"
+}
+qkov_in_root() {
+  in_root qkov --server="$server" --token_file=/tmp/user.token --tls_ca=/etc/qkov/tls/ca.pem "$@"
+}
+
+step "docs/cluster.md's TLS block; the server, as the unit runs it"
+configure_server
+mv "$root/etc/qkov/tokens" "$root/etc/qkov/tokens.aside"
+if in_shims systemctl start qkov-server 2>"$work/assert.err"; then
+  fail "the server started without its token file"
+fi
+grep -q "AssertPathExists=/etc/qkov/tokens" "$work/assert.err" || fail "$(cat "$work/assert.err")"
+mv "$root/etc/qkov/tokens.aside" "$root/etc/qkov/tokens"
+in_shims systemctl start qkov-server || fail "systemctl start qkov-server"
 server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
-server_pid=""
-for pid in $(root_pids); do
-  if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^/usr/bin/qkov-server '; then server_pid=$pid; fi
-done
-[ -n "$server_pid" ] || fail "no qkov-server process in the root"
+server_pid=$(cat "$root/var/lib/qkov/server.pid")
+tr '\0' ' ' <"/proc/$server_pid/cmdline" | grep -q '^/usr/bin/qkov-server ' ||
+  fail "the unit's pid is not qkov-server: $(tr '\0' ' ' <"/proc/$server_pid/cmdline")"
 [ "$(awk '/^Uid:/ {print $2}' "/proc/$server_pid/status")" = "$(in_root id -u qkov)" ] ||
   fail "the server does not run as qkov"
 
-step "a sweep: installed qkov submits, an installed worker trains, qkov results reads"
-in_root qkov --server="$server" --token_file=/tmp/user.token submit \
-  /usr/share/qkov/examples/demo-sweep.yaml --set training.max_steps=300 \
+step "a sweep over TLS: installed qkov submits, an installed worker trains, qkov results reads"
+qkov_in_root submit /usr/share/qkov/examples/demo-sweep.yaml --set training.max_steps=300 \
   --set training.evaluation.num_examples=128 >"$work/submit.out" 2>&1 ||
   { cat "$work/submit.out"; fail "qkov submit"; }
 in_root runuser -u qkov -- qkov-worker --server="$server" --token_file=/tmp/worker.token \
-  --exit_when_idle >"$work/worker.log" 2>&1 || { tail "$work/worker.log"; fail "qkov-worker"; }
-in_root qkov --server="$server" --token_file=/tmp/user.token results demo --format csv \
-  >"$work/results.csv" 2>&1 || { cat "$work/results.csv"; fail "qkov results"; }
+  --tls_ca=/etc/qkov/tls/ca.pem --exit_when_idle >"$work/worker.log" 2>&1 ||
+  { tail "$work/worker.log"; fail "qkov-worker"; }
+qkov_in_root results demo --format csv >"$work/results.csv" 2>&1 ||
+  { cat "$work/results.csv"; fail "qkov results"; }
 done_rows=$(grep -c ',DONE,\|,done,' "$work/results.csv" || true)
 [ "$done_rows" = 16 ] || { head -5 "$work/results.csv"; fail "$done_rows of 16 trials done"; }
 echo "16 trials done; $(head -1 "$work/results.csv" | cut -c1-100)..."
+
+step "metrics over TLS with the read-only token"
+reader=$(awk '$1 == "read-only" {print $2}' "$root/etc/qkov/tokens")
+mport=$(cat "$root/var/lib/qkov/metrics.port")
+curl -sS --cacert "$root/etc/qkov/tls/ca.pem" -H "Authorization: Bearer $reader" \
+  "https://127.0.0.1:$mport/metrics" >"$work/metrics.txt" || fail "scraping /metrics"
+promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
+grep -qx 'qkov_trials{state="done"} 16' "$work/metrics.txt" ||
+  fail "/metrics: $(grep '^qkov_trials' "$work/metrics.txt")"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$root/etc/qkov/tls/ca.pem" \
+  "https://127.0.0.1:$mport/metrics")
+[ "$code" = 401 ] || fail "a scrape without a token got $code"
+
+step "a worker stopped mid-trial leaves no failed unit"
+qkov_in_root submit /usr/share/qkov/examples/demo-sweep.yaml --set name=long \
+  --set training.max_steps=200000 --set training.target_loss=-1 >>"$work/submit.out" 2>&1 ||
+  fail "qkov submit long"
+in_root runuser -u qkov -- bash -c 'echo $$ >/tmp/worker.pid; exec qkov-worker --server='"$server"' \
+  --token_file=/tmp/worker.token --tls_ca=/etc/qkov/tls/ca.pem' >"$work/stopped-worker.log" 2>&1 &
+worker_job=$!
+# Until a trial of it runs (bounded: 30 s).
+for _ in $(seq 1 300); do
+  running=$(in_root sqlite3 /var/lib/qkov/results.db \
+    "SELECT COUNT(*) FROM trials WHERE state = 'running'" 2>/dev/null || echo 0)
+  [ "$running" -gt 0 ] && break
+  sleep 0.1
+done
+[ "$running" -gt 0 ] || { tail "$work/stopped-worker.log"; fail "the worker leased nothing"; }
+kill -TERM "$(cat "$root/tmp/worker.pid")"
+status=0; wait "$worker_job" || status=$?
+allowed=$(sed -n 's/^SuccessExitStatus=//p' "$root/lib/systemd/system/qkov-worker.service")
+[ "$status" = 0 ] || grep -qw "$status" <<<"$allowed" ||
+  fail "the worker exited $status on SIGTERM; its unit counts only 0 and '$allowed' as success"
+echo "SIGTERM: exit $status; SuccessExitStatus=$allowed"
+qkov_in_root cancel long >/dev/null 2>&1 || fail "qkov cancel long"
+
+step "a backup, as qkov-backup.service makes it"
+backup_cmd=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/qkov-backup.service")
+in_root runuser -u qkov -- $backup_cmd >"$work/backup.out" 2>&1 || { cat "$work/backup.out"; fail "the backup"; }
+backup=$(ls -t "$root"/var/backups/qkov/results-*.db | head -1)
+[ -s "$backup" ] || fail "no backup in /var/backups/qkov"
+[ "$(stat -c %a "$root/var/backups/qkov")" = 750 ] || fail "/var/backups/qkov is not 0750"
+cp "$backup" "$work/backup.db"
 
 step "man pages and --help"
 for prog in qkov-server:--db:--http_listen qkov-worker:--server:--device qkov-data:--format:--path \
@@ -176,8 +298,7 @@ in_root apt-get install -y -q --reinstall "${in_debs[0]}" >>"$work/apt.log" 2>&1
 [ "$(in_root stat -c %U /var/lib/qkov/results.db)" = qkov ] || fail "the database is not qkov's"
 
 step "apt remove keeps the data and configuration"
-kill -TERM "$server_pid"
-for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+in_shims systemctl stop qkov-server || fail "systemctl stop qkov-server"
 in_root apt-get remove -y -q qkov-server qkov-worker qkov-client >>"$work/apt.log" 2>&1 || fail "apt remove"
 [ ! -e "$root/usr/bin/qkov-server" ] || fail "qkov-server is still installed"
 for f in /var/lib/qkov/results.db /etc/qkov/server.env /etc/qkov/tokens; do
@@ -192,4 +313,23 @@ in_root apt-get purge -y -q $left >>"$work/apt.log" 2>&1 || fail "apt purge $lef
 for f in /var/lib/qkov /etc/qkov /var/log/qkov; do
   [ ! -e "$root$f" ] || fail "apt purge left $f"
 done
+
+step "a fresh install restores the backup with docs/cluster.md's restore block"
+in_root apt-get install -y -q --no-install-recommends "${in_debs[@]}" >>"$work/apt.log" 2>&1 ||
+  fail "apt install after purge"
+in_root qkov-server --init_tokens=/etc/qkov/tokens >/dev/null || fail "--init_tokens"
+in_root chown qkov:qkov /etc/qkov/tokens
+awk '$1 == "user" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/user.token"
+configure_server
+in_root install -o qkov -g qkov -m 0644 /dev/null /var/backups/qkov/results-20000101T000000Z.db
+cp "$work/backup.db" "$root/var/backups/qkov/results-20000101T000000Z.db"
+in_shims systemctl start qkov-server || fail "the fresh install's server"
+run_doc_block restore
+server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
+qkov_in_root results demo --format csv >"$work/restored.csv" 2>&1 ||
+  { cat "$work/restored.csv"; fail "qkov results after the restore"; }
+cmp -s "$work/results.csv" "$work/restored.csv" ||
+  fail "the restored results differ: $(diff "$work/results.csv" "$work/restored.csv" | head -5)"
+echo "restored: the 16 trials' results as they were"
+in_shims systemctl stop qkov-server || fail "stopping the restored server"
 echo "package_test: passed in $(( $(date +%s) - start )) s"
