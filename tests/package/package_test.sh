@@ -5,19 +5,20 @@
 # this machine), installs the three packages there with apt resolving every
 # dependency, and inside that root:
 #   - nothing runs after install; the qkov user and folders exist;
-#   - qkov-server --init_tokens writes the token file once, never twice;
-#   - docs/cluster.md's TLS block, run as written, makes the CA and the
-#     server's certificate and key;
-#   - the installed server runs with the shipped unit's command line as the
-#     qkov user, with TLS, the dashboard and metrics, and refuses to start
-#     without its token file as the unit's AssertPathExists does; one
-#     installed worker trains a small sweep that the installed qkov
-#     submitted; qkov results reads it back; /metrics, scraped with the
-#     read-only token, passes promtool and counts the 16 trials;
-#   - a worker stopped by SIGTERM mid-trial exits with a status its unit
-#     counts as success (no failed unit);
-#   - the backup unit's command makes a backup, and docs/cluster.md's
-#     restore block, run as written, restores it into a fresh install;
+#   - the server's unit refuses to start without its token file
+#     (AssertPathExists);
+#   - docs/cluster.md's command blocks, run as written (stand-ins for sudo
+#     and systemctl, below): the TLS block makes the CA, certificate and
+#     key; the service-node block writes the tokens and starts the server
+#     as its unit does, as qkov, with TLS, the dashboard and metrics;
+#     --init_tokens never writes twice; one installed worker trains a small
+#     sweep that the installed qkov submitted; qkov results reads it back;
+#     /metrics, scraped with the read-only token, passes promtool and
+#     counts the 16 trials; the worker-node block starts a worker unit,
+#     and stopping it mid-trial hands the trial back and leaves no failed
+#     unit (its exit status is one the unit counts as success);
+#   - the backup unit's command makes a backup, and after purge and a
+#     fresh install the restore block brings back the same results;
 #   - the man pages and --help of every program name their main flags;
 #   - reinstalling keeps the edited server.env (a conffile) and the tokens;
 #   - apt remove keeps the database and the configuration; apt purge
@@ -112,25 +113,14 @@ in_root id qkov >/dev/null || fail "no qkov user"
   fail "qkov-server.service was enabled before it was configured"
 [ -s "$root/usr/share/qkov/dashboard/chart.min.js" ] || fail "the dashboard has no Chart.js"
 
-step "tokens"
-in_root qkov-server --init_tokens=/etc/qkov/tokens || fail "--init_tokens"
-[ "$(in_root stat -c %a /etc/qkov/tokens)" = 600 ] || fail "the token file is not 0600"
-before=$(md5sum <"$root/etc/qkov/tokens")
-if in_root qkov-server --init_tokens=/etc/qkov/tokens 2>"$work/init2.err"; then
-  fail "--init_tokens wrote over an existing file"
-fi
-grep -q "never overwritten" "$work/init2.err" || fail "--init_tokens: $(cat "$work/init2.err")"
-[ "$(md5sum <"$root/etc/qkov/tokens")" = "$before" ] || fail "--init_tokens changed the file"
-in_root chown qkov:qkov /etc/qkov/tokens
-awk '$1 == "worker" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/worker.token"
-awk '$1 == "user" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/user.token"
-chmod 0644 "$root/tmp/worker.token" "$root/tmp/user.token"
-
 # docs/cluster.md's command blocks run as written, in the root: the block
 # after the comment "<!-- package-test: NAME", without its indentation.
-# The root has no sudo and no systemd: a sudo that runs its command (the
-# test is root), and a systemctl that starts and stops qkov-server as its
-# unit does (ExecStart as qkov with server.env, AssertPathExists checked).
+# The root has no sudo and no systemd, so it gets stand-ins: sudo runs its
+# command (the test is root); sudoedit writes the settings the test chose;
+# systemctl starts and stops qkov-server and qkov-worker as their units do
+# (ExecStart as the unit's User with its EnvironmentFile, AssertPathExists
+# checked, and a stop whose exit status is not 0 or in SuccessExitStatus
+# reported as a failed unit). Timers are not run.
 doc_block() {
   awk -v name="$1" '
     index($0, "<!-- package-test: " name " ") {want = 1; next}
@@ -140,81 +130,129 @@ doc_block() {
 }
 mkdir -p "$root/tmp/shims"
 printf '#!/bin/sh\nexec "$@"\n' >"$root/tmp/shims/sudo"
+printf '#!/bin/sh\n# "Edits" FILE into the settings the test chose.\ncp /tmp/edited.env "$1"\n' \
+  >"$root/tmp/shims/sudoedit"
 cat >"$root/tmp/shims/systemctl" <<'SHIM'
 #!/bin/bash
-# systemctl start|stop|restart qkov-server, for a root without systemd.
+# systemctl for a root without systemd (tests/package/package_test.sh):
+# start, stop, restart, status, enable --now of qkov-server and qkov-worker.
 set -euo pipefail
-unit=/lib/systemd/system/qkov-server.service
-[ "${2%.service}" = qkov-server ] || { echo "systemctl (test): only qkov-server" >&2; exit 1; }
-stop() {
-  local pid
-  pid=$(cat /var/lib/qkov/server.pid 2>/dev/null || true)
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  echo "qkov-server did not stop" >&2; return 1
-}
+state=/run/qkov-test
+# The service writes its pid and exit status here, as its unit's user.
+mkdir -p "$state" && chmod 1777 "$state"
+unit_file() { echo "/lib/systemd/system/${1%.service}.service"; }
+field() { sed -n "s/^$2=//p" "$(unit_file "$1")"; }
 start() {
-  local p cmd
-  for p in $(sed -n 's/^AssertPathExists=//p' "$unit"); do
-    [ -e "$p" ] || { echo "Assertion failed on job for qkov-server.service: AssertPathExists=$p" >&2; return 1; }
+  local u=${1%.service} p cmd envfile user
+  case $u in *.timer) echo "systemctl (test): $u not run"; return 0 ;; esac
+  for p in $(field "$u" AssertPathExists); do
+    [ -e "$p" ] || { echo "Assertion failed on job for $u.service: AssertPathExists=$p" >&2; return 1; }
   done
-  cmd=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/\\\n//g;p}' "$unit")
-  rm -f /var/lib/qkov/port
-  # bash writes its own pid, then becomes the server.
-  runuser -u qkov -- bash -c "set -a; . /etc/qkov/server.env; set +a; echo \$\$ >/var/lib/qkov/server.pid; exec $cmd" \
-    >>/var/tmp/qkov-server.log 2>&1 </dev/null &
-  for _ in $(seq 1 300); do [ -s /var/lib/qkov/port ] && return 0; sleep 0.1; done
-  cat /var/tmp/qkov-server.log >&2; echo "qkov-server did not start" >&2; return 1
+  cmd=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/\\\n//g;p}' "$(unit_file "$u")")
+  envfile=$(field "$u" EnvironmentFile); user=$(field "$u" User)
+  rm -f "$state/$u.exit" /var/lib/qkov/port
+  # The service's process, its pid, and its exit status when it ends.
+  runuser -u "$user" -- bash -c "set -a; . $envfile; set +a; $cmd & echo \$! >$state/$u.pid; wait \$!; echo \$? >$state/$u.exit" \
+    >>"/var/tmp/$u.log" 2>&1 </dev/null &
+  for _ in $(seq 1 100); do [ -s "$state/$u.pid" ] && break; sleep 0.1; done
+  if [ "$u" = qkov-server ]; then
+    for _ in $(seq 1 300); do [ -s /var/lib/qkov/port ] && return 0; [ -e "$state/$u.exit" ] && break; sleep 0.1; done
+    tail -5 "/var/tmp/$u.log" >&2; echo "$u failed to start" >&2; return 1
+  fi
 }
-case $1 in
-  start) start ;;
-  stop) stop ;;
-  restart) stop; start ;;
-  *) echo "systemctl (test): $1?" >&2; exit 1 ;;
-esac
+stop() {
+  local u=${1%.service} pid status ok
+  pid=$(cat "$state/$u.pid" 2>/dev/null || true)
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid"
+  for _ in $(seq 1 1200); do [ -s "$state/$u.exit" ] && break; sleep 0.1; done
+  status=$(cat "$state/$u.exit" 2>/dev/null || echo timeout)
+  rm -f "$state/$u.pid"
+  ok=0; [ "$status" = 0 ] && ok=1
+  for p in $(field "$u" SuccessExitStatus); do [ "$status" = "$p" ] && ok=1; done
+  [ "$ok" = 1 ] || { echo "$u.service: Failed with result 'exit-code' (status $status)" >&2; return 1; }
+  echo "$u.service: inactive (exit status $status)"
+}
+status() {
+  local u=${1%.service} pid
+  pid=$(cat "$state/$u.pid" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$u.service: active (running)"; return 0; fi
+  echo "$u.service: inactive"; return 3
+}
+action=$1; shift
+[ "${1:-}" = --now ] && { now=1; shift; } || now=0
+for u in "$@"; do
+  case $action in
+    start|restart) [ "$action" = restart ] && stop "$u"; start "$u" ;;
+    stop) stop "$u" ;;
+    status) status "$u" ;;
+    enable) [ "$now" = 1 ] && start "$u" ;;
+    *) echo "systemctl (test): $action?" >&2; exit 1 ;;
+  esac
+done
 SHIM
-chmod 0755 "$root/tmp/shims/sudo" "$root/tmp/shims/systemctl"
+chmod 0755 "$root"/tmp/shims/*
+# What the reader answers apt's "Do you want to continue?": yes.
+echo 'APT::Get::Assume-Yes "true";' >"$root/etc/apt/apt.conf.d/90package-test"
+# Runs docs/cluster.md's block NAME in the root, in folder DIR, with the
+# substitutions SED (a sed script: the placeholders the doc asks a reader to
+# fill in).
 run_doc_block() {
   local block
-  block=$(doc_block "$1")
+  block=$(doc_block "$1" | sed "${3:-}")
   [ -n "$block" ] || fail "docs/cluster.md has no block marked package-test: $1"
   echo "docs/cluster.md, $1:"; sed 's/^/  | /' <<<"$block"
   chroot "$root" /usr/bin/env -i PATH=/tmp/shims:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-    LANG=C.UTF-8 bash -euo pipefail -c "$block" >>"$work/doc-blocks.log" 2>&1 ||
+    LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive bash -euo pipefail -c "cd $2; $block" \
+    >>"$work/doc-blocks.log" 2>&1 ||
     { tail -20 "$work/doc-blocks.log"; fail "docs/cluster.md's $1 block failed in the root"; }
 }
 in_shims() {
   chroot "$root" /usr/bin/env -i PATH=/tmp/shims:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     LANG=C.UTF-8 "$@"
 }
-# The TLS files and the server's settings, as an admin makes them.
-configure_server() {
-  run_doc_block tls
+# The server's settings, as the admin writes them with sudoedit: TLS, the
+# dashboard and metrics on loopback, free ports written where the test
+# reads them.
+printf '%s\n' 'QKOV_LISTEN=127.0.0.1:0' 'QKOV_METRICS_LISTEN=127.0.0.1:0' \
+  'QKOV_SERVER_FLAGS="--port_file=/var/lib/qkov/port --metrics_port_file=/var/lib/qkov/metrics.port --http_listen=127.0.0.1:0 --tls_cert=/etc/qkov/tls/server.pem --tls_key=/etc/qkov/tls/server.key --log_format=json"' \
+  >"$root/tmp/edited.env"
+# The service node: TLS first (the settings name its files), then the
+# service-node block.
+set_up_service_node() {
+  run_doc_block tls /
   [ "$(in_root stat -c %U:%G:%a /etc/qkov/tls/server.key)" = root:qkov:640 ] ||
     fail "server.key: $(in_root stat -c %U:%G:%a /etc/qkov/tls/server.key)"
-  printf '%s\n' 'QKOV_LISTEN=127.0.0.1:0' 'QKOV_METRICS_LISTEN=127.0.0.1:0' \
-    'QKOV_SERVER_FLAGS="--port_file=/var/lib/qkov/port --metrics_port_file=/var/lib/qkov/metrics.port --http_listen=127.0.0.1:0 --tls_cert=/etc/qkov/tls/server.pem --tls_key=/etc/qkov/tls/server.key --log_format=json"' \
-    >"$root/etc/qkov/server.env"
+  run_doc_block service-node /tmp/debs
+  server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
+  awk '$1 == "worker" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/worker.token"
+  awk '$1 == "user" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/user.token"
+  chmod 0644 "$root/tmp/worker.token" "$root/tmp/user.token"
 }
 qkov_in_root() {
   in_root qkov --server="$server" --token_file=/tmp/user.token --tls_ca=/etc/qkov/tls/ca.pem "$@"
 }
 
-step "docs/cluster.md's TLS block; the server, as the unit runs it"
-configure_server
-mv "$root/etc/qkov/tokens" "$root/etc/qkov/tokens.aside"
+step "the server's unit refuses to start without its token file"
 if in_shims systemctl start qkov-server 2>"$work/assert.err"; then
   fail "the server started without its token file"
 fi
 grep -q "AssertPathExists=/etc/qkov/tokens" "$work/assert.err" || fail "$(cat "$work/assert.err")"
-mv "$root/etc/qkov/tokens.aside" "$root/etc/qkov/tokens"
-in_shims systemctl start qkov-server || fail "systemctl start qkov-server"
-server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
-server_pid=$(cat "$root/var/lib/qkov/server.pid")
+
+step "docs/cluster.md's TLS and service-node blocks, as written"
+set_up_service_node
+server_pid=$(cat "$root/run/qkov-test/qkov-server.pid")
 tr '\0' ' ' <"/proc/$server_pid/cmdline" | grep -q '^/usr/bin/qkov-server ' ||
   fail "the unit's pid is not qkov-server: $(tr '\0' ' ' <"/proc/$server_pid/cmdline")"
 [ "$(awk '/^Uid:/ {print $2}' "/proc/$server_pid/status")" = "$(in_root id -u qkov)" ] ||
   fail "the server does not run as qkov"
+[ "$(in_root stat -c %a /etc/qkov/tokens)" = 600 ] || fail "the token file is not 0600"
+before=$(md5sum <"$root/etc/qkov/tokens")
+if in_root qkov-server --init_tokens=/etc/qkov/tokens 2>"$work/init2.err"; then
+  fail "--init_tokens wrote over an existing file"
+fi
+grep -q "never overwritten" "$work/init2.err" || fail "--init_tokens: $(cat "$work/init2.err")"
+[ "$(md5sum <"$root/etc/qkov/tokens")" = "$before" ] || fail "--init_tokens changed the file"
 
 step "a sweep over TLS: installed qkov submits, an installed worker trains, qkov results reads"
 qkov_in_root submit /usr/share/qkov/examples/demo-sweep.yaml --set training.max_steps=300 \
@@ -241,27 +279,32 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$root/etc/qkov/tls/ca.pe
   "https://127.0.0.1:$mport/metrics")
 [ "$code" = 401 ] || fail "a scrape without a token got $code"
 
-step "a worker stopped mid-trial leaves no failed unit"
+step "docs/cluster.md's worker-node block; systemctl stop leaves no failed unit"
+# The reader fills in the worker token and the server's port; the server's
+# name resolves to this root's loopback.
+echo "127.0.0.1 qkov.lab.example" >>"$root/etc/hosts"
+mkdir -p "$root/tmp/worker-node"
+cp "$root/etc/qkov/tls/ca.pem" "$root"/tmp/debs/qkov-worker_*.deb "$root/tmp/worker-node/"
+worker_token=$(cat "$root/tmp/worker.token")
+run_doc_block worker-node /tmp/worker-node \
+  "s/WORKER_TOKEN/$worker_token/; s/qkov.lab.example:50051/qkov.lab.example:${server##*:}/"
 qkov_in_root submit /usr/share/qkov/examples/demo-sweep.yaml --set name=long \
   --set training.max_steps=200000 --set training.target_loss=-1 >>"$work/submit.out" 2>&1 ||
   fail "qkov submit long"
-in_root runuser -u qkov -- bash -c 'echo $$ >/tmp/worker.pid; exec qkov-worker --server='"$server"' \
-  --token_file=/tmp/worker.token --tls_ca=/etc/qkov/tls/ca.pem' >"$work/stopped-worker.log" 2>&1 &
-worker_job=$!
-# Until a trial of it runs (bounded: 30 s).
-for _ in $(seq 1 300); do
+# Until the unit's worker trains a trial (bounded: 60 s).
+for _ in $(seq 1 600); do
   running=$(in_root sqlite3 /var/lib/qkov/results.db \
     "SELECT COUNT(*) FROM trials WHERE state = 'running'" 2>/dev/null || echo 0)
   [ "$running" -gt 0 ] && break
   sleep 0.1
 done
-[ "$running" -gt 0 ] || { tail "$work/stopped-worker.log"; fail "the worker leased nothing"; }
-kill -TERM "$(cat "$root/tmp/worker.pid")"
-status=0; wait "$worker_job" || status=$?
-allowed=$(sed -n 's/^SuccessExitStatus=//p' "$root/lib/systemd/system/qkov-worker.service")
-[ "$status" = 0 ] || grep -qw "$status" <<<"$allowed" ||
-  fail "the worker exited $status on SIGTERM; its unit counts only 0 and '$allowed' as success"
-echo "SIGTERM: exit $status; SuccessExitStatus=$allowed"
+[ "$running" -gt 0 ] || { tail "$root/var/tmp/qkov-worker.log"; fail "the worker unit leased nothing"; }
+in_shims systemctl stop qkov-worker >"$work/worker-stop.out" 2>&1 ||
+  fail "$(cat "$work/worker-stop.out"); the worker's log: $(tail -3 "$root/var/tmp/qkov-worker.log")"
+cat "$work/worker-stop.out"
+[ "$(in_root sqlite3 /var/lib/qkov/results.db \
+  "SELECT COUNT(*) FROM attempts WHERE state = 'preempted'")" -ge 1 ] ||
+  fail "the stopped worker handed no trial back"
 qkov_in_root cancel long >/dev/null 2>&1 || fail "qkov cancel long"
 
 step "a backup, as qkov-backup.service makes it"
@@ -315,16 +358,10 @@ for f in /var/lib/qkov /etc/qkov /var/log/qkov; do
 done
 
 step "a fresh install restores the backup with docs/cluster.md's restore block"
-in_root apt-get install -y -q --no-install-recommends "${in_debs[@]}" >>"$work/apt.log" 2>&1 ||
-  fail "apt install after purge"
-in_root qkov-server --init_tokens=/etc/qkov/tokens >/dev/null || fail "--init_tokens"
-in_root chown qkov:qkov /etc/qkov/tokens
-awk '$1 == "user" {print $2}' "$root/etc/qkov/tokens" >"$root/tmp/user.token"
-configure_server
-in_root install -o qkov -g qkov -m 0644 /dev/null /var/backups/qkov/results-20000101T000000Z.db
+set_up_service_node
 cp "$work/backup.db" "$root/var/backups/qkov/results-20000101T000000Z.db"
-in_shims systemctl start qkov-server || fail "the fresh install's server"
-run_doc_block restore
+in_root chown qkov:qkov /var/backups/qkov/results-20000101T000000Z.db
+run_doc_block restore /
 server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
 qkov_in_root results demo --format csv >"$work/restored.csv" 2>&1 ||
   { cat "$work/restored.csv"; fail "qkov results after the restore"; }
