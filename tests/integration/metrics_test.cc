@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -215,6 +216,7 @@ TEST_F(MetricsTest, AMetricsAddressThatCannotBeBoundStopsStartUp) {
                     "--listen=127.0.0.1:0", "--metrics_listen=" + bad},
                    30);
     EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find("--metrics_listen"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
   }
