@@ -106,6 +106,8 @@ TEST_F(MultihostTest, CutShorterThanTheLeaseMovesNothing) {
   ASSERT_TRUE(WaitDone("mh-b", 1, 120)) << WorkerLog("n1-b");
   EXPECT_EQ(Q("SELECT COUNT(*) FROM attempts WHERE " + InSweep("mh-b")), 1);
   EXPECT_EQ(NodeOf(AttemptWorker("mh-b", 0, 1)), 1);
+  // Neither the worker's lease_lost event nor a refusal saying so.
+  EXPECT_FALSE(absl::StrContains(WorkerLog("n1-b"), "lease_lost"));
   EXPECT_FALSE(absl::StrContains(WorkerLog("n1-b"), "lease lost"));
   CheckLedger("mh-b", 1, outages, &timeline);
   timeline.Print();
@@ -192,10 +194,13 @@ TEST_F(MultihostTest, LostRepliesDoubleNothing) {
   for (int k = 1; k <= kNodes; ++k) Worker(k, "e");
   ASSERT_TRUE(WaitUntil([&] { return Done("mh-e") >= 3; }, 60));
   constexpr int64_t kDropMs = 5000;
+  // The worker's event when a retried call is answered (common/log.h).
+  constexpr absl::string_view kCompletionRetried =
+      "rpc_answered_after_retries call=CompleteTrial ";
   auto answered = [&](const std::string& worker) {
     int n = 0;
     for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n'))
-      n += absl::StrContains(line, "CompleteTrial answered after");
+      n += absl::StrContains(line, kCompletionRetried);
     return n;
   };
   int retried = 0;  // completions whose call certainly ran out in a drop
@@ -242,7 +247,7 @@ TEST_F(MultihostTest, LostRepliesDoubleNothing) {
           << WorkerLog(worker);
       std::string last;
       for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n'))
-        if (absl::StrContains(line, "CompleteTrial answered after"))
+        if (absl::StrContains(line, kCompletionRetried))
           last = std::string(line);
       timeline.Add(absl::StrCat(worker, " logged: ", last));
       ++retried;
@@ -256,8 +261,9 @@ TEST_F(MultihostTest, LostRepliesDoubleNothing) {
   for (int k = 1; k <= kNodes; ++k) {
     const std::string worker = absl::StrCat("n", k, "-e");
     for (absl::string_view line : absl::StrSplit(WorkerLog(worker), '\n')) {
-      if (absl::StrContains(line, "CompleteTrial answered after")) {
-        EXPECT_TRUE(absl::EndsWith(line, ": OK")) << worker << ": " << line;
+      if (absl::StrContains(line, kCompletionRetried)) {
+        EXPECT_TRUE(absl::EndsWith(line, " error=OK"))
+            << worker << ": " << line;
       }
     }
   }
