@@ -62,9 +62,9 @@ absl::StatusOr<std::string> RenderManPage(const ManPage& page,
       ".\\\" ", page.program, "(1), written by `", page.program,
       " --man_page` from its flags (common/man_page.h).\n", ".TH ",
       page.program, " 1 \"\" \"", page.program, " ", version,
-      "\" \"qkov-sweep\"\n", ".ad l\n", ".SH NAME\n", RoffText(page.program), " \\- ",
-      RoffText(page.summary), "\n", ".SH SYNOPSIS\n", page.synopsis, "\n",
-      ".SH DESCRIPTION\n", page.description, "\n", ".SH OPTIONS\n");
+      "\" \"qkov-sweep\"\n", ".ad l\n", ".SH NAME\n", RoffText(page.program),
+      " \\- ", RoffText(page.summary), "\n", ".SH SYNOPSIS\n", page.synopsis,
+      "\n", ".SH DESCRIPTION\n", page.description, "\n", ".SH OPTIONS\n");
   for (const ManPage::Group& g : page.groups) {
     absl::StrAppend(&out, ".SS ", RoffText(g.title), "\n");
     if (!g.intro.empty()) absl::StrAppend(&out, g.intro, "\n");
