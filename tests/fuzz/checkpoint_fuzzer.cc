@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/unit/training/synthetic/small_trial.h"
 #include "worker/training/trainer.h"
 
 namespace training = qkov::training;
@@ -21,23 +22,12 @@ namespace {
 
 constexpr int kTrials = 6;
 
-// Small trials (a few milliseconds a step, checkpoints of a few KB).
 training::TrialOptions Trial(int which) {
-  training::TrialOptions o;
   const training::Parameterization p[] = {
       training::Parameterization::kFafo, training::Parameterization::kFaco,
       training::Parameterization::kCafo, training::Parameterization::kCaco};
-  o.parameterization = p[which % 4];
-  o.synthetic.vocab_size = 24;
-  o.synthetic.num_common = 8;
-  o.synthetic.num_classes = 2;
-  o.synthetic.distinct_per_class = 4;
-  o.synthetic.seq_len = 6;
-  o.max_steps = 12;
-  o.report_every = 4;
-  o.loss_window = 4;
-  o.batch_size = 8;
-  o.eval.num_examples = 16;
+  training::TrialOptions o =
+      qkov::training::testing::SmallSyntheticTrial(p[which % 4]);
   if (which == 4) o.optimizer.momentum = 0.9;
   if (which == 5) o.optimizer.kind = training::OptimizerKind::kAdamW;
   return o;

@@ -59,15 +59,6 @@ for t in "${targets[@]}"; do
   # a reply by itself); -rss_limit_mb bounds memory.
   flags=(-timeout=10 -rss_limit_mb=2560 -max_len=65536 -print_final_stats=1
     "-artifact_prefix=$findings/$t-")
-  case "$t" in
-    # LibTorch's archive reader reserves lengths read from the checkpoint
-    # before reading that many bytes (a 600-byte input asked for 4 GB): a
-    # reservation, never touched, that fails into "checkpoint does not
-    # parse" (worker/training/torch_status.h). libFuzzer's own cap on one
-    # malloc (the RSS limit by default) would report it as out-of-memory;
-    # the RSS limit still bounds what is touched.
-    checkpoint_fuzzer) flags+=(-malloc_limit_mb=65536) ;;
-  esac
   if [ "$seconds" -gt 0 ]; then
     flags+=("-max_total_time=$seconds")
   else

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "worker/training/checkpoint_bounds.h"
 
 namespace qkov::training {
 
@@ -53,6 +54,7 @@ std::string CheckpointWriter::Bytes() {
 
 absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(
     const std::string& bytes, std::initializer_list<int64_t> formats) {
+  if (absl::Status s = CheckCheckpointBounds(bytes); !s.ok()) return s;
   std::unique_ptr<CheckpointReader> r(new CheckpointReader());
   std::istringstream in(bytes);
   r->archive_.load_from(in);

@@ -47,7 +47,8 @@ class CheckpointWriter {
 
 class CheckpointReader {
  public:
-  // INVALID_ARGUMENT when the format number is none of `formats` (the
+  // INVALID_ARGUMENT when a size `bytes` declare exceeds the bytes
+  // (CheckCheckpointBounds) or the format number is none of `formats` (the
   // message names them); throws when `bytes` do not parse.
   static absl::StatusOr<std::unique_ptr<CheckpointReader>> Open(
       const std::string& bytes, std::initializer_list<int64_t> formats);

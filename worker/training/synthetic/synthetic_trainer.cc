@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "worker/training/checkpoint_bounds.h"
 #include "worker/training/optimizer.h"
 #include "worker/training/synthetic/analytic_gradients.h"
 #include "worker/training/synthetic/metrics.h"
@@ -98,6 +99,7 @@ absl::Status LoadCheckpoint(const std::string& bytes, Stack& s, TrialState& st,
   const TrialOptions& o = *st.o;
   const absl::Status wrong = absl::InvalidArgumentError(
       "checkpoint does not belong to this trial's options");
+  if (absl::Status s = CheckCheckpointBounds(bytes); !s.ok()) return s;
   torch::serialize::InputArchive archive;
   std::istringstream in(bytes);
   archive.load_from(in, device);
