@@ -28,19 +28,25 @@ namespace v1 = ::qkov::v1;
 std::string JsonNumber(double v) {
   return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "null";
 }
-std::string CsvNumber(double v) {
-  return std::isfinite(v) ? absl::StrFormat("%.17g", v)
-                          : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-}
-
+// Every row of the sweep, in pages of 10,000 (one answer of a 100,000-trial
+// sweep would pass the server's message limit).
 absl::StatusOr<std::vector<v1::ResultRow>> FetchRows(Connection& conn,
                                                      const std::string& sweep) {
-  v1::QueryResultsRequest req;
-  req.set_sweep_name(sweep);
-  v1::QueryResultsResponse resp;
-  grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return std::vector<v1::ResultRow>(resp.rows().begin(), resp.rows().end());
+  constexpr int64_t kPage = 10000;
+  std::vector<v1::ResultRow> rows;
+  for (int64_t offset = 0;; offset += kPage) {
+    v1::QueryResultsRequest req;
+    req.set_sweep_name(sweep);
+    req.set_offset(offset);
+    req.set_limit(kPage);
+    v1::QueryResultsResponse resp;
+    grpc::Status s =
+        conn.stub()->QueryResults(conn.Context().get(), req, &resp);
+    if (!s.ok()) return FromGrpcStatus(s);
+    for (v1::ResultRow& r : *resp.mutable_rows()) rows.push_back(std::move(r));
+    if (resp.rows_size() < kPage) break;
+  }
+  return rows;
 }
 
 }  // namespace

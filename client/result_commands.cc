@@ -73,6 +73,7 @@ int AggregatedResults(Connection& conn, const ResultsArgs& args) {
     header.push_back("ci95");
   }
   Table t(header);
+  const auto number = args.format == "csv" ? CsvNumber : FormatNumber;
   for (const v1::ResultGroup& g : resp.groups()) {
     std::vector<std::string> row(g.keys().begin(), g.keys().end());
     int64_t n = 0;
@@ -80,9 +81,9 @@ int AggregatedResults(Connection& conn, const ResultsArgs& args) {
     row.push_back(absl::StrCat(n));
     for (const auto& m : metrics) {
       const v1::MetricSummary& sm = g.metrics().at(m);
-      row.push_back(FormatNumber(sm.mean()));
-      row.push_back(FormatNumber(sm.std()));
-      row.push_back(FormatNumber(sm.ci95()));
+      row.push_back(number(sm.mean()));
+      row.push_back(number(sm.std()));
+      row.push_back(number(sm.ci95()));
     }
     t.AddRow(row);
   }
@@ -162,14 +163,15 @@ int MatchedResults(Connection& conn, const ResultsArgs& args) {
     header.push_back("ci95");
   }
   Table t(header);
+  const auto number = args.format == "csv" ? CsvNumber : FormatNumber;
   int unreached = 0;
   for (const MatchedGroup& g : table->groups) {
     std::vector<std::string> row = g.keys;
-    row.push_back(FormatNumber(g.level));
+    row.push_back(number(g.level));
     row.push_back(absl::StrCat(g.reached, "/", g.trials));
     unreached += g.trials - g.reached;
-    auto cell = [&g](double v) {
-      return g.reached == 0 ? std::string("-") : FormatNumber(v);
+    auto cell = [&g, number](double v) {
+      return g.reached == 0 ? std::string("-") : number(v);
     };
     row.push_back(cell(g.step.mean));
     for (const Summary& m : g.metrics) {
@@ -212,17 +214,18 @@ int Results(Connection& conn, const ResultsArgs& args) {
                                      "eta_ov", "seed",  "state"};
   header.insert(header.end(), metrics.begin(), metrics.end());
   Table t(header);
+  const auto number = args.format == "csv" ? CsvNumber : FormatNumber;
   for (const v1::ResultRow& r : resp.rows()) {
     std::vector<std::string> row = {
         r.trial_id(),
         ParameterizationLabel(r.config().parameterization()),
-        FormatNumber(r.config().lr_ratio()),
-        FormatNumber(r.config().eta_ov()),
+        number(r.config().lr_ratio()),
+        number(r.config().eta_ov()),
         absl::StrCat(r.config().seed()),
         StateName(r.state())};
     for (const std::string& m : metrics) {
       auto it = r.values().find(m);
-      row.push_back(it == r.values().end() ? "-" : FormatNumber(it->second));
+      row.push_back(it == r.values().end() ? "-" : number(it->second));
     }
     t.AddRow(row);
   }

@@ -78,4 +78,9 @@ std::string FormatNumber(double v) {
   return absl::StrFormat("%.4g", v);
 }
 
+std::string CsvNumber(double v) {
+  return std::isfinite(v) ? absl::StrFormat("%.17g", v)
+                          : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+}
+
 }  // namespace qkov::client

@@ -27,6 +27,9 @@ class Table {
 
 // %.4g, "nan" / "inf" spelled out; "-" for a missing value.
 std::string FormatNumber(double v);
+// Every digit that tells the double apart (%.17g; nan, inf, -inf): what
+// the CLI's CSV output prints, so a CSV reads back to the same doubles.
+std::string CsvNumber(double v);
 
 }  // namespace qkov::client
 

@@ -274,6 +274,12 @@ std::vector<double> DefaultLevels(const std::vector<MatchedTrial>& trials,
       const double scale =
           std::pow(10.0, 2 - std::floor(std::log10(std::fabs(level))));
       rounded = std::round(level * scale) / scale;
+      // Rounded past what every trial reaches: round back instead, so that
+      // the first level is one they all reach.
+      if (ahead(rounded, from))
+        rounded =
+            (down ? std::ceil(level * scale) : std::floor(level * scale)) /
+            scale;
     }
     if (levels.empty() || levels.back() != rounded) levels.push_back(rounded);
   }

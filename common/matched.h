@@ -116,9 +116,10 @@ absl::StatusOr<MatchedTable> MatchTrials(
 // trials' lowest values, for a falling reference) towards the level no
 // trial has passed at its first report (the lowest of their first values),
 // that one left out. Where the trials share no such span, the same over
-// the span of all their values. Rounded to 3 significant digits, without
-// repeats, in the order the trials reach them; empty when no trial has a
-// smoothed report.
+// the span of all their values. Rounded to 3 significant digits (away from
+// the direction of travel where the nearest would pass the span's reached
+// end), without repeats, in the order the trials reach them; empty when no
+// trial has a smoothed report.
 std::vector<double> DefaultLevels(const std::vector<MatchedTrial>& trials,
                                   const std::string& reference, int window,
                                   int count);

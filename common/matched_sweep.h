@@ -50,6 +50,10 @@ struct SweepSource {
 absl::StatusOr<MatchedTable> MatchSweep(const SweepMatchedArgs& args,
                                         const SweepSource& source);
 
+// The table as the wire carries it (MatchedResponse): levels in the order
+// of the first arm's groups.
+v1::MatchedResponse MatchedToProto(const MatchedTable& table);
+
 // The axes (not seed) that take more than one value among `rows`; the
 // parameterization when none does.
 std::vector<std::string> VaryingAxes(const std::vector<v1::ResultRow>& rows);

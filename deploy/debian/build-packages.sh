@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian packages qkov-server, qkov-worker and qkov-client from
+# Builds the Debian packages qkov-server, qkov-worker, qkov-client and
+# python3-qkov from
 # this source tree with dpkg-buildpackage (debhelper), into OUT_DIR (default
 # build/deb). Installs what it needs with apt. The version comes from git
 # (deploy/debian/package-version.sh): X.Y.Z for a release tag vX.Y.Z,
@@ -50,4 +51,5 @@ dpkg-buildpackage -b -nc -us -uc -j"$(nproc)" >"$out/build.log" 2>&1 || {
   echo "build-packages: dpkg-buildpackage failed; the whole log: $out/build.log" >&2
   exit 1
 }
-ls "$out"/qkov-{server,worker,client}_"$version"_*.deb
+ls "$out"/qkov-{server,worker,client}_"$version"_*.deb \
+  "$out"/python3-qkov_"$version"_all.deb

@@ -75,6 +75,10 @@ class Coordinator {
   // `sort_by` (numbers numerically, missing values last) and paged.
   absl::StatusOr<qkov::v1::QueryResultsResponse> QueryResults(
       const qkov::v1::QueryResultsRequest& r);
+  // The same rows in columns (ResultColumns), `chunk_rows` rows a message,
+  // from one snapshot of the sweep's rows.
+  absl::StatusOr<std::vector<qkov::v1::ResultColumns>> ResultColumns(
+      const qkov::v1::QueryResultsRequest& r, int chunk_rows = 10000);
   // The same rows grouped and summarized (common/aggregate.h).
   absl::StatusOr<qkov::v1::AggregateResultsResponse> AggregateResults(
       const qkov::v1::AggregateResultsRequest& r);
@@ -91,6 +95,19 @@ class Coordinator {
       const qkov::v1::SweepCurvesRequest& r);
   absl::StatusOr<qkov::v1::GetTrialMetricsResponse> GetTrialMetrics(
       const qkov::v1::GetTrialMetricsRequest& r);
+  // Every curve of a sweep's trials (StreamCurvesRequest) in chunks of about
+  // 1 MB, each trial's series as GetTrialMetrics gives them. `emit` returning
+  // false (the client left) ends the read with CANCELLED. NOT_FOUND for an
+  // unknown sweep, a trial of another sweep, or a name no trial reports;
+  // RESOURCE_EXHAUSTED past max_points (after the chunks before it).
+  absl::Status StreamCurves(
+      const qkov::v1::StreamCurvesRequest& r,
+      const std::function<bool(const qkov::v1::StreamCurvesChunk&)>& emit);
+  // The matched comparison (common/matched_sweep.h) of a sweep, computed here
+  // from this coordinator's rows and curves. FAILED_PRECONDITION above
+  // `max_trials` finished trials.
+  absl::StatusOr<qkov::v1::MatchedResponse> MatchSweep(
+      const qkov::v1::MatchSweepRequest& r, int max_trials);
   // Runs the statement in the SQL console's sandbox; `cancelled` (may be
   // empty) says the client went away and ends it.
   absl::StatusOr<qkov::v1::QuerySqlResponse> QuerySql(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -12,7 +13,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "common/aggregate.h"
+#include "common/matched_sweep.h"
 #include "common/status_macros.h"
 #include "common/text.h"
 #include "server/core/convert.h"
@@ -61,6 +66,21 @@ void SortRows(const std::vector<v1::ResultRow>& rows, const std::string& key,
   std::stable_sort(kept->begin(), kept->end(), before);
 }
 
+// A request's KEY=VALUE filters, each key a row's (axis, state, trial or
+// metric).
+absl::StatusOr<std::vector<Filter>> RowFilters(
+    const google::protobuf::RepeatedPtrField<std::string>& where) {
+  ASSIGN_OR_RETURN(std::vector<Filter> filters,
+                   ParseWhere({where.begin(), where.end()}));
+  for (const Filter& f : filters) {
+    if (!IsRowKey(f.key))
+      return absl::InvalidArgumentError(
+          absl::StrCat("where: '", TerminalSafe(f.key),
+                       "' is not an axis, state, trial or metric name"));
+  }
+  return filters;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
@@ -74,14 +94,7 @@ absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
         absl::StrCat("sort_by: '", TerminalSafe(r.sort_by()),
                      "' is not an axis, state, trial or metric name"));
   std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
-  std::vector<std::string> where(r.where().begin(), r.where().end());
-  ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
-  for (const Filter& f : filters) {
-    if (!IsRowKey(f.key))
-      return absl::InvalidArgumentError(
-          absl::StrCat("where: '", TerminalSafe(f.key),
-                       "' is not an axis, state, trial or metric name"));
-  }
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, RowFilters(r.where()));
   v1::QueryResultsResponse resp;
   RETURN_IF_ERROR(rows_cache_.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
@@ -332,6 +345,194 @@ absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
     series->add_values(p.value);
   }
   return resp;
+}
+
+absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
+    const v1::QueryResultsRequest& r, int chunk_rows) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  ASSIGN_OR_RETURN(std::vector<Filter> filters, RowFilters(r.where()));
+  const std::set<std::string> asked(r.metrics().begin(), r.metrics().end());
+  std::vector<v1::ResultColumns> chunks;
+  RETURN_IF_ERROR(rows_cache_.WithRows(
+      r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
+        const std::vector<v1::ResultRow>& rows = stored.rows();
+        std::vector<size_t> kept;
+        std::set<std::string> names(asked);
+        for (size_t i = 0; i < rows.size(); ++i) {
+          if (!Matches(rows[i], filters)) continue;
+          kept.push_back(i);
+          if (asked.empty()) {
+            for (const auto& [name, value] : rows[i].values())
+              names.insert(name);
+          }
+        }
+        v1::TrialConfig config;
+        for (size_t begin = 0; begin < kept.size() || chunks.empty();
+             begin += chunk_rows) {
+          const size_t end =
+              std::min(kept.size(), begin + static_cast<size_t>(chunk_rows));
+          v1::ResultColumns& c = chunks.emplace_back();
+          c.set_total_rows(static_cast<int64_t>(kept.size()));
+          std::vector<v1::MetricColumn*> columns;
+          for (const std::string& name : names) {
+            columns.push_back(c.add_metrics());
+            columns.back()->set_name(name);
+            columns.back()->mutable_values()->Reserve(end - begin);
+          }
+          for (size_t k = begin; k < end; ++k) {
+            const v1::ResultRow& row = rows[kept[k]];
+            RETURN_IF_ERROR(stored.FullConfig(kept[k], &config));
+            c.add_trial_ids(row.trial_id());
+            c.add_parameterization(config.parameterization());
+            c.add_lr_ratio(config.lr_ratio());
+            c.add_eta_ov(config.eta_ov());
+            c.add_seed(config.seed());
+            c.add_alpha(config.alpha());
+            c.add_task(config.training().task());
+            c.add_state(row.state());
+            size_t j = 0;
+            for (const std::string& name : names) {
+              auto it = row.values().find(name);
+              columns[j++]->add_values(
+                  it == row.values().end()
+                      ? std::numeric_limits<double>::quiet_NaN()
+                      : it->second);
+            }
+          }
+          if (end >= kept.size()) break;
+        }
+        return absl::OkStatus();
+      }));
+  return chunks;
+}
+
+absl::Status Coordinator::StreamCurves(
+    const v1::StreamCurvesRequest& r,
+    const std::function<bool(const v1::StreamCurvesChunk&)>& emit) {
+  constexpr int64_t kDefaultMaxPoints = 50'000'000;
+  constexpr int64_t kMostPoints = 200'000'000;
+  constexpr size_t kChunkBytes = 1 << 20;
+  constexpr int kPage = 5000;
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (r.max_points() < 0 || r.max_points() > kMostPoints) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_points: must be in [0, ", kMostPoints, "]"));
+  }
+  for (const std::string& name : r.names()) {
+    if (!IsRowKey(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "names: '", TerminalSafe(name), "' is not a metric name"));
+    }
+  }
+  const int64_t max_points =
+      r.max_points() == 0 ? kDefaultMaxPoints : r.max_points();
+  RETURN_IF_ERROR(store_->GetSweep(r.sweep_name()).status());
+  v1::GetTrialMetricsRequest one;
+  *one.mutable_names() = r.names();
+  std::set<std::string> seen;
+  int64_t points = 0;
+  v1::StreamCurvesChunk chunk;
+  auto add = [&](const std::string& trial_id) -> absl::Status {
+    one.set_trial_id(trial_id);
+    ASSIGN_OR_RETURN(v1::GetTrialMetricsResponse curves, GetTrialMetrics(one));
+    v1::TrialSeries* t = chunk.add_trials();
+    t->set_trial_id(trial_id);
+    for (v1::MetricSeries& series : *curves.mutable_series()) {
+      points += series.steps_size();
+      seen.insert(series.name());
+      *t->add_series() = std::move(series);
+    }
+    if (points > max_points) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "sweep '", r.sweep_name(), "' has more than ", max_points,
+          " points in the curves asked for; ask for fewer names or trials, "
+          "or raise max_points"));
+    }
+    if (chunk.ByteSizeLong() >= kChunkBytes) {
+      if (!emit(chunk))
+        return absl::CancelledError("the client stopped reading");
+      chunk.Clear();
+    }
+    return absl::OkStatus();
+  };
+  if (r.trial_ids_size() > 0) {
+    for (const std::string& id : r.trial_ids()) {
+      ASSIGN_OR_RETURN(storage::TrialRecord trial, store_->GetTrial(id));
+      if (trial.sweep_name != r.sweep_name()) {
+        return absl::NotFoundError(absl::StrCat("trial ", TerminalSafe(id),
+                                                " is not in sweep '",
+                                                r.sweep_name(), "'"));
+      }
+      RETURN_IF_ERROR(add(id));
+    }
+  } else {
+    for (int64_t after = -1;;) {
+      ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> page,
+                       store_->ListTrials(r.sweep_name(), "", after, kPage));
+      for (const storage::TrialRecord& trial : page)
+        RETURN_IF_ERROR(add(trial.trial_id));
+      if (page.size() < static_cast<size_t>(kPage)) break;
+      after = page.back().ordinal;
+    }
+  }
+  for (const std::string& name : r.names()) {
+    if (!seen.count(name)) {
+      return absl::NotFoundError(
+          absl::StrCat("no trial of sweep '", r.sweep_name(),
+                       "' reports a curve named '", name, "'"));
+    }
+  }
+  if (chunk.trials_size() > 0 && !emit(chunk))
+    return absl::CancelledError("the client stopped reading");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::MatchedResponse> Coordinator::MatchSweep(
+    const v1::MatchSweepRequest& r, int max_trials) {
+  if (r.sweep_name().empty())
+    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  if (r.metrics_size() == 0)
+    return absl::InvalidArgumentError("metrics: at least one is required");
+  if (r.num_levels() < 0 || r.num_levels() > 50)
+    return absl::InvalidArgumentError("num_levels: must be in [0, 50]");
+  if (r.window() < 0) return absl::InvalidArgumentError("window: must be >= 1");
+  SweepMatchedArgs args;
+  args.sweep = r.sweep_name();
+  args.spec = r.curve();
+  if (r.levels_size() > 0) {
+    absl::StrAppend(
+        &args.spec, "=",
+        absl::StrJoin(r.levels(), ",", [](std::string* out, double level) {
+          absl::StrAppendFormat(out, "%.17g", level);
+        }));
+  }
+  args.window = r.window() == 0 ? 1 : r.window();
+  args.default_levels = r.num_levels() == 0 ? 5 : r.num_levels();
+  args.metrics.assign(r.metrics().begin(), r.metrics().end());
+  args.by.assign(r.by().begin(), r.by().end());
+  args.where.assign(r.where().begin(), r.where().end());
+  args.max_trials = max_trials;
+  SweepSource source;
+  source.query = [this](const v1::QueryResultsRequest& q) {
+    return QueryResults(q);
+  };
+  source.curves = [this](const v1::GetTrialMetricsRequest& q) {
+    return GetTrialMetrics(q);
+  };
+  absl::StatusOr<MatchedTable> matched = qkov::MatchSweep(args, source);
+  if (!matched.ok()) {
+    // MatchSweep names the CLI's flags; here they are the request's fields.
+    const std::string message =
+        absl::StrReplaceAll(matched.status().message(),
+                            {{"--matched: ", "curve: "},
+                             {"--window: ", "window: "},
+                             {"--by: ", "by: "},
+                             {" matching --where", " matching where "}});
+    return absl::Status(matched.status().code(), message);
+  }
+  return MatchedToProto(*matched);
 }
 
 absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(

@@ -274,31 +274,7 @@ absl::StatusOr<std::string> HttpService::Matched(const HttpRequest& req,
     }
     return absl::Status(matched.status().code(), message);
   }
-  const MatchedTable& table = *matched;
-  v1::MatchedResponse out;
-  out.set_reference(table.reference);
-  out.set_window(table.window);
-  out.set_downwards(table.downwards);
-  for (const auto& b : table.by) out.add_by(b);
-  for (const auto& m : table.metrics) out.add_metrics(m);
-  auto summary = [](const Summary& s, v1::MetricSummary* to) {
-    to->set_n(s.n);
-    to->set_mean(s.mean);
-    to->set_std(s.std);
-    to->set_ci95(s.ci95);
-  };
-  for (const MatchedGroup& g : table.groups) {
-    if (out.levels_size() == 0 || g.keys == table.groups[0].keys)
-      out.add_levels(g.level);
-    v1::MatchedGroup* to = out.add_groups();
-    for (const auto& k : g.keys) to->add_keys(k);
-    to->set_level(g.level);
-    to->set_trials(g.trials);
-    to->set_reached(g.reached);
-    summary(g.step, to->mutable_step());
-    for (size_t m = 0; m < table.metrics.size(); ++m)
-      summary(g.metrics[m], &(*to->mutable_metrics())[table.metrics[m]]);
-  }
+  const v1::MatchedResponse out = MatchedToProto(*matched);
   return ToJson(out);
 }
 

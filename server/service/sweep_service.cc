@@ -142,6 +142,45 @@ grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
                resp);
 }
 
+grpc::Status SweepServiceImpl::StreamResults(
+    grpc::ServerContext* ctx, const qkov::v1::QueryResultsRequest* req,
+    grpc::ServerWriter<qkov::v1::ResultColumns>* writer) {
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kRead, "StreamResults");
+      !a.ok())
+    return a;
+  absl::StatusOr<std::vector<qkov::v1::ResultColumns>> chunks =
+      core_->ResultColumns(*req);
+  if (!chunks.ok()) return ToGrpcStatus(chunks.status());
+  for (const qkov::v1::ResultColumns& c : *chunks) {
+    if (ctx->IsCancelled() || !writer->Write(c))
+      return grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the client stopped reading");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status SweepServiceImpl::StreamCurves(
+    grpc::ServerContext* ctx, const qkov::v1::StreamCurvesRequest* req,
+    grpc::ServerWriter<qkov::v1::StreamCurvesChunk>* writer) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "StreamCurves");
+      !a.ok())
+    return a;
+  return ToGrpcStatus(
+      core_->StreamCurves(*req, [&](const qkov::v1::StreamCurvesChunk& chunk) {
+        return !ctx->IsCancelled() && writer->Write(chunk);
+      }));
+}
+
+grpc::Status SweepServiceImpl::MatchSweep(
+    grpc::ServerContext* ctx, const qkov::v1::MatchSweepRequest* req,
+    qkov::v1::MatchedResponse* resp) {
+  if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "MatchSweep");
+      !a.ok())
+    return a;
+  return Reply(core_->MatchSweep(*req, kMatchedMaxTrials), resp);
+}
+
 grpc::Status SweepServiceImpl::WatchSweep(
     grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
     grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {

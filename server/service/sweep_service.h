@@ -48,6 +48,17 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
                                qkov::v1::GetTrialMetricsResponse*) override;
   grpc::Status QuerySql(grpc::ServerContext*, const qkov::v1::QuerySqlRequest*,
                         qkov::v1::QuerySqlResponse*) override;
+  grpc::Status StreamResults(
+      grpc::ServerContext*, const qkov::v1::QueryResultsRequest*,
+      grpc::ServerWriter<qkov::v1::ResultColumns>*) override;
+  grpc::Status StreamCurves(
+      grpc::ServerContext*, const qkov::v1::StreamCurvesRequest*,
+      grpc::ServerWriter<qkov::v1::StreamCurvesChunk>*) override;
+  // Finished trials one MatchSweep compares at most.
+  static constexpr int kMatchedMaxTrials = 20000;
+  grpc::Status MatchSweep(grpc::ServerContext*,
+                          const qkov::v1::MatchSweepRequest*,
+                          qkov::v1::MatchedResponse*) override;
   // Streams progress: one message at once, then one per change (at most
   // every 200 ms, at least every 5 s), and a last one with finished = true.
   grpc::Status WatchSweep(

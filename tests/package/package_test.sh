@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The Debian packages as a lab admin meets them. Builds qkov-server,
-# qkov-worker and qkov-client (deploy/debian/build-packages.sh), unpacks a
-# clean Debian 12 root (tests/package/debian_root.sh: debootstrap, cached on
-# this machine), installs the three packages there with apt resolving every
-# dependency, and inside that root:
+# qkov-worker, qkov-client and python3-qkov (deploy/debian/build-packages.sh),
+# unpacks a clean Debian 12 root (tests/package/debian_root.sh: debootstrap,
+# cached on this machine), installs the four packages there with apt
+# resolving every dependency, and inside that root:
 #   - nothing runs after install; the qkov user and folders exist;
 #   - the server's unit refuses to start without its token file
 #     (AssertPathExists);
@@ -12,7 +12,8 @@
 #     key; the service-node block writes the tokens and starts the server
 #     as its unit does, as qkov, with TLS, the dashboard and metrics;
 #     --init_tokens never writes twice; one installed worker trains a small
-#     sweep that the installed qkov submitted; qkov results reads it back;
+#     sweep that the installed qkov submitted; qkov results reads it back,
+#     and so does python3's `import qkov` (python3-qkov) over TLS;
 #     /metrics, scraped with the read-only token, passes promtool and
 #     counts the 16 trials; the worker-node block starts a worker unit,
 #     and stopping it mid-trial hands the trial back and leaves no failed
@@ -51,7 +52,7 @@ step "building the packages"
 "$src/deploy/debian/build-packages.sh" "$work/deb" >"$work/build-packages.out" 2>&1 ||
   { cat "$work/build-packages.out" >&2; fail "deploy/debian/build-packages.sh"; }
 debs=()
-for p in qkov-server qkov-worker qkov-client; do
+for p in qkov-server qkov-worker qkov-client python3-qkov; do
   f=$(ls -t "$work/deb/${p}_"*.deb | head -1)
   [ -s "$f" ] || fail "no $p package in $work/deb"
   debs+=("$f")
@@ -96,7 +97,7 @@ in_root() {
 mkdir -p "$root/tmp/debs"
 cp "${debs[@]}" "$root/tmp/debs/"
 
-step "apt install ./qkov-server_*.deb ./qkov-worker_*.deb ./qkov-client_*.deb"
+step "apt install ./qkov-server_*.deb ./qkov-worker_*.deb ./qkov-client_*.deb ./python3-qkov_*.deb"
 in_root apt-get update -qq >"$work/apt.log" 2>&1 || { tail "$work/apt.log"; fail "apt-get update in the root"; }
 in_debs=()
 for f in "${debs[@]}"; do in_debs+=("/tmp/debs/${f##*/}"); done
@@ -267,6 +268,16 @@ done_rows=$(grep -c ',DONE,\|,done,' "$work/results.csv" || true)
 [ "$done_rows" = 16 ] || { head -5 "$work/results.csv"; fail "$done_rows of 16 trials done"; }
 echo "16 trials done; $(head -1 "$work/results.csv" | cut -c1-100)..."
 
+step "python3-qkov: the installed module reads the same sweep over TLS"
+in_root QKOV_SERVER="$server" QKOV_TOKEN_FILE=/tmp/user.token \
+  QKOV_TLS_CA=/etc/qkov/tls/ca.pem python3 -c '
+import qkov
+frame = qkov.connect().results("demo")
+assert (frame["state"] == "done").sum() == 16, frame
+print(len(frame), "rows,", len(frame.columns), "columns from", qkov.__file__)
+' >"$work/python.out" 2>&1 || { cat "$work/python.out"; fail "python3 -c import qkov"; }
+cat "$work/python.out"
+
 step "metrics over TLS with the read-only token"
 reader=$(awk '$1 == "read-only" {print $2}' "$root/etc/qkov/tokens")
 mport=$(cat "$root/var/lib/qkov/metrics.port")
@@ -342,7 +353,7 @@ in_root apt-get install -y -q --reinstall "${in_debs[0]}" >>"$work/apt.log" 2>&1
 
 step "apt remove keeps the data and configuration"
 in_shims systemctl stop qkov-server || fail "systemctl stop qkov-server"
-in_root apt-get remove -y -q qkov-server qkov-worker qkov-client >>"$work/apt.log" 2>&1 || fail "apt remove"
+in_root apt-get remove -y -q qkov-server qkov-worker qkov-client python3-qkov >>"$work/apt.log" 2>&1 || fail "apt remove"
 [ ! -e "$root/usr/bin/qkov-server" ] || fail "qkov-server is still installed"
 for f in /var/lib/qkov/results.db /etc/qkov/server.env /etc/qkov/tokens; do
   [ -s "$root$f" ] || fail "apt remove deleted $f"

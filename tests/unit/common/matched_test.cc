@@ -189,11 +189,22 @@ TEST(DefaultLevelsTest, SpanEveryTrialReachesInTheOrderTheyAreReached) {
   EXPECT_EQ(DefaultLevels(rising, "train_loss", 2, 2),
             (std::vector<double>{0.275, 0.35}));
   // Arms that share no span: the slow one never gets where the fast one
-  // starts. The levels cover all values, 3 significant digits.
+  // starts. The levels cover all values, 3 significant digits; the lowest,
+  // 0.1234, rounds up to 0.124 (0.123 is a loss no trial reaches).
   const std::vector<MatchedTrial> apart = {trial({3.0, 2.5, 2.0}),
                                            trial({1.0, 0.5, 0.1234})};
   EXPECT_EQ(DefaultLevels(apart, "train_loss", 1, 2),
-            (std::vector<double>{1.56, 0.123}));
+            (std::vector<double>{1.56, 0.124}));
+  // Every trial reaches 1.39363 at the least: the first level is 1.40, not
+  // the nearest 1.39 (found by the notebook's test on paper-ratio --quick).
+  const std::vector<MatchedTrial> near = {trial({3.9, 2.0, 1.39363}),
+                                          trial({3.8, 1.5, 1.2})};
+  const std::vector<double> levels = DefaultLevels(near, "train_loss", 1, 3);
+  ASSERT_FALSE(levels.empty());
+  EXPECT_EQ(levels.back(), 1.4);
+  auto reached = MatchTrials(near, {"train_loss", levels}, 1, {"train_loss"},
+                             {"parameterization"});
+  ASSERT_TRUE(reached.ok()) << reached.status();
   EXPECT_TRUE(DefaultLevels(falling, "val_loss", 1, 3).empty());
 }
 

@@ -1,0 +1,110 @@
+"""A real qkov-server (SQLite file, tokens, gRPC on loopback) and a real
+qkov-worker for the notebook client's tests. QKOV_BIN: the folder of the
+built programs; QKOV_PYTHON: the folder holding the generated qkov package
+(build/python), which tests import."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+BIN = os.environ.get("QKOV_BIN", "build/bin")
+PYTHON_DIR = os.path.abspath(os.environ.get("QKOV_PYTHON", "build/python"))
+sys.path.insert(0, PYTHON_DIR)
+
+READER = "reader-token-0123456789"
+USER = "user-token-0123456789ab"
+WORKER = "worker-token-0123456789"
+
+# Small but real: two parameterizations x two ratios x three seeds of the
+# synthetic task, so every seed aggregate has n = 3 and the matched view
+# compares two arms per parameterization.
+SWEEP = """name: {name}
+description: the notebook client's test sweep
+axes: {{parameterization: [FAFO, CACO], lr_ratio: [1, 20], eta_ov: [0.1], seed: [1, 2, 3]}}
+training: {{max_steps: 300, report_every: 25, evaluation: {{num_examples: 128}}}}
+"""
+
+
+def _wait_file(path, proc, timeout=30):
+    deadline = time.time() + timeout
+    while not (os.path.exists(path) and open(path).read().strip()):
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError("%s never appeared" % path)
+        time.sleep(0.05)
+    return open(path).read().strip()
+
+
+class Server:
+    def __init__(self):
+        self.bin = os.path.abspath(BIN)
+        self.dir = tempfile.mkdtemp(prefix="qkov-python-")
+        d = self.dir
+        with open(d + "/tokens", "w") as f:
+            f.write("worker %s\nuser %s alice\nread-only %s\n" %
+                    (WORKER, USER, READER))
+        for name, token in (("user", USER), ("worker", WORKER),
+                            ("reader", READER)):
+            with open("%s/%s.token" % (d, name), "w") as f:
+                f.write(token + "\n")
+        self.log = open(d + "/server.log", "w")
+        self.proc = subprocess.Popen(
+            [BIN + "/qkov-server", "--db=%s/results.db" % d,
+             "--listen=127.0.0.1:0", "--port_file=%s/port" % d,
+             "--token_file=%s/tokens" % d],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.address = "127.0.0.1:" + _wait_file(d + "/port", self.proc)
+
+    def token_file(self, who):
+        return "%s/%s.token" % (self.dir, who)
+
+    def cli(self, *args, who="user", check=True):
+        r = subprocess.run([BIN + "/qkov", "--server=" + self.address,
+                            "--token_file=" + self.token_file(who), *args],
+                           capture_output=True, text=True, timeout=300)
+        if check and r.returncode != 0:
+            raise AssertionError("qkov %s: %s" % (args, r.stderr))
+        return r
+
+    def train(self):
+        with open(self.dir + "/worker.log", "a") as log:
+            w = subprocess.Popen(
+                [BIN + "/qkov-worker", "--server=" + self.address,
+                 "--token_file=" + self.token_file("worker"),
+                 "--exit_when_idle"], stdout=log, stderr=subprocess.STDOUT)
+        assert w.wait(600) == 0, open(self.dir + "/worker.log").read()[-3000:]
+
+    def submit(self, name):
+        path = "%s/%s.yaml" % (self.dir, name)
+        with open(path, "w") as f:
+            f.write(SWEEP.format(name=name))
+        self.cli("submit", path)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(30)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = Server()
+    try:
+        s.submit("nb")
+        s.train()
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def client(server):
+    import qkov
+    with qkov.connect(server.address,
+                      token_file=server.token_file("user")) as c:
+        yield c
