@@ -12,11 +12,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # prometheus (with promtool): the metrics tests and the alert rules tests.
 # python3-grpcio, -protobuf, -pandas, -numpy, -tqdm and -pytest: the
 # notebook client (client/python) and its tests (tests/python); with
-# -nbconvert, -ipykernel and -matplotlib, the notebook they execute.
+# -nbconvert, -ipykernel and -matplotlib, the notebook they execute; with
+# -venv, -pip and -setuptools, `pip install ./client/python` in a venv.
 "$root/deploy/install-deps.sh" chromium python3-websocket help2man iproute2 \
   prometheus \
   python3-grpcio python3-protobuf python3-pandas python3-numpy python3-tqdm \
   python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib \
+  python3-venv python3-pip python3-setuptools \
   iptables clang libclang-rt-14-dev
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
 # The store, coordinator and service suites under ASan+UBSan, and the fuzz

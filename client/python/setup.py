@@ -12,7 +12,6 @@ import shutil
 import subprocess
 
 from setuptools import setup
-from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -44,10 +43,7 @@ def generate(out_dir):
     open(os.path.join(out_dir, "qkov", "v1", "__init__.py"), "a").close()
 
 
-class BuildWithStubs(build_py):
-    def run(self):
-        generate(HERE)
-        super().run()
-
-
-setup(cmdclass={"build_py": BuildWithStubs})
+# Before setup(): setuptools looks for the qkov.v1 package's folder as soon
+# as it reads the metadata. The stubs land in qkov/v1/ (git ignores them).
+generate(HERE)
+setup()

@@ -10,8 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/text.h"
 
 namespace qkov::training {
 namespace {
@@ -34,10 +39,33 @@ uint64_t Le(absl::string_view b, size_t at, int width) {
 struct Entry {
   std::string name;
   int method = 0;
+  uint32_t crc = 0;  // as the central directory declares it
   uint64_t compressed = 0;
   uint64_t size = 0;  // uncompressed
   uint64_t data_at = 0;
+  std::string source;  // a TorchScript source entry's text (IsSource)
 };
+
+// The largest TorchScript source a checkpoint may hold: LibTorch's writer
+// declares a module's attributes in a few hundred bytes.
+constexpr uint64_t kMaxSourceBytes = 1 << 20;
+
+// TorchScript source, which LibTorch compiles as it loads the archive.
+bool IsSource(const std::string& name) {
+  return name.find("/code/") != std::string::npos &&
+         absl::EndsWith(name, ".py");
+}
+
+absl::Status CheckCrc(const Entry& e, uint32_t crc) {
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  // The fuzz build (CMakeLists.txt, QKOV_FUZZ): mutations break CRC-32s.
+  return absl::OkStatus();
+#endif
+  if (crc == e.crc) return absl::OkStatus();
+  return Refuse(absl::StrFormat(
+      "zip entry '%s' declares CRC-32 %08x but its bytes give %08x (damaged)",
+      e.name, e.crc, crc));
+}
 
 constexpr uint32_t kEndSignature = 0x06054b50;
 constexpr uint32_t kEnd64LocatorSignature = 0x07064b50;
@@ -120,8 +148,10 @@ absl::Status ReadZip64Extra(absl::string_view extra, Entry* e,
   return absl::OkStatus();
 }
 
-// Inflates a deflated entry into a fixed buffer to learn its true size.
-absl::Status CheckInflatedSize(absl::string_view data, const Entry& e) {
+// Inflates a deflated entry into a fixed buffer to learn its true size and
+// CRC-32 (a source entry's text is kept in e->source).
+absl::Status Inflate(absl::string_view data, Entry* e) {
+  const bool keep = IsSource(e->name);
   z_stream z;
   std::memset(&z, 0, sizeof(z));
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
@@ -130,23 +160,29 @@ absl::Status CheckInflatedSize(absl::string_view data, const Entry& e) {
   z.avail_in = static_cast<uInt>(data.size());
   std::vector<unsigned char> out(1 << 16);
   uint64_t produced = 0;
+  uLong crc = crc32(0L, Z_NULL, 0);
   int rc = Z_OK;
-  while (rc == Z_OK && produced <= e.size) {
+  while (rc == Z_OK && produced <= e->size) {
     z.next_out = out.data();
     z.avail_out = static_cast<uInt>(out.size());
     rc = inflate(&z, Z_NO_FLUSH);
-    produced += out.size() - z.avail_out;
+    const uInt n = static_cast<uInt>(out.size() - z.avail_out);
+    produced += n;
+    crc = crc32(crc, out.data(), n);
+    if (keep && produced <= kMaxSourceBytes)
+      e->source.append(reinterpret_cast<const char*>(out.data()), n);
     if (rc == Z_BUF_ERROR && z.avail_out != 0) break;  // input ran out
   }
   inflateEnd(&z);
-  if (rc != Z_STREAM_END || produced != e.size) {
+  if (rc != Z_STREAM_END || produced != e->size) {
     return Refuse(absl::StrCat(
-        "zip entry '", e.name, "' declares ", e.size, " bytes but inflates to ",
+        "zip entry '", e->name, "' declares ", e->size,
+        " bytes but inflates to ",
         rc == Z_STREAM_END ? absl::StrCat(produced)
                            : absl::StrCat("a damaged stream after ", produced),
         rc == Z_STREAM_END ? "" : " bytes"));
   }
-  return absl::OkStatus();
+  return CheckCrc(*e, static_cast<uint32_t>(crc));
 }
 
 absl::Status ReadEntry(absl::string_view b, const Directory& d, uint64_t* p,
@@ -157,6 +193,7 @@ absl::Status ReadEntry(absl::string_view b, const Directory& d, uint64_t* p,
         absl::StrCat("zip central directory entry at ", *p, " is damaged"));
   }
   e->method = static_cast<int>(Le(b, *p + 10, 2));
+  e->crc = static_cast<uint32_t>(Le(b, *p + 16, 4));
   e->compressed = Le(b, *p + 20, 4);
   e->size = Le(b, *p + 24, 4);
   const uint64_t name_length = Le(b, *p + 28, 2);
@@ -189,20 +226,161 @@ absl::Status ReadEntry(absl::string_view b, const Directory& d, uint64_t* p,
                                e->compressed, " bytes at ", e->data_at,
                                ", past the archive's ", b.size()));
   }
+  if (IsSource(e->name) && e->size > kMaxSourceBytes) {
+    return Refuse(absl::StrCat("zip entry '", e->name, "' declares ", e->size,
+                               " bytes of TorchScript source, past ",
+                               kMaxSourceBytes));
+  }
   if (e->method == 0) {
     if (e->size != e->compressed) {
       return Refuse(absl::StrCat("zip entry '", e->name, "' is stored (",
                                  e->compressed, " bytes) but declares ",
                                  e->size, " bytes"));
     }
-    return absl::OkStatus();
+    const absl::string_view data = b.substr(e->data_at, e->size);
+    if (IsSource(e->name)) e->source = std::string(data);
+    return CheckCrc(
+        *e, static_cast<uint32_t>(crc32_z(
+                crc32(0L, Z_NULL, 0),
+                reinterpret_cast<const Bytef*>(data.data()), data.size())));
   }
-  if (e->method == 8)
-    return CheckInflatedSize(b.substr(e->data_at, e->compressed), *e);
+  if (e->method == 8) return Inflate(b.substr(e->data_at, e->compressed), e);
   return Refuse(absl::StrCat("zip entry '", e->name, "' uses method ",
                              e->method,
                              "; torch archives are stored or "
                              "deflated"));
+}
+
+// ---------------------------------------------------------------------------
+// The TorchScript layer. LibTorch compiles the archive's code/ entries as it
+// loads it; its writer (torch::serialize::OutputArchive, Module::save) puts
+// there only class declarations of this shape:
+//
+//   class Module(Module):
+//     __parameters__ = ["weight", "bias", ]
+//     __buffers__ = []
+//     __annotations__ = []
+//     __annotations__["param/w_q"] = Tensor
+//     step : int
+//     model : __torch__.___torch_mangle_0.Module
+//
+// Anything else (another statement, a constant, an expression) is refused
+// before LibTorch's compiler sees it: that compiler crashes on some
+// malformed declarations (a SEGV in ScriptTypeParser::parseClassConstant,
+// found by checkpoint_fuzzer).
+
+bool IsIdentifier(absl::string_view s) {
+  if (s.empty() || absl::ascii_isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char c : s) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  }
+  return true;
+}
+
+// A string literal without quotes or escapes in it: "...".
+bool IsPlainString(absl::string_view s) {
+  if (s.size() < 2 || s.front() != '"' || s.back() != '"') return false;
+  for (char c : s.substr(1, s.size() - 2)) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20)
+      return false;
+  }
+  return true;
+}
+
+// Tensor, int, float, str, bool, a module (__torch__.Module or
+// __torch__.___torch_mangle_N.Module), or Tuple/List/Optional/Dict of those,
+// nested at most `depth` deep.
+bool IsType(absl::string_view t, int depth = 4) {
+  for (absl::string_view base : {"Tensor", "int", "float", "str", "bool"}) {
+    if (t == base) return true;
+  }
+  if (t == "__torch__.Module") return true;
+  if (absl::ConsumePrefix(&t, "__torch__.___torch_mangle_")) {
+    if (!absl::ConsumeSuffix(&t, ".Module") || t.empty()) return false;
+    for (char c : t) {
+      if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+    }
+    return true;
+  }
+  if (depth == 0) return false;
+  for (absl::string_view generic : {"Tuple[", "List[", "Optional[", "Dict["}) {
+    absl::string_view inner = t;
+    if (!absl::ConsumePrefix(&inner, generic) ||
+        !absl::ConsumeSuffix(&inner, "]")) {
+      continue;
+    }
+    // Split at the top level's ", ".
+    int open = 0;
+    size_t from = 0;
+    for (size_t i = 0; i <= inner.size(); ++i) {
+      if (i == inner.size() || (open == 0 && inner.substr(i, 2) == ", ")) {
+        if (!IsType(inner.substr(from, i - from), depth - 1)) return false;
+        from = i + 2;
+        ++i;
+      } else if (inner[i] == '[') {
+        ++open;
+      } else if (inner[i] == ']') {
+        if (--open < 0) return false;
+      }
+    }
+    return open == 0;
+  }
+  return false;
+}
+
+// `= [` plain strings, each followed by ", " `]`.
+bool IsNameList(absl::string_view s) {
+  if (!absl::ConsumePrefix(&s, "[") || !absl::ConsumeSuffix(&s, "]"))
+    return false;
+  while (!s.empty()) {
+    const size_t end = s.find("\", ");
+    if (end == absl::string_view::npos || !IsPlainString(s.substr(0, end + 1)))
+      return false;
+    s.remove_prefix(end + 3);
+  }
+  return true;
+}
+
+absl::Status CheckModuleSource(const Entry& e) {
+  int line_number = 0;
+  bool in_class = false;
+  for (absl::string_view line : absl::StrSplit(e.source, '\n')) {
+    ++line_number;
+    bool ok = false;
+    absl::string_view rest = line;
+    if (line.empty()) {
+      ok = true;
+    } else if (line == "class Module(Module):") {
+      ok = in_class = true;
+    } else if (in_class && absl::ConsumePrefix(&rest, "  ")) {
+      absl::string_view value = rest;
+      if (absl::ConsumePrefix(&value, "__parameters__ = ") ||
+          absl::ConsumePrefix(&value, "__buffers__ = ")) {
+        ok = IsNameList(value);
+      } else if (rest == "__annotations__ = []") {
+        ok = true;
+      } else if (absl::ConsumePrefix(&value, "__annotations__[")) {
+        const size_t close = value.find("] = ");
+        ok = close != absl::string_view::npos &&
+             IsPlainString(value.substr(0, close)) &&
+             IsType(value.substr(close + 4));
+      } else {
+        const size_t colon = rest.find(" : ");
+        ok = colon != absl::string_view::npos &&
+             IsIdentifier(rest.substr(0, colon)) &&
+             IsType(rest.substr(colon + 3));
+      }
+    }
+    if (!ok) {
+      return Refuse(
+          absl::StrCat("TorchScript source '", e.name, "' line ", line_number,
+                       " is not a module declaration LibTorch writes: '",
+                       TerminalSafe(std::string(line.substr(0, 80))), "'"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------
@@ -500,6 +678,10 @@ absl::Status CheckCheckpointBounds(absl::string_view bytes) {
       return Refuse(absl::StrCat("zip names '", name, "' twice"));
   }
   for (const auto& [name, e] : entries) {
+    if (IsSource(name)) {
+      if (absl::Status s = CheckModuleSource(e); !s.ok()) return s;
+      continue;
+    }
     std::string storage_prefix;
     if (absl::EndsWith(name, ".pkl")) {
       storage_prefix = name.substr(0, name.size() - 4) + "/";

@@ -9,12 +9,21 @@
 // worker touch gigabytes (and the kernel kill it, over and over as the trial
 // moves between workers) or read past a buffer.
 //
+// LibTorch also compiles the TorchScript source in the archive's code/
+// entries as it loads it, and its compiler crashes on some malformed
+// declarations.
+//
 // CheckCheckpointBounds reads the archive as LibTorch will and refuses, with
-// INVALID_ARGUMENT naming the entry and both sizes, any checkpoint in which
+// INVALID_ARGUMENT naming the entry and both sizes (or the line), any
+// checkpoint in which
 //   - the zip's end record, central directory or an entry's local header lies
 //     outside the bytes, or two entries have one name;
 //   - an entry is neither stored nor deflated, a stored entry's two sizes
-//     differ, or a deflated entry inflates to other than its declared size;
+//     differ, a deflated entry inflates to other than its declared size, or
+//     an entry's CRC-32 is not its bytes' (not checked in the fuzz build);
+//   - a code/ entry holds anything but the class declarations LibTorch's
+//     writer makes (attribute and submodule annotations, parameter and
+//     buffer name lists), or more than 1 MiB;
 //   - a pickle (each entry ending in ".pkl" or ".debug_pkl") declares a
 //     string longer than the bytes left, uses an opcode LibTorch's unpickler
 //     does not read, or sets a memo index beyond the next one;

@@ -9,9 +9,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tests/unit/training/synthetic/small_trial.h"
@@ -50,15 +53,102 @@ std::string TextStyleCheckpoint() {
   return w.Bytes();
 }
 
-// Replaces the one occurrence of `from` in `bytes` by `to` (same length).
-std::string Patch(std::string bytes, const std::string& from,
-                  const std::string& to) {
-  EXPECT_EQ(from.size(), to.size());
-  const size_t at = bytes.find(from);
-  EXPECT_NE(at, std::string::npos) << "pattern not in the checkpoint";
-  EXPECT_EQ(bytes.find(from, at + 1), std::string::npos) << "pattern twice";
-  if (at != std::string::npos) bytes.replace(at, from.size(), to);
-  return bytes;
+// A torch archive's entries, inflated, in the central directory's order.
+std::vector<std::pair<std::string, std::string>> Entries(
+    const std::string& zip) {
+  auto le = [&](size_t at, int width) {
+    uint64_t v = 0;
+    for (int i = width - 1; i >= 0; --i)
+      v = (v << 8) | static_cast<uint8_t>(zip[at + i]);
+    return v;
+  };
+  const size_t end = zip.rfind(std::string("PK\x05\x06", 4));
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t p = le(end + 16, 4);
+  for (uint64_t i = 0, n = le(end + 10, 2); i < n; ++i) {
+    const int method = static_cast<int>(le(p + 10, 2));
+    const uint64_t compressed = le(p + 20, 4), size = le(p + 24, 4);
+    const uint64_t name_length = le(p + 28, 2);
+    const uint64_t local = le(p + 42, 4);
+    std::string name = zip.substr(p + 46, name_length);
+    const size_t data = local + 30 + le(local + 26, 2) + le(local + 28, 2);
+    std::string content(size, '\0');
+    if (method == 0) {
+      content = zip.substr(data, size);
+    } else {
+      z_stream z{};
+      inflateInit2(&z, -MAX_WBITS);
+      z.next_in =
+          reinterpret_cast<Bytef*>(const_cast<char*>(zip.data()) + data);
+      z.avail_in = static_cast<uInt>(compressed);
+      z.next_out = reinterpret_cast<Bytef*>(content.data());
+      z.avail_out = static_cast<uInt>(size);
+      EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END) << name;
+      inflateEnd(&z);
+    }
+    out.emplace_back(std::move(name), std::move(content));
+    p += 46 + name_length + le(p + 30, 2) + le(p + 32, 2);
+  }
+  return out;
+}
+
+std::string Le32(uint32_t v);
+std::string Le16(uint32_t v) { return Le32(v).substr(0, 2); }
+
+// The archive with `name`'s content replaced (every entry stored, every
+// CRC-32 and size true): a hostile checkpoint that is a valid zip.
+std::string Rewrite(const std::string& zip, const std::string& name,
+                    const std::string& content) {
+  std::string out, directory;
+  int count = 0;
+  bool found = false;
+  for (auto [entry, data] : Entries(zip)) {
+    if (entry == name) {
+      data = content;
+      found = true;
+    }
+    const uint32_t crc = static_cast<uint32_t>(
+        crc32_z(crc32(0L, Z_NULL, 0),
+                reinterpret_cast<const Bytef*>(data.data()), data.size()));
+    const uint32_t at = static_cast<uint32_t>(out.size());
+    const std::string sizes = Le32(crc) +
+                              Le32(static_cast<uint32_t>(data.size())) +
+                              Le32(static_cast<uint32_t>(data.size()));
+    out += std::string("PK\x03\x04", 4) + Le16(20) + Le16(0) + Le16(0) +
+           Le32(0) + sizes + Le16(static_cast<uint32_t>(entry.size())) +
+           Le16(0) + entry + data;
+    directory += std::string("PK\x01\x02", 4) + Le16(20) + Le16(20) + Le16(0) +
+                 Le16(0) + Le32(0) + sizes +
+                 Le16(static_cast<uint32_t>(entry.size())) + Le16(0) + Le16(0) +
+                 Le16(0) + Le16(0) + Le32(0) + Le32(at) + entry;
+    ++count;
+  }
+  EXPECT_TRUE(found) << name << " is not in the archive";
+  const uint32_t directory_at = static_cast<uint32_t>(out.size());
+  out += directory;
+  out += std::string("PK\x05\x06", 4) + Le16(0) + Le16(0) + Le16(count) +
+         Le16(count) + Le32(static_cast<uint32_t>(directory.size())) +
+         Le32(directory_at) + Le16(0);
+  return out;
+}
+
+std::string Content(const std::string& zip, const std::string& name) {
+  for (const auto& [entry, data] : Entries(zip))
+    if (entry == name) return data;
+  ADD_FAILURE() << name << " is not in the archive";
+  return "";
+}
+
+// Replaces the one occurrence of `from` in entry `name` by `to`, keeping
+// the archive a valid zip (CRC-32 and sizes true).
+std::string PatchEntry(const std::string& zip, const std::string& name,
+                       const std::string& from, const std::string& to) {
+  std::string data = Content(zip, name);
+  const size_t at = data.find(from);
+  EXPECT_NE(at, std::string::npos) << "pattern not in " << name;
+  EXPECT_EQ(data.find(from, at + 1), std::string::npos) << "pattern twice";
+  if (at != std::string::npos) data.replace(at, from.size(), to);
+  return Rewrite(zip, name, data);
 }
 
 std::string Le32(uint32_t v) {
@@ -113,35 +203,35 @@ TEST(CheckpointBoundsTest, RealCheckpointsPass) {
 }
 
 TEST(CheckpointBoundsTest, APickleStringLongerThanItsBytesIsRefused) {
-  const std::string bad =
-      Patch(SyntheticCheckpoint(), std::string("X\x06\0\0\0format", 11),
-            "X" + Le32(0x7fffffff) + "format");
+  const std::string bad = PatchEntry(SyntheticCheckpoint(), "archive/data.pkl",
+                                     std::string("X\x06\0\0\0format", 11),
+                                     "X" + Le32(0x7fffffff) + "format");
   const absl::Status s = CheckCheckpointBounds(bad);
   ExpectRefused(s, "pickle 'archive/data.pkl' declares 2147483647 bytes");
 }
 
 TEST(CheckpointBoundsTest, AMemoIndexBeyondTheNextIsRefused) {
   // BINUNICODE 'format' becomes NONE, LONG_BINPUT 4000000000, NONE x5.
-  const std::string bad =
-      Patch(SyntheticCheckpoint(), std::string("X\x06\0\0\0format", 11),
-            "Nr" + Le32(4000000000u) + "NNNNN");
+  const std::string bad = PatchEntry(SyntheticCheckpoint(), "archive/data.pkl",
+                                     std::string("X\x06\0\0\0format", 11),
+                                     "Nr" + Le32(4000000000u) + "NNNNN");
   ExpectRefused(CheckCheckpointBounds(bad), "sets memo 4000000000");
 }
 
 TEST(CheckpointBoundsTest, AStorageCountBeyondItsEntryIsRefused) {
   // The first storage: ("storage", FloatStorage, "0", "cpu", 576), a 24x24
   // float weight; 65535 floats do not fit in its 2304 bytes.
-  const std::string bad = Patch(SyntheticCheckpoint(),
-                                std::string("cpu"
-                                            "q\x07"
-                                            "M\x40\x02"
-                                            "t",
-                                            9),
-                                std::string("cpu"
-                                            "q\x07"
-                                            "M\xff\xff"
-                                            "t",
-                                            9));
+  const std::string bad = PatchEntry(SyntheticCheckpoint(), "archive/data.pkl",
+                                     std::string("cpu"
+                                                 "q\x07"
+                                                 "M\x40\x02"
+                                                 "t",
+                                                 9),
+                                     std::string("cpu"
+                                                 "q\x07"
+                                                 "M\xff\xff"
+                                                 "t",
+                                                 9));
   ExpectRefused(CheckCheckpointBounds(bad),
                 "declares 65535 elements of 4 bytes in 'archive/data/0', "
                 "which holds 2304 bytes");
@@ -149,8 +239,9 @@ TEST(CheckpointBoundsTest, AStorageCountBeyondItsEntryIsRefused) {
 
 TEST(CheckpointBoundsTest, AnUnknownOpcodeIsRefused) {
   const std::string bad =
-      Patch(SyntheticCheckpoint(), std::string("X\x06\0\0\0format", 11),
-            std::string("P") + std::string("\x06\0\0\0format", 10));
+      PatchEntry(SyntheticCheckpoint(), "archive/data.pkl",
+                 std::string("X\x06\0\0\0format", 11),
+                 std::string("P") + std::string("\x06\0\0\0format", 10));
   ExpectRefused(CheckCheckpointBounds(bad), "which LibTorch does not read");
 }
 
@@ -178,6 +269,52 @@ TEST(CheckpointBoundsTest, ADeflatedEntryOfAnotherSizeIsRefused) {
                              " bytes but inflates to ", size));
 }
 
+TEST(CheckpointBoundsTest, ADamagedEntryIsRefusedByItsCrc) {
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  GTEST_SKIP() << "the fuzz build does not check CRC-32s";
+#endif
+  std::string bad = SyntheticCheckpoint();
+  const size_t at = bad.find("archive/data/0");  // the local header's name
+  ASSERT_NE(at, std::string::npos);
+  bad[at + 14 + 100] ^= 0x10;  // a byte of the first weight matrix
+  ExpectRefused(CheckCheckpointBounds(bad),
+                "zip entry 'archive/data/0' declares CRC-32");
+}
+
+// checkpoint_fuzzer's finding: a declaration LibTorch's writer never makes
+// (here a class constant) crashes LibTorch's TorchScript compiler as it
+// loads the archive (SEGV in ScriptTypeParser::parseClassConstant).
+TEST(CheckpointBoundsTest, TorchScriptOtherThanModuleDeclarationsIsRefused) {
+  const std::string code = "archive/code/__torch__.py";
+  const std::string source = Content(SyntheticCheckpoint(), code);
+  ASSERT_NE(source.find("  __parameters__ = ["), std::string::npos) << source;
+  // The same source, stored instead of deflated: accepted, and it resumes.
+  const std::string same = Rewrite(SyntheticCheckpoint(), code, source);
+  EXPECT_TRUE(CheckCheckpointBounds(same).ok()) << CheckCheckpointBounds(same);
+  absl::StatusOr<TrialOutcome> resumed =
+      RunTrial(SmallTrial(), nullptr, torch::kCPU, same);
+  EXPECT_TRUE(resumed.ok()) << resumed.status();
+
+  std::string constant = source;
+  constant.replace(constant.find("__parameters__"), 14, "__paramoders__");
+  const std::string bad = Rewrite(SyntheticCheckpoint(), code, constant);
+  ExpectRefused(CheckCheckpointBounds(bad),
+                "TorchScript source 'archive/code/__torch__.py' line 2 is not "
+                "a module declaration LibTorch writes: '  __paramoders__ = [");
+  absl::StatusOr<TrialOutcome> out =
+      RunTrial(SmallTrial(), nullptr, torch::kCPU, bad);
+  ASSERT_FALSE(out.ok());
+  ExpectRefused(out.status(), "line 2 is not a module declaration");
+  for (const char* hostile : {"  def forward(self):\n    return 1", "import os",
+                              "  x : Tensor = torch.zeros(10)",
+                              "  y : List[List[List[List[List[int]]]]]",
+                              "  __annotations__[\"a\\\"b\"] = Tensor"}) {
+    ExpectRefused(CheckCheckpointBounds(Rewrite(SyntheticCheckpoint(), code,
+                                                source + hostile + "\n")),
+                  "is not a module declaration");
+  }
+}
+
 TEST(CheckpointBoundsTest, TruncatedOrForeignBytesAreRefused) {
   const std::string& good = SyntheticCheckpoint();
   ExpectRefused(CheckCheckpointBounds(good.substr(0, good.size() / 2)),
@@ -189,9 +326,9 @@ TEST(CheckpointBoundsTest, TruncatedOrForeignBytesAreRefused) {
 }
 
 TEST(CheckpointBoundsTest, TheTextTrainersReaderRefusesBeforeLibTorchReads) {
-  const std::string bad =
-      Patch(TextStyleCheckpoint(), std::string("X\x06\0\0\0format", 11),
-            "X" + Le32(0x7fffffff) + "format");
+  const std::string bad = PatchEntry(TextStyleCheckpoint(), "archive/data.pkl",
+                                     std::string("X\x06\0\0\0format", 11),
+                                     "X" + Le32(0x7fffffff) + "format");
   absl::StatusOr<std::unique_ptr<CheckpointReader>> r =
       CheckpointReader::Open(bad, {3});
   ASSERT_FALSE(r.ok());
@@ -208,9 +345,9 @@ long PeakResidentKiB() {
 // trial is refused as bad input, and the process's peak resident memory
 // does not grow by the declared size (LibTorch alone zero-fills it first).
 TEST(CheckpointBoundsTest, AResumeRefusesWithoutTouchingTheDeclaredMemory) {
-  const std::string bad =
-      Patch(SyntheticCheckpoint(), std::string("X\x06\0\0\0format", 11),
-            "X" + Le32(0x7fffffff) + "format");
+  const std::string bad = PatchEntry(SyntheticCheckpoint(), "archive/data.pkl",
+                                     std::string("X\x06\0\0\0format", 11),
+                                     "X" + Le32(0x7fffffff) + "format");
   const long before = PeakResidentKiB();
   absl::StatusOr<TrialOutcome> out =
       RunTrial(SmallTrial(), nullptr, torch::kCPU, bad);
