@@ -152,7 +152,9 @@ int Submit(Connection& conn, const SubmitArgs& args) {
         args.quick ? preset->quick : std::vector<std::string>{};
     overrides.insert(overrides.end(), args.overrides.begin(),
                      args.overrides.end());
-    spec = ParseSweepText(preset->yaml, "preset " + preset->name, overrides);
+    absl::StatusOr<std::string> yaml = WithDataPaths(*preset);
+    if (!yaml.ok()) return ReportError(yaml.status());
+    spec = ParseSweepText(*yaml, "preset " + preset->name, overrides);
   } else if (args.quick) {
     return ReportError(
         absl::InvalidArgumentError("--quick goes with --preset"));

@@ -1,6 +1,12 @@
 #include "client/presets.h"
 
+#include <optional>
+#include <set>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "common/data_dirs.h"
 
 namespace qkov::client {
 
@@ -281,6 +287,28 @@ training:
         "val_answer_mass_rollout,val_ac,val_f1"}},
   };
   return *presets;
+}
+
+absl::StatusOr<std::string> WithDataPaths(const Preset& preset) {
+  const std::string kShipped = "../shared/data/";
+  std::vector<std::string> files;
+  std::set<std::string> datasets;
+  for (size_t at = preset.yaml.find(kShipped); at != std::string::npos;
+       at = preset.yaml.find(kShipped, at + 1)) {
+    const size_t begin = at + kShipped.size();
+    const size_t end = preset.yaml.find_first_of(" ,}\n", begin);
+    files.push_back(preset.yaml.substr(begin, end - begin));
+    datasets.insert(files.back().substr(0, files.back().find('/')));
+  }
+  if (files.empty()) return preset.yaml;
+  const std::optional<std::string> dir = FindDataDir(files);
+  if (!dir.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "preset ", preset.name, " reads data that is in no data folder (",
+        absl::StrJoin(DataSearchPath(), ", "), "); fetch it: qkov-data fetch ",
+        absl::StrJoin(datasets, " ")));
+  }
+  return absl::StrReplaceAll(preset.yaml, {{kShipped, *dir + "/"}});
 }
 
 absl::StatusOr<Preset> FindPreset(const std::string& name) {

@@ -30,6 +30,11 @@ struct Preset {
 const std::vector<Preset>& Presets();
 // NOT_FOUND naming the known presets.
 absl::StatusOr<Preset> FindPreset(const std::string& name);
+// The preset's YAML with its data files (written ../shared/data/...) in the
+// first data folder of the search path that holds them all
+// (common/data_dirs.h); FAILED_PRECONDITION naming the folders searched and
+// the `qkov-data fetch` command that gets them, where none does.
+absl::StatusOr<std::string> WithDataPaths(const Preset& preset);
 
 }  // namespace qkov::client
 

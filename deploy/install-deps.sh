@@ -12,7 +12,7 @@ packages=(
   libsqlite3-dev sqlite3
   googletest libgtest-dev libgmock-dev
   libcli11-dev libyaml-cpp-dev
-  libicu-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev
+  libicu-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev libcurl4-openssl-dev
   libmicrohttpd-dev libgnutls28-dev libcpp-httplib-dev libjs-chart.js
   prometheus-cpp-dev libsystemd-dev
   gnuplot-nox

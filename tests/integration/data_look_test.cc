@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "tests/data_available.h"
 #include "tests/integration/harness.h"
 
 namespace qkov {
@@ -40,6 +41,7 @@ void ExpectIdsPerLine(const std::string& out,
 }
 
 TEST(DataLookTest, JsonOutputForAGenericFileHasTheReferenceIds) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "tokenizers");
   std::ifstream in(kShared +
                    "/tokenizers/testvectors/bert_base_uncased_real.jsonl");
   ASSERT_TRUE(in);
@@ -66,6 +68,7 @@ TEST(DataLookTest, JsonOutputForAGenericFileHasTheReferenceIds) {
 }
 
 TEST(DataLookTest, SummaryCountsLabelsAndTruncation) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "tokenizers");
   const CommandResult r =
       RunCommand({QKOV_DATA_BIN, "--format=hatexplain",
                   "--path=" + kShared + "/hatexplain/test.jsonl",
@@ -78,6 +81,7 @@ TEST(DataLookTest, SummaryCountsLabelsAndTruncation) {
 }
 
 TEST(DataLookTest, ATruncatedFileIsOneReadableError) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "tokenizers");
   const std::string path = ::testing::TempDir() + "/cut.jsonl";
   std::ofstream(path)
       << "{\"tokens\": [\"a\"], \"label\": 0}\n{\"tokens\": [\"b\"";
@@ -95,6 +99,7 @@ const std::string kMerges = kShared + "/tokenizers/gpt2/vocab.bpe";
 // --tokenizer=gpt2 --format=text: the reference texts, one per line, come
 // out with the ids OpenAI's encoder gives them.
 TEST(DataLookTest, Gpt2TextModeGivesTheReferenceIds) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "tokenizers");
   std::vector<std::vector<int>> want;
   const std::string path = ::testing::TempDir() + "/gpt2-texts.txt";
   {
@@ -130,6 +135,7 @@ TEST(DataLookTest, Gpt2TextModeGivesTheReferenceIds) {
 // turns the pieces back into text and finds the question, the context crop
 // and, in the marked pieces, the answer.
 TEST(DataLookTest, SquadPromptsCarryTheQuestionAndTheMarkedAnswer) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "tokenizers");
   const std::string squad = kShared + "/squad/dev-v1.1-all.json";
   const CommandResult r =
       RunCommand({QKOV_DATA_BIN, "--format=squad", "--path=" + squad,
@@ -173,6 +179,7 @@ TEST(DataLookTest, SquadPromptsCarryTheQuestionAndTheMarkedAnswer) {
 // --help of each program with Abseil flags lists that program's own flags
 // with their defaults (common/flags_help.h), and no library's.
 TEST(ProgramHelpTest, EachProgramListsItsOwnFlags) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "tokenizers");
   struct Case {
     std::string bin;
     std::vector<std::string> flags;

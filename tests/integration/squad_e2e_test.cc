@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "tests/data_available.h"
 #include "tests/integration/harness.h"
 
 namespace qkov::testing {
@@ -19,6 +20,7 @@ namespace {
 const std::string kShared = QKOV_SHARED_DATA_DIR;
 
 TEST(SquadEndToEndTest, QuickSquadPresetThroughServerWorkersAndCli) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   TempDir dir;
   ServerUnderTest server(dir);
   const std::string at = "--server=" + server.address();

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "tests/data_available.h"
 #include "tests/integration/harness.h"
 
 namespace qkov::testing {
@@ -18,6 +19,7 @@ namespace {
 const std::string kShared = QKOV_SHARED_DATA_DIR;
 
 TEST(TextEndToEndTest, QuickHateXplainPresetThroughServerWorkersAndCli) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TempDir dir;
   ServerUnderTest server(dir);
   const std::string at = "--server=" + server.address();

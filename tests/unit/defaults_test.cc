@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/sweep_file.h"
 #include "server/core/sweep_spec.h"
+#include "tests/data_available.h"
 #include "worker/agent/trial_options.h"
 #include "worker/training/config.h"
 #include "worker/training/trainer.h"
@@ -23,6 +24,7 @@ namespace {
 namespace v1 = ::qkov::v1;
 
 TEST(DefaultsTest, TheWorkersOptionsAreTheServersDefaults) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   v1::TrialConfig config;
   config.set_parameterization(v1::FAFO);
   config.set_lr_ratio(1);
@@ -75,6 +77,7 @@ std::string DocsExample() {
 }
 
 TEST(DefaultsTest, TheDocsExampleShowsTheDefaults) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   const std::string yaml = DocsExample();
   ASSERT_FALSE(yaml.empty()) << "no ```yaml block in docs/sweep-files.md";
   absl::StatusOr<v1::SweepSpec> documented =
@@ -95,6 +98,7 @@ TEST(DefaultsTest, TheDocsExampleShowsTheDefaults) {
 // it: both refuse it, with one message (the server's field paths carry a
 // prefix, here "").
 TEST(RulesTest, TheWorkerRefusesWhatTheServerRefusesInTheSameWords) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   const double nan = std::numeric_limits<double>::quiet_NaN();
   using Mutation = std::function<void(v1::Training*)>;
   const std::vector<std::pair<const char*, Mutation>> cases = {
@@ -173,6 +177,7 @@ TEST(RulesTest, TheWorkerRefusesWhatTheServerRefusesInTheSameWords) {
 // The axis values: the server names the axis entry, the worker the trial's
 // field; the reason is the same.
 TEST(RulesTest, AxisValuesAreRefusedForTheSameReason) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   for (auto [lr_ratio, eta_ov] :
        {std::pair{-3.0, 0.01}, std::pair{2e6, 0.01},
         std::pair{1.0, std::nan("")}, std::pair{1.0, 5e3}}) {
@@ -202,6 +207,7 @@ TEST(RulesTest, AxisValuesAreRefusedForTheSameReason) {
 // A text sweep file, completed and validated by the server, reaches the
 // worker as complete options with the task's defaults, and trains.
 TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   const std::string shared = QKOV_SHARED_DATA_DIR;
   const std::string vocab = shared + "/tokenizers/bert-base-uncased/vocab.txt";
   const std::string hx = shared + "/hatexplain/";
@@ -294,6 +300,7 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
 // by the server on submit and by the worker on each lease: the same values
 // are refused in the same words, before any conversion.
 TEST(TextTaskTest, TheWorkerRefusesBadTextSettingsAsTheServerDoes) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   v1::SweepSpec spec;
   spec.mutable_training()->set_task(v1::TASK_HATEXPLAIN);
   spec.mutable_training()->mutable_text()->mutable_train()->set_path(
@@ -338,6 +345,7 @@ TEST(TextTaskTest, TheWorkerRefusesBadTextSettingsAsTheServerDoes) {
 // authors' decoder and training settings; the server and the worker refuse
 // bad SQuAD settings in the same words.
 TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   const std::string shared = QKOV_SHARED_DATA_DIR;
   auto spec = client::ParseSweepText(
       "name: sq\naxes: {parameterization: [FAFO], lr_ratio: [20], eta_ov: "

@@ -19,7 +19,14 @@
 // answer_ids, crop_chars). --tokenizer=gpt2 --format=text: one text per
 // line, its GPT-2 ids (and with --json its pieces), to check the BPE
 // against other tools.
-// Exit codes: 0 read, 1 the file, vocabulary or merges are bad, 2 bad flags.
+//   qkov-data fetch DATASET... [--to=DIR] [--from=MIRROR]
+//
+// fetch (worker/data/fetch.h, docs/data.md): hatexplain, squad, sva, glove,
+// tokenizers or all, into --to (default $QKOV_DATA, else
+// ~/.cache/qkov/data), downloaded from the published addresses or copied
+// from --from, each file verified by its sha256.
+// Exit codes: 0 read (fetched), 1 the file, vocabulary or merges are bad (a
+// download failed or a checksum differs), 2 bad flags.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -30,12 +37,15 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/data_dirs.h"
 #include "common/flags_help.h"
 #include "common/man_page.h"
 #include "common/text.h"
 #include "common/trial_defaults.h"
 #include "common/version.h"
 #include "worker/data/data_manual.h"
+#include "worker/data/dataset_files.h"
+#include "worker/data/fetch.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/datasets.h"
 #include "worker/training/text/gpt2_bpe.h"
@@ -69,6 +79,12 @@ ABSL_FLAG(int, max_prompt_tokens, qkov::defaults::kSquad.max_prompt_tokens,
           "training.squad.max_prompt_tokens");
 ABSL_FLAG(int, show, 3, "examples to print");
 ABSL_FLAG(bool, json, false, "write every example as JSON Lines");
+ABSL_FLAG(std::string, to, "",
+          "fetch: the data folder written (default $QKOV_DATA, else "
+          "~/.cache/qkov/data)");
+ABSL_FLAG(std::string, from, "",
+          "fetch: copy from this mirror of a data folder instead of "
+          "downloading");
 
 namespace {
 
@@ -204,6 +220,38 @@ int Squad() {
 
 }  // namespace
 
+// qkov-data fetch DATASET...: 0 when every file is in place.
+int Fetch(const std::vector<char*>& args) {
+  std::vector<std::string> names;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (std::string(args[i]) == "all") {
+      names = qkov::data::DatasetNames();
+      break;
+    }
+    names.emplace_back(args[i]);
+  }
+  if (names.empty()) {
+    return BadFlags(
+        absl::StrCat("fetch: name a dataset (",
+                     absl::StrJoin(qkov::data::DatasetNames(), ", "), ", all)")
+            .c_str());
+  }
+  qkov::data::FetchOptions o;
+  o.to = absl::GetFlag(FLAGS_to);
+  if (o.to.empty()) o.to = qkov::DefaultDataDir();
+  o.from = absl::GetFlag(FLAGS_from);
+  for (const std::string& name : names) {
+    if (absl::Status s = qkov::data::FetchDataset(name, o, stdout); !s.ok()) {
+      std::fprintf(stderr, "qkov-data: fetch %s: %s\n", name.c_str(),
+                   std::string(s.message()).c_str());
+      return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+  }
+  std::printf("qkov-data: %s in %s\n", absl::StrJoin(names, ", ").c_str(),
+              o.to.c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   qkov::HelpListsFlagsOf(__FILE__, "qkov-data", qkov::CodeVersion());
   qkov::PrintManPageIfAsked(argc, argv, qkov::data::DataManPage(),
@@ -211,7 +259,12 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "qkov-data --format=F --path=FILE (--vocab=vocab.txt | --encoder=E "
       "--merges=M) [--json]");
-  absl::ParseCommandLine(argc, argv);
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1 && std::string(args[1]) == "fetch") return Fetch(args);
+  if (args.size() > 1)
+    return BadFlags(absl::StrCat("unknown command '", args[1],
+                                 "' (the one command is fetch)")
+                        .c_str());
   const std::string format_name = absl::GetFlag(FLAGS_format);
   const std::string tokenizer = absl::GetFlag(FLAGS_tokenizer);
   if (!tokenizer.empty() && tokenizer != "gpt2")

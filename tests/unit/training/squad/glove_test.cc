@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/data_available.h"
 #include "tests/unit/training/shared_data.h"
 
 namespace qkov::training::squad {
@@ -33,6 +34,7 @@ std::vector<float> Vector(const std::string& word) {
 }
 
 TEST(GloveTest, TokensTakeTheVectorsOfTheirWords) {
+  QKOV_SKIP_WITHOUT_DATA("glove", "tokenizers");
   const text::Gpt2BpeTokenizer& bpe = Gpt2();
   torch::Tensor e = torch::full({bpe.vocab_size(), 100}, 7.0f);
   absl::StatusOr<GloveMapping> m = InitEmbeddingFromGlove(kGlove, bpe, e);
@@ -64,6 +66,7 @@ TEST(GloveTest, TokensTakeTheVectorsOfTheirWords) {
 }
 
 TEST(GloveTest, MalformedFilesNameFileAndLine) {
+  QKOV_SKIP_WITHOUT_DATA("glove", "tokenizers");
   const text::Gpt2BpeTokenizer& bpe = Gpt2();
   torch::Tensor wide = torch::zeros({bpe.vocab_size(), 300});
   absl::StatusOr<GloveMapping> m = InitEmbeddingFromGlove(kGlove, bpe, wide);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "tests/data_available.h"
 #include "tests/unit/training/shared_data.h"
 
 namespace qkov::training::squad {
@@ -33,6 +34,7 @@ int64_t Answers(const SquadData& d) {
 }
 
 TEST(SquadDataTest, ShippedFilesReadToTheirCounts) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   absl::StatusOr<SquadData> first5 =
       Load(kShared + "/squad/dev-v1.1-first5.json");
   ASSERT_TRUE(first5.ok()) << first5.status();
@@ -68,6 +70,7 @@ std::string Temp(const std::string& name, const std::string& body) {
 }
 
 TEST(SquadDataTest, VersionTwoKeepsAnswerableQuestionsOnly) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   const std::string path = Temp("v2.json", R"({"version": "v2.0", "data": [
     {"title": "T", "paragraphs": [{"context": "Paris is in France.", "qas": [
       {"id": "a", "question": "Where is Paris?", "is_impossible": false,
@@ -83,6 +86,7 @@ TEST(SquadDataTest, VersionTwoKeepsAnswerableQuestionsOnly) {
 }
 
 TEST(SquadDataTest, BadFilesNameFileAndPlace) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   std::ifstream in(kShared + "/squad/dev-v1.1-first5.json");
   const std::string body(std::istreambuf_iterator<char>(in), {});
   struct Case {
@@ -124,6 +128,7 @@ TEST(SquadDataTest, BadFilesNameFileAndPlace) {
 }
 
 TEST(SquadDataTest, PromptAnswerAndAnswerSpanPositions) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   SquadQuestion q;
   q.id = "t";
   q.question = "Who won?";
@@ -184,6 +189,7 @@ TEST(SquadDataTest, PromptAnswerAndAnswerSpanPositions) {
 }
 
 TEST(SquadDataTest, EveryShippedQuestionBuildsWithItsAnswerMarked) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   absl::StatusOr<SquadData> d = Load(kShared + "/squad/dev-v1.1-first5.json");
   ASSERT_TRUE(d.ok());
   int64_t built = 0, full_crop = 0;

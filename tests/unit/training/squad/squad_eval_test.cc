@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tests/data_available.h"
 #include "worker/training/squad/squad_data.h"
 
 namespace qkov::training::squad {
@@ -20,6 +21,7 @@ namespace {
 const std::string kShared = QKOV_SHARED_DATA_DIR;
 
 TEST(SquadEvalTest, NormalizationAsTheOfficialScript) {
+  QKOV_SKIP_WITHOUT_DATA("squad");
   EXPECT_EQ(NormalizeAnswer("The  Denver Broncos!"), "denver broncos");
   EXPECT_EQ(NormalizeAnswer("U.S."), "us");
   // Punctuation goes before articles: "an-apple" becomes one word.
@@ -33,6 +35,7 @@ TEST(SquadEvalTest, NormalizationAsTheOfficialScript) {
 }
 
 TEST(SquadEvalTest, HandWorkedScores) {
+  QKOV_SKIP_WITHOUT_DATA("squad");
   EXPECT_DOUBLE_EQ(F1Score("the Denver Broncos", "Denver Broncos"), 1.0);
   EXPECT_DOUBLE_EQ(ExactMatch("the Denver Broncos", "Denver Broncos"), 1.0);
   // precision 1, recall 1/2: 2 * 1 * 0.5 / 1.5.
@@ -67,6 +70,7 @@ SquadData Dev() {
 }
 
 TEST(SquadEvalTest, GoldScoresOneAndEmptyScoresZeroOnTheDevSet) {
+  QKOV_SKIP_WITHOUT_DATA("squad");
   const SquadData dev = Dev();
   ASSERT_EQ(dev.questions.size(), 10570u);
   int64_t answers = 0, empty_em = 0, empty_gold = 0;
@@ -91,6 +95,7 @@ TEST(SquadEvalTest, GoldScoresOneAndEmptyScoresZeroOnTheDevSet) {
 }
 
 TEST(SquadEvalTest, EqualsTheOfficialDefinitionOnDevSetPredictions) {
+  QKOV_SKIP_WITHOUT_DATA("squad");
   const SquadData dev = Dev();
   ASSERT_FALSE(dev.questions.empty());
   const std::string path = ::testing::TempDir() + "/squad_predictions.jsonl";

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "tests/data_available.h"
 #include "tests/unit/training/result_names_check.h"
 #include "tests/unit/training/shared_data.h"
 #include "worker/training/optimizer.h"
@@ -82,6 +83,7 @@ class HandBackAt : public TrainingObserver {
 };
 
 TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
+  QKOV_SKIP_WITHOUT_DATA("glove", "squad", "tokenizers");
   TrialOptions o = Tiny();
   o.optimizer.schedule = ScheduleKind::kOneCycle;
   ASSERT_TRUE(o.Validate().ok()) << o.Validate();
@@ -137,6 +139,7 @@ TEST(SquadTaskTest, TrainsAndScoresGreedyAnswers) {
 }
 
 TEST(SquadTaskTest, HandBackAndResumeIsBitIdentical) {
+  QKOV_SKIP_WITHOUT_DATA("glove", "squad", "tokenizers");
   const TrialOptions o = Tiny();
   HandBackAt whole_observer(1 << 30);
   auto whole = RunTrial(o, &whole_observer);
@@ -197,6 +200,7 @@ class RecordValidation : public HandBackAt {
 // last step, reports each F1 as selection_f1, scores the weights of the best
 // and says which; without it, the last weights (the test above).
 TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
+  QKOV_SKIP_WITHOUT_DATA("glove", "squad", "tokenizers");
   TrialOptions o = Tiny();
   o.squad.validation.path = o.squad.train.path;
   o.squad.validation.article_begin = 2;
@@ -234,6 +238,7 @@ TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
 }
 
 TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
+  QKOV_SKIP_WITHOUT_DATA("glove", "squad", "tokenizers");
   const std::string dir = ::testing::TempDir();
   TrialOptions o = Tiny();
   o.squad.train.path = dir + "/no-such-squad.json";

@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "tests/data_available.h"
 #include "tests/unit/training/shared_data.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/text_model.h"
@@ -104,6 +105,7 @@ class SquadTrainerTest : public ::testing::Test {
 };
 
 TEST_F(SquadTrainerTest, EndsWithTheWeightsOfTheFirstBestValidation) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   text::TextModel model = TinyDecoder();
   Script script;
   auto run = Train(model, script);
@@ -126,6 +128,7 @@ TEST_F(SquadTrainerTest, EndsWithTheWeightsOfTheFirstBestValidation) {
 }
 
 TEST_F(SquadTrainerTest, HandBackBetweenValidationsResumesToTheSameSelection) {
+  QKOV_SKIP_WITHOUT_DATA("squad", "tokenizers");
   text::TextModel whole = TinyDecoder();
   Script whole_script;
   ASSERT_TRUE(Train(whole, whole_script).ok());

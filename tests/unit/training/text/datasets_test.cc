@@ -7,6 +7,8 @@
 
 #include <fstream>
 
+#include "tests/data_available.h"
+
 namespace qkov::training::text {
 namespace {
 
@@ -25,6 +27,7 @@ std::string Write(const std::string& name, const std::string& text) {
 }
 
 TEST(TextDatasetsTest, HateXplainSplitsHaveTheirDocumentedCounts) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   TextSource src;
   src.format = TextFormat::kHateXplain;
   src.path = kShared + "/hatexplain/test.jsonl";
@@ -55,6 +58,7 @@ TEST(TextDatasetsTest, HateXplainSplitsHaveTheirDocumentedCounts) {
 }
 
 TEST(TextDatasetsTest, OfficialHateXplainDropsPostsWithoutAMajority) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   const std::string dataset = Write("dataset.json", R"({
  "a": {"post_id": "a", "annotators": [{"label": "normal"}, {"label": "normal"}, {"label": "offensive"}],
        "rationales": [], "post_tokens": ["hello", "there"]},
@@ -84,6 +88,7 @@ TEST(TextDatasetsTest, OfficialHateXplainDropsPostsWithoutAMajority) {
 }
 
 TEST(TextDatasetsTest, FilteredSvaLabelsByVerbNumberAndMarksTheVerb) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   TextSource src;
   src.format = TextFormat::kSvaFiltered;
   src.path = kShared + "/sva/subj_agr_filtered.text";
@@ -102,6 +107,7 @@ TEST(TextDatasetsTest, FilteredSvaLabelsByVerbNumberAndMarksTheVerb) {
 }
 
 TEST(TextDatasetsTest, LinzenTsvMarksSubjectAndVerb) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   const std::string path =
       Write("agr.tsv",
             "sentence\torig_sentence\tverb_pos\tsubj_index\tverb_index\n"
@@ -131,6 +137,7 @@ TEST(TextDatasetsTest, LinzenTsvMarksSubjectAndVerb) {
 }
 
 TEST(TextDatasetsTest, GenericJsonLinesWithSplitsAndRationales) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   const std::string path = Write(
       "data.jsonl",
       R"({"tokens": ["a", "b"], "label": 1, "rationale": [0, 1], "split": "train"}
@@ -154,6 +161,7 @@ TEST(TextDatasetsTest, GenericJsonLinesWithSplitsAndRationales) {
 }
 
 TEST(TextDatasetsTest, BadFilesNameTheFileAndLine) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   TextSource src;
   src.path = Write("bad1.jsonl", R"({"tokens": ["a"], "label": 0}
 {"tokens": ["a", "b"], "label": 0, "rationale": [1]}
@@ -186,6 +194,7 @@ TEST(TextDatasetsTest, BadFilesNameTheFileAndLine) {
 // (not parse_error): still a refusal naming the file, never an exception
 // out of the reader.
 TEST(TextDatasetsTest, NumbersPastDoubleAreRefusedNotThrown) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   TextSource src;
   src.path = Write("huge.jsonl",
                    "{\"tokens\": [\"a\"], \"label\": 0, \"x\": 2e557}\n");
@@ -196,6 +205,7 @@ TEST(TextDatasetsTest, NumbersPastDoubleAreRefusedNotThrown) {
 }
 
 TEST(TextDatasetsTest, SplitByFractionIsSeededAndComplete) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "sva");
   std::vector<TextExample> all(100);
   for (int i = 0; i < 100; ++i) all[i].id = std::to_string(i);
   std::vector<TextExample> a_train, a_test, b_train, b_test, c_train, c_test;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/data_available.h"
 #include "tests/unit/training/shared_data.h"
 
 namespace qkov::training::text {
@@ -57,18 +58,21 @@ int CheckFile(const std::string& name, int* cases) {
 }
 
 TEST(Gpt2BpeTest, MatchesOpenAiOnTheEdgeCases) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   int cases = 0;
   EXPECT_EQ(CheckFile("gpt2_bpe.jsonl", &cases), cases);
   EXPECT_EQ(cases, 34);
 }
 
 TEST(Gpt2BpeTest, MatchesTiktokenOnRealTexts) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   int cases = 0;
   EXPECT_EQ(CheckFile("gpt2_real.jsonl", &cases), cases);
   EXPECT_EQ(cases, 960);
 }
 
 TEST(Gpt2BpeTest, VocabularyIsReadAndChecked) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   const Gpt2BpeTokenizer& t = Gpt2();
   EXPECT_EQ(t.vocab_size(), 50257);
   EXPECT_EQ(t.end_of_text_id(), 50256);
@@ -94,6 +98,7 @@ std::string FileText(const std::string& path) {
 }
 
 TEST(Gpt2BpeTest, AnotherFileIsRefusedByItsChecksum) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   Gpt2BpeOptions o = Options();
   o.merges_path = Temp("vocab.bpe", FileText(kGpt2 + "/vocab.bpe") + "Ġ Ġ\n");
   auto t = Gpt2BpeTokenizer::Load(o);
@@ -108,6 +113,7 @@ TEST(Gpt2BpeTest, AnotherFileIsRefusedByItsChecksum) {
 }
 
 TEST(Gpt2BpeTest, MalformedFilesNameFileAndLine) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   Gpt2BpeOptions o = Options();
   o.encoder_sha256.clear();
   o.merges_sha256.clear();
@@ -137,6 +143,7 @@ TEST(Gpt2BpeTest, MalformedFilesNameFileAndLine) {
 }
 
 TEST(Gpt2BpeTest, CodePointOffsetsBecomeByteOffsets) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   const std::string text = "Café “x” 😂!";
   EXPECT_EQ(ByteOffsetOfCodePoint(text, 0), 0);
   EXPECT_EQ(ByteOffsetOfCodePoint(text, 3), 3);

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/data_available.h"
 #include "tests/unit/training/result_names_check.h"
 #include "worker/training/text/datasets.h"
 #include "worker/training/text/encoding.h"
@@ -105,6 +106,7 @@ OneStep(const TrialOptions& o) {
 // position embedding, classifier) eta_ov times, the MLP mlp_lr_multiplier
 // x eta_ov times, and a frozen MLP not at all.
 TEST(TextTrainerTest, OneSgdStepMovesEachGroupByItsOwnRate) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
   o.optimizer.kind = OptimizerKind::kSgd;
   o.optimizer.schedule = ScheduleKind::kConstant;
@@ -149,6 +151,7 @@ TEST(TextTrainerTest, OneSgdStepMovesEachGroupByItsOwnRate) {
 }
 
 TEST(TextTrainerTest, HandBackAndResumeIsBitIdentical) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   const TrialOptions o = Tiny();
   auto whole = RunTrial(o, nullptr);
   ASSERT_TRUE(whole.ok()) << whole.status();
@@ -205,6 +208,7 @@ class Recorder : public TrainingObserver {
 // training, validation_fraction of all examples as validation, the rest for
 // test; the validation split feeds the curves during training.
 TEST(TextTrainerTest, ValidationFractionSplitsTheRestOfASingleFile) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
   o.text.train.max_examples = 40;
   o.text.test = {};
@@ -232,6 +236,7 @@ TEST(TextTrainerTest, ValidationFractionSplitsTheRestOfASingleFile) {
 }
 
 TEST(TextTrainerTest, CurvesDuringTrainingChangeNothingAndResume) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
   o.text.validation = o.text.test;
   o.eval.eval_every = 4;
@@ -333,6 +338,7 @@ std::string AsWholeVocabularyCheckpoint(const std::string& checkpoint,
 // refused, and one of the whole vocabulary (format 2) resumes with the
 // whole vocabulary to the same results.
 TEST(TextTrainerTest, TheEmbeddingKeepsTheRowsOfTheDatasPieces) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   const TrialOptions o = Tiny();
   auto whole = RunTrial(o, nullptr);
   ASSERT_TRUE(whole.ok()) << whole.status();
@@ -378,6 +384,7 @@ TEST(TextTrainerTest, TheEmbeddingKeepsTheRowsOfTheDatasPieces) {
 }
 
 TEST(TextTrainerTest, AMissingDataFileIsTheTrialsError) {
+  QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
   o.text.test.path = kShared + "/hatexplain/no-such-file.jsonl";
   auto r = RunTrial(o, nullptr);

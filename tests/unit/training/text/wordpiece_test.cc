@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/data_available.h"
+
 namespace qkov::training::text {
 namespace {
 
@@ -47,6 +49,7 @@ int CheckFile(const WordPieceTokenizer& t, const std::string& name,
 }
 
 TEST(WordPieceTest, MatchesHuggingFaceOnTheEdgeCases) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   auto t = Bert();
   ASSERT_NE(t, nullptr);
   int cases = 0;
@@ -55,6 +58,7 @@ TEST(WordPieceTest, MatchesHuggingFaceOnTheEdgeCases) {
 }
 
 TEST(WordPieceTest, MatchesHuggingFaceOnRealTexts) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   auto t = Bert();
   ASSERT_NE(t, nullptr);
   int cases = 0;
@@ -63,6 +67,7 @@ TEST(WordPieceTest, MatchesHuggingFaceOnRealTexts) {
 }
 
 TEST(WordPieceTest, VocabularyIsReadAndChecked) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   auto t = Bert();
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->vocab_size(), 30522);
@@ -73,6 +78,7 @@ TEST(WordPieceTest, VocabularyIsReadAndChecked) {
 }
 
 TEST(WordPieceTest, AnotherVocabularyIsRefusedByItsChecksum) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   const std::string path = ::testing::TempDir() + "/vocab.txt";
   {
     std::ifstream in(kVocab);
@@ -100,6 +106,7 @@ TEST(WordPieceTest, AnotherVocabularyIsRefusedByItsChecksum) {
 }
 
 TEST(WordPieceTest, WordsCarryTheirIndexToEveryPiece) {
+  QKOV_SKIP_WITHOUT_DATA("tokenizers");
   auto t = Bert();
   ASSERT_NE(t, nullptr);
   std::vector<int32_t> piece_word;
