@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "client/commands.h"
+#include "client/report/report.h"
 #include "common/version.h"
 
 int main(int argc, char** argv) {
@@ -128,6 +129,19 @@ int main(int argc, char** argv) {
   sql_cmd->add_option("--format", sql_format, "table or csv")
       ->check(CLI::IsMember({"table", "csv"}));
 
+  std::vector<std::string> report_sweeps;
+  std::string report_out = "report";
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "judge each claim of the paper on this server's sweeps: Markdown, HTML "
+      "and JSON with the evidence (docs/report.md)");
+  report_cmd->add_option("--sweep", report_sweeps,
+                         "CLAIM=SWEEP: judge the claim on this sweep "
+                         "(default: the sweep named as its preset)");
+  report_cmd->add_option("--out", report_out,
+                         "folder for report.md, report.html, report.json "
+                         "(default report)");
+
   qkov::client::PlotArgs plot;
   auto* plot_cmd = app.add_subcommand(
       "plot", "write PNG and SVG figures of a sweep (docs/cli.md)");
@@ -214,6 +228,8 @@ int main(int argc, char** argv) {
   if (export_cmd->parsed()) return qkov::client::Export(conn, export_args);
   if (sql_cmd->parsed()) return qkov::client::Sql(conn, sql, sql_format);
   if (plot_cmd->parsed()) return qkov::client::Plot(conn, plot);
+  if (report_cmd->parsed())
+    return qkov::client::report::RunReport(conn, report_sweeps, report_out);
   if (status_cmd->parsed()) return qkov::client::Status(conn, sweep);
   if (watch_cmd->parsed()) return qkov::client::Watch(conn, sweep, force_tty);
   if (results_cmd->parsed()) return qkov::client::Results(conn, results);

@@ -1,0 +1,102 @@
+"""`qkov report` (client/report, docs/report.md) on a real server's sweep:
+its numbers equal `qkov results --matched` for the same sweep to 1e-12; the
+verdict is the rule's on those numbers; claims without a sweep are "not
+run" with the command that runs them; building it twice gives the same
+Markdown byte for byte; the HTML opens in Debian's headless Chromium with
+no console error and no resource loaded, and shows the Markdown's
+numbers."""
+
+import io
+import json
+import os
+import sys
+
+import pandas as pd
+import pytest
+
+from test_client import assert_close
+
+SWEEP = "nb"
+BROWSER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "browser")
+
+
+@pytest.fixture(scope="module")
+def report(server, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    r = server.cli("report", "--sweep", "fast-qk-sharpens=" + SWEEP, "--out",
+                   str(out))
+    assert "fast-qk-sharpens" in r.stdout
+    with open(out / "report.json") as f:
+        return out, json.load(f)
+
+
+def test_numbers_equal_the_cli_matched_table(server, report):
+    _, data = report
+    claim = next(c for c in data["claims"] if c["id"] == "fast-qk-sharpens")
+    assert claim["sweep"] == SWEEP
+    cli = pd.read_csv(io.StringIO(server.cli(
+        "results", SWEEP, "--matched", "train_loss", "--metrics",
+        "distinct_attention", "--by", "lr_ratio", "--where",
+        "parameterization=FAFO", "--format", "csv").stdout),
+        keep_default_na=False, na_values=["", "nan", "-"])
+    assert len(claim["levels"]) == len(cli) // 2 > 0
+    for level in claim["levels"]:
+        for arm, ratio in (("faster", 20), ("baseline", 1)):
+            row = cli[(cli["lr_ratio"] == ratio) &
+                      (abs(cli["level"] - level["level"]) < 1e-12)]
+            assert len(row) == 1, (arm, level["level"])
+            assert_close([level[arm]["mean"]],
+                         row["distinct_attention mean"].values, arm)
+            assert_close([level[arm]["ci95"]], row["ci95"].values, arm)
+    assert len(claim["faster_trials"]) == 3 == len(claim["baseline_trials"])
+    assert claim["code_versions"], "the attempts' code version"
+    # The verdict is the rule's (claims_test checks the rule itself).
+    separated = [abs(level["faster"]["mean"] - level["baseline"]["mean"]) >
+                 level["faster"]["ci95"] + level["baseline"]["ci95"]
+                 for level in claim["levels"] if level["compared"]]
+    if not any(separated):
+        assert claim["verdict"] == "not reproduced"
+    for c in data["claims"]:
+        if c["id"] != "fast-qk-sharpens":
+            assert c["verdict"] == "not run"
+            assert c["command"].startswith("qkov submit --preset paper-")
+
+
+def test_the_same_database_gives_the_same_markdown(server, report, tmp_path):
+    out, _ = report
+    server.cli("report", "--sweep", "fast-qk-sharpens=" + SWEEP, "--out",
+               str(tmp_path))
+    assert (tmp_path / "report.md").read_bytes() == \
+        (out / "report.md").read_bytes()
+
+
+def test_the_html_opens_offline_and_shows_the_markdowns_numbers(report):
+    out, data = report
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.skip("no /usr/bin/chromium (tests/run_all.sh installs it)")
+    sys.path.insert(0, BROWSER)
+    import cdp
+    browser = cdp.Browser()
+    try:
+        browser.open("file://" + str(out / "report.html"), ready="true")
+        assert browser.errors == []
+        assert browser.evaluate(
+            "performance.getEntriesByType('resource').length") == 0
+        verdicts = browser.evaluate(
+            "[...document.querySelectorAll('[data-verdict]')]"
+            ".map(e => e.dataset.verdict)")
+        assert verdicts == [c["verdict"] for c in data["claims"]]
+        cells = browser.evaluate(
+            "[...document.querySelectorAll('table.levels tr')].slice(1)"
+            ".map(r => [...r.cells].map(c => c.textContent))")
+    finally:
+        browser.close()
+    md = (out / "report.md").read_text()
+    rows = [line.split(" | ") for line in md.splitlines()
+            if line.startswith("| ") and "/" in line.split(" | ")[1]]
+    assert len(rows) == len(cells) > 0
+    for html_row, md_row in zip(cells, rows):
+        # level, faster value, baseline value, difference, CI sum.
+        assert html_row == [md_row[0][2:], md_row[3], md_row[6], md_row[7],
+                            md_row[8].rstrip(" |")]
