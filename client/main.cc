@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "client/commands.h"
-#include "client/report/report.h"
+#include "client/report_command.h"
 #include "common/version.h"
 
 int main(int argc, char** argv) {
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   if (sql_cmd->parsed()) return qkov::client::Sql(conn, sql, sql_format);
   if (plot_cmd->parsed()) return qkov::client::Plot(conn, plot);
   if (report_cmd->parsed())
-    return qkov::client::report::RunReport(conn, report_sweeps, report_out);
+    return qkov::client::Report(conn, report_sweeps, report_out);
   if (status_cmd->parsed()) return qkov::client::Status(conn, sweep);
   if (watch_cmd->parsed()) return qkov::client::Watch(conn, sweep, force_tty);
   if (results_cmd->parsed()) return qkov::client::Results(conn, results);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/numbers.h"
+
 namespace qkov::client {
 
 class Table {
@@ -25,11 +27,9 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// %.4g, "nan" / "inf" spelled out; "-" for a missing value.
-std::string FormatNumber(double v);
-// Every digit that tells the double apart (%.17g; nan, inf, -inf): what
-// the CLI's CSV output prints, so a CSV reads back to the same doubles.
-std::string CsvNumber(double v);
+// The number formats (common/numbers.h), by their short names here.
+using ::qkov::CsvNumber;
+using ::qkov::FormatNumber;
 
 }  // namespace qkov::client
 

@@ -178,6 +178,15 @@ int HttpStatusFor(absl::StatusCode code) {
   }
 }
 
+HttpReply RedirectReply(const std::string& to) {
+  HttpReply r;
+  r.status = 303;
+  r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("Location", to);
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
 HttpReply ErrorReply(const absl::Status& status, int http) {
   HttpReply reply;
   reply.status = http != 0 ? http : HttpStatusFor(status.code());

@@ -103,6 +103,8 @@ int HttpStatusFor(absl::StatusCode code);
 // {"error": {"code": 404, "status": "NOT_FOUND", "message": "..."}} with
 // the message's control characters escaped.
 HttpReply ErrorReply(const absl::Status& status, int http = 0);
+// 303 See Other to `to`, not to be cached.
+HttpReply RedirectReply(const std::string& to);
 
 }  // namespace qkov::service
 

@@ -301,6 +301,7 @@ HttpReply HttpService::Get(const HttpRequest& req) {
   };
   if (path == "/") return File("index.html", "no-cache");
   if (path == "/login") return File("login.html", "no-cache");
+  if (path == "/report") return ReportPage(req);
   if (parts.size() == 3 && named &&
       (parts[1] == "sweeps" || parts[1] == "trials"))
     return File("index.html", "no-cache");

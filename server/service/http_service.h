@@ -117,6 +117,10 @@ class HttpService {
   absl::StatusOr<std::string> Matched(const HttpRequest& req,
                                       const std::string& sweep);
   HttpReply Events(const HttpRequest& req);
+  // /report: the reproduction report (common/report/report.h) of this
+  // server's sweeps as one HTML page (http_report.cc); ?sweep=CLAIM=SWEEP
+  // as `qkov report --sweep`.
+  HttpReply ReportPage(const HttpRequest& req);
   HttpReply Login(const HttpRequest& req);
   HttpReply Logout(const HttpRequest& req);
   HttpReply File(const std::string& name, const char* cache_control);

@@ -49,15 +49,6 @@ std::string NewSessionId() {
       absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
 }
 
-HttpReply Redirect(const std::string& to) {
-  HttpReply r;
-  r.status = 303;
-  r.content_type = "text/plain; charset=utf-8";
-  r.headers.emplace_back("Location", to);
-  r.headers.emplace_back("Cache-Control", "no-store");
-  return r;
-}
-
 HttpReply TooMany(const std::string& why, absl::Duration wait) {
   const int64_t seconds = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(wait))));
@@ -122,7 +113,7 @@ HttpReply HttpService::Login(const HttpRequest& req) {
         "dashboard: a login must come from this dashboard's own page (its "
         "Origin or Referer)"));
   }
-  if (auth_ == nullptr) return Redirect("/");
+  if (auth_ == nullptr) return RedirectReply("/");
   // Decided from the address alone, before the token is looked at.
   if (absl::Duration wait = failures_.Wait(req.client);
       wait > absl::ZeroDuration())
@@ -133,9 +124,9 @@ HttpReply HttpService::Login(const HttpRequest& req) {
       auth_->CheckToken(token, Permission::kRead, "login", &actor);
   if (!ok.ok()) {
     failures_.Take(req.client);
-    return Redirect(ok.code() == absl::StatusCode::kPermissionDenied
-                        ? "/login?failed=role"
-                        : "/login?failed=token");
+    return RedirectReply(ok.code() == absl::StatusCode::kPermissionDenied
+                             ? "/login?failed=role"
+                             : "/login?failed=token");
   }
   const std::string token_key = Sha256Hex(token);
   if (absl::Duration wait = logins_.Wait(token_key);
@@ -168,7 +159,7 @@ HttpReply HttpService::Login(const HttpRequest& req) {
     mine.push_back(id);
     sessions_[id] = Session{token, now + config_.session_lifetime};
   }
-  HttpReply reply = Redirect("/");
+  HttpReply reply = RedirectReply("/");
   reply.headers.emplace_back(
       "Set-Cookie",
       absl::StrCat(kSessionCookie, "=", id,
@@ -194,7 +185,7 @@ HttpReply HttpService::Logout(const HttpRequest& req) {
       sessions_.erase(it);
     }
   }
-  HttpReply reply = Redirect("/login");
+  HttpReply reply = RedirectReply("/login");
   reply.headers.emplace_back(
       "Set-Cookie",
       absl::StrCat(kSessionCookie,

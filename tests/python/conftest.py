@@ -40,7 +40,7 @@ def _wait_file(path, proc, timeout=30):
 
 
 class Server:
-    def __init__(self):
+    def __init__(self, http=False):
         self.bin = os.path.abspath(BIN)
         self.dir = tempfile.mkdtemp(prefix="qkov-python-")
         d = self.dir
@@ -52,12 +52,17 @@ class Server:
             with open("%s/%s.token" % (d, name), "w") as f:
                 f.write(token + "\n")
         self.log = open(d + "/server.log", "w")
+        http_flags = ["--http_listen=127.0.0.1:0",
+                      "--http_port_file=%s/http.port" % d] if http else []
         self.proc = subprocess.Popen(
             [BIN + "/qkov-server", "--db=%s/results.db" % d,
              "--listen=127.0.0.1:0", "--port_file=%s/port" % d,
-             "--token_file=%s/tokens" % d],
+             "--token_file=%s/tokens" % d] + http_flags,
             stdout=self.log, stderr=subprocess.STDOUT)
         self.address = "127.0.0.1:" + _wait_file(d + "/port", self.proc)
+        # The dashboard's base URL, with http=True.
+        self.http = ("http://127.0.0.1:" +
+                     _wait_file(d + "/http.port", self.proc)) if http else None
 
     def token_file(self, who):
         return "%s/%s.token" % (self.dir, who)
@@ -93,7 +98,7 @@ class Server:
 
 @pytest.fixture(scope="session")
 def server():
-    s = Server()
+    s = Server(http=True)
     try:
         s.submit("nb")
         s.train()

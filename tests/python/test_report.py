@@ -1,10 +1,11 @@
-"""`qkov report` (client/report, docs/report.md) on a real server's sweep:
+"""`qkov report` (common/report, docs/report.md) on a real server's sweep:
 its numbers equal `qkov results --matched` for the same sweep to 1e-12; the
 verdict is the rule's on those numbers; claims without a sweep are "not
 run" with the command that runs them; building it twice gives the same
 Markdown byte for byte; the HTML opens in Debian's headless Chromium with
 no console error and no resource loaded, and shows the Markdown's
-numbers."""
+numbers; the dashboard's /report page is the same HTML, built in the
+server's process, behind the dashboard's login."""
 
 import io
 import json
@@ -100,3 +101,30 @@ def test_the_html_opens_offline_and_shows_the_markdowns_numbers(report):
         # level, faster value, baseline value, difference, CI sum.
         assert html_row == [md_row[0][2:], md_row[3], md_row[6], md_row[7],
                             md_row[8].rstrip(" |")]
+
+
+def test_the_dashboard_serves_the_same_report(server, report):
+    import urllib.error
+    import urllib.request
+    from conftest import READER
+    out, _ = report
+    url = server.http + "/report?sweep=fast-qk-sharpens%3D" + SWEEP
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    with pytest.raises(urllib.error.HTTPError) as anonymous:
+        opener.open(url, timeout=60)
+    assert anonymous.value.code == 303
+    assert anonymous.value.headers["Location"] == "/login"
+    req = urllib.request.Request(
+        url, headers={"Authorization": "Bearer " + READER})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        assert r.status == 200
+        assert r.headers["Content-Type"].startswith("text/html")
+        assert "script-src" not in r.headers["Content-Security-Policy"]
+        page = r.read().decode()
+    cli = (out / "report.html").read_text()
+    assert page == cli.replace(server.address, "this server")

@@ -1,11 +1,11 @@
-#include "client/report/claims.h"
+#include "common/report/claims.h"
 
 #include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace qkov::client::report {
+namespace qkov::report {
 namespace {
 
 bool SameKey(const std::string& a, const std::string& b) {
@@ -200,4 +200,4 @@ Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
   return j;
 }
 
-}  // namespace qkov::client::report
+}  // namespace qkov::report

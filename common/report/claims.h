@@ -3,15 +3,15 @@
 // comparison: the arms' values where a reference curve first reaches the
 // same levels), the paper's number, and the verdict rule in numbers.
 // `qkov report` judges each claim on the sweeps of a results database.
-#ifndef QKOV_CLIENT_REPORT_CLAIMS_H_
-#define QKOV_CLIENT_REPORT_CLAIMS_H_
+#ifndef QKOV_COMMON_REPORT_CLAIMS_H_
+#define QKOV_COMMON_REPORT_CLAIMS_H_
 
 #include <string>
 #include <vector>
 
 #include "qkov/v1/sweep.pb.h"
 
-namespace qkov::client::report {
+namespace qkov::report {
 
 enum class Verdict {
   kReproduced,     // the faster arm exceeds the baseline by more than both
@@ -69,6 +69,6 @@ struct Judgement {
 // claim's request). Arm keys compare as numbers where both parse.
 Judgement Judge(const Claim& claim, const qkov::v1::MatchedResponse& table);
 
-}  // namespace qkov::client::report
+}  // namespace qkov::report
 
-#endif  // QKOV_CLIENT_REPORT_CLAIMS_H_
+#endif  // QKOV_COMMON_REPORT_CLAIMS_H_

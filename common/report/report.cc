@@ -1,6 +1,4 @@
-#include "client/report/report.h"
-
-#include <sys/stat.h>
+#include "common/report/report.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,12 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/table.h"
-#include "common/grpc_status.h"
+#include "common/numbers.h"
 #include "common/status_macros.h"
 #include "common/text.h"
 
-namespace qkov::client::report {
+namespace qkov::report {
 namespace {
 
 namespace v1 = ::qkov::v1;
@@ -48,7 +45,7 @@ std::string MatchedCommand(const Claim& c, const std::string& sweep) {
 }
 
 absl::StatusOr<std::vector<std::string>> ArmTrials(
-    Connection& conn, const Claim& c, const std::string& sweep,
+    const ReportSource& source, const Claim& c, const std::string& sweep,
     const std::vector<std::string>& arm) {
   v1::QueryResultsRequest req;
   req.set_sweep_name(sweep);
@@ -56,33 +53,24 @@ absl::StatusOr<std::vector<std::string>> ArmTrials(
   for (const std::string& w : c.where) req.add_where(w);
   for (size_t i = 0; i < arm.size(); ++i)
     req.add_where(absl::StrCat(c.by[i], "=", arm[i]));
-  v1::QueryResultsResponse resp;
-  grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
+  ASSIGN_OR_RETURN(v1::QueryResultsResponse resp, source.query(req));
   std::vector<std::string> ids;
   for (const v1::ResultRow& r : resp.rows()) ids.push_back(r.trial_id());
   return ids;
 }
 
-absl::Status CollectEvidence(Connection& conn, ClaimResult* out) {
+absl::Status CollectEvidence(const ReportSource& source, ClaimResult* out) {
   const Claim& c = *out->claim;
   Evidence& e = out->evidence;
-  v1::GetSweepRequest get;
-  get.set_name(e.sweep);
-  v1::Sweep sweep;
-  grpc::Status s = conn.stub()->GetSweep(conn.Context().get(), get, &sweep);
-  if (!s.ok()) return FromGrpcStatus(s);
+  ASSIGN_OR_RETURN(v1::Sweep sweep, source.get_sweep(e.sweep));
   e.trials = sweep.total_trials();
-  ASSIGN_OR_RETURN(e.faster_trials, ArmTrials(conn, c, e.sweep, c.faster));
-  ASSIGN_OR_RETURN(e.baseline_trials, ArmTrials(conn, c, e.sweep, c.baseline));
+  ASSIGN_OR_RETURN(e.faster_trials, ArmTrials(source, c, e.sweep, c.faster));
+  ASSIGN_OR_RETURN(e.baseline_trials,
+                   ArmTrials(source, c, e.sweep, c.baseline));
   std::set<std::string> versions, hashes;
   for (const auto* ids : {&e.faster_trials, &e.baseline_trials}) {
     for (const std::string& id : *ids) {
-      v1::GetTrialRequest req;
-      req.set_trial_id(id);
-      v1::Trial t;
-      grpc::Status st = conn.stub()->GetTrial(conn.Context().get(), req, &t);
-      if (!st.ok()) return FromGrpcStatus(st);
+      ASSIGN_OR_RETURN(v1::Trial t, source.get_trial(id));
       hashes.insert(t.config_hash());
       for (const v1::Attempt& a : t.attempt_history()) {
         ++e.attempts;
@@ -102,7 +90,8 @@ absl::Status CollectEvidence(Connection& conn, ClaimResult* out) {
 
 }  // namespace
 
-absl::StatusOr<Report> BuildReport(Connection& conn, const ReportArgs& args) {
+absl::StatusOr<Report> BuildReport(const ReportSource& source,
+                                   const ReportArgs& args) {
   for (const auto& [claim, sweep] : args.sweeps) {
     bool known = false;
     for (const Claim& c : Claims()) known = known || c.id == claim;
@@ -111,14 +100,11 @@ absl::StatusOr<Report> BuildReport(Connection& conn, const ReportArgs& args) {
           absl::StrCat("--sweep: no claim named '", TerminalSafe(claim), "'"));
     }
   }
-  v1::ListSweepsResponse listed;
-  grpc::Status s = conn.stub()->ListSweeps(conn.Context().get(),
-                                           v1::ListSweepsRequest(), &listed);
-  if (!s.ok()) return FromGrpcStatus(s);
+  ASSIGN_OR_RETURN(v1::ListSweepsResponse listed, source.list_sweeps());
   std::set<std::string> names;
   for (const v1::Sweep& sw : listed.sweeps()) names.insert(sw.name());
   Report report;
-  report.server = conn.address();
+  report.server = source.server;
   for (const Claim& c : Claims()) {
     ClaimResult r;
     r.claim = &c;
@@ -149,17 +135,18 @@ absl::StatusOr<Report> BuildReport(Connection& conn, const ReportArgs& args) {
     req.add_metrics(c.metric);
     for (const std::string& b : c.by) req.add_by(b);
     for (const std::string& w : c.where) req.add_where(w);
-    grpc::Status m =
-        conn.stub()->MatchSweep(conn.Context().get(), req, &r.table);
-    if (!m.ok()) {
+    absl::StatusOr<v1::MatchedResponse> table = source.match(req);
+    if (!table.ok()) {
       r.judgement.verdict = Verdict::kNotRun;
-      r.note = absl::StrCat("sweep ", r.evidence.sweep,
-                            " cannot be compared yet: ", m.error_message());
+      r.note =
+          absl::StrCat("sweep ", r.evidence.sweep,
+                       " cannot be compared yet: ", table.status().message());
       report.claims.push_back(std::move(r));
       continue;
     }
+    r.table = *std::move(table);
     r.judgement = Judge(c, r.table);
-    RETURN_IF_ERROR(CollectEvidence(conn, &r));
+    RETURN_IF_ERROR(CollectEvidence(source, &r));
     report.claims.push_back(std::move(r));
   }
   return report;
@@ -168,7 +155,7 @@ absl::StatusOr<Report> BuildReport(Connection& conn, const ReportArgs& args) {
 std::string ReportMarkdown(const Report& r) {
   std::string md = absl::StrCat(
       "# Reproduction report\n\n"
-      "Each claim of the paper (client/report/claims.cc), judged on the "
+      "Each claim of the paper (common/report/claims.cc), judged on the "
       "sweeps of the results database of qkov-server at ",
       r.server,
       " by `qkov report`. A claim compares a faster-QK arm with its "
@@ -432,44 +419,4 @@ std::string ReportHtml(const Report& r) {
   return html;
 }
 
-int RunReport(Connection& conn, const std::vector<std::string>& sweep_flags,
-              const std::string& out_dir) {
-  ReportArgs args;
-  for (const std::string& f : sweep_flags) {
-    const size_t eq = f.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
-      return ReportError(absl::InvalidArgumentError(
-          absl::StrCat("--sweep: '", TerminalSafe(f), "' is not CLAIM=SWEEP")));
-    }
-    args.sweeps[f.substr(0, eq)] = f.substr(eq + 1);
-  }
-  absl::StatusOr<Report> report = BuildReport(conn, args);
-  if (!report.ok()) return ReportError(report.status(), conn.address());
-  if (mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ReportError(absl::PermissionDeniedError(
-        absl::StrCat("--out: cannot create ", out_dir)));
-  }
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{
-                                       "report.md", ReportMarkdown(*report)},
-                                   {"report.html", ReportHtml(*report)},
-                                   {"report.json", ReportJson(*report)}}) {
-    const std::string path = out_dir + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) {
-      return ReportError(
-          absl::PermissionDeniedError(absl::StrCat("cannot write ", path)));
-    }
-  }
-  for (const ClaimResult& c : report->claims) {
-    std::printf("%-24s %-18s %s\n", c.claim->id.c_str(),
-                VerdictName(c.judgement.verdict).c_str(),
-                c.evidence.sweep.empty() ? c.command.c_str()
-                                         : c.evidence.sweep.c_str());
-  }
-  std::printf("report: %s/report.md, %s/report.html, %s/report.json\n",
-              out_dir.c_str(), out_dir.c_str(), out_dir.c_str());
-  return kExitOk;
-}
-
-}  // namespace qkov::client::report
+}  // namespace qkov::report

@@ -1,15 +1,15 @@
-// The report's verdict rule (client/report/claims.h): reproduced where the
+// The report's verdict rule (common/report/claims.h): reproduced where the
 // faster arm is above the baseline by more than both CIs at every level both
 // reach; the same data with the arms swapped is contradicted; a mix is
 // partly or not reproduced; one-trial arms (a deterministic ODE) count no
 // CI; levels an arm did not reach are not compared.
-#include "client/report/claims.h"
+#include "common/report/claims.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace qkov::client::report {
+namespace qkov::report {
 namespace {
 
 Claim RatioClaim() {
@@ -98,4 +98,4 @@ TEST(ClaimsTest, EveryClaimNamesItsSweepsArmsAndPaperNumber) {
 }
 
 }  // namespace
-}  // namespace qkov::client::report
+}  // namespace qkov::report
