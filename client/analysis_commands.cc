@@ -51,19 +51,6 @@ absl::StatusOr<std::vector<v1::ResultRow>> FetchRows(Connection& conn,
 
 }  // namespace
 
-absl::StatusOr<v1::GetTrialMetricsResponse> FetchCurves(
-    Connection& conn, const std::string& trial_id,
-    const std::vector<std::string>& names) {
-  v1::GetTrialMetricsRequest req;
-  req.set_trial_id(trial_id);
-  for (const auto& n : names) req.add_names(n);
-  v1::GetTrialMetricsResponse resp;
-  grpc::Status s =
-      conn.stub()->GetTrialMetrics(conn.Context().get(), req, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return resp;
-}
-
 int Export(Connection& conn, const ExportArgs& args) {
   absl::StatusOr<std::vector<v1::ResultRow>> rows = FetchRows(conn, args.sweep);
   if (!rows.ok()) return ReportError(rows.status(), conn.address());

@@ -62,12 +62,6 @@ struct PlotArgs {
 };
 int Plot(Connection& conn, const PlotArgs& args);
 
-// A trial's curves (all of them when `names` is empty), stitched across its
-// attempts.
-absl::StatusOr<qkov::v1::GetTrialMetricsResponse> FetchCurves(
-    Connection& conn, const std::string& trial_id,
-    const std::vector<std::string>& names);
-
 int Trials(Connection& conn, const std::string& sweep,
            const std::string& state);
 int ShowTrial(Connection& conn, const std::string& trial_id);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "common/grpc_status.h"
 #include "common/text.h"
 
 namespace qkov::client {
@@ -81,6 +82,19 @@ int ReportError(const absl::Status& status, const std::string& server_address) {
   // The message may quote the server's or the user's strings.
   std::fprintf(stderr, "qkov: %s\n", TerminalSafe(line).c_str());
   return ExitCodeFor(status.code());
+}
+
+absl::StatusOr<qkov::v1::GetTrialMetricsResponse> FetchCurves(
+    Connection& conn, const std::string& trial_id,
+    const std::vector<std::string>& names) {
+  qkov::v1::GetTrialMetricsRequest req;
+  req.set_trial_id(trial_id);
+  for (const auto& n : names) req.add_names(n);
+  qkov::v1::GetTrialMetricsResponse resp;
+  grpc::Status s =
+      conn.stub()->GetTrialMetrics(conn.Context().get(), req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return resp;
 }
 
 }  // namespace qkov::client

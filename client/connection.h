@@ -9,8 +9,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/channel.h"
 #include "qkov/v1/sweep.grpc.pb.h"
@@ -43,6 +45,12 @@ class Connection {
   SecureChannel channel_;
   std::unique_ptr<qkov::v1::SweepService::Stub> stub_;
 };
+
+// A trial's curves (all of them when `names` is empty), stitched across its
+// attempts.
+absl::StatusOr<qkov::v1::GetTrialMetricsResponse> FetchCurves(
+    Connection& conn, const std::string& trial_id,
+    const std::vector<std::string>& names);
 
 // Prints "qkov: <one line>" to stderr and returns the exit code.
 int ReportError(const absl::Status& status,

@@ -1,6 +1,5 @@
 #include "client/matched_results.h"
 
-#include "client/commands.h"
 #include "client/metric_defaults.h"
 #include "common/grpc_status.h"
 

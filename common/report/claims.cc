@@ -138,8 +138,27 @@ const std::vector<Claim>& Claims() {
   return *claims;
 }
 
+std::string ArmText(const Claim& c, const std::vector<std::string>& arm) {
+  std::string out;
+  for (size_t i = 0; i < arm.size(); ++i)
+    absl::StrAppend(&out, i ? ", " : "", c.by[i], " ", arm[i]);
+  return out;
+}
+
 Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
   Judgement j;
+  // An arm the sweep does not have (another grid, a quick budget's single
+  // rate) cannot be judged.
+  for (const auto* arm : {&claim.faster, &claim.baseline}) {
+    bool found = false;
+    for (const v1::MatchedGroup& g : table.groups())
+      found = found || SameArm(g.keys(), *arm);
+    if (!found) {
+      j.verdict = Verdict::kNotRun;
+      j.why = absl::StrCat("the sweep has no arm ", ArmText(claim, *arm));
+      return j;
+    }
+  }
   const v1::MetricSummary none;
   for (double level : table.levels()) {
     LevelComparison c;

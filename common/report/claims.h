@@ -20,7 +20,8 @@ enum class Verdict {
   kNotReproduced,  // at no level either way
   kContradicted,   // the baseline exceeds the faster arm by more than both
                    // CIs at some level, and the faster arm never so
-  kNotRun,         // no sweep of the claim's preset in the database
+  kNotRun,         // no sweep of the claim's preset in the database, or
+                   // one without the claim's arms or not comparable yet
 };
 std::string VerdictName(Verdict v);
 
@@ -66,7 +67,8 @@ struct Judgement {
 };
 
 // The claim's verdict on a matched table (MatchSweep's answer for the
-// claim's request). Arm keys compare as numbers where both parse.
+// claim's request); "not run" where the table lacks one of the arms. Arm
+// keys compare as numbers where both parse.
 Judgement Judge(const Claim& claim, const qkov::v1::MatchedResponse& table);
 
 }  // namespace qkov::report

@@ -1,5 +1,6 @@
-// Conversions both halves of the Coordinator use (coordinator.cc: the
-// client API; coordinator_workers.cc: the worker API).
+// Conversions between the store's records and the API's messages that the
+// Coordinator (coordinator.cc: the client API; coordinator_workers.cc: the
+// worker API) and its result rows (result_rows.cc) share.
 #ifndef QKOV_SERVER_CORE_CONVERT_H_
 #define QKOV_SERVER_CORE_CONVERT_H_
 
@@ -15,8 +16,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "qkov/v1/sweep.pb.h"
 
 namespace qkov::core {
+
+// "queued" <-> qkov.v1.QUEUED etc. (convert.cc).
+qkov::v1::TrialState TrialStateFromString(const std::string& state);
+std::string TrialStateToString(qkov::v1::TrialState state);
 
 inline google::protobuf::Timestamp ToTimestamp(int64_t ms) {
   return google::protobuf::util::TimeUtil::MillisecondsToTimestamp(ms);

@@ -255,10 +255,6 @@ class Coordinator {
   bool stopping_ ABSL_GUARDED_BY(change_mu_) = false;
 };
 
-// "queued" <-> qkov.v1.QUEUED etc.
-qkov::v1::TrialState TrialStateFromString(const std::string& state);
-std::string TrialStateToString(qkov::v1::TrialState state);
-
 }  // namespace qkov::core
 
 #endif  // QKOV_SERVER_CORE_COORDINATOR_H_

@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/core/convert.h"
-#include "server/core/coordinator.h"
 
 namespace qkov::core {
 

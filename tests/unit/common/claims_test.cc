@@ -86,6 +86,16 @@ TEST(ClaimsTest, OneTrialArmsCountNoCiAndUnreachedLevelsAreNotCompared) {
   EXPECT_EQ(j.why, "no level that both arms reached");
 }
 
+TEST(ClaimsTest, ASweepWithoutAnArmIsNotRun) {
+  v1::MatchedResponse t;
+  AddLevel(&t, 0.5, 0.70, 0.05, 0.35, 0.01);
+  Claim other = RatioClaim();
+  other.faster = {"30"};
+  const Judgement j = Judge(other, t);
+  EXPECT_EQ(j.verdict, Verdict::kNotRun);
+  EXPECT_EQ(j.why, "the sweep has no arm lr_ratio 30");
+}
+
 TEST(ClaimsTest, EveryClaimNamesItsSweepsArmsAndPaperNumber) {
   ASSERT_GE(Claims().size(), 6u);
   for (const Claim& c : Claims()) {
