@@ -152,9 +152,10 @@ int Submit(Connection& conn, const SubmitArgs& args) {
         args.quick ? preset->quick : std::vector<std::string>{};
     overrides.insert(overrides.end(), args.overrides.begin(),
                      args.overrides.end());
-    absl::StatusOr<std::string> yaml = WithDataPaths(*preset);
-    if (!yaml.ok()) return ReportError(yaml.status());
-    spec = ParseSweepText(*yaml, "preset " + preset->name, overrides);
+    const PresetText text = WithDataPaths(*preset);
+    spec = ParseSweepText(text.yaml, "preset " + preset->name, overrides);
+    if (spec.ok() && !text.missing.ok() && StillReadsShippedData(*spec))
+      return ReportError(text.missing);
   } else if (args.quick) {
     return ReportError(
         absl::InvalidArgumentError("--quick goes with --preset"));

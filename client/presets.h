@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "qkov/v1/sweep.pb.h"
 
 namespace qkov::client {
 
@@ -32,9 +33,18 @@ const std::vector<Preset>& Presets();
 absl::StatusOr<Preset> FindPreset(const std::string& name);
 // The preset's YAML with its data files (written ../shared/data/...) in the
 // first data folder of the search path that holds them all
-// (common/data_dirs.h); FAILED_PRECONDITION naming the folders searched and
-// the `qkov-data fetch` command that gets them, where none does.
-absl::StatusOr<std::string> WithDataPaths(const Preset& preset);
+// (common/data_dirs.h). Where none does, the YAML as written and, in
+// `missing`, FAILED_PRECONDITION naming the folders searched and the
+// `qkov-data fetch` command that gets them: the caller reports it unless
+// its overrides point every data path elsewhere (`StillReadsShippedData`).
+struct PresetText {
+  std::string yaml;
+  absl::Status missing;
+};
+PresetText WithDataPaths(const Preset& preset);
+// Whether a sweep still names a file under ../shared/data/ (a path that
+// starts so).
+bool StillReadsShippedData(const qkov::v1::SweepSpec& spec);
 
 }  // namespace qkov::client
 

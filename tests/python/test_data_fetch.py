@@ -124,3 +124,16 @@ def test_a_preset_without_its_data_names_the_fetch_command(server, tmp_path):
             "paper-hatexplain", "--quick", env=env, cwd=tmp_path)
     assert r.returncode != 0
     assert "qkov-data fetch hatexplain tokenizers" in r.stderr
+    # Overrides that point every data path at files elsewhere are enough.
+    if os.path.isdir(SHARED):
+        shared = os.path.abspath(SHARED)
+        r = run(server.bin, "qkov", "--server=" + server.address,
+                "--token_file=" + server.token_file("user"), "submit",
+                "--preset", "paper-sva", "--quick", "--set",
+                "name=sva-elsewhere", "--set",
+                "training.text.train.path=" + shared +
+                "/sva/subj_agr_filtered.text", "--set",
+                "training.text.vocab_path=" + shared +
+                "/tokenizers/bert-base-uncased/vocab.txt", env=env,
+                cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
