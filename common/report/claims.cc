@@ -22,8 +22,9 @@ bool SameArm(const google::protobuf::RepeatedPtrField<std::string>& keys,
   return true;
 }
 
-double Ci(const v1::MetricSummary& s) {
-  return s.n() < 2 || std::isnan(s.ci95()) ? 0.0 : s.ci95();
+double Ci(const v1::MetricSummary& s, bool deterministic) {
+  if (s.n() >= 2 && !std::isnan(s.ci95())) return s.ci95();
+  return deterministic ? 0.0 : INFINITY;
 }
 
 }  // namespace
@@ -88,7 +89,8 @@ const std::vector<Claim>& Claims() {
        {"100"},
        {"0.01"},
        "matched loss (deterministic: one trajectory per r)",
-       "r = 0.01: alpha 0.149 at the end; r = 0.1: 0.2875"},
+       "r = 0.01: alpha 0.149 at the end; r = 0.1: 0.2875",
+       /*deterministic=*/true},
       {"hatexplain-rationale",
        "On HateXplain the faster-QK arm (30x) puts more attention on the "
        "annotators' rationale at comparable validation accuracy",
@@ -187,7 +189,8 @@ Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
                  c.faster_value.n() > 0 && c.baseline_value.n() > 0;
     if (c.compared) {
       c.difference = c.faster_value.mean() - c.baseline_value.mean();
-      c.margin = Ci(c.faster_value) + Ci(c.baseline_value);
+      c.margin = Ci(c.faster_value, claim.deterministic) +
+                 Ci(c.baseline_value, claim.deterministic);
     }
     j.levels.push_back(c);
   }
@@ -215,6 +218,13 @@ Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
         "the faster arm above the baseline by more than "
         "both CIs at ",
         above, " of ", compared, " levels, below at ", below);
+    for (const LevelComparison& c : j.levels) {
+      if (c.compared && std::isinf(c.margin)) {
+        absl::StrAppend(&j.why,
+                        "; an arm of one trial has no CI (run more seeds)");
+        break;
+      }
+    }
   }
   return j;
 }

@@ -42,7 +42,11 @@ struct Claim {
   std::vector<std::string> faster;    // the faster-QK arm's keys
   std::vector<std::string> baseline;  // the baseline arm's keys
   std::string framing;                // "matched training loss", ...
-  std::string paper;                  // the paper's number, in its words
+  std::string paper;  // the paper's number, in its words
+  // Each arm is one trajectory that a rerun repeats exactly (the ODE): a
+  // one-trial arm has no spread to allow for. Elsewhere an arm of one trial
+  // has no CI, and its level cannot separate the arms.
+  bool deterministic = false;
 };
 
 const std::vector<Claim>& Claims();
@@ -54,8 +58,9 @@ struct LevelComparison {
   int baseline_trials = 0, baseline_reached = 0;
   qkov::v1::MetricSummary faster_value, baseline_value;
   qkov::v1::MetricSummary faster_step, baseline_step;
-  // faster - baseline, and the sum of the two CI95 half widths (a run of
-  // one trial, deterministic, counts 0).
+  // faster - baseline, and the sum of the two CI95 half widths (a
+  // deterministic claim's one-trial arm counts 0; another one-trial arm
+  // makes it infinite).
   double difference = 0, margin = 0;
   bool compared = false;  // both arms reached the level
 };

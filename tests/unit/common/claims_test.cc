@@ -74,10 +74,20 @@ TEST(ClaimsTest, OverlappingCisOrMixedLevelsAreNotReproducedOrPartly) {
   EXPECT_EQ(Judge(RatioClaim(), mixed).verdict, Verdict::kNotReproduced);
 }
 
-TEST(ClaimsTest, OneTrialArmsCountNoCiAndUnreachedLevelsAreNotCompared) {
-  v1::MatchedResponse ode;
-  AddLevel(&ode, 1.0, 0.45, 0, 0.10, 0, /*n=*/1);
-  EXPECT_EQ(Judge(RatioClaim(), ode).verdict, Verdict::kReproduced);
+TEST(ClaimsTest, OneTrialArmsSeparateOnlyWhereTheClaimIsDeterministic) {
+  v1::MatchedResponse one;
+  AddLevel(&one, 1.0, 0.45, 0, 0.10, 0, /*n=*/1);
+  Claim ode = RatioClaim();
+  ode.deterministic = true;
+  EXPECT_EQ(Judge(ode, one).verdict, Verdict::kReproduced);
+  // One seed of a stochastic run: no CI, so no level separates the arms.
+  const Judgement seed = Judge(RatioClaim(), one);
+  EXPECT_EQ(seed.verdict, Verdict::kNotReproduced);
+  EXPECT_NE(seed.why.find("an arm of one trial has no CI"), std::string::npos)
+      << seed.why;
+}
+
+TEST(ClaimsTest, UnreachedLevelsAreNotCompared) {
   v1::MatchedResponse unreached;
   AddLevel(&unreached, 0.5, 0.70, 0.05, 0.35, 0.01, 3, /*fast_reached=*/0);
   const Judgement j = Judge(RatioClaim(), unreached);
