@@ -42,7 +42,7 @@ struct Claim {
   std::vector<std::string> faster;    // the faster-QK arm's keys
   std::vector<std::string> baseline;  // the baseline arm's keys
   std::string framing;                // "matched training loss", ...
-  std::string paper;  // the paper's number, in its words
+  std::string paper;                  // the paper's number, in its words
   // Each arm is one trajectory that a rerun repeats exactly (the ODE): a
   // one-trial arm has no spread to allow for. Elsewhere an arm of one trial
   // has no CI, and its level cannot separate the arms.

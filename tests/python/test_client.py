@@ -4,7 +4,6 @@ sweep (results, aggregate, matched to 1e-12; curves point for point against
 `qkov export --per point`), and each failure is its named exception."""
 
 import io
-import os
 
 import numpy as np
 import pandas as pd

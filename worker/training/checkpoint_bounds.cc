@@ -266,8 +266,8 @@ absl::Status ReadEntry(absl::string_view b, const Directory& d, uint64_t* p,
 //
 // Anything else (another statement, a constant, an expression) is refused
 // before LibTorch's compiler sees it: that compiler crashes on some
-// malformed declarations (a SEGV in ScriptTypeParser::parseClassConstant,
-// found by checkpoint_fuzzer).
+// malformed declarations (a SEGV in ScriptTypeParser::parseClassConstant
+// on a class constant).
 
 bool IsIdentifier(absl::string_view s) {
   if (s.empty() || absl::ascii_isdigit(static_cast<unsigned char>(s[0])))

@@ -7,7 +7,6 @@ call for the whole sweep, every point). docs/notebook.md documents each
 frame's columns.
 """
 
-import math
 import os
 import shutil
 import subprocess

@@ -196,7 +196,7 @@ TEST(DefaultLevelsTest, SpanEveryTrialReachesInTheOrderTheyAreReached) {
   EXPECT_EQ(DefaultLevels(apart, "train_loss", 1, 2),
             (std::vector<double>{1.56, 0.124}));
   // Every trial reaches 1.39363 at the least: the first level is 1.40, not
-  // the nearest 1.39 (found by the notebook's test on paper-ratio --quick).
+  // the nearest 1.39, which no trial reaches.
   const std::vector<MatchedTrial> near = {trial({3.9, 2.0, 1.39363}),
                                           trial({3.8, 1.5, 1.2})};
   const std::vector<double> levels = DefaultLevels(near, "train_loss", 1, 3);

@@ -281,8 +281,8 @@ TEST(CheckpointBoundsTest, ADamagedEntryIsRefusedByItsCrc) {
                 "zip entry 'archive/data/0' declares CRC-32");
 }
 
-// checkpoint_fuzzer's finding: a declaration LibTorch's writer never makes
-// (here a class constant) crashes LibTorch's TorchScript compiler as it
+// A declaration LibTorch's writer never makes (here a class constant)
+// crashes LibTorch's TorchScript compiler as it
 // loads the archive (SEGV in ScriptTypeParser::parseClassConstant).
 TEST(CheckpointBoundsTest, TorchScriptOtherThanModuleDeclarationsIsRefused) {
   const std::string code = "archive/code/__torch__.py";
