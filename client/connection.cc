@@ -97,4 +97,24 @@ absl::StatusOr<qkov::v1::GetTrialMetricsResponse> FetchCurves(
   return resp;
 }
 
+absl::StatusOr<std::vector<qkov::v1::ResultRow>> FetchRows(
+    Connection& conn, const std::string& sweep) {
+  constexpr int64_t kPage = 10000;
+  std::vector<qkov::v1::ResultRow> rows;
+  for (int64_t offset = 0;; offset += kPage) {
+    qkov::v1::QueryResultsRequest req;
+    req.set_sweep_name(sweep);
+    req.set_offset(offset);
+    req.set_limit(kPage);
+    qkov::v1::QueryResultsResponse resp;
+    grpc::Status s =
+        conn.stub()->QueryResults(conn.Context().get(), req, &resp);
+    if (!s.ok()) return FromGrpcStatus(s);
+    for (qkov::v1::ResultRow& r : *resp.mutable_rows())
+      rows.push_back(std::move(r));
+    if (resp.rows_size() < kPage) break;
+  }
+  return rows;
+}
+
 }  // namespace qkov::client

@@ -52,6 +52,11 @@ absl::StatusOr<qkov::v1::GetTrialMetricsResponse> FetchCurves(
     Connection& conn, const std::string& trial_id,
     const std::vector<std::string>& names);
 
+// Every result row of a sweep, in pages of 10,000 (one answer of a
+// 100,000-trial sweep would pass the server's message limit).
+absl::StatusOr<std::vector<qkov::v1::ResultRow>> FetchRows(
+    Connection& conn, const std::string& sweep);
+
 // Prints "qkov: <one line>" to stderr and returns the exit code.
 int ReportError(const absl::Status& status,
                 const std::string& server_address = "");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "client/commands.h"
+#include "client/figures.h"
 #include "client/report_command.h"
 #include "common/version.h"
 
@@ -152,8 +153,7 @@ int main(int argc, char** argv) {
                    "all, ratio, dtap, curves, search (an adaptive sweep), "
                    "theory (Fig. 4), fixed (Fig. 3) or matched (with "
                    "--matched)")
-      ->check(CLI::IsMember({"all", "ratio", "dtap", "curves", "search",
-                             "theory", "fixed", "matched"}));
+      ->check(CLI::IsMember(qkov::client::FigureKindNames()));
   plot_cmd->add_option("--matched", plot.matched,
                        "kind matched: CURVE[=LEVEL,...], as in qkov "
                        "results --matched");

@@ -1,4 +1,5 @@
-// The metrics the CLI shows when the user names none, by task kind. The
+// The metrics and figures the CLI shows when the user names none, by task
+// kind. The
 // synthetic-style tasks show the paper's §3 numbers; the text tasks show
 // their test split's, SQuAD its evaluation questions' (docs/metrics.md).
 #ifndef QKOV_CLIENT_METRIC_DEFAULTS_H_
@@ -17,6 +18,7 @@ struct MetricDefaults {
   std::vector<std::string> ratio;    // qkov plot: one ratio figure each
   std::vector<std::string> curves;   // qkov plot: learning curves
   std::vector<std::string> latest;   // qkov watch: the latest report
+  std::vector<std::string> figures;  // qkov plot --kind all (figures.h)
 };
 
 const MetricDefaults& MetricDefaultsFor(v1::TaskKind task);

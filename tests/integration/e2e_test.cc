@@ -392,6 +392,55 @@ training:
 namespace qkov::testing {
 namespace {
 
+// A fixed-attention sweep through a real worker: `qkov plot`'s `all` draws
+// its task's one figure, the final loss against alpha for each
+// parameterization (the paper's Fig. 3), at a budget of 600 steps a trial.
+TEST(PlotTest, FixedAttentionDrawsItsOwnFigure) {
+  TempDir dir;
+  ServerUnderTest server(dir);
+  const std::string at = "--server=" + server.address();
+  ASSERT_EQ(RunCommand({QKOV_CLI_BIN, at, "submit", "--preset",
+                        "paper-fixed-attention", "--quick", "--set",
+                        "training.max_steps=600", "--set",
+                        "training.report_every=300"})
+                .exit_code,
+            0);
+  Process worker({QKOV_WORKER_BIN, at, "--batch_trials=5", "--exit_when_idle"},
+                 dir.File("w.log"));
+  ASSERT_EQ(worker.Wait(180), 0) << ReadFile(dir.File("w.log"));
+
+  CommandResult plot =
+      RunCommand({QKOV_CLI_BIN, at, "plot", "paper-fixed-attention-quick",
+                  "--out", dir.File("plots")});
+  ASSERT_EQ(plot.exit_code, 0) << plot.err;
+  const std::string base = dir.File("plots/fixed_attention_loss");
+  EXPECT_EQ(plot.out, base + ".png " + base + ".svg " + base + ".dat\n");
+  EXPECT_TRUE(IsValidPng(base + ".png"));
+  // One block of five alphas per parameterization, each the stored loss.
+  const std::string dat = ReadFile(base + ".dat");
+  auto losses = QueryRows(server.db_path(),
+                          "SELECT t.parameterization, printf('%.10g', "
+                          "json_extract(t.config_json, '$.alpha')), "
+                          "printf('%.10g', r.value) FROM results r JOIN "
+                          "trials t USING (trial_id) WHERE r.name = 'loss'");
+  ASSERT_EQ(losses.size(), 10u);
+  for (const auto& l : losses) {
+    const size_t block = dat.find("# " + l[0] + "\n");
+    ASSERT_NE(block, std::string::npos) << l[0] << "\n" << dat;
+    // Through the block's last line break.
+    const std::string body =
+        dat.substr(block, dat.find("\n\n", block) + 1 - block);
+    EXPECT_NE(body.find("\n" + l[1] + " " + l[2] + "\n"), std::string::npos)
+        << l[0] << " alpha " << l[1] << "\n"
+        << body;
+  }
+  // A kind no table row names is refused with one line.
+  CommandResult unknown = RunCommand(
+      {QKOV_CLI_BIN, at, "plot", "paper-fixed-attention-quick", "--kind", "x"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("--kind"), std::string::npos) << unknown.err;
+}
+
 // The theory preset through a real worker, plotted with a trained sweep
 // overlaid; status shows throughput and ETA, watch the latest metrics.
 TEST(PlotTest, TheoryCurvesWithTrainedModelsOverlaid) {
@@ -413,6 +462,13 @@ TEST(PlotTest, TheoryCurvesWithTrainedModelsOverlaid) {
       RunCommand({QKOV_CLI_BIN, at, "plot", "paper-theory", "--out",
                   dir.File("plots"), "--overlay", "it-sweep"});
   ASSERT_EQ(plot.exit_code, 0) << plot.err;
+  // `all` of an ODE sweep is the ODE's figures (its task's defaults).
+  std::string listed;
+  for (const char* f : {"theory_time", "theory_thresholds", "theory_alpha"}) {
+    const std::string base = dir.File(std::string("plots/") + f);
+    absl::StrAppend(&listed, base, ".png ", base, ".svg ", base, ".dat\n");
+  }
+  EXPECT_EQ(plot.out, listed);
   EXPECT_TRUE(IsValidPng(dir.File("plots/theory_alpha.png")));
   const std::string svg = ReadFile(dir.File("plots/theory_alpha.svg"));
   for (const char* r : {"r = 0.01", "r = 0.1", "r = 1", "r = 10", "r = 100",
