@@ -56,27 +56,47 @@ absl::StatusOr<Examples> BuildExamples(const SquadSource& source,
   return out;
 }
 
-absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
-                                             TrainingObserver* observer,
-                                             const torch::Device& device,
-                                             const std::string& resume_from) {
+// A trial's question sets, as prompts the tokenizer encoded.
+struct QuestionSets {
+  Examples train;
+  Examples eval;        // the final evaluation's, at most eval.num_examples
+  Examples validation;  // checkpoint selection's; empty when not selecting
+  Examples curves;      // the evaluation during training's; empty when off
+};
+
+absl::StatusOr<QuestionSets> LoadQuestionSets(
+    const TrialOptions& o, const text::Gpt2BpeTokenizer& bpe) {
   const SquadTaskOptions& q = o.squad;
-  absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> loaded =
-      text::Gpt2BpeTokenizer::Load(q.tokenizer);
-  if (!loaded.ok()) return loaded.status();
-  const text::Gpt2BpeTokenizer& bpe = **loaded;
+  QuestionSets sets;
   absl::StatusOr<Examples> train = BuildExamples(q.train, bpe, q.prompt, 0);
   if (!train.ok()) return train.status();
+  sets.train = *std::move(train);
   absl::StatusOr<Examples> eval =
       BuildExamples(q.eval, bpe, q.prompt, o.eval.num_examples);
   if (!eval.ok()) return eval.status();
-  absl::StatusOr<Examples> validation = Examples{};
+  sets.eval = *std::move(eval);
   if (q.validation_questions > 0) {
-    validation =
+    absl::StatusOr<Examples> validation =
         BuildExamples(q.validation, bpe, q.prompt, q.validation_questions);
     if (!validation.ok()) return validation.status();
+    sets.validation = *std::move(validation);
   }
+  // Evaluation during training (docs/metrics.md, "Curves during training"):
+  // the first eval_examples questions of the validation articles (of the
+  // evaluation articles when the sweep names none).
+  if (o.eval.eval_every > 0) {
+    absl::StatusOr<Examples> curves =
+        BuildExamples(q.validation_questions > 0 ? q.validation : q.eval, bpe,
+                      q.prompt, o.eval.eval_examples);
+    if (!curves.ok()) return curves.status();
+    sets.curves = *std::move(curves);
+  }
+  return sets;
+}
 
+// The decoder: a GPT-2-style causal language model of the sweep's shape.
+text::TextModelOptions DecoderOptions(const SquadTaskOptions& q,
+                                      const text::Gpt2BpeTokenizer& bpe) {
   text::TextModelOptions mo;
   mo.vocab_size = bpe.vocab_size();
   mo.n_ctx = mo.max_len = q.model.n_ctx;
@@ -90,24 +110,32 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
   mo.init_std = q.model.init_std;
   mo.embed_init_std = q.model.embed_init_std;
   mo.dropout = q.model.dropout;
-  text::TextModel model(mo, o.parameterization, MixSeed(o.seed, kInitStream));
+  return mo;
+}
 
-  TrialOutcome outcome;
-  outcome.input_sha256["squad.train"] = train->sha256;
-  outcome.input_sha256["squad.eval"] = eval->sha256;
+// The checksums of every input file, and GloVe's rows copied into the token
+// embedding when the sweep names a GloVe file.
+absl::Status RecordInputs(const TrialOptions& o, const QuestionSets& sets,
+                          const text::Gpt2BpeTokenizer& bpe,
+                          text::TextModel& model, TrialOutcome* outcome) {
+  const SquadTaskOptions& q = o.squad;
+  outcome->input_sha256["squad.train"] = sets.train.sha256;
+  outcome->input_sha256["squad.eval"] = sets.eval.sha256;
   if (q.validation_questions > 0)
-    outcome.input_sha256["squad.validation"] = validation->sha256;
-  outcome.input_sha256["squad.encoder_path"] = bpe.encoder_sha256();
-  outcome.input_sha256["squad.merges_path"] = bpe.merges_sha256();
-  if (!q.glove_path.empty()) {
-    absl::StatusOr<GloveMapping> glove = InitEmbeddingFromGlove(
-        q.glove_path, bpe, model->named_parameters()["w_e"]);
-    if (!glove.ok()) return glove.status();
-    outcome.input_sha256["squad.glove_path"] = glove->sha256;
-    outcome.results["glove_matched"] = static_cast<double>(glove->matched);
-  }
-  model->to(device);
+    outcome->input_sha256["squad.validation"] = sets.validation.sha256;
+  outcome->input_sha256["squad.encoder_path"] = bpe.encoder_sha256();
+  outcome->input_sha256["squad.merges_path"] = bpe.merges_sha256();
+  if (q.glove_path.empty()) return absl::OkStatus();
+  absl::StatusOr<GloveMapping> glove = InitEmbeddingFromGlove(
+      q.glove_path, bpe, model->named_parameters()["w_e"]);
+  if (!glove.ok()) return glove.status();
+  outcome->input_sha256["squad.glove_path"] = glove->sha256;
+  outcome->results["glove_matched"] = static_cast<double>(glove->matched);
+  return absl::OkStatus();
+}
 
+SquadTrainOptions TrainOptions(const TrialOptions& o) {
+  const SquadTaskOptions& q = o.squad;
   SquadTrainOptions so;
   so.seed = o.seed;
   so.base_lr = o.eta_ov;
@@ -125,32 +153,44 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
   so.max_steps = o.max_steps;
   so.warmup_steps = o.optimizer.warmup_steps;
   so.one_cycle = o.optimizer.schedule == ScheduleKind::kOneCycle;
+  return so;
+}
+
+// The answer evaluation's settings; `final` adds the heatmap edges and the
+// faithfulness forwards, which the curves during training leave out.
+AnswerAttentionOptions AnswerOptions(const TrialOptions& o, bool final) {
+  AnswerAttentionOptions ao;
+  ao.rollout_alpha = o.squad.rollout_alpha;
+  ao.max_new_tokens = static_cast<int32_t>(o.squad.max_new_tokens);
+  ao.tau_attention = o.eval.tau_attention;
+  ao.tau_probability = o.eval.tau_probability;
+  if (final) {
+    ao.dtap_attention_edges = o.eval.dtap_attention_edges;
+    ao.dtap_probability_edges = o.eval.dtap_probability_edges;
+    ao.k_percent = o.squad.k_percent;
+  } else {
+    ao.k_percent = 0;  // no faithfulness forwards
+  }
+  return ao;
+}
+
+// The loop's hooks: the reports to `observer` (with the curves at each
+// report step that is a multiple of eval_every, and at the last), its stop
+// requests, and the validation F1 of checkpoint selection.
+SquadTrainHooks TrainHooks(const TrialOptions& o, const SquadTrainOptions& so,
+                           const QuestionSets& sets,
+                           const text::Gpt2BpeTokenizer& bpe,
+                           text::TextModel& model, TrainingObserver* observer,
+                           const std::string& resume_from) {
   SquadTrainHooks hooks;
   hooks.report_every = o.report_every;
   hooks.resume_from = resume_from;
-  bool observer_stopped = false;
-  // Evaluation during training (docs/metrics.md, "Curves during training"):
-  // greedy answers to the first eval_examples questions of the validation
-  // articles (of the evaluation articles when the sweep names none), at
-  // each report step that is a multiple of eval_every, and at the last.
-  absl::StatusOr<Examples> curve_set = Examples{};
-  if (o.eval.eval_every > 0) {
-    curve_set =
-        BuildExamples(q.validation_questions > 0 ? q.validation : q.eval, bpe,
-                      q.prompt, o.eval.eval_examples);
-    if (!curve_set.ok()) return curve_set.status();
-  }
-  AnswerAttentionOptions curve_options;
-  curve_options.rollout_alpha = q.rollout_alpha;
-  curve_options.max_new_tokens = static_cast<int32_t>(q.max_new_tokens);
-  curve_options.tau_attention = o.eval.tau_attention;
-  curve_options.tau_probability = o.eval.tau_probability;
-  curve_options.k_percent = 0;  // no faithfulness forwards
-  const int64_t last_step =
-      SquadTotalSteps(so, static_cast<int64_t>(train->examples.size()));
   if (observer != nullptr) {
+    const int64_t last_step =
+        SquadTotalSteps(so, static_cast<int64_t>(sets.train.examples.size()));
     hooks.poll_stop = [observer] { return observer->PollStop(); };
-    hooks.report = [&](const SquadTrainReport& r) {
+    hooks.report = [&o, &sets, &bpe, &model, observer,
+                    last_step](const SquadTrainReport& r) {
       std::vector<MetricPoint> points = {
           {r.step, "train_loss", r.loss},
           {r.step, "lr_qk", r.lr_qk},
@@ -159,8 +199,8 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
       };
       if (o.eval.eval_every > 0 &&
           (r.step % o.eval.eval_every == 0 || r.step >= last_step)) {
-        const AnswerEvaluation ev =
-            EvaluateAnswers(model, curve_set->examples, bpe, curve_options);
+        const AnswerEvaluation ev = EvaluateAnswers(
+            model, sets.curves.examples, bpe, AnswerOptions(o, false));
         for (const char* name :
              {"f1", "em", "answer_mass_rollout", "answer_mass_layer_mean",
               "answer_mass_layer_max", "ac", "gold_probability"}) {
@@ -169,14 +209,14 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
             points.push_back({r.step, absl::StrCat("val_", name), it->second});
         }
       }
-      observer_stopped = !observer->OnReport(r.step, points);
-      return !observer_stopped;
+      return observer->OnReport(r.step, points);
     };
   }
-  if (q.validation_questions > 0) {
-    hooks.validate = [&](int64_t step) {
-      const double f1 = GreedyAnswerF1(model, validation->examples, bpe,
-                                       static_cast<int32_t>(q.max_new_tokens));
+  if (o.squad.validation_questions > 0) {
+    hooks.validate = [&o, &sets, &bpe, &model, observer](int64_t step) {
+      const double f1 =
+          GreedyAnswerF1(model, sets.validation.examples, bpe,
+                         static_cast<int32_t>(o.squad.max_new_tokens));
       if (observer != nullptr) {
         // A stop it asks for is taken at the next report.
         observer->OnReport(step, {{step, "selection_f1", f1}});
@@ -184,8 +224,70 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
       return f1;
     };
   }
-  absl::StatusOr<SquadTrainRun> run =
-      TrainSquadModel(model, train->examples, bpe.end_of_text_id(), so, hooks);
+  return hooks;
+}
+
+// The evaluation after training (unless it diverged) and the run's counts.
+void AddFinalResults(const TrialOptions& o, const SquadTrainOptions& so,
+                     const QuestionSets& sets,
+                     const text::Gpt2BpeTokenizer& bpe, text::TextModel& model,
+                     const SquadTrainRun& run, TrialOutcome* outcome) {
+  const SquadTaskOptions& q = o.squad;
+  if (!run.diverged) {
+    AnswerEvaluation ev =
+        EvaluateAnswers(model, sets.eval.examples, bpe, AnswerOptions(o, true));
+    for (const auto& [name, value] : ev.scalars)
+      outcome->results[absl::StrCat("eval_", name)] = value;
+    outcome->heatmaps.push_back(std::move(ev.dtap));
+    if (q.train_f1_questions > 0) {
+      const size_t n = std::min(sets.train.examples.size(),
+                                static_cast<size_t>(q.train_f1_questions));
+      outcome->results["train_f1"] = GreedyAnswerF1(
+          model, absl::MakeConstSpan(sets.train.examples).first(n), bpe,
+          static_cast<int32_t>(q.max_new_tokens));
+    }
+  }
+  const double micro_per_epoch = static_cast<double>(
+      (sets.train.examples.size() + so.batch - 1) / so.batch);
+  auto& results = outcome->results;
+  results["steps"] = static_cast<double>(run.steps);
+  results["selected_step"] = static_cast<double>(run.selected_step);
+  if (q.validation_questions > 0 && run.selected_score >= 0)
+    results["selected_val_f1"] = run.selected_score;
+  results["epochs"] =
+      static_cast<double>(run.steps * so.accumulation) / micro_per_epoch;
+  results["train_questions"] = static_cast<double>(sets.train.examples.size());
+  results["train_skipped"] = static_cast<double>(sets.train.skipped);
+  results["train_unanswerable"] = static_cast<double>(sets.train.unanswerable);
+  results["eval_skipped"] = static_cast<double>(sets.eval.skipped);
+  results["converged"] = 0;
+}
+
+// One trial: the data, the decoder, training in its loop (stopped runs hand
+// back a checkpoint), and the final evaluation.
+absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
+                                             TrainingObserver* observer,
+                                             const torch::Device& device,
+                                             const std::string& resume_from) {
+  absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> loaded =
+      text::Gpt2BpeTokenizer::Load(o.squad.tokenizer);
+  if (!loaded.ok()) return loaded.status();
+  const text::Gpt2BpeTokenizer& bpe = **loaded;
+  absl::StatusOr<QuestionSets> sets = LoadQuestionSets(o, bpe);
+  if (!sets.ok()) return sets.status();
+
+  text::TextModel model(DecoderOptions(o.squad, bpe), o.parameterization,
+                        MixSeed(o.seed, kInitStream));
+  TrialOutcome outcome;
+  if (absl::Status s = RecordInputs(o, *sets, bpe, model, &outcome); !s.ok())
+    return s;
+  model->to(device);
+
+  const SquadTrainOptions so = TrainOptions(o);
+  const SquadTrainHooks hooks =
+      TrainHooks(o, so, *sets, bpe, model, observer, resume_from);
+  absl::StatusOr<SquadTrainRun> run = TrainSquadModel(
+      model, sets->train.examples, bpe.end_of_text_id(), so, hooks);
   if (!run.ok()) return run.status();
   outcome.steps = run->steps;
   if (run->stopped) {
@@ -194,43 +296,7 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
     return outcome;
   }
   outcome.end = run->diverged ? TrialEnd::kDiverged : TrialEnd::kMaxSteps;
-
-  AnswerAttentionOptions ao;
-  ao.rollout_alpha = q.rollout_alpha;
-  ao.max_new_tokens = static_cast<int32_t>(q.max_new_tokens);
-  ao.tau_attention = o.eval.tau_attention;
-  ao.tau_probability = o.eval.tau_probability;
-  ao.dtap_attention_edges = o.eval.dtap_attention_edges;
-  ao.dtap_probability_edges = o.eval.dtap_probability_edges;
-  ao.k_percent = q.k_percent;
-  if (!run->diverged) {
-    AnswerEvaluation ev = EvaluateAnswers(model, eval->examples, bpe, ao);
-    for (const auto& [name, value] : ev.scalars)
-      outcome.results[absl::StrCat("eval_", name)] = value;
-    outcome.heatmaps.push_back(std::move(ev.dtap));
-    if (q.train_f1_questions > 0) {
-      const size_t n = std::min(train->examples.size(),
-                                static_cast<size_t>(q.train_f1_questions));
-      outcome.results["train_f1"] =
-          GreedyAnswerF1(model, absl::MakeConstSpan(train->examples).first(n),
-                         bpe, static_cast<int32_t>(q.max_new_tokens));
-    }
-  }
-  const double micro_per_epoch =
-      static_cast<double>((train->examples.size() + so.batch - 1) / so.batch);
-  outcome.results["steps"] = static_cast<double>(run->steps);
-  outcome.results["selected_step"] = static_cast<double>(run->selected_step);
-  if (q.validation_questions > 0 && run->selected_score >= 0)
-    outcome.results["selected_val_f1"] = run->selected_score;
-  outcome.results["epochs"] =
-      static_cast<double>(run->steps * so.accumulation) / micro_per_epoch;
-  outcome.results["train_questions"] =
-      static_cast<double>(train->examples.size());
-  outcome.results["train_skipped"] = static_cast<double>(train->skipped);
-  outcome.results["train_unanswerable"] =
-      static_cast<double>(train->unanswerable);
-  outcome.results["eval_skipped"] = static_cast<double>(eval->skipped);
-  outcome.results["converged"] = 0;
+  AddFinalResults(o, so, *sets, bpe, model, *run, &outcome);
   return outcome;
 }
 
