@@ -205,45 +205,67 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   if (!config.token_file.empty()) {
     ASSIGN_OR_RETURN(s->auth_, Authenticator::Load(config.token_file));
   }
+  RETURN_IF_ERROR(s->OpenStore(config));
+  RETURN_IF_ERROR(s->StartCoordinator(config));
+  RETURN_IF_ERROR(s->StartGrpc(config, credentials));
+  if (absl::Status st = s->StartDashboard(config); !st.ok()) {
+    s->server_->Shutdown();
+    return st;
+  }
+  if (absl::Status st = s->StartMetricsFront(config); !st.ok()) {
+    if (s->http_ != nullptr) s->http_->Stop();
+    s->server_->Shutdown();
+    return st;
+  }
+  s->StartReaper(config);
+  return s;
+}
+
+// The results database, with the metrics collector (when metrics are on)
+// and the trial-event log as its event sink.
+absl::Status QkovServer::OpenStore(const ServerConfig& config) {
   storage::Database::Options db_options;
   db_options.synchronous_full = config.synchronous_full;
   db_options.profile_statements = config.profile_sql;
-  {
-    absl::StatusOr<std::unique_ptr<storage::ResultsStore>> store =
-        storage::ResultsStore::Open(config.db_path, db_options);
-    if (!store.ok()) {
-      return absl::Status(store.status().code(),
-                          absl::StrCat("--db: ", config.db_path,
-                                       ": cannot open the results database: ",
-                                       store.status().message()));
-    }
-    s->store_ = *std::move(store);
+  absl::StatusOr<std::unique_ptr<storage::ResultsStore>> store =
+      storage::ResultsStore::Open(config.db_path, db_options);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat("--db: ", config.db_path,
+                                     ": cannot open the results database: ",
+                                     store.status().message()));
   }
-  core::CoordinatorOptions coordinator_options = config.coordinator;
+  store_ = *std::move(store);
   if (!config.metrics_listen.empty()) {
-    s->metrics_ = std::make_unique<ServerMetrics>(ServerMetrics::Options{
-        s->store_.get(), config.db_path, config.coordinator.lease_duration});
-    ServerMetrics* metrics = s->metrics_.get();
+    metrics_ = std::make_unique<ServerMetrics>(ServerMetrics::Options{
+        store_.get(), config.db_path, config.coordinator.lease_duration});
+  }
+  ServerMetrics* metrics = metrics_.get();  // may be null
+  store_->SetEventSink(
+      [metrics](const std::vector<storage::TrialEvent>& events) {
+        LogTrialEvents(events);
+        if (metrics != nullptr) metrics->OnTrialEvents(events);
+      });
+  return absl::OkStatus();
+}
+
+// The SQL console, the coordinator (with its leases resumed) and the two
+// services over it.
+absl::Status QkovServer::StartCoordinator(const ServerConfig& config) {
+  core::CoordinatorOptions coordinator_options = config.coordinator;
+  if (metrics_ != nullptr) {
+    ServerMetrics* metrics = metrics_.get();
     coordinator_options.on_worker_call = [metrics](const std::string& id) {
       metrics->WorkerSeen(id);
     };
   }
-  {
-    ServerMetrics* metrics = s->metrics_.get();  // may be null
-    s->store_->SetEventSink(
-        [metrics](const std::vector<storage::TrialEvent>& events) {
-          LogTrialEvents(events);
-          if (metrics != nullptr) metrics->OnTrialEvents(events);
-        });
-  }
-  s->sql_console_ =
+  sql_console_ =
       std::make_unique<storage::SqlConsole>(config.db_path, config.sql_console);
-  s->coordinator_ = std::make_unique<core::Coordinator>(
-      s->store_.get(), Clock::Real(), coordinator_options,
-      s->sql_console_.get());
+  coordinator_ = std::make_unique<core::Coordinator>(
+      store_.get(), Clock::Real(), coordinator_options, sql_console_.get());
   // Leases of a server that stopped run on from now, not from before it
   // stopped (docs/protocol.md, "Coordinator restarts").
-  absl::StatusOr<int64_t> resumed = s->coordinator_->ResumeLeases();
+  absl::StatusOr<int64_t> resumed = coordinator_->ResumeLeases();
   if (!resumed.ok()) return resumed.status();
   if (*resumed > 0) {
     // Each expires a lease period from now unless renewed.
@@ -251,34 +273,37 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
               {{"leases", *resumed},
                {"expire_in_s", config.coordinator.lease_duration}});
   }
-  s->sweep_service_ =
-      std::make_unique<SweepServiceImpl>(s->coordinator_.get(), s->auth_.get());
-  s->worker_service_ = std::make_unique<WorkerServiceImpl>(
-      s->coordinator_.get(), s->auth_.get());
+  sweep_service_ =
+      std::make_unique<SweepServiceImpl>(coordinator_.get(), auth_.get());
+  worker_service_ =
+      std::make_unique<WorkerServiceImpl>(coordinator_.get(), auth_.get());
+  return absl::OkStatus();
+}
 
+// The gRPC server: both services, health and reflection, the metrics and
+// token interceptors, message limits and keepalives. UNAVAILABLE when the
+// address cannot be bound, with gRPC's reason.
+absl::Status QkovServer::StartGrpc(
+    const ServerConfig& config,
+    const std::shared_ptr<grpc::ServerCredentials>& credentials) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, credentials, &s->port_);
-  builder.RegisterService(s->sweep_service_.get());
-  builder.RegisterService(s->worker_service_.get());
-  {
-    std::vector<
-        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-        interceptors;
-    // The metrics interceptor first: it sees reflection calls that the
-    // token check cancels.
-    if (s->metrics_ != nullptr) {
-      interceptors.push_back(
-          std::make_unique<RpcMetricsFactory>(s->metrics_.get()));
-    }
-    if (s->auth_ != nullptr) {
-      interceptors.push_back(
-          std::make_unique<ReflectionAuthFactory>(s->auth_.get()));
-    }
-    if (!interceptors.empty())
-      builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  }
+  builder.AddListeningPort(config.listen, credentials, &port_);
+  builder.RegisterService(sweep_service_.get());
+  builder.RegisterService(worker_service_.get());
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  // The metrics interceptor first: it sees reflection calls that the token
+  // check cancels.
+  if (metrics_ != nullptr)
+    interceptors.push_back(std::make_unique<RpcMetricsFactory>(metrics_.get()));
+  if (auth_ != nullptr)
+    interceptors.push_back(
+        std::make_unique<ReflectionAuthFactory>(auth_.get()));
+  if (!interceptors.empty())
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
@@ -296,87 +321,89 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
     startup_log = &grpc_error;
   }
   gpr_set_log_function(&KeepStartupLog);
-  s->server_ = builder.BuildAndStart();
+  server_ = builder.BuildAndStart();
   gpr_set_log_function(&PrintLog);
   {
     absl::MutexLock lock(&startup_log_mu);
     startup_log = nullptr;
   }
-  if (s->server_ == nullptr || s->port_ == 0) {
-    // gRPC's message for a port in use ends in its errno text.
-    const bool in_use =
-        grpc_error.find("Address already in use") != std::string::npos;
-    return absl::UnavailableError(absl::StrCat(
-        "--listen: cannot listen on ", config.listen,
-        in_use               ? " (address already in use)"
-        : grpc_error.empty() ? ""
-                             : absl::StrCat(" (", grpc_error, ")")));
+  if (server_ != nullptr && port_ != 0) return absl::OkStatus();
+  // gRPC's message for a port in use ends in its errno text.
+  const bool in_use =
+      grpc_error.find("Address already in use") != std::string::npos;
+  return absl::UnavailableError(
+      absl::StrCat("--listen: cannot listen on ", config.listen,
+                   in_use               ? " (address already in use)"
+                   : grpc_error.empty() ? ""
+                                        : absl::StrCat(" (", grpc_error, ")")));
+}
+
+// The dashboard, when --http_listen is set, and the thread that warms its
+// row cache: the first visits after a restart read from memory.
+absl::Status QkovServer::StartDashboard(const ServerConfig& config) {
+  if (config.http_listen.empty()) return absl::OkStatus();
+  HttpConfig http = config.http;
+  http.listen = config.http_listen;
+  http.static_dir = config.http_static_dir;
+  http.tls_cert = config.tls_cert;
+  http.tls_key = config.tls_key;
+  http.tls_client_ca = config.tls_client_ca;
+  ASSIGN_OR_RETURN(http_,
+                   HttpService::Start(http, coordinator_.get(), auth_.get()));
+  warmer_ = std::thread([this] {
+    absl::Status st = coordinator_->WarmResultRows(
+        core::ResultRowsCache::kMaxSweeps,
+        [this] { return stop_.HasBeenNotified(); });
+    if (!st.ok()) log::Warning("dashboard_warm_failed", {{"error", st}});
+  });
+  return absl::OkStatus();
+}
+
+// The Prometheus front, when --metrics_listen is set: a small one for a
+// scraper or two.
+absl::Status QkovServer::StartMetricsFront(const ServerConfig& config) {
+  if (metrics_ == nullptr) return absl::OkStatus();
+  HttpServer::Options m;
+  m.listen = config.metrics_listen;
+  m.limits.max_connections = 16;
+  m.limits.max_connections_per_address = 8;
+  m.limits.handler_threads = 2;
+  m.limits.io_threads = 1;
+  m.allowed_hosts.insert(config.http.allowed_hosts.begin(),
+                         config.http.allowed_hosts.end());
+  m.tls_cert = config.tls_cert;
+  m.tls_key = config.tls_key;
+  m.tls_client_ca = config.tls_client_ca;
+  ServerMetrics* metrics = metrics_.get();
+  const Authenticator* auth = auth_.get();
+  m.handler = [metrics, auth](const HttpRequest& r) {
+    return ServeMetrics(r, *metrics, auth);
+  };
+  absl::StatusOr<std::unique_ptr<HttpServer>> started =
+      HttpServer::Start(std::move(m));
+  if (!started.ok()) {
+    return absl::Status(
+        started.status().code(),
+        absl::StrCat("--metrics_listen: ", started.status().message()));
   }
-  if (!config.http_listen.empty()) {
-    HttpConfig http = config.http;
-    http.listen = config.http_listen;
-    http.static_dir = config.http_static_dir;
-    http.tls_cert = config.tls_cert;
-    http.tls_key = config.tls_key;
-    http.tls_client_ca = config.tls_client_ca;
-    absl::StatusOr<std::unique_ptr<HttpService>> started =
-        HttpService::Start(http, s->coordinator_.get(), s->auth_.get());
-    if (!started.ok()) {
-      s->server_->Shutdown();
-      return started.status();
-    }
-    s->http_ = *std::move(started);
-    // The dashboard's first visits after a restart read from memory.
-    QkovServer* self = s.get();
-    s->warmer_ = std::thread([self] {
-      absl::Status st = self->coordinator_->WarmResultRows(
-          core::ResultRowsCache::kMaxSweeps,
-          [self] { return self->stop_.HasBeenNotified(); });
-      if (!st.ok()) log::Warning("dashboard_warm_failed", {{"error", st}});
-    });
-  }
-  if (s->metrics_ != nullptr) {
-    HttpServer::Options m;
-    m.listen = config.metrics_listen;
-    // A scraper or two: a small front.
-    m.limits.max_connections = 16;
-    m.limits.max_connections_per_address = 8;
-    m.limits.handler_threads = 2;
-    m.limits.io_threads = 1;
-    m.allowed_hosts.insert(config.http.allowed_hosts.begin(),
-                           config.http.allowed_hosts.end());
-    m.tls_cert = config.tls_cert;
-    m.tls_key = config.tls_key;
-    m.tls_client_ca = config.tls_client_ca;
-    ServerMetrics* metrics = s->metrics_.get();
-    const Authenticator* auth = s->auth_.get();
-    m.handler = [metrics, auth](const HttpRequest& r) {
-      return ServeMetrics(r, *metrics, auth);
-    };
-    absl::StatusOr<std::unique_ptr<HttpServer>> started =
-        HttpServer::Start(std::move(m));
-    if (!started.ok()) {
-      if (s->http_ != nullptr) s->http_->Stop();
-      s->server_->Shutdown();
-      return absl::Status(
-          started.status().code(),
-          absl::StrCat("--metrics_listen: ", started.status().message()));
-    }
-    s->metrics_http_ = *std::move(started);
-  }
+  metrics_http_ = *std::move(started);
+  return absl::OkStatus();
+}
+
+// Expires the leases of workers that stopped calling, every quarter lease
+// period (at least 100 ms), until Shutdown.
+void QkovServer::StartReaper(const ServerConfig& config) {
   const absl::Duration period =
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
-  QkovServer* self = s.get();
-  s->reaper_ = std::thread([self, period]() {
-    while (!self->stop_.WaitForNotificationWithTimeout(period)) {
-      absl::StatusOr<int64_t> n = self->coordinator_->ReapExpiredLeases();
+  reaper_ = std::thread([this, period]() {
+    while (!stop_.WaitForNotificationWithTimeout(period)) {
+      absl::StatusOr<int64_t> n = coordinator_->ReapExpiredLeases();
       if (!n.ok()) {
         log::Emit(log::Severity::kError, "lease_reaper_failed",
                   {{"error", n.status()}}, log::RateLimit{5, absl::Minutes(1)});
       }
     }
   });
-  return s;
 }
 
 void QkovServer::Shutdown(absl::Duration grace) {

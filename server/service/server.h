@@ -89,6 +89,17 @@ class QkovServer {
  private:
   QkovServer() = default;
 
+  // Start's steps, in order. Each failure after the gRPC server is up
+  // shuts down what started before it.
+  absl::Status OpenStore(const ServerConfig& config);
+  absl::Status StartCoordinator(const ServerConfig& config);
+  absl::Status StartGrpc(
+      const ServerConfig& config,
+      const std::shared_ptr<grpc::ServerCredentials>& credentials);
+  absl::Status StartDashboard(const ServerConfig& config);
+  absl::Status StartMetricsFront(const ServerConfig& config);
+  void StartReaper(const ServerConfig& config);
+
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<storage::ResultsStore> store_;
   std::unique_ptr<storage::SqlConsole> sql_console_;
