@@ -198,11 +198,69 @@ void ServerMetrics::RpcDone(const std::string& method, grpc::StatusCode code,
 
 void ServerMetrics::ScrapeRefused() { scrapes_refused_->Increment(); }
 
+namespace {
+
+// The queue as the database counts it: trials by state, the leasable
+// depth, the oldest wait, the leases in flight.
+void AddQueueFamilies(const storage::ResultsStore::QueueState& q,
+                      int64_t now_ms, std::vector<MetricFamily>* out) {
+  std::vector<ClientMetric> by_state;
+  for (const char* state :
+       {storage::kQueued, storage::kRunning, storage::kDone, storage::kDiverged,
+        storage::kFailed, storage::kPreempted, storage::kCancelled,
+        storage::kStoppedEarly}) {
+    auto it = q.trials_by_state.find(state);
+    by_state.push_back(MetricSample(
+        it == q.trials_by_state.end() ? 0 : static_cast<double>(it->second),
+        {{"state", state}}));
+  }
+  out->push_back(
+      MetricFamilyOf("qkov_trials",
+                     "Trials of every sweep, by state (the database's "
+                     "counts).",
+                     MetricType::Gauge, std::move(by_state)));
+  out->push_back(MetricFamilyOf(
+      "qkov_queue_depth",
+      "Queued trials a worker may lease (of sweeps neither paused nor "
+      "cancelled).",
+      MetricType::Gauge, {MetricSample(static_cast<double>(q.queue_depth))}));
+  const double oldest =
+      q.oldest_queued_ms > 0
+          ? std::max<double>(0, (now_ms - q.oldest_queued_ms) / 1000.0)
+          : 0;
+  out->push_back(
+      MetricFamilyOf("qkov_queue_oldest_age_seconds",
+                     "Of the trials next in line (each leasable "
+                     "sweep's first in queue order), the longest time "
+                     "one has waited; 0 when none is queued.",
+                     MetricType::Gauge, {MetricSample(oldest)}));
+  auto running = q.trials_by_state.find(storage::kRunning);
+  out->push_back(MetricFamilyOf(
+      "qkov_leases_in_flight", "Trials leased to a worker now (running).",
+      MetricType::Gauge,
+      {MetricSample(running == q.trials_by_state.end()
+                        ? 0
+                        : static_cast<double>(running->second))}));
+}
+
+// The HTTP replies of the dashboard and /metrics, by status code.
+void AddHttpFamilies(std::vector<MetricFamily>* out) {
+  std::vector<ClientMetric> replies;
+  for (const auto& [code, n] : HttpServer::RepliesByCode())
+    replies.push_back(
+        MetricSample(static_cast<double>(n), {{"code", absl::StrCat(code)}}));
+  out->push_back(
+      MetricFamilyOf("qkov_http_responses_total",
+                     "HTTP replies sent by the dashboard and /metrics "
+                     "(libmicrohttpd's own included), by status code.",
+                     MetricType::Counter, std::move(replies)));
+}
+
+}  // namespace
+
 std::vector<MetricFamily> ServerMetrics::CollectState() {
   std::vector<MetricFamily> out;
   const absl::Time now = absl::Now();
-  const int64_t now_ms = absl::ToUnixMillis(now);
-
   absl::StatusOr<storage::ResultsStore::QueueState> q =
       options_.store->ReadQueueState();
   out.push_back(MetricFamilyOf(
@@ -210,51 +268,22 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
       MetricType::Gauge, {MetricSample(q.ok() ? 1 : 0)}));
   absl::flat_hash_map<std::string, bool> holders;
   if (q.ok()) {
-    std::vector<ClientMetric> by_state;
-    for (const char* state :
-         {storage::kQueued, storage::kRunning, storage::kDone,
-          storage::kDiverged, storage::kFailed, storage::kPreempted,
-          storage::kCancelled, storage::kStoppedEarly}) {
-      auto it = q->trials_by_state.find(state);
-      by_state.push_back(MetricSample(
-          it == q->trials_by_state.end() ? 0 : static_cast<double>(it->second),
-          {{"state", state}}));
-    }
-    out.push_back(
-        MetricFamilyOf("qkov_trials",
-                       "Trials of every sweep, by state (the database's "
-                       "counts).",
-                       MetricType::Gauge, std::move(by_state)));
-    out.push_back(MetricFamilyOf(
-        "qkov_queue_depth",
-        "Queued trials a worker may lease (of sweeps neither paused nor "
-        "cancelled).",
-        MetricType::Gauge,
-        {MetricSample(static_cast<double>(q->queue_depth))}));
-    const double oldest =
-        q->oldest_queued_ms > 0
-            ? std::max<double>(0, (now_ms - q->oldest_queued_ms) / 1000.0)
-            : 0;
-    out.push_back(
-        MetricFamilyOf("qkov_queue_oldest_age_seconds",
-                       "Of the trials next in line (each leasable "
-                       "sweep's first in queue order), the longest time "
-                       "one has waited; 0 when none is queued.",
-                       MetricType::Gauge, {MetricSample(oldest)}));
-    auto running = q->trials_by_state.find(storage::kRunning);
-    out.push_back(MetricFamilyOf(
-        "qkov_leases_in_flight", "Trials leased to a worker now (running).",
-        MetricType::Gauge,
-        {MetricSample(running == q->trials_by_state.end()
-                          ? 0
-                          : static_cast<double>(running->second))}));
+    AddQueueFamilies(*q, absl::ToUnixMillis(now), &out);
     for (const std::string& w : q->lease_holders) holders[w] = true;
   }
+  AddWorkerFamilies(holders, now, &out);
+  AddDatabaseFamilies(&out);
+  AddHttpFamilies(&out);
+  return out;
+}
 
-  // Workers: active (a call within one lease period) or silent (seen since
-  // the server started, or within the last day, but not lately). Of the
-  // workers holding leases, the longest silence: a holder unknown to this
-  // server (it started after the lease was granted) counts from the start.
+// Workers: active (a call within one lease period) or silent (seen since
+// the server started, or within the last day, but not lately). Of the
+// workers holding leases, the longest silence: a holder unknown to this
+// server (it started after the lease was granted) counts from the start.
+void ServerMetrics::AddWorkerFamilies(
+    const absl::flat_hash_map<std::string, bool>& holders, absl::Time now,
+    std::vector<MetricFamily>* out) {
   int64_t active = 0, silent = 0;
   double holder_silence = 0;
   {
@@ -275,25 +304,27 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
           std::max(holder_silence, absl::ToDoubleSeconds(now - last));
     }
   }
-  out.push_back(MetricFamilyOf(
+  out->push_back(MetricFamilyOf(
       "qkov_workers",
       "Workers by state: active (a call within one lease period), silent "
       "(seen within the last day, not lately).",
       MetricType::Gauge,
       {MetricSample(static_cast<double>(active), {{"state", "active"}}),
        MetricSample(static_cast<double>(silent), {{"state", "silent"}})}));
-  out.push_back(MetricFamilyOf(
+  out->push_back(MetricFamilyOf(
       "qkov_worker_heartbeat_oldest_age_seconds",
       "Of the workers holding leases, the time since the quietest one's last "
       "call; 0 when no lease is held.",
       MetricType::Gauge, {MetricSample(holder_silence)}));
+}
 
-  // The database's files and their volume.
-  out.push_back(MetricFamilyOf(
+// The database's files and their volume, and the writer's transactions.
+void ServerMetrics::AddDatabaseFamilies(std::vector<MetricFamily>* out) {
+  out->push_back(MetricFamilyOf(
       "qkov_db_size_bytes", "Size of the SQLite database file.",
       MetricType::Gauge,
       {MetricSample(static_cast<double>(FileBytes(options_.db_path)))}));
-  out.push_back(MetricFamilyOf(
+  out->push_back(MetricFamilyOf(
       "qkov_db_wal_size_bytes", "Size of the database's write-ahead log.",
       MetricType::Gauge,
       {MetricSample(
@@ -303,12 +334,12 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
       std::filesystem::absolute(options_.db_path, ec).parent_path();
   struct statvfs vfs;
   if (!ec && ::statvfs(dir.c_str(), &vfs) == 0) {
-    out.push_back(MetricFamilyOf(
+    out->push_back(MetricFamilyOf(
         "qkov_db_volume_free_bytes",
         "Bytes free to unprivileged users on the database's file system.",
         MetricType::Gauge,
         {MetricSample(static_cast<double>(vfs.f_bavail) * vfs.f_frsize)}));
-    out.push_back(MetricFamilyOf(
+    out->push_back(MetricFamilyOf(
         "qkov_db_volume_size_bytes", "Size of the database's file system.",
         MetricType::Gauge,
         {MetricSample(static_cast<double>(vfs.f_blocks) * vfs.f_frsize)}));
@@ -328,32 +359,21 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
     }
     h.histogram.sample_count = cumulative;
     h.histogram.sample_sum = static_cast<double>(w.busy_ns) / 1e9;
-    out.push_back(
+    out->push_back(
         MetricFamilyOf("qkov_db_write_transaction_duration_seconds",
                        "Time of each write transaction (a group of "
                        "writes, BEGIN to COMMIT) on the writer thread.",
                        MetricType::Histogram, {h}));
   }
-  out.push_back(MetricFamilyOf("qkov_db_writes_total",
-                               "Writes committed (each a worker report, lease, "
-                               "completion, submission...).",
-                               MetricType::Counter,
-                               {MetricSample(static_cast<double>(w.writes))}));
-  out.push_back(MetricFamilyOf(
+  out->push_back(MetricFamilyOf(
+      "qkov_db_writes_total",
+      "Writes committed (each a worker report, lease, "
+      "completion, submission...).",
+      MetricType::Counter, {MetricSample(static_cast<double>(w.writes))}));
+  out->push_back(MetricFamilyOf(
       "qkov_db_wal_checkpoints_total",
       "WAL checkpoints run by the background checkpointer.",
       MetricType::Counter, {MetricSample(static_cast<double>(w.checkpoints))}));
-
-  std::vector<ClientMetric> replies;
-  for (const auto& [code, n] : HttpServer::RepliesByCode())
-    replies.push_back(
-        MetricSample(static_cast<double>(n), {{"code", absl::StrCat(code)}}));
-  out.push_back(
-      MetricFamilyOf("qkov_http_responses_total",
-                     "HTTP replies sent by the dashboard and /metrics "
-                     "(libmicrohttpd's own included), by status code.",
-                     MetricType::Counter, std::move(replies)));
-  return out;
 }
 
 std::string ServerMetrics::Scrape() {

@@ -73,6 +73,12 @@ class ServerMetrics {
  private:
   // The state metrics (the second kind above), as metric families.
   std::vector<prometheus::MetricFamily> CollectState();
+  // CollectState's parts: the workers (active, silent, and of those in
+  // `holders` the quietest), and the database's files, volume and writes.
+  void AddWorkerFamilies(const absl::flat_hash_map<std::string, bool>& holders,
+                         absl::Time now,
+                         std::vector<prometheus::MetricFamily>* out);
+  void AddDatabaseFamilies(std::vector<prometheus::MetricFamily>* out);
 
   const Options options_;
   std::shared_ptr<prometheus::Registry> registry_;
