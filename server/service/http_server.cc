@@ -141,36 +141,46 @@ bool HttpServer::HostAllowed(absl::string_view host) const {
   return IsIpLiteral(name) || options_.allowed_hosts.contains(name);
 }
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
-  const std::string listen = options.listen;  // options moves below
+namespace {
+
+// --http_listen's HOST:PORT (an IPv6 host in brackets), resolved to the
+// address to bind; `port` 0 picks one.
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+  sockaddr_storage address{};
+};
+
+absl::StatusOr<ListenAddress> ResolveListen(const std::string& listen) {
+  ListenAddress out;
   const size_t colon = listen.rfind(':');
-  int port;
   if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
+      !absl::SimpleAtoi(listen.substr(colon + 1), &out.port) || out.port < 0 ||
+      out.port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--http_listen: '", TerminalSafe(listen), "' is not HOST:PORT"));
   }
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
+  out.host = listen.substr(0, colon);
+  if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']')
+    out.host = out.host.substr(1, out.host.size() - 2);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* resolved = nullptr;
-  const std::string port_text = std::to_string(port);
-  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port_text.c_str(),
-                  &hints, &resolved) != 0 ||
+  const std::string port_text = std::to_string(out.port);
+  if (getaddrinfo(out.host.empty() ? nullptr : out.host.c_str(),
+                  port_text.c_str(), &hints, &resolved) != 0 ||
       resolved == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--http_listen: cannot resolve '", TerminalSafe(host), "'"));
+        "--http_listen: cannot resolve '", TerminalSafe(out.host), "'"));
   }
-  sockaddr_storage address{};
-  std::memcpy(&address, resolved->ai_addr, resolved->ai_addrlen);
+  std::memcpy(&out.address, resolved->ai_addr, resolved->ai_addrlen);
   freeaddrinfo(resolved);
+  return out;
+}
 
-  const HttpLimits& l = options.limits;
+absl::Status CheckLimits(const HttpLimits& l) {
   if (l.io_threads < 1 || l.handler_threads < 1 || l.max_connections < 1 ||
       l.max_connections_per_address < 1 || l.header_bytes < 1024 ||
       l.max_headers < 1 || l.max_query_args < 1 || l.max_body_bytes < 0 ||
@@ -180,24 +190,44 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
         "dashboard limits: threads, connections and timeouts must be "
         "positive, the header buffer at least 1024 bytes");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
+  absl::StatusOr<ListenAddress> listen = ResolveListen(options.listen);
+  if (!listen.ok()) return listen.status();
+  if (absl::Status s = CheckLimits(options.limits); !s.ok()) return s;
   if (options.tls_cert.empty() != options.tls_key.empty())
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
-
-  absl::flat_hash_set<std::string> names = DefaultAllowedHosts(host);
+  absl::flat_hash_set<std::string> names = DefaultAllowedHosts(listen->host);
   for (const std::string& name : options.allowed_hosts)
     names.insert(absl::AsciiStrToLower(name));
   options.allowed_hosts = std::move(names);
   std::unique_ptr<HttpServer> s(new HttpServer(std::move(options)));
-  const Options& o = s->options_;
+  if (absl::Status st = s->StartDaemon(listen->address, listen->port); !st.ok())
+    return st;
+  for (int i = 0; i < s->options_.limits.handler_threads; ++i)
+    s->pool_.emplace_back([p = s.get()] { p->PoolLoop(); });
+  s->monitor_ = std::thread([p = s.get()] { p->MonitorLoop(); });
+  return s;
+}
+
+absl::Status HttpServer::DaemonOptions(const sockaddr_storage& address,
+                                       std::vector<MHD_OptionItem>* items,
+                                       unsigned int* flags) {
+  const Options& o = options_;
+  const HttpLimits& l = o.limits;
   // poll(), not epoll: libmicrohttpd 0.9.75's epoll loop misses a client's
   // end of input after a request line it cannot parse and holds the
   // connection until the request deadline
   // (HttpAttackTest.UnparsableRequestLinesAreClosedAtOnce). With at most a
   // few hundred connections per thread, poll() costs nothing measurable.
-  unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_SUSPEND_RESUME;
-  if (address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-  std::vector<MHD_OptionItem> items = {
-      {MHD_OPTION_SOCK_ADDR, 0, &address},
+  *flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_SUSPEND_RESUME;
+  if (address.ss_family == AF_INET6) *flags |= MHD_USE_IPv6;
+  *items = {
+      {MHD_OPTION_SOCK_ADDR, 0, const_cast<sockaddr_storage*>(&address)},
       {MHD_OPTION_THREAD_POOL_SIZE, l.io_threads, nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, l.max_connections, nullptr},
       {MHD_OPTION_PER_IP_CONNECTION_LIMIT, l.max_connections_per_address,
@@ -211,8 +241,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
   auto uri_seen = +[](void* cls, const char* uri, MHD_Connection*) -> void* {
     return static_cast<HttpServer*>(cls)->OnUri(uri);
   };
-  items.push_back({MHD_OPTION_URI_LOG_CALLBACK,
-                   reinterpret_cast<intptr_t>(uri_seen), s.get()});
+  items->push_back({MHD_OPTION_URI_LOG_CALLBACK,
+                    reinterpret_cast<intptr_t>(uri_seen), this});
   auto completed = +[](void* cls, MHD_Connection* c, void** con_cls,
                        MHD_RequestTerminationCode) {
     static_cast<HttpServer*>(cls)->OnCompleted(c, con_cls);
@@ -222,54 +252,60 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
     static_cast<HttpServer*>(cls)->OnConnection(
         c, socket_context, code == MHD_CONNECTION_NOTIFY_STARTED);
   };
-  items.push_back({MHD_OPTION_NOTIFY_COMPLETED,
-                   reinterpret_cast<intptr_t>(completed), s.get()});
-  items.push_back({MHD_OPTION_NOTIFY_CONNECTION,
-                   reinterpret_cast<intptr_t>(connection), s.get()});
+  items->push_back({MHD_OPTION_NOTIFY_COMPLETED,
+                    reinterpret_cast<intptr_t>(completed), this});
+  items->push_back({MHD_OPTION_NOTIFY_CONNECTION,
+                    reinterpret_cast<intptr_t>(connection), this});
   if (!o.tls_cert.empty()) {
     absl::StatusOr<std::string> cert = ReadPem(o.tls_cert, "--tls_cert");
     if (!cert.ok()) return cert.status();
     absl::StatusOr<std::string> key = ReadPem(o.tls_key, "--tls_key");
     if (!key.ok()) return key.status();
-    s->tls_cert_pem_ = *std::move(cert);
-    s->tls_key_pem_ = *std::move(key);
-    flags |= MHD_USE_TLS;
-    items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem_.data()});
-    items.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem_.data()});
-    items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
-                     const_cast<char*>("NORMAL:-VERS-ALL:+VERS-TLS1.3:"
-                                       "+VERS-TLS1.2")});
+    tls_cert_pem_ = *std::move(cert);
+    tls_key_pem_ = *std::move(key);
+    *flags |= MHD_USE_TLS;
+    items->push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, tls_cert_pem_.data()});
+    items->push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, tls_key_pem_.data()});
+    items->push_back({MHD_OPTION_HTTPS_PRIORITIES, 0,
+                      const_cast<char*>("NORMAL:-VERS-ALL:+VERS-TLS1.3:"
+                                        "+VERS-TLS1.2")});
     if (!o.tls_client_ca.empty()) {
       absl::StatusOr<std::string> ca =
           ReadPem(o.tls_client_ca, "--tls_client_ca");
       if (!ca.ok()) return ca.status();
-      s->tls_ca_pem_ = *std::move(ca);
-      items.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, s->tls_ca_pem_.data()});
+      tls_ca_pem_ = *std::move(ca);
+      items->push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, tls_ca_pem_.data()});
     }
   }
-  items.push_back({MHD_OPTION_END, 0, nullptr});
+  items->push_back({MHD_OPTION_END, 0, nullptr});
+  return absl::OkStatus();
+}
+
+absl::Status HttpServer::StartDaemon(const sockaddr_storage& address,
+                                     int port) {
+  std::vector<MHD_OptionItem> items;
+  unsigned int flags = 0;
+  if (absl::Status s = DaemonOptions(address, &items, &flags); !s.ok())
+    return s;
   auto on_request = +[](void* cls, MHD_Connection* c, const char* url,
                         const char* method, const char*, const char* upload,
                         size_t* upload_size, void** con_cls) {
     return static_cast<MHD_Result>(static_cast<HttpServer*>(cls)->OnRequest(
         c, url, method, upload, upload_size, con_cls));
   };
-  s->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),
-                                MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
-  if (s->daemon_ == nullptr) {
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, this,
+                             MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
+  if (daemon_ == nullptr) {
     return absl::UnavailableError(absl::StrCat(
-        "--http_listen: cannot listen on ", TerminalSafe(listen),
-        o.tls_cert.empty() ? ""
-                           : " (or GnuTLS refused --tls_cert/--tls_key/"
-                             "--tls_client_ca)"));
+        "--http_listen: cannot listen on ", TerminalSafe(options_.listen),
+        options_.tls_cert.empty() ? ""
+                                  : " (or GnuTLS refused --tls_cert/--tls_key/"
+                                    "--tls_client_ca)"));
   }
   const MHD_DaemonInfo* info =
-      MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT);
-  s->port_ = info == nullptr ? port : info->port;
-  for (int i = 0; i < l.handler_threads; ++i)
-    s->pool_.emplace_back([p = s.get()] { p->PoolLoop(); });
-  s->monitor_ = std::thread([p = s.get()] { p->MonitorLoop(); });
-  return s;
+      MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  port_ = info == nullptr ? port : info->port;
+  return absl::OkStatus();
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -46,6 +46,8 @@
 
 struct MHD_Connection;
 struct MHD_Daemon;
+struct MHD_OptionItem;
+struct sockaddr_storage;
 
 namespace qkov::service {
 
@@ -134,6 +136,12 @@ class HttpServer {
   struct Tracked;
 
   explicit HttpServer(Options options);
+  // Start's steps: the daemon's options (addresses, limits, callbacks, and
+  // TLS read into the *_pem_ members it points at), then the daemon.
+  absl::Status DaemonOptions(const sockaddr_storage& address,
+                             std::vector<MHD_OptionItem>* items,
+                             unsigned int* flags);
+  absl::Status StartDaemon(const sockaddr_storage& address, int port);
   // libmicrohttpd's callbacks (static trampolines in the .cc).
   int OnRequest(MHD_Connection* c, const char* url, const char* method,
                 const char* upload, size_t* upload_size, void** con_cls);
