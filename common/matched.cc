@@ -108,27 +108,24 @@ MatchedValue MatchAt(const std::vector<CurvePoint>& reference, int window,
   return out;
 }
 
-absl::StatusOr<MatchedTable> MatchTrials(
-    const std::vector<MatchedTrial>& trials, const MatchedSpec& spec,
-    int window, const std::vector<std::string>& metrics,
-    const std::vector<std::string>& by,
+namespace {
+
+const std::vector<CurvePoint>& CurveOf(const MatchedTrial& t,
+                                       const std::string& name) {
+  static const std::vector<CurvePoint>* const kNone =
+      new std::vector<CurvePoint>();
+  auto it = t.curves.find(name);
+  return it == t.curves.end() ? *kNone : it->second;
+}
+
+// INVALID_ARGUMENT naming the first of `names` that no trial reports.
+absl::Status CheckCurvesReported(
+    const std::vector<MatchedTrial>& trials,
+    const std::vector<std::string>& names,
     const std::function<std::string()>& curve_names) {
-  if (window < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--window: must be >= 1 (got ", window, ")"));
-  }
-  if (trials.empty())
-    return absl::InvalidArgumentError("--matched: no trials to compare");
-  if (metrics.empty())
-    return absl::InvalidArgumentError("--matched: no metrics to compare");
-  std::vector<std::string> names = metrics;
-  names.push_back(spec.reference);
   for (const std::string& name : names) {
     bool seen = false;
-    for (const MatchedTrial& t : trials) {
-      auto it = t.curves.find(name);
-      seen |= it != t.curves.end() && !it->second.empty();
-    }
+    for (const MatchedTrial& t : trials) seen |= !CurveOf(t, name).empty();
     if (!seen) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--matched: no trial reports a curve named '", name, "'",
@@ -136,58 +133,36 @@ absl::StatusOr<MatchedTable> MatchTrials(
                       : ""));
     }
   }
-  static const std::vector<CurvePoint> kNone;
-  auto curve = [](const MatchedTrial& t,
-                  const std::string& name) -> const std::vector<CurvePoint>& {
-    auto it = t.curves.find(name);
-    return it == t.curves.end() ? kNone : it->second;
-  };
-  bool long_enough = false;
-  double lowest = INFINITY, highest = -INFINITY;  // the smoothed reference
-  std::vector<std::vector<CurvePoint>> smoothed;
-  for (const MatchedTrial& t : trials) {
-    const std::vector<CurvePoint>& ref = curve(t, spec.reference);
-    long_enough |= static_cast<int>(ref.size()) >= window;
-    smoothed.push_back(SmoothTrailing(ref, window));
-    for (const CurvePoint& p : smoothed.back()) {
-      if (std::isnan(p.value)) continue;
-      lowest = std::min(lowest, p.value);
-      highest = std::max(highest, p.value);
-    }
-  }
-  const bool downwards = FallsOverall(smoothed);
-  std::vector<std::vector<MatchedValue>> at(trials.size());  // trial, level
-  for (size_t i = 0; i < trials.size(); ++i) {
-    std::vector<std::vector<CurvePoint>> metric_curves;
-    for (const auto& m : metrics) metric_curves.push_back(curve(trials[i], m));
-    for (double level : spec.levels) {
-      at[i].push_back(MatchAt(curve(trials[i], spec.reference), window, level,
-                              downwards, metric_curves));
-    }
-  }
-  if (!long_enough) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--matched: ", spec.reference, " has fewer than ", window,
-                     " reports (--window) in every trial"));
-  }
-  for (size_t l = 0; l < spec.levels.size(); ++l) {
-    bool any = false;
-    for (const auto& trial : at) any |= trial[l].reached;
-    if (!any) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--matched: no trial reaches ", spec.reference, " = ", spec.levels[l],
-          " (trailing mean of ", window, " reports; the trials' curves span ",
-          lowest, " to ", highest, ")"));
-    }
-  }
+  return absl::OkStatus();
+}
 
-  MatchedTable table;
-  table.reference = spec.reference;
-  table.window = window;
-  table.downwards = downwards;
-  table.by = by;
-  table.metrics = metrics;
-  // Arms in the order of their keys, numbers by value.
+// The reference of every trial as its trailing mean, with the range it
+// spans and whether any trial has `window` reports.
+struct SmoothedReference {
+  std::vector<std::vector<CurvePoint>> curves;  // by trial
+  double lowest = INFINITY, highest = -INFINITY;
+  bool long_enough = false;
+};
+
+SmoothedReference SmoothReference(const std::vector<MatchedTrial>& trials,
+                                  const std::string& reference, int window) {
+  SmoothedReference out;
+  for (const MatchedTrial& t : trials) {
+    const std::vector<CurvePoint>& ref = CurveOf(t, reference);
+    out.long_enough |= static_cast<int>(ref.size()) >= window;
+    out.curves.push_back(SmoothTrailing(ref, window));
+    for (const CurvePoint& p : out.curves.back()) {
+      if (std::isnan(p.value)) continue;
+      out.lowest = std::min(out.lowest, p.value);
+      out.highest = std::max(out.highest, p.value);
+    }
+  }
+  return out;
+}
+
+// The arms (distinct keys) in the order of their keys, numbers by value.
+std::vector<std::vector<std::string>> SortedArms(
+    const std::vector<MatchedTrial>& trials) {
   std::vector<std::vector<std::string>> arms;
   for (const MatchedTrial& t : trials) {
     if (std::find(arms.begin(), arms.end(), t.keys) == arms.end())
@@ -203,26 +178,90 @@ absl::StatusOr<MatchedTable> MatchTrials(
     }
     return false;
   });
-  for (const auto& arm : arms) {
+  return arms;
+}
+
+// One arm at level `l`: its trials, those that reached the level, and the
+// summaries of their steps and metrics there.
+MatchedGroup GroupAt(const std::vector<MatchedTrial>& trials,
+                     const std::vector<std::vector<MatchedValue>>& at,
+                     const std::vector<std::string>& arm, size_t l,
+                     double level, size_t metric_count) {
+  MatchedGroup g;
+  g.keys = arm;
+  g.level = level;
+  std::vector<double> steps;
+  std::vector<std::vector<double>> values(metric_count);
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i].keys != arm) continue;
+    ++g.trials;
+    const MatchedValue& v = at[i][l];
+    if (!v.reached) continue;
+    ++g.reached;
+    steps.push_back(v.step);
+    for (size_t m = 0; m < values.size(); ++m) values[m].push_back(v.values[m]);
+  }
+  g.step = Summarize(steps);
+  for (const auto& v : values) g.metrics.push_back(Summarize(v));
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<MatchedTable> MatchTrials(
+    const std::vector<MatchedTrial>& trials, const MatchedSpec& spec,
+    int window, const std::vector<std::string>& metrics,
+    const std::vector<std::string>& by,
+    const std::function<std::string()>& curve_names) {
+  if (window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--window: must be >= 1 (got ", window, ")"));
+  }
+  if (trials.empty())
+    return absl::InvalidArgumentError("--matched: no trials to compare");
+  if (metrics.empty())
+    return absl::InvalidArgumentError("--matched: no metrics to compare");
+  std::vector<std::string> names = metrics;
+  names.push_back(spec.reference);
+  if (absl::Status s = CheckCurvesReported(trials, names, curve_names); !s.ok())
+    return s;
+  const SmoothedReference ref = SmoothReference(trials, spec.reference, window);
+  const bool downwards = FallsOverall(ref.curves);
+  std::vector<std::vector<MatchedValue>> at(trials.size());  // trial, level
+  for (size_t i = 0; i < trials.size(); ++i) {
+    std::vector<std::vector<CurvePoint>> metric_curves;
+    for (const auto& m : metrics)
+      metric_curves.push_back(CurveOf(trials[i], m));
+    for (double level : spec.levels) {
+      at[i].push_back(MatchAt(CurveOf(trials[i], spec.reference), window, level,
+                              downwards, metric_curves));
+    }
+  }
+  if (!ref.long_enough) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--matched: ", spec.reference, " has fewer than ", window,
+                     " reports (--window) in every trial"));
+  }
+  for (size_t l = 0; l < spec.levels.size(); ++l) {
+    bool any = false;
+    for (const auto& trial : at) any |= trial[l].reached;
+    if (!any) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--matched: no trial reaches ", spec.reference, " = ", spec.levels[l],
+          " (trailing mean of ", window, " reports; the trials' curves span ",
+          ref.lowest, " to ", ref.highest, ")"));
+    }
+  }
+  MatchedTable table;
+  table.reference = spec.reference;
+  table.window = window;
+  table.downwards = downwards;
+  table.by = by;
+  table.metrics = metrics;
+  for (const auto& arm : SortedArms(trials)) {
     for (size_t l = 0; l < spec.levels.size(); ++l) {
-      MatchedGroup g;
-      g.keys = arm;
-      g.level = spec.levels[l];
-      std::vector<double> steps;
-      std::vector<std::vector<double>> values(metrics.size());
-      for (size_t i = 0; i < trials.size(); ++i) {
-        if (trials[i].keys != arm) continue;
-        ++g.trials;
-        const MatchedValue& v = at[i][l];
-        if (!v.reached) continue;
-        ++g.reached;
-        steps.push_back(v.step);
-        for (size_t m = 0; m < values.size(); ++m)
-          values[m].push_back(v.values[m]);
-      }
-      g.step = Summarize(steps);
-      for (const auto& v : values) g.metrics.push_back(Summarize(v));
-      table.groups.push_back(std::move(g));
+      table.groups.push_back(
+          GroupAt(trials, at, arm, l, spec.levels[l], metrics.size()));
     }
   }
   return table;
