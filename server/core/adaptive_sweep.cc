@@ -278,6 +278,150 @@ int MaxProbesPerSearch(const v1::RatioSearch& s) {
   return s.coarse_points() + halvings;
 }
 
+namespace {
+
+// Each trial's probe: group -> ratio -> the trials there, by seed.
+struct Probe {
+  std::map<uint64_t, const storage::TrialRecord*> seeds;
+};
+using ProbesByGroup = std::map<GroupKey, std::map<double, Probe>>;
+
+// The sweep's trials by probe, and every config hash it holds.
+absl::Status IndexProbes(const std::vector<storage::TrialRecord>& trials,
+                         ProbesByGroup* probes, std::set<std::string>* hashes) {
+  for (const storage::TrialRecord& t : trials) {
+    hashes->insert(t.config_hash);
+    v1::TrialConfig c;
+    if (!t.axes_pb.empty()) {
+      if (!c.ParseFromString(t.axes_pb))
+        return absl::DataLossError(
+            absl::StrCat("trial ", t.trial_id, ": stored axes do not parse"));
+    } else {
+      RETURN_IF_ERROR(ParseJson(t.config_json, &c));
+    }
+    (*probes)[{c.parameterization(), c.eta_ov(), c.alpha()}][c.lr_ratio()]
+        .seeds[c.seed()] = &t;
+  }
+  return absl::OkStatus();
+}
+
+// Each probe of a group with the searched metric of its ended seeds; a
+// probe is complete when every seed of the sweep has ended.
+std::vector<ProbeResult> ProbeResults(const std::map<double, Probe>& group,
+                                      const v1::SweepAxes& axes,
+                                      const std::string& metric) {
+  std::vector<ProbeResult> results;
+  for (const auto& [ratio, probe] : group) {
+    ProbeResult r;
+    r.ratio = ratio;
+    r.complete = true;
+    for (uint64_t seed : axes.seeds()) {
+      auto it = probe.seeds.find(seed);
+      if (it == probe.seeds.end() || !Terminal(it->second->state)) {
+        r.complete = false;
+        continue;
+      }
+      const storage::TrialRecord& t = *it->second;
+      auto v = t.results.find(metric);
+      if (t.state != storage::kFailed && v != t.results.end() &&
+          std::isfinite(v->second)) {
+        r.values.push_back(v->second);
+      } else {
+        ++r.failed;
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+// Every seed of every probe the search names: the new ratios, and those
+// already probed (a seed added to the sweep since); trials whose config
+// hash the sweep holds are left out.
+void AddProbeTrials(const v1::SweepSpec& spec, const GroupKey& key,
+                    const std::map<double, Probe>& group,
+                    const std::vector<ProbeResult>& results,
+                    const SearchDecision& d, std::set<std::string>* hashes,
+                    storage::FollowUp* out) {
+  const auto& [p, eta, alpha] = key;
+  v1::SweepSpec grid = spec;
+  grid.clear_search();
+  v1::SweepAxes* g = grid.mutable_axes();
+  g->clear_parameterizations();
+  if (p != v1::PARAMETERIZATION_UNSPECIFIED)
+    g->add_parameterizations(static_cast<v1::Parameterization>(p));
+  g->clear_eta_ovs();
+  g->add_eta_ovs(eta);
+  g->clear_alphas();
+  if (!spec.axes().alphas().empty()) g->add_alphas(alpha);
+  g->clear_lr_ratios();
+  for (const ProbeResult& r : results) g->add_lr_ratios(r.ratio);
+  for (double r : d.next_ratios) {
+    if (group.count(r) == 0) g->add_lr_ratios(r);
+  }
+  for (ExpandedTrial& e : ExpandSweep(grid)) {
+    if (hashes->count(e.config_hash) > 0) continue;
+    hashes->insert(e.config_hash);
+    out->trials.push_back(storage::NewTrial{
+        std::move(e.config_json), e.config_hash,
+        v1::Parameterization_Name(e.config.parameterization()),
+        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(),
+        std::move(e.axes_pb)});
+  }
+}
+
+// The group's search as stored: its state, bracket and every probe (those
+// named now queued, without values), by ratio.
+storage::SearchRecord SearchRecordOf(const GroupKey& key,
+                                     const std::map<double, Probe>& group,
+                                     const std::vector<ProbeResult>& results,
+                                     const SearchDecision& d) {
+  const auto& [p, eta, alpha] = key;
+  v1::SearchOutcome o;
+  o.set_parameterization(static_cast<v1::Parameterization>(p));
+  o.set_eta_ov(eta);
+  o.set_alpha(alpha);
+  o.set_state(SearchStateName(d.state));
+  o.set_below(d.below);
+  o.set_above(d.above);
+  for (double r : d.non_monotone) o.add_non_monotone(r);
+  for (const ProbeSummary& s : d.probes) {
+    v1::SearchProbe* sp = o.add_probes();
+    sp->set_lr_ratio(s.ratio);
+    sp->set_seeds(s.n);
+    sp->set_mean(s.mean);
+    sp->set_ci95(s.ci95);
+    sp->set_reached(s.reached);
+    for (const ProbeResult& r : results) {
+      if (r.ratio == s.ratio) {
+        sp->set_seeds_failed(r.failed);
+        sp->set_complete(r.complete);
+      }
+    }
+  }
+  for (double r : d.next_ratios) {
+    if (group.count(r) > 0) continue;
+    v1::SearchProbe* sp = o.add_probes();
+    sp->set_lr_ratio(r);
+    sp->set_mean(std::nan(""));
+    sp->set_ci95(std::nan(""));
+  }
+  std::sort(o.mutable_probes()->begin(), o.mutable_probes()->end(),
+            [](const v1::SearchProbe& a, const v1::SearchProbe& b) {
+              return a.lr_ratio() < b.lr_ratio();
+            });
+  storage::SearchRecord rec;
+  rec.group = absl::StrFormat(
+      "%s/eta_ov=%.17g/alpha=%.17g",
+      v1::Parameterization_Name(static_cast<v1::Parameterization>(p)), eta,
+      alpha);
+  rec.state = o.state();
+  rec.outcome_json = CanonicalJson(o);
+  return rec;
+}
+
+}  // namespace
+
 absl::StatusOr<storage::FollowUp> GrowSearch(
     const storage::SweepRecord& sweep,
     const std::vector<storage::TrialRecord>& trials) {
@@ -287,26 +431,9 @@ absl::StatusOr<storage::FollowUp> GrowSearch(
   if (!spec.has_search()) return out;
   const RatioSearchSpec search = SearchSpecOf(spec.search());
   const v1::SweepAxes& axes = spec.axes();
-
-  // Each trial's probe: group -> ratio -> the trials there, by seed.
-  struct Probe {
-    std::map<uint64_t, const storage::TrialRecord*> seeds;
-  };
-  std::map<GroupKey, std::map<double, Probe>> probes;
+  ProbesByGroup probes;
   std::set<std::string> hashes;
-  for (const storage::TrialRecord& t : trials) {
-    hashes.insert(t.config_hash);
-    v1::TrialConfig c;
-    if (!t.axes_pb.empty()) {
-      if (!c.ParseFromString(t.axes_pb))
-        return absl::DataLossError(
-            absl::StrCat("trial ", t.trial_id, ": stored axes do not parse"));
-    } else {
-      RETURN_IF_ERROR(ParseJson(t.config_json, &c));
-    }
-    probes[{c.parameterization(), c.eta_ov(), c.alpha()}][c.lr_ratio()]
-        .seeds[c.seed()] = &t;
-  }
+  RETURN_IF_ERROR(IndexProbes(trials, &probes, &hashes));
 
   std::vector<int> params(axes.parameterizations().begin(),
                           axes.parameterizations().end());
@@ -317,100 +444,13 @@ absl::StatusOr<storage::FollowUp> GrowSearch(
   for (int p : params) {
     for (double eta : axes.eta_ovs()) {
       for (double alpha : alphas) {
-        const std::map<double, Probe>& group = probes[{p, eta, alpha}];
-        std::vector<ProbeResult> results;
-        for (const auto& [ratio, probe] : group) {
-          ProbeResult r;
-          r.ratio = ratio;
-          r.complete = true;
-          for (uint64_t seed : axes.seeds()) {
-            auto it = probe.seeds.find(seed);
-            if (it == probe.seeds.end() || !Terminal(it->second->state)) {
-              r.complete = false;
-              continue;
-            }
-            const storage::TrialRecord& t = *it->second;
-            auto v = t.results.find(search.metric);
-            if (t.state != storage::kFailed && v != t.results.end() &&
-                std::isfinite(v->second)) {
-              r.values.push_back(v->second);
-            } else {
-              ++r.failed;
-            }
-          }
-          results.push_back(std::move(r));
-        }
+        const GroupKey key{p, eta, alpha};
+        const std::map<double, Probe>& group = probes[key];
+        const std::vector<ProbeResult> results =
+            ProbeResults(group, axes, search.metric);
         const SearchDecision d = Decide(search, results);
-
-        // Every seed of every probe the search names: the new ratios, and
-        // those already probed (a seed added to the sweep since).
-        v1::SweepSpec grid = spec;
-        grid.clear_search();
-        v1::SweepAxes* g = grid.mutable_axes();
-        g->clear_parameterizations();
-        if (p != v1::PARAMETERIZATION_UNSPECIFIED)
-          g->add_parameterizations(static_cast<v1::Parameterization>(p));
-        g->clear_eta_ovs();
-        g->add_eta_ovs(eta);
-        g->clear_alphas();
-        if (!axes.alphas().empty()) g->add_alphas(alpha);
-        g->clear_lr_ratios();
-        for (const ProbeResult& r : results) g->add_lr_ratios(r.ratio);
-        for (double r : d.next_ratios) {
-          if (group.count(r) == 0) g->add_lr_ratios(r);
-        }
-        for (ExpandedTrial& e : ExpandSweep(grid)) {
-          if (hashes.count(e.config_hash) > 0) continue;
-          hashes.insert(e.config_hash);
-          out.trials.push_back(storage::NewTrial{
-              std::move(e.config_json), e.config_hash,
-              v1::Parameterization_Name(e.config.parameterization()),
-              e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(),
-              std::move(e.axes_pb)});
-        }
-
-        v1::SearchOutcome o;
-        o.set_parameterization(static_cast<v1::Parameterization>(p));
-        o.set_eta_ov(eta);
-        o.set_alpha(alpha);
-        o.set_state(SearchStateName(d.state));
-        o.set_below(d.below);
-        o.set_above(d.above);
-        for (double r : d.non_monotone) o.add_non_monotone(r);
-        for (const ProbeSummary& s : d.probes) {
-          v1::SearchProbe* sp = o.add_probes();
-          sp->set_lr_ratio(s.ratio);
-          sp->set_seeds(s.n);
-          sp->set_mean(s.mean);
-          sp->set_ci95(s.ci95);
-          sp->set_reached(s.reached);
-          for (const ProbeResult& r : results) {
-            if (r.ratio == s.ratio) {
-              sp->set_seeds_failed(r.failed);
-              sp->set_complete(r.complete);
-            }
-          }
-        }
-        // The probes named now, queued: none of their seeds has ended.
-        for (double r : d.next_ratios) {
-          if (group.count(r) > 0) continue;
-          v1::SearchProbe* sp = o.add_probes();
-          sp->set_lr_ratio(r);
-          sp->set_mean(std::nan(""));
-          sp->set_ci95(std::nan(""));
-        }
-        std::sort(o.mutable_probes()->begin(), o.mutable_probes()->end(),
-                  [](const v1::SearchProbe& a, const v1::SearchProbe& b) {
-                    return a.lr_ratio() < b.lr_ratio();
-                  });
-        storage::SearchRecord rec;
-        rec.group = absl::StrFormat(
-            "%s/eta_ov=%.17g/alpha=%.17g",
-            v1::Parameterization_Name(static_cast<v1::Parameterization>(p)),
-            eta, alpha);
-        rec.state = o.state();
-        rec.outcome_json = CanonicalJson(o);
-        out.searches.push_back(std::move(rec));
+        AddProbeTrials(spec, key, group, results, d, &hashes, &out);
+        out.searches.push_back(SearchRecordOf(key, group, results, d));
       }
     }
   }
