@@ -187,6 +187,57 @@ const char* ActionName(int action) {
   }
 }
 
+// A read-only connection to `path` in the console's sandbox: no
+// extensions, defensive, untrusted schema, query_only, and SQLite's limits
+// on lengths, attachments, expression depth and VDBE ops.
+absl::StatusOr<std::unique_ptr<Database>> OpenSandboxed(
+    const std::string& path, const SqlConsole::Options& options) {
+  Database::Options ro;
+  ro.read_only = true;
+  ro.busy_timeout_ms = 1000;
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> conn, Database::Open(path, ro));
+  sqlite3* db = conn->raw();
+  // Connection settings first, while nothing is refused yet.
+  for (auto [option, value] : std::initializer_list<std::pair<int, int>>{
+           {SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0},
+           {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0},
+           {SQLITE_DBCONFIG_DEFENSIVE, 1},
+           {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
+           {SQLITE_DBCONFIG_DQS_DML, 0},
+           {SQLITE_DBCONFIG_DQS_DDL, 0},
+       }) {
+    sqlite3_db_config(db, option, value, nullptr);
+  }
+  RETURN_IF_ERROR(conn->Execute("PRAGMA query_only = ON"));
+  RETURN_IF_ERROR(conn->Execute("PRAGMA cache_size = -8000"));
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, options.max_value_bytes);
+  sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, options.max_sql_bytes);
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 200);
+  sqlite3_limit(db, SQLITE_LIMIT_COMPOUND_SELECT, 100);
+  sqlite3_limit(db, SQLITE_LIMIT_FUNCTION_ARG, 32);
+  sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1000);
+  sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, 0);
+  sqlite3_limit(db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+  sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, 0);
+  sqlite3_limit(db, SQLITE_LIMIT_VDBE_OP, 100000);
+  return conn;
+}
+
+// The database's tables and views (the authorizer allows reads of these).
+absl::Status ReadTableNames(Database& conn,
+                            absl::flat_hash_set<std::string>* tables) {
+  ASSIGN_OR_RETURN(auto s,
+                   conn.Prepare("SELECT name FROM sqlite_schema WHERE type IN "
+                                "('table', 'view') AND name NOT LIKE "
+                                "'sqlite\\_%' ESCAPE '\\'"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) return absl::OkStatus();
+    tables->insert(s->ColumnText(0));
+  }
+}
+
 }  // namespace
 
 struct SqlConsole::Run {
@@ -327,49 +378,12 @@ absl::StatusOr<SqlConsole::Result> SqlConsole::Query(
     --slots_;
   };
 
-  Database::Options ro;
-  ro.read_only = true;
-  ro.busy_timeout_ms = 1000;
-  ASSIGN_OR_RETURN(std::unique_ptr<Database> conn, Database::Open(path_, ro));
+  ASSIGN_OR_RETURN(std::unique_ptr<Database> conn,
+                   OpenSandboxed(path_, options_));
   sqlite3* db = conn->raw();
-  // Connection settings first, while nothing is refused yet.
-  for (auto [option, value] : std::initializer_list<std::pair<int, int>>{
-           {SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0},
-           {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0},
-           {SQLITE_DBCONFIG_DEFENSIVE, 1},
-           {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
-           {SQLITE_DBCONFIG_DQS_DML, 0},
-           {SQLITE_DBCONFIG_DQS_DDL, 0},
-       }) {
-    sqlite3_db_config(db, option, value, nullptr);
-  }
-  RETURN_IF_ERROR(conn->Execute("PRAGMA query_only = ON"));
-  RETURN_IF_ERROR(conn->Execute("PRAGMA cache_size = -8000"));
-  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, options_.max_value_bytes);
-  sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, options_.max_sql_bytes);
-  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-  sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 200);
-  sqlite3_limit(db, SQLITE_LIMIT_COMPOUND_SELECT, 100);
-  sqlite3_limit(db, SQLITE_LIMIT_FUNCTION_ARG, 32);
-  sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1000);
-  sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, 0);
-  sqlite3_limit(db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
-  sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, 0);
-  sqlite3_limit(db, SQLITE_LIMIT_VDBE_OP, 100000);
-
   Run run;
   run.db = db;
-  {
-    ASSIGN_OR_RETURN(
-        auto s, conn->Prepare("SELECT name FROM sqlite_schema WHERE type IN "
-                              "('table', 'view') AND name NOT LIKE "
-                              "'sqlite\\_%' ESCAPE '\\'"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s->Step());
-      if (!row) break;
-      run.tables.insert(s->ColumnText(0));
-    }
-  }
+  RETURN_IF_ERROR(ReadTableNames(*conn, &run.tables));
   run.stopping = &stopping_;
   run.cancelled = &cancelled;
   run.deadline = absl::Now() + options_.time_budget;
