@@ -84,6 +84,20 @@ std::string BinaryConfig(const Statement& s, int col) {
   return s.ColumnBlob(col) + s.ColumnBlob(col + 1);
 }
 
+// A lease from a row of (trial_id, attempts, config_json, checkpoint,
+// checkpoint_step, ...) with the binary config at `pb_col`; its attempt is
+// the trial's attempts plus `next` (1 for a new lease, 0 for a held one).
+LeaseRecord LeaseOf(const Statement& s, int next, int pb_col) {
+  LeaseRecord l;
+  l.trial_id = s.ColumnText(0);
+  l.attempt = static_cast<int>(s.ColumnInt64(1)) + next;
+  l.config_json = s.ColumnText(2);
+  l.checkpoint = s.ColumnBlob(3);
+  l.checkpoint_step = l.checkpoint.empty() ? 0 : s.ColumnInt64(4);
+  l.config_pb = BinaryConfig(s, pb_col);
+  return l;
+}
+
 }  // namespace
 
 absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
@@ -174,16 +188,9 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     next->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool found, next->Step());
     if (!found) continue;
-    LeaseRecord l;
-    l.trial_id = next->ColumnText(0);
-    l.attempt = static_cast<int>(next->ColumnInt64(1)) + 1;
-    l.config_json = next->ColumnText(2);
-    l.checkpoint = next->ColumnBlob(3);
-    l.checkpoint_step = l.checkpoint.empty() ? 0 : next->ColumnInt64(4);
     parameterization = next->ColumnText(5);
-    l.config_pb = BinaryConfig(*next, 6);
+    leases->push_back(LeaseOf(*next, 1, 6));
     next->Reset();
-    leases->push_back(std::move(l));
   }
   if (leases->empty()) {
     ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
@@ -194,31 +201,45 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
   if (sizer && max_trials > 1)
     max_trials = std::clamp(sizer(leases->front()), 1, max_trials);
   if (max_trials > 1) {
-    constexpr char kCompanionsSql[] =
-        "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "
-        "t.checkpoint_step, t.axes_pb, g.training_pb "
-        "FROM trials t LEFT JOIN trainings g ON g.training_id = t.training_id "
-        "WHERE t.sweep_id = ? AND t.state = 'queued' AND "
-        "t.parameterization = ? AND t.trial_id != ? "
-        "ORDER BY t.queue_rank, t.ordinal LIMIT ?";
-    ASSIGN_OR_RETURN(Statement * more, db_->Cached(kCompanionsSql));
-    more->BindInt64(1, sweep_id);
-    more->BindText(2, parameterization);
-    more->BindText(3, (*leases)[0].trial_id);
-    more->BindInt64(4, max_trials - 1);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, more->Step());
-      if (!row) break;
-      LeaseRecord l;
-      l.trial_id = more->ColumnText(0);
-      l.attempt = static_cast<int>(more->ColumnInt64(1)) + 1;
-      l.config_json = more->ColumnText(2);
-      l.checkpoint = more->ColumnBlob(3);
-      l.checkpoint_step = l.checkpoint.empty() ? 0 : more->ColumnInt64(4);
-      l.config_pb = BinaryConfig(*more, 5);
-      leases->push_back(std::move(l));
-    }
+    RETURN_IF_ERROR(
+        AddCompanionsLocked(sweep_id, parameterization, max_trials, leases));
   }
+  RETURN_IF_ERROR(
+      StartLeasesLocked(worker_id, now_ms, lease_ms, sweep_name, leases));
+  return LeaseAvailability::kLeased;
+}
+
+// Up to max_trials - 1 more queued trials of the sweep and
+// parameterization of the first lease, in queue order: trials one worker
+// trains in one stacked batch.
+absl::Status ResultsStore::AddCompanionsLocked(
+    int64_t sweep_id, const std::string& parameterization, int max_trials,
+    std::vector<LeaseRecord>* leases) {
+  constexpr char kCompanionsSql[] =
+      "SELECT t.trial_id, t.attempts, t.config_json, t.checkpoint, "
+      "t.checkpoint_step, t.axes_pb, g.training_pb "
+      "FROM trials t LEFT JOIN trainings g ON g.training_id = t.training_id "
+      "WHERE t.sweep_id = ? AND t.state = 'queued' AND "
+      "t.parameterization = ? AND t.trial_id != ? "
+      "ORDER BY t.queue_rank, t.ordinal LIMIT ?";
+  ASSIGN_OR_RETURN(Statement * more, db_->Cached(kCompanionsSql));
+  more->BindInt64(1, sweep_id);
+  more->BindText(2, parameterization);
+  more->BindText(3, (*leases)[0].trial_id);
+  more->BindInt64(4, max_trials - 1);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, more->Step());
+    if (!row) return absl::OkStatus();
+    leases->push_back(LeaseOf(*more, 1, 5));
+  }
+}
+
+// Marks each lease's trial running under `worker_id` until now + lease_ms,
+// records its attempt, and queues its leased event.
+absl::Status ResultsStore::StartLeasesLocked(const std::string& worker_id,
+                                             int64_t now_ms, int64_t lease_ms,
+                                             const std::string& sweep_name,
+                                             std::vector<LeaseRecord>* leases) {
   for (LeaseRecord& l : *leases) {
     l.sweep_name = sweep_name;
     l.expires_ms = now_ms + lease_ms;
@@ -246,7 +267,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
       events_.push_back(std::move(e));
     }
   }
-  return LeaseAvailability::kLeased;
+  return absl::OkStatus();
 }
 
 absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
@@ -266,13 +287,7 @@ absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
   while (true) {
     ASSIGN_OR_RETURN(bool row, held->Step());
     if (!row) break;
-    LeaseRecord l;
-    l.trial_id = held->ColumnText(0);
-    l.attempt = static_cast<int>(held->ColumnInt64(1));
-    l.config_json = held->ColumnText(2);
-    l.checkpoint = held->ColumnBlob(3);
-    l.checkpoint_step = l.checkpoint.empty() ? 0 : held->ColumnInt64(4);
-    l.config_pb = BinaryConfig(*held, 5);
+    LeaseRecord l = LeaseOf(*held, 0, 5);
     l.sweep_name = held->ColumnText(7);
     l.expires_ms = now_ms + lease_ms;
     leases->push_back(std::move(l));

@@ -558,6 +558,16 @@ class ResultsStore {
       const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
       int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
       bool resend_held = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AddCompanionsLocked(int64_t sweep_id,
+                                   const std::string& parameterization,
+                                   int max_trials,
+                                   std::vector<LeaseRecord>* leases)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartLeasesLocked(const std::string& worker_id, int64_t now_ms,
+                                 int64_t lease_ms,
+                                 const std::string& sweep_name,
+                                 std::vector<LeaseRecord>* leases)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The leases still granted to `worker_id`, renewed until now + lease_ms.
   absl::Status ResendHeldLocked(const std::string& worker_id, int64_t now_ms,
                                 int64_t lease_ms,
