@@ -90,17 +90,26 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Load(
   const std::vector<UChar32> to_unicode = ByteToUnicode();
   std::unordered_map<UChar32, char> reverse;
   for (int b = 0; b < 256; ++b) reverse[to_unicode[b]] = static_cast<char>(b);
+  if (absl::Status s = t->LoadEncoder(options, reverse); !s.ok()) return s;
+  if (absl::Status s = t->LoadMerges(options, reverse); !s.ok()) return s;
+  if (absl::Status s = t->CompilePattern(); !s.ok()) return s;
+  return t;
+}
 
-  // encoder.json
+// encoder.json: token (in GPT-2's alphabet) -> id, every id once, with
+// <|endoftext|> and a token for each byte.
+absl::Status Gpt2BpeTokenizer::LoadEncoder(
+    const Gpt2BpeOptions& options,
+    const std::unordered_map<UChar32, char>& reverse) {
   const std::string& epath = options.encoder_path;
   absl::StatusOr<std::string> etext = ReadChecked(
-      epath, options.encoder_sha256, "GPT-2 encoder", &t->encoder_sha256_);
+      epath, options.encoder_sha256, "GPT-2 encoder", &encoder_sha256_);
   if (!etext.ok()) return etext.status();
   absl::StatusOr<nlohmann::json> encoder = ParseJsonAt(*etext, epath, 1);
   if (!encoder.ok()) return encoder.status();
   if (!encoder->is_object() || encoder->empty())
     return FileError(epath, 0, "must be a JSON object of token -> id");
-  t->bytes_.assign(encoder->size(), std::string());
+  bytes_.assign(encoder->size(), std::string());
   std::vector<bool> seen(encoder->size(), false);
   std::string raw;
   for (auto it = encoder->begin(); it != encoder->end(); ++it) {
@@ -116,7 +125,7 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Load(
                                     ", each once"));
     seen[id] = true;
     if (it.key() == "<|endoftext|>") {
-      t->end_of_text_id_ = static_cast<int32_t>(id);
+      end_of_text_id_ = static_cast<int32_t>(id);
       raw = it.key();  // never produced by Encode: its text is split
     } else if (!UnicodeToBytes(it.key(), reverse, &raw)) {
       return FileError(
@@ -124,22 +133,27 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Load(
           absl::StrCat("token \"", it.key(),
                        "\" is not in GPT-2's byte-to-unicode alphabet"));
     }
-    t->bytes_[id] = raw;
-    if (id != t->end_of_text_id_) t->ids_[raw] = static_cast<int32_t>(id);
+    bytes_[id] = raw;
+    if (id != end_of_text_id_) ids_[raw] = static_cast<int32_t>(id);
   }
-  if (t->end_of_text_id_ < 0)
-    return FileError(epath, 0, "no <|endoftext|> token");
+  if (end_of_text_id_ < 0) return FileError(epath, 0, "no <|endoftext|> token");
   for (int b = 0; b < 256; ++b) {
-    auto it = t->ids_.find(std::string(1, static_cast<char>(b)));
-    if (it == t->ids_.end())
+    auto it = ids_.find(std::string(1, static_cast<char>(b)));
+    if (it == ids_.end())
       return FileError(epath, 0, absl::StrCat("no token for the byte ", b));
-    t->byte_ids_[b] = it->second;
+    byte_ids_[b] = it->second;
   }
+  return absl::OkStatus();
+}
 
-  // vocab.bpe
+// vocab.bpe: one merge a line ("left right"), ranked in file order, every
+// part and result a token of the encoder.
+absl::Status Gpt2BpeTokenizer::LoadMerges(
+    const Gpt2BpeOptions& options,
+    const std::unordered_map<UChar32, char>& reverse) {
   const std::string& mpath = options.merges_path;
   absl::StatusOr<std::string> mtext = ReadChecked(
-      mpath, options.merges_sha256, "GPT-2 merges", &t->merges_sha256_);
+      mpath, options.merges_sha256, "GPT-2 merges", &merges_sha256_);
   if (!mtext.ok()) return mtext.status();
   std::istringstream lines(*mtext);
   std::string line;
@@ -163,33 +177,36 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Load(
                         &right))
       return FileError(mpath, number,
                        "not in GPT-2's byte-to-unicode alphabet");
-    auto l = t->ids_.find(left), r = t->ids_.find(right),
-         m = t->ids_.find(left + right);
-    if (l == t->ids_.end() || r == t->ids_.end() || m == t->ids_.end())
+    auto l = ids_.find(left), r = ids_.find(right), m = ids_.find(left + right);
+    if (l == ids_.end() || r == ids_.end() || m == ids_.end())
       return FileError(
           mpath, number,
           absl::StrCat("merge \"", line, "\": a part or the result is not in ",
-                       epath));
-    t->merges_.emplace(PairKey(l->second, r->second), Merge{rank++, m->second});
+                       options.encoder_path));
+    merges_.emplace(PairKey(l->second, r->second), Merge{rank++, m->second});
   }
   if (rank == 0) return FileError(mpath, 0, "no merge rules");
+  return absl::OkStatus();
+}
 
+// GPT-2's pre-tokenizing pattern, JIT-compiled where PCRE2 can.
+absl::Status Gpt2BpeTokenizer::CompilePattern() {
   int error = 0;
   PCRE2_SIZE error_at = 0;
-  t->pattern_ = std::make_unique<Pattern>();
-  t->pattern_->code = pcre2_compile(
+  pattern_ = std::make_unique<Pattern>();
+  pattern_->code = pcre2_compile(
       reinterpret_cast<PCRE2_SPTR>(kGpt2Pattern), PCRE2_ZERO_TERMINATED,
       PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &error_at,
       nullptr);
-  if (t->pattern_->code == nullptr) {
+  if (pattern_->code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof(message));
     return absl::InternalError(
         absl::StrCat("PCRE2 cannot compile GPT-2's pattern: ",
                      reinterpret_cast<const char*>(message)));
   }
-  pcre2_jit_compile(t->pattern_->code, PCRE2_JIT_COMPLETE);  // else interpreted
-  return t;
+  pcre2_jit_compile(pattern_->code, PCRE2_JIT_COMPLETE);  // else interpreted
+  return absl::OkStatus();
 }
 
 void Gpt2BpeTokenizer::EncodePiece(absl::string_view piece,

@@ -72,6 +72,13 @@ class Gpt2BpeTokenizer {
  private:
   struct Pattern;
   Gpt2BpeTokenizer() = default;
+  // Load's steps; `reverse` maps GPT-2's byte-to-unicode alphabet (ICU's
+  // UChar32, an int32_t) back to bytes.
+  absl::Status LoadEncoder(const Gpt2BpeOptions& options,
+                           const std::unordered_map<int32_t, char>& reverse);
+  absl::Status LoadMerges(const Gpt2BpeOptions& options,
+                          const std::unordered_map<int32_t, char>& reverse);
+  absl::Status CompilePattern();
   // The ids of one pre-tokenized piece (raw bytes), with each id's byte
   // length; from the cache when seen before.
   void EncodePiece(absl::string_view piece, std::vector<int32_t>* ids,
