@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the multi-threaded parts: the common, store,
 # coordinator, service and CLI suites and the concurrency stress test
-# (every kind of call at once on one server: its Direct case, which calls
-# the Coordinator beside gRPC), built with clang and -DQKOV_SANITIZE=thread
-# in build-tsan/ beside build/. Any report fails the run. tests/run_all.sh
-# runs it before the main suite.
+# (every kind of call at once on one server), built with clang and
+# -DQKOV_SANITIZE=thread in build-tsan/ beside build/. Any report fails the
+# run. tests/run_all.sh runs it before the main suite.
+#
+#   tests/tsan.sh           the suites and the stress test's Direct case
+#   tests/tsan.sh --grpc    also gRPC instrumented: the stress test's gRPC
+#                           case and watch_load_test (about 8 more minutes
+#                           of both cores, once, to build gRPC; by hand
+#                           before a release, like tests/sanitizers.sh
+#                           --full)
 #
 # Debian's Abseil is not instrumented, so TSan cannot see absl::Mutex and
 # would report every race it guards. This script builds Abseil's
@@ -13,11 +19,14 @@
 # machine's apt setup is untouched), with TSan, under the same sonames, and
 # links the test programs with an RPATH to them (DT_RPATH, which also
 # governs the libraries they load, gRPC's included; child processes such as
-# gnuplot keep Debian's). gRPC then locks through an instrumented Mutex, but
-# its core hands data between threads in ways TSan cannot follow in an
-# uninstrumented library (a gRPC stress run gives about a thousand reports
-# on gRPC's own buffers), so the calls through gRPC are left to the ASan
-# and main runs. tests/tsan.supp holds the one report left inside Abseil
+# gnuplot keep Debian's). Debian's gRPC core, uninstrumented, hands data
+# between its threads in ways TSan cannot follow (a stress run through it
+# gives about a thousand reports on gRPC's own buffers), so by default the
+# stress test calls the Coordinator beside gRPC (its Direct case). With
+# --grpc the script builds libgrpc, libgrpc++, gpr, upb and
+# address_sorting the same way from Debian's source of the installed gRPC
+# (-O1, line tables), into the same RPATH folder, and the calls go through
+# gRPC on loopback. tests/tsan.supp holds the one report left inside Abseil
 # itself, with its reason.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +35,19 @@ mirror=${QKOV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 targets=(common_test storage_test server_core_test service_test client_test
   concurrency_stress_test)
 declare -A filter=([concurrency_stress_test]='*Direct*')
+grpc=false
+case "${1:-}" in
+  "") ;;
+  --grpc)
+    grpc=true
+    targets+=(watch_load_test)
+    filter[concurrency_stress_test]='*'
+    ;;
+  *)
+    echo "usage: tests/tsan.sh [--grpc]" >&2
+    exit 2
+    ;;
+esac
 mkdir -p "$build"
 
 # 1. Abseil's synchronization library with TSan, from Debian's source.
@@ -61,6 +83,57 @@ if [ ! -e "$absl_lib/.version" ] ||
     -exec cp -P {} "$absl_lib/" \;
   echo "$absl_version" >"$absl_lib/.version"
 fi
+
+# 1b. With --grpc: gRPC's core and C++ libraries with TSan, from Debian's
+# source of the installed version, into the same folder.
+grpc_version=$(dpkg-query -W -f='${Version}' libgrpc++-dev)
+grpc_built=$build/grpc-tsan/build
+if $grpc && { [ ! -e "$grpc_built/.version" ] ||
+  [ "$(cat "$grpc_built/.version")" != "$grpc_version" ]; }; then
+  apt_dir=$build/absl-tsan/apt
+  rm -rf "$build/grpc-tsan"
+  mkdir -p "$build/grpc-tsan/src"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+    "$mirror bookworm main" >"$apt_dir/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
+    -o "Dir::Etc::SourceParts=$apt_dir/none"
+    -o "Dir::State::Lists=$apt_dir/lists"
+    -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
+  if ! apt-get "${apt_opts[@]}" update >/dev/null ||
+    ! (cd "$build/grpc-tsan/src" &&
+      apt-get "${apt_opts[@]}" source "grpc=$grpc_version" >/dev/null); then
+    echo "tsan: cannot fetch Debian's source of grpc $grpc_version from" \
+      "$mirror (set QKOV_DEBIAN_MIRROR)" >&2
+    exit 1
+  fi
+  src=$(find "$build/grpc-tsan/src" -maxdepth 1 -type d -name 'grpc-*')
+  # Debian's providers (debian/rules), no code generators; protoc's library
+  # is named only to satisfy a plugin target that is not built.
+  flags="-fsanitize=thread -O1 -gline-tables-only"
+  cmake -S "$src" -B "$grpc_built" -DCMAKE_BUILD_TYPE=None \
+    -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DgRPC_BUILD_TESTS=OFF \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags" \
+    -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+    -DgRPC_ABSL_PROVIDER=package -DgRPC_CARES_PROVIDER=package \
+    -DgRPC_PROTOBUF_PROVIDER=package -DgRPC_RE2_PROVIDER=package \
+    -DgRPC_SSL_PROVIDER=package -DgRPC_ZLIB_PROVIDER=package \
+    -DgRPC_BACKWARDS_COMPATIBILITY_MODE=OFF -DgRPC_BUILD_CODEGEN=OFF \
+    -DgRPC_BUILD_GRPC_CPP_PLUGIN=OFF -DgRPC_BUILD_GRPC_CSHARP_PLUGIN=OFF \
+    -DgRPC_BUILD_GRPC_NODE_PLUGIN=OFF -DgRPC_BUILD_GRPC_OBJECTIVE_C_PLUGIN=OFF \
+    -DgRPC_BUILD_GRPC_PHP_PLUGIN=OFF -DgRPC_BUILD_GRPC_PYTHON_PLUGIN=OFF \
+    -DgRPC_BUILD_GRPC_RUBY_PLUGIN=OFF \
+    -DProtobuf_PROTOC_LIBRARY=/nonexistent/libprotoc-unused.so >/dev/null
+  cmake --build "$grpc_built" -j"$(nproc)" --target grpc++ >/dev/null
+  echo "$grpc_version" >"$grpc_built/.version"
+fi
+# The RPATH folder holds the instrumented gRPC with --grpc, and Debian's is
+# loaded without it.
+grpc_libs=(grpc++ grpc gpr upb address_sorting)
+for lib in "${grpc_libs[@]}"; do
+  rm -f "$absl_lib/lib$lib.so."*
+  if $grpc; then cp -P "$grpc_built/lib$lib.so."* "$absl_lib/"; fi
+done
 
 # 2. Our code with TSan.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

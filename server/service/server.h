@@ -78,8 +78,8 @@ class QkovServer {
   // The server's store (for benchmarks that read its write statistics).
   storage::ResultsStore* store() { return store_.get(); }
   // Its coordinator, for tests that call it beside gRPC rather than through
-  // it (tests/integration/concurrency_stress_test.cc under ThreadSanitizer,
-  // where Debian's uninstrumented gRPC core cannot be followed).
+  // it (tests/integration/concurrency_stress_test.cc's Direct case, which
+  // ThreadSanitizer follows without an instrumented gRPC).
   core::Coordinator* coordinator() { return coordinator_.get(); }
   // Stops SQL console queries at once, stops accepting calls, finishes
   // running ones (up to `grace`), stops the reaper. Idempotent; does nothing

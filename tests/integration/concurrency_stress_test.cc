@@ -10,12 +10,14 @@
 // Two transports for the workers' and researchers' calls:
 //  - Grpc: through gRPC on loopback, as clients make them (main suite);
 //  - Direct: the same calls on the server's Coordinator from the test's
-//    threads, as the gRPC handlers make them. This is the run
-//    tests/tsan.sh makes under ThreadSanitizer: Debian's gRPC core is not
-//    instrumented, and its hand-offs between threads (lock-free queues,
-//    its own event engine) are invisible to TSan, which then reports the
-//    bytes it hands over. The dashboard is reached over HTTP either way
-//    (libmicrohttpd locks with pthread mutexes, which TSan follows).
+//    threads, as the gRPC handlers make them. This is the case
+//    tests/tsan.sh runs under ThreadSanitizer by default: Debian's gRPC
+//    core is not instrumented, and its hand-offs between threads
+//    (lock-free queues, its own event engine) are invisible to TSan, which
+//    then reports the bytes it hands over. `tests/tsan.sh --grpc` builds
+//    gRPC with TSan and runs both cases.
+// The dashboard is reached over HTTP either way (libmicrohttpd locks with
+// pthread mutexes, which TSan follows).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
