@@ -217,8 +217,10 @@ absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
-                               const SpecLimits& limits) {
+namespace {
+
+// spec.name and spec.description.
+absl::Status ValidateNameAndDescription(const qkov::v1::SweepSpec& spec) {
   const std::string& name = spec.name();
   if (name.empty()) return Invalid("spec.name", "must not be empty");
   if (name.size() > 128)
@@ -236,6 +238,27 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
     return Invalid("spec.description", "longer than 4096");
   if (!IsValidUtf8(spec.description()))
     return Invalid("spec.description", "is not valid UTF-8");
+  return absl::OkStatus();
+}
+
+// `v` against `rule`, each value named by its index under `axis`, with no
+// value twice.
+absl::Status CheckRealAxis(const std::string& axis,
+                           const google::protobuf::RepeatedField<double>& v,
+                           rules::RealRule rule) {
+  std::set<double> seen;
+  for (int i = 0; i < v.size(); ++i) {
+    const std::string field = absl::StrCat(axis, "[", i, "]");
+    rule.field = field.c_str();
+    if (auto s = rules::Check("", rule, v[i]); !s.ok()) return s;
+    if (!seen.insert(v[i]).second) return Invalid(field, "duplicate value");
+  }
+  return absl::OkStatus();
+}
+
+// The axes a task decides: parameterizations (none for the ODE, at least
+// one for the rest) and alphas (the fixed-attention task's only).
+absl::Status ValidateTaskAxes(const qkov::v1::SweepSpec& spec) {
   const auto& axes = spec.axes();
   const qkov::v1::TaskKind task = spec.training().task();
   if (task == qkov::v1::TASK_THEORY) {
@@ -252,19 +275,19 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
     if (axes.alphas().empty())
       return Invalid("spec.axes.alphas",
                      "axis is empty; the fixed-attention task needs alphas");
-    std::set<double> seen;
-    for (int i = 0; i < axes.alphas_size(); ++i) {
-      const std::string field = absl::StrCat("spec.axes.alphas[", i, "]");
-      rules::RealRule rule = rules::kAlpha;
-      rule.field = field.c_str();
-      if (auto st = rules::Check("", rule, axes.alphas(i)); !st.ok()) return st;
-      if (!seen.insert(axes.alphas(i)).second)
-        return Invalid(field, "duplicate value");
-    }
-  } else if (!axes.alphas().empty()) {
+    return CheckRealAxis("spec.axes.alphas", axes.alphas(), rules::kAlpha);
+  }
+  if (!axes.alphas().empty()) {
     return Invalid("spec.axes.alphas",
                    "only the fixed-attention task takes alphas");
   }
+  return absl::OkStatus();
+}
+
+// Every axis present where needed (lr_ratios unless the sweep searches
+// them), each value valid and given once.
+absl::Status ValidateAxes(const qkov::v1::SweepSpec& spec) {
+  const auto& axes = spec.axes();
   if (spec.has_search()) {
     if (absl::Status st = ValidateSearch(spec); !st.ok()) return st;
   } else if (axes.lr_ratios().empty()) {
@@ -286,23 +309,12 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                        EnumValueList<qkov::v1::Parameterization>(), ")"));
     if (!seen_p.insert(p).second) return Invalid(field, "duplicate value");
   }
-  auto check_axis = [](const std::string& axis,
-                       const google::protobuf::RepeatedField<double>& v,
-                       rules::RealRule rule) -> absl::Status {
-    std::set<double> seen;
-    for (int i = 0; i < v.size(); ++i) {
-      const std::string field = absl::StrCat(axis, "[", i, "]");
-      rule.field = field.c_str();
-      if (auto s = rules::Check("", rule, v[i]); !s.ok()) return s;
-      if (!seen.insert(v[i]).second) return Invalid(field, "duplicate value");
-    }
-    return absl::OkStatus();
-  };
-  if (auto s =
-          check_axis("spec.axes.lr_ratios", axes.lr_ratios(), rules::kLrRatio);
+  if (auto s = CheckRealAxis("spec.axes.lr_ratios", axes.lr_ratios(),
+                             rules::kLrRatio);
       !s.ok())
     return s;
-  if (auto s = check_axis("spec.axes.eta_ovs", axes.eta_ovs(), rules::kEtaOv);
+  if (auto s =
+          CheckRealAxis("spec.axes.eta_ovs", axes.eta_ovs(), rules::kEtaOv);
       !s.ok())
     return s;
   std::set<uint64_t> seen_seeds;
@@ -311,6 +323,14 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
       return Invalid(absl::StrCat("spec.axes.seeds[", i, "]"),
                      "duplicate value");
   }
+  return absl::OkStatus();
+}
+
+// The grid's trials (a search's most probes for its ratios) within the
+// server's limit.
+absl::Status CheckGridSize(const qkov::v1::SweepSpec& spec,
+                           const SpecLimits& limits) {
+  const auto& axes = spec.axes();
   const double grid =
       static_cast<double>(std::max(1, axes.parameterizations_size())) *
       (spec.has_search() ? MaxProbesPerSearch(spec.search())
@@ -321,52 +341,63 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                                              " trials; this server's limit is ",
                                              limits.max_trials));
   }
+  return absl::OkStatus();
+}
 
+// One trial's estimated memory within the server's limit; the refusal
+// names the settings that size it.
+absl::Status CheckTrialMemory(const Training& t, const SpecLimits& limits) {
+  const int64_t bytes = EstimateTrialMemoryBytes(t);
+  if (bytes <= limits.max_trial_memory_bytes) return absl::OkStatus();
+  if (t.task() == qkov::v1::TASK_SQUAD) {
+    return Invalid(
+        "spec.training",
+        absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
+                        "squad.n_ctx %d, squad.d_model %d, squad.heads %d, "
+                        "squad.layers %d); this server's limit is %.1f GB",
+                        bytes / 1e9, t.batch_size(), t.squad().n_ctx(),
+                        t.squad().d_model(), t.squad().heads(),
+                        t.squad().layers(),
+                        limits.max_trial_memory_bytes / 1e9));
+  }
+  if (rules::IsTextTaskKind(t.task())) {
+    return Invalid(
+        "spec.training",
+        absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
+                        "text.max_len %d, text.heads %d, text.layers %d); "
+                        "this server's limit is %.1f GB",
+                        bytes / 1e9, t.batch_size(), t.text().max_len(),
+                        t.text().heads(), t.text().layers(),
+                        limits.max_trial_memory_bytes / 1e9));
+  }
+  const auto& syn = t.synthetic();
+  return Invalid(
+      "spec.training",
+      absl::StrFormat(
+          "one trial would need about %.1f GB (batch_size %d, "
+          "synthetic.seq_len %d, synthetic.vocab_size %d, "
+          "evaluation.num_examples %d); this server's limit is %.1f GB",
+          bytes / 1e9, t.batch_size(), syn.seq_len(), syn.vocab_size(),
+          t.evaluation().num_examples(), limits.max_trial_memory_bytes / 1e9));
+}
+
+}  // namespace
+
+absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
+                               const SpecLimits& limits) {
+  if (absl::Status st = ValidateNameAndDescription(spec); !st.ok()) return st;
+  if (absl::Status st = ValidateTaskAxes(spec); !st.ok()) return st;
+  if (absl::Status st = ValidateAxes(spec); !st.ok()) return st;
+  if (absl::Status st = CheckGridSize(spec, limits); !st.ok()) return st;
   const Training& t = spec.training();
   if (absl::Status st = ValidateTraining(t, "spec.training."); !st.ok())
     return st;
   if (absl::Status st = ValidateEarlyStopping(spec); !st.ok()) return st;
-  if (const int64_t bytes = EstimateTrialMemoryBytes(t);
-      bytes > limits.max_trial_memory_bytes) {
-    if (t.task() == qkov::v1::TASK_SQUAD) {
-      return Invalid(
-          "spec.training",
-          absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
-                          "squad.n_ctx %d, squad.d_model %d, squad.heads %d, "
-                          "squad.layers %d); this server's limit is %.1f GB",
-                          bytes / 1e9, t.batch_size(), t.squad().n_ctx(),
-                          t.squad().d_model(), t.squad().heads(),
-                          t.squad().layers(),
-                          limits.max_trial_memory_bytes / 1e9));
-    }
-    if (rules::IsTextTaskKind(t.task())) {
-      return Invalid(
-          "spec.training",
-          absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
-                          "text.max_len %d, text.heads %d, text.layers %d); "
-                          "this server's limit is %.1f GB",
-                          bytes / 1e9, t.batch_size(), t.text().max_len(),
-                          t.text().heads(), t.text().layers(),
-                          limits.max_trial_memory_bytes / 1e9));
-    }
-    const auto& syn = t.synthetic();
-    return Invalid(
-        "spec.training",
-        absl::StrFormat(
-            "one trial would need about %.1f GB (batch_size %d, "
-            "synthetic.seq_len %d, synthetic.vocab_size %d, "
-            "evaluation.num_examples %d); this server's limit is %.1f GB",
-            bytes / 1e9, t.batch_size(), syn.seq_len(), syn.vocab_size(),
-            t.evaluation().num_examples(),
-            limits.max_trial_memory_bytes / 1e9));
-  }
+  if (absl::Status st = CheckTrialMemory(t, limits); !st.ok()) return st;
   if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100);
       !st.ok())
     return st;
-  if (auto st = CheckInt("spec.priority", spec.priority(), -1000000, 1000000);
-      !st.ok())
-    return st;
-  return absl::OkStatus();
+  return CheckInt("spec.priority", spec.priority(), -1000000, 1000000);
 }
 
 namespace {
