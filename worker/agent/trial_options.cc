@@ -130,6 +130,80 @@ void ToSquadOptions(const v1::SquadTask& x,
   q->max_new_tokens = x.max_new_tokens();
 }
 
+void ToTheoryOptions(const v1::Theory& th, training::TheoryOptions* o) {
+  o->m = th.m();
+  o->n = th.n();
+  o->b = th.b();
+  o->M = th.num_classes();
+  o->dtau = th.dtau();
+  o->relative_step = th.relative_step();
+  o->max_tau = th.max_tau();
+  o->target_loss = th.target_loss();
+  o->num_thresholds = th.num_thresholds();
+  o->num_samples = th.num_samples();
+}
+
+void ToSyntheticOptions(const v1::SyntheticTask& s,
+                        training::SyntheticTaskOptions* o) {
+  o->vocab_size = s.vocab_size();
+  o->num_common = s.num_common();
+  o->num_classes = s.num_classes();
+  o->distinct_per_class = s.distinct_per_class();
+  o->seq_len = s.seq_len();
+}
+
+absl::Status ToOptimizerOptions(const v1::Optimizer& opt,
+                                training::OptimizerOptions* o) {
+  ASSIGN_OR_RETURN(o->kind,
+                   FromProtoEnum<training::OptimizerKind>(
+                       opt.kind(), "training.optimizer.kind",
+                       {{v1::SGD, training::OptimizerKind::kSgd},
+                        {v1::ADAMW, training::OptimizerKind::kAdamW}}));
+  ASSIGN_OR_RETURN(
+      o->schedule,
+      FromProtoEnum<training::ScheduleKind>(
+          opt.schedule(), "training.optimizer.schedule",
+          {{v1::CONSTANT, training::ScheduleKind::kConstant},
+           {v1::COSINE_WARMUP, training::ScheduleKind::kCosineWarmup},
+           {v1::QK_RAMP, training::ScheduleKind::kQkRamp},
+           {v1::ONE_CYCLE, training::ScheduleKind::kOneCycle}}));
+  o->momentum = opt.momentum();
+  o->weight_decay = opt.weight_decay();
+  o->adam_beta1 = opt.adam_beta1();
+  o->adam_beta2 = opt.adam_beta2();
+  o->adam_eps = opt.adam_eps();
+  o->warmup_steps = opt.warmup_steps();
+  return absl::OkStatus();
+}
+
+absl::Status ToInitOptions(const v1::Init& init, training::InitOptions* o) {
+  for (auto [kind, field, out] :
+       {std::tuple{init.qk(), "training.init.qk", &o->qk},
+        std::tuple{init.ov(), "training.init.ov", &o->ov}}) {
+    ASSIGN_OR_RETURN(
+        *out,
+        FromProtoEnum<training::InitKind>(
+            kind, field,
+            {{v1::INIT_IDENTITY, training::InitKind::kIdentity},
+             {v1::INIT_DEFAULT_LINEAR, training::InitKind::kDefaultLinear}}));
+  }
+  o->identity_scale = init.identity_scale();
+  return absl::OkStatus();
+}
+
+void ToEvalOptions(const v1::Evaluation& e, training::EvalOptions* o) {
+  o->num_examples = e.num_examples();
+  o->eval_seed = e.eval_seed();
+  o->tau_attention = e.tau_attention();
+  o->tau_probability = e.tau_probability();
+  o->eval_every = e.eval_every();
+  if (e.eval_examples() > 0) o->eval_examples = e.eval_examples();
+  o->dtap_attention_edges.assign(e.dtap_attention_edges().begin(),
+                                 e.dtap_attention_edges().end());
+  o->dtap_probability_edges.assign(e.dtap_probability_edges().begin(),
+                                   e.dtap_probability_edges().end());
+}
+
 }  // namespace
 
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
@@ -167,72 +241,19 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
                           {v1::CACO, training::Parameterization::kCaco}}));
   }
   o.alpha = c.alpha();
-  const v1::Theory& th = t.theory();
-  o.theory.m = th.m();
-  o.theory.n = th.n();
-  o.theory.b = th.b();
-  o.theory.M = th.num_classes();
-  o.theory.dtau = th.dtau();
-  o.theory.relative_step = th.relative_step();
-  o.theory.max_tau = th.max_tau();
-  o.theory.target_loss = th.target_loss();
-  o.theory.num_thresholds = th.num_thresholds();
-  o.theory.num_samples = th.num_samples();
+  ToTheoryOptions(t.theory(), &o.theory);
   o.lr_ratio = c.lr_ratio();
   o.eta_ov = c.eta_ov();
   o.seed = c.seed();
-  o.synthetic.vocab_size = t.synthetic().vocab_size();
-  o.synthetic.num_common = t.synthetic().num_common();
-  o.synthetic.num_classes = t.synthetic().num_classes();
-  o.synthetic.distinct_per_class = t.synthetic().distinct_per_class();
-  o.synthetic.seq_len = t.synthetic().seq_len();
-  const auto& opt = t.optimizer();
-  ASSIGN_OR_RETURN(o.optimizer.kind,
-                   FromProtoEnum<training::OptimizerKind>(
-                       opt.kind(), "training.optimizer.kind",
-                       {{v1::SGD, training::OptimizerKind::kSgd},
-                        {v1::ADAMW, training::OptimizerKind::kAdamW}}));
-  ASSIGN_OR_RETURN(
-      o.optimizer.schedule,
-      FromProtoEnum<training::ScheduleKind>(
-          opt.schedule(), "training.optimizer.schedule",
-          {{v1::CONSTANT, training::ScheduleKind::kConstant},
-           {v1::COSINE_WARMUP, training::ScheduleKind::kCosineWarmup},
-           {v1::QK_RAMP, training::ScheduleKind::kQkRamp},
-           {v1::ONE_CYCLE, training::ScheduleKind::kOneCycle}}));
-  o.optimizer.momentum = opt.momentum();
-  o.optimizer.weight_decay = opt.weight_decay();
-  o.optimizer.adam_beta1 = opt.adam_beta1();
-  o.optimizer.adam_beta2 = opt.adam_beta2();
-  o.optimizer.adam_eps = opt.adam_eps();
-  o.optimizer.warmup_steps = opt.warmup_steps();
-  for (auto [kind, field, out] :
-       {std::tuple{t.init().qk(), "training.init.qk", &o.init.qk},
-        std::tuple{t.init().ov(), "training.init.ov", &o.init.ov}}) {
-    ASSIGN_OR_RETURN(
-        *out,
-        FromProtoEnum<training::InitKind>(
-            kind, field,
-            {{v1::INIT_IDENTITY, training::InitKind::kIdentity},
-             {v1::INIT_DEFAULT_LINEAR, training::InitKind::kDefaultLinear}}));
-  }
-  o.init.identity_scale = t.init().identity_scale();
+  ToSyntheticOptions(t.synthetic(), &o.synthetic);
+  RETURN_IF_ERROR(ToOptimizerOptions(t.optimizer(), &o.optimizer));
+  RETURN_IF_ERROR(ToInitOptions(t.init(), &o.init));
   o.max_steps = t.max_steps();
   o.batch_size = t.batch_size();
   o.report_every = t.report_every();
   o.target_loss = t.target_loss();
   o.loss_window = t.loss_window();
-  const auto& e = t.evaluation();
-  o.eval.num_examples = e.num_examples();
-  o.eval.eval_seed = e.eval_seed();
-  o.eval.tau_attention = e.tau_attention();
-  o.eval.tau_probability = e.tau_probability();
-  o.eval.eval_every = e.eval_every();
-  if (e.eval_examples() > 0) o.eval.eval_examples = e.eval_examples();
-  o.eval.dtap_attention_edges.assign(e.dtap_attention_edges().begin(),
-                                     e.dtap_attention_edges().end());
-  o.eval.dtap_probability_edges.assign(e.dtap_probability_edges().begin(),
-                                       e.dtap_probability_edges().end());
+  ToEvalOptions(t.evaluation(), &o.eval);
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   return o;
 }
