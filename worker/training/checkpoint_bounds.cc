@@ -499,6 +499,10 @@ class PickleWalk {
 
   absl::Status Storage(size_t op_at);
   absl::Status Step(uint8_t op, size_t op_at);
+  // Step's opcodes that push a scalar read from the bytes after them
+  // (integers, floats, strings, globals), and those that build a tuple.
+  absl::Status PushScalar(uint8_t op, size_t op_at);
+  absl::Status PushTuple(uint8_t op, size_t op_at);
 
   const std::string& name_;
   absl::string_view data_;
@@ -557,23 +561,10 @@ absl::Status PickleWalk::Storage(size_t op_at) {
   return absl::OkStatus();
 }
 
-absl::Status PickleWalk::Step(uint8_t op, size_t op_at) {
+absl::Status PickleWalk::PushScalar(uint8_t op, size_t op_at) {
   uint64_t v = 0;
   absl::Status s;
   switch (op) {
-    case 0x80:  // PROTO
-      return Fixed(1, &v);
-    case '(':  // MARK
-      marks_.push_back(stack_.size());
-      return absl::OkStatus();
-    case ']':   // EMPTY_LIST
-    case ')':   // EMPTY_TUPLE
-    case '}':   // EMPTY_DICT
-    case 'N':   // NONE
-    case 0x88:  // NEWTRUE
-    case 0x89:  // NEWFALSE
-      stack_.push_back(Other());
-      return absl::OkStatus();
     case 'K':    // BININT1
     case 'M':    // BININT2
     case 'J': {  // BININT
@@ -594,39 +585,67 @@ absl::Status PickleWalk::Step(uint8_t op, size_t op_at) {
       if (s = Fixed(8, &v); !s.ok()) return s;
       stack_.push_back(Other());
       return absl::OkStatus();
-    case 'X': {  // BINUNICODE
+    case 'X':  // BINUNICODE
       if (s = Fixed(4, &v); !s.ok()) return s;
       if (s = Need(v); !s.ok()) return s;
       stack_.push_back(Str(Value::kString, std::string(data_.substr(at_, v))));
       at_ += v;
       return absl::OkStatus();
-    }
-    case 'c': {  // GLOBAL
+    default: {  // 'c', GLOBAL
       std::string module, name;
       if (s = Line(&module); !s.ok()) return s;
       if (s = Line(&name); !s.ok()) return s;
       stack_.push_back(Str(Value::kGlobal, module + " " + name));
       return absl::OkStatus();
     }
-    case 't': {  // TUPLE
-      auto tuple = std::make_shared<Value>();
-      tuple->kind = Value::kTuple;
-      if (s = ToMark(op_at, &tuple->items); !s.ok()) return s;
-      stack_.push_back(std::move(tuple));
+  }
+}
+
+absl::Status PickleWalk::PushTuple(uint8_t op, size_t op_at) {
+  auto tuple = std::make_shared<Value>();
+  tuple->kind = Value::kTuple;
+  if (op == 't') {  // TUPLE: the values above the MARK
+    if (absl::Status s = ToMark(op_at, &tuple->items); !s.ok()) return s;
+  } else {  // TUPLE1, TUPLE2, TUPLE3
+    const size_t n = op - 0x84;
+    if (stack_.size() < n) return Pop(n, op_at);
+    tuple->items.assign(stack_.end() - n, stack_.end());
+    stack_.resize(stack_.size() - n);
+  }
+  stack_.push_back(std::move(tuple));
+  return absl::OkStatus();
+}
+
+absl::Status PickleWalk::Step(uint8_t op, size_t op_at) {
+  uint64_t v = 0;
+  absl::Status s;
+  switch (op) {
+    case 0x80:  // PROTO
+      return Fixed(1, &v);
+    case '(':  // MARK
+      marks_.push_back(stack_.size());
       return absl::OkStatus();
-    }
-    case 0x85:    // TUPLE1
-    case 0x86:    // TUPLE2
-    case 0x87: {  // TUPLE3
-      const size_t n = op - 0x84;
-      if (stack_.size() < n) return Pop(n, op_at);
-      auto tuple = std::make_shared<Value>();
-      tuple->kind = Value::kTuple;
-      tuple->items.assign(stack_.end() - n, stack_.end());
-      stack_.resize(stack_.size() - n);
-      stack_.push_back(std::move(tuple));
+    case ']':   // EMPTY_LIST
+    case ')':   // EMPTY_TUPLE
+    case '}':   // EMPTY_DICT
+    case 'N':   // NONE
+    case 0x88:  // NEWTRUE
+    case 0x89:  // NEWFALSE
+      stack_.push_back(Other());
       return absl::OkStatus();
-    }
+    case 'K':
+    case 'M':
+    case 'J':
+    case 0x8a:
+    case 'G':
+    case 'X':
+    case 'c':
+      return PushScalar(op, op_at);
+    case 't':
+    case 0x85:
+    case 0x86:
+    case 0x87:
+      return PushTuple(op, op_at);
     case 'l':  // LIST
     case 'd':  // DICT
       if (s = ToMark(op_at, nullptr); !s.ok()) return s;
