@@ -10,6 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # the multihost fault tests' namespaces and cuts; clang and its runtime
 # (libFuzzer, the sanitizers): tests/sanitizers.sh's build and fuzz targets.
 # prometheus (with promtool): the metrics tests and the alert rules tests.
+# universal-ctags: the function-length check (tests/lint).
 # python3-grpcio, -protobuf, -pandas, -numpy, -tqdm and -pytest: the
 # notebook client (client/python) and its tests (tests/python); with
 # -nbconvert, -ipykernel and -matplotlib, the notebook they execute; with
@@ -19,7 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
   python3-grpcio python3-protobuf python3-pandas python3-numpy python3-tqdm \
   python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib \
   python3-venv python3-pip python3-setuptools \
-  iptables clang libclang-rt-14-dev
+  iptables clang libclang-rt-14-dev universal-ctags
 QKOV_BUILD_DIR=${QKOV_BUILD_DIR:-$root/build} "$root/deploy/build.sh" -DQKOV_WERROR=ON -DQKOV_BUILD_TESTS=ON
 # The store, coordinator and service suites under ASan+UBSan, and the fuzz
 # targets (their own clang build tree); before the main suite, so that
