@@ -206,9 +206,7 @@ int Results(Connection& conn, const ResultsArgs& args) {
   grpc::Status s = conn.stub()->QueryResults(conn.Context().get(), req, &resp);
   if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
   std::vector<std::string> metrics = args.metrics;
-  const MetricDefaults& defaults = MetricDefaultsFor(
-      resp.rows().empty() ? v1::TASK_SYNTHETIC
-                          : resp.rows(0).config().training().task());
+  const MetricDefaults& defaults = MetricDefaultsFor(resp.rows());
   if (metrics.empty()) metrics = defaults.results;
   std::vector<std::string> header = {"trial",  "param", "lr_ratio",
                                      "eta_ov", "seed",  "state"};

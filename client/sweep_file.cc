@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/proto_enums.h"
+#include "common/task_kind.h"
 
 namespace qkov::client {
 namespace {
@@ -604,7 +605,7 @@ std::string TrialSweepText(const std::string& name,
       << config.eta_ov() << YAML::EndSeq;
   out << YAML::Key << "seed" << YAML::Value << YAML::Flow << YAML::BeginSeq
       << config.seed() << YAML::EndSeq;
-  if (config.training().task() == v1::TASK_FIXED_ATTENTION) {
+  if (TaskOrSynthetic(config.training().task()).takes_alphas) {
     out << YAML::Key << "alpha" << YAML::Value << YAML::Flow << YAML::BeginSeq
         << config.alpha() << YAML::EndSeq;
   }

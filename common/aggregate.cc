@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "common/task_kind.h"
 #include "common/text.h"
 
 namespace qkov {
@@ -117,8 +118,7 @@ std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key) {
   if (key == "lr_ratio") return FormatKeyNumber(c.lr_ratio());
   if (key == "eta_ov") return FormatKeyNumber(c.eta_ov());
   if (key == "alpha")
-    return c.training().task() == qkov::v1::TASK_FIXED_ATTENTION ||
-                   c.alpha() != 0
+    return TaskOrSynthetic(c.training().task()).takes_alphas || c.alpha() != 0
                ? FormatKeyNumber(c.alpha())
                : "";
   if (key == "seed") return absl::StrCat(c.seed());

@@ -8,12 +8,12 @@
 #include <tuple>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/result_names.h"
 #include "common/status_macros.h"
+#include "common/task_info.h"
+#include "common/task_kind.h"
 #include "common/text.h"
 #include "common/trial_rules.h"
 #include "server/core/convert.h"
@@ -35,13 +35,6 @@ absl::Status Invalid(const std::string& field, const std::string& reason) {
 // terminal-safe.
 std::string Quoted(const std::string& s) {
   return TerminalSafe(absl::string_view(s).substr(0, 64));
-}
-
-// The task as sweep files spell it ("TASK_FIXED_ATTENTION" ->
-// "fixed_attention").
-std::string TaskName(v1::TaskKind task) {
-  std::string name = absl::AsciiStrToLower(v1::TaskKind_Name(task));
-  return name.size() > 5 ? name.substr(5) : name;
 }
 
 // One combination of the axes other than lr_ratio and seed.
@@ -215,9 +208,11 @@ absl::Status ValidateSearch(const v1::SweepSpec& spec) {
                                 Quoted(s.axis()), "')"));
   }
   const v1::TaskKind task = spec.training().task();
-  if (task == v1::TASK_FIXED_ATTENTION) {
-    return Invalid("spec.search",
-                   "the fixed_attention task has no QK circuit to speed up");
+  if (const TaskInfo* info = FindTask(task);
+      info != nullptr && !info->searchable) {
+    return Invalid("spec.search", absl::StrCat("the ", info->name,
+                                               " task has no QK circuit to "
+                                               "speed up"));
   }
   if (!spec.axes().lr_ratios().empty()) {
     return Invalid("spec.axes.lr_ratios",

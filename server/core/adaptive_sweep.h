@@ -37,7 +37,7 @@ void ApplySearchDefaults(qkov::v1::SweepSpec* spec);
 // OK for a spec without a search. Otherwise INVALID_ARGUMENT naming the
 // field: an axis other than lr_ratio, a lr_ratios axis given, a task with
 // no QK circuit to speed up (fixed_attention), a metric the task does not
-// store (common/result_names.h), an op other than >= or <=, a target
+// store (common/task_info.h), an op other than >= or <=, a target
 // outside the metric's range, and what ValidateRatioSearch refuses.
 absl::Status ValidateSearch(const qkov::v1::SweepSpec& spec);
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "common/proto_enums.h"
 #include "common/task_checks.h"
+#include "common/task_kind.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
 #include "server/core/adaptive_sweep.h"
@@ -106,26 +107,21 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
       if (t->num_samples() == 0) t->set_num_samples(200);
       break;
     }
-    case qkov::v1::TASK_FIXED_ATTENTION:
-      if (axes->lr_ratios().empty())
-        axes->add_lr_ratios(1);  // no QK circuit to speed up
-      break;
     default:
       break;
   }
+  if (const TaskInfo* info = FindTask(spec->training().task());
+      info != nullptr && !info->searchable && axes->lr_ratios().empty())
+    axes->add_lr_ratios(1);  // no QK circuit to speed up
   ApplySearchDefaults(spec);
   ApplyEarlyStoppingDefaults(spec);
 }
 
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
-  if (t.task() != qkov::v1::TASK_SYNTHETIC &&
-      t.task() != qkov::v1::TASK_THEORY &&
-      t.task() != qkov::v1::TASK_FIXED_ATTENTION &&
-      !rules::IsTextTaskKind(t.task()) && t.task() != qkov::v1::TASK_SQUAD) {
+  if (FindTask(t.task()) == nullptr) {
     return Invalid(absl::StrCat(prefix, "task"),
                    absl::StrCat("unknown task ", static_cast<int>(t.task()),
-                                " (synthetic, theory, fixed_attention, text, "
-                                "hatexplain, sva or squad)"));
+                                " (", TaskNameList(), ")"));
   }
   if (absl::Status st = rules::CheckTextTask(t, prefix); !st.ok()) return st;
   if (absl::Status st = rules::CheckSquadTask(t, prefix); !st.ok()) return st;
@@ -260,26 +256,30 @@ absl::Status CheckRealAxis(const std::string& axis,
 // one for the rest) and alphas (the fixed-attention task's only).
 absl::Status ValidateTaskAxes(const qkov::v1::SweepSpec& spec) {
   const auto& axes = spec.axes();
-  const qkov::v1::TaskKind task = spec.training().task();
-  if (task == qkov::v1::TASK_THEORY) {
+  // An unknown task is refused by ValidateTraining; its axes are checked as
+  // the synthetic task's meanwhile.
+  const TaskInfo& task = TaskOrSynthetic(spec.training().task());
+  if (!task.parameterized) {
     if (!axes.parameterizations().empty())
-      return Invalid(
-          "spec.axes.parameterizations",
-          "the theory task has no parameterization; leave the axis out");
+      return Invalid("spec.axes.parameterizations",
+                     absl::StrCat("the ", task.name,
+                                  " task has no parameterization; leave the "
+                                  "axis out"));
   } else if (axes.parameterizations().empty()) {
     return Invalid("spec.axes.parameterizations",
                    absl::StrCat("axis is empty; give at least one of ",
                                 EnumValueList<qkov::v1::Parameterization>()));
   }
-  if (task == qkov::v1::TASK_FIXED_ATTENTION) {
+  if (task.takes_alphas) {
     if (axes.alphas().empty())
-      return Invalid("spec.axes.alphas",
-                     "axis is empty; the fixed-attention task needs alphas");
+      return Invalid(
+          "spec.axes.alphas",
+          absl::StrCat("axis is empty; the ", task.name, " task needs alphas"));
     return CheckRealAxis("spec.axes.alphas", axes.alphas(), rules::kAlpha);
   }
   if (!axes.alphas().empty()) {
     return Invalid("spec.axes.alphas",
-                   "only the fixed-attention task takes alphas");
+                   absl::StrCat("the ", task.name, " task takes no alphas"));
   }
   return absl::OkStatus();
 }

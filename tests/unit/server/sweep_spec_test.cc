@@ -194,8 +194,7 @@ TEST(SweepSpecTest, RefusalsNameTheField) {
 
   s = Demo();
   s.mutable_axes()->add_alphas(0.5);
-  EXPECT_EQ(ErrorOf(s),
-            "spec.axes.alphas: only the fixed-attention task takes alphas");
+  EXPECT_EQ(ErrorOf(s), "spec.axes.alphas: the synthetic task takes no alphas");
 
   s = Demo();
   s.mutable_training()->set_task(v1::TASK_FIXED_ATTENTION);

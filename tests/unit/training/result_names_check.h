@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result_names.h"
+#include "common/task_info.h"
 
 namespace qkov::training {
 

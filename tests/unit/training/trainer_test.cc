@@ -7,7 +7,7 @@
 #include <cstring>
 #include <set>
 
-#include "common/result_names.h"
+#include "common/task_info.h"
 #include "worker/training/synthetic/metrics.h"
 #include "worker/training/synthetic/model.h"
 #include "worker/training/synthetic/synthetic_task.h"

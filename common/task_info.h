@@ -1,0 +1,65 @@
+// What every part of qkov-sweep knows about a task without training it:
+// its name as sweep files spell it, which axes it takes, the final results
+// it stores (with their ranges) and the curves it reports (docs/metrics.md),
+// and the metrics and figures the CLI shows when the user names none. One
+// entry per task in Tasks() (task_info.cc); the coordinator, the CLI and
+// the dashboard look a task up here instead of testing its kind.
+// common/task_kind.h maps the proto's TaskKind to these entries.
+#ifndef QKOV_COMMON_TASK_INFO_H_
+#define QKOV_COMMON_TASK_INFO_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace qkov {
+
+struct ResultName {
+  std::string name;
+  double lo;  // the closed range of its values (+-infinity: unbounded)
+  double hi;
+};
+
+// The metrics and figures shown when the user names none.
+struct MetricDefaults {
+  std::vector<std::string> results;  // qkov results: one column each
+  std::vector<std::string> summary;  // qkov results --by: mean, std, ci95
+  std::vector<std::string> ratio;    // qkov plot: one ratio figure each
+  std::vector<std::string> curves;   // qkov plot: learning curves
+  std::vector<std::string> latest;   // qkov watch: the latest report
+  std::vector<std::string> figures;  // qkov plot --kind all (client/figures.h)
+};
+
+struct TaskInfo {
+  std::string name;  // as sweep files spell it: "fixed_attention"
+  // The parameterization axis (FAFO, FACO, CAFO, CACO); the ODE has none.
+  bool parameterized = true;
+  // The alpha axis (the fixed attention mass); only fixed attention.
+  bool takes_alphas = false;
+  // A QK circuit whose rate a ratio search can speed up.
+  bool searchable = true;
+  std::vector<ResultName> results;  // final results, each trial stores them
+  // Curves reported every report_every steps; none for the ODE, whose
+  // points are not training steps.
+  std::vector<std::string> curves;
+  MetricDefaults views;
+};
+
+// Every task, in the order `qkov` lists them.
+const std::vector<TaskInfo>& Tasks();
+
+// The task named `name`, or nullptr.
+const TaskInfo* FindTask(absl::string_view name);
+
+// "synthetic, theory, ..., or squad": the names, for refusals.
+std::string TaskNameList();
+
+// A task's final results and reported curves by its name; empty for an
+// unknown name.
+std::vector<ResultName> FinalResultNames(absl::string_view task);
+std::vector<std::string> ReportedCurveNames(absl::string_view task);
+
+}  // namespace qkov
+
+#endif  // QKOV_COMMON_TASK_INFO_H_
