@@ -25,7 +25,7 @@ inline const MetricDefaults& MetricDefaultsFor(v1::TaskKind task) {
 template <typename Rows>
 const MetricDefaults& MetricDefaultsFor(const Rows& rows) {
   return TaskOrSynthetic(rows.empty()
-                             ? v1::TASK_SYNTHETIC
+                             ? v1::TASK_KIND_UNSPECIFIED
                              : rows.begin()->config().training().task())
       .views;
 }

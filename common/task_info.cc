@@ -19,6 +19,7 @@ void Add(std::vector<ResultName>* out, const std::string& name, double lo,
 TaskInfo Synthetic() {
   TaskInfo t;
   t.name = "synthetic";
+  t.settings = "synthetic";
   for (const char* n : {"accuracy", "gold_probability", "distinct_attention",
                         "ac", "acmc", "converged"})
     Add(&t.results, n, 0, 1);
@@ -45,6 +46,7 @@ TaskInfo Synthetic() {
 TaskInfo Theory() {
   TaskInfo t;
   t.name = "theory";
+  t.settings = "theory";
   t.parameterized = false;
   Add(&t.results, "alpha", 0, 1);
   Add(&t.results, "converged", 0, 1);
@@ -66,6 +68,7 @@ TaskInfo Theory() {
 TaskInfo FixedAttention() {
   TaskInfo t;
   t.name = "fixed_attention";
+  t.settings = "synthetic";
   t.takes_alphas = true;
   t.searchable = false;  // attention is fixed: no QK circuit
   Add(&t.results, "accuracy", 0, 1);
@@ -88,6 +91,7 @@ TaskInfo FixedAttention() {
 TaskInfo Text(const char* name) {
   TaskInfo t;
   t.name = name;
+  t.settings = "text";
   for (const char* split : {"validation", "test"}) {
     for (const char* n :
          {"accuracy", "gold_probability", "rationale_mass_head0",
@@ -133,6 +137,7 @@ TaskInfo Text(const char* name) {
 TaskInfo Squad() {
   TaskInfo t;
   t.name = "squad";
+  t.settings = "squad";
   for (const char* n :
        {"f1", "em", "answer_mass_rollout", "answer_mass_layer_mean",
         "answer_mass_layer_max", "gold_probability", "ac", "acmc"})

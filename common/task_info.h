@@ -33,6 +33,10 @@ struct MetricDefaults {
 
 struct TaskInfo {
   std::string name;  // as sweep files spell it: "fixed_attention"
+  // The qkov.v1.Training field that holds the task's own settings:
+  // synthetic (the synthetic and fixed-attention tasks), theory, text or
+  // squad.
+  std::string settings;
   // The parameterization axis (FAFO, FACO, CAFO, CACO); the ODE has none.
   bool parameterized = true;
   // The alpha axis (the fixed attention mass); only fixed attention.

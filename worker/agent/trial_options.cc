@@ -6,6 +6,8 @@
 #include "common/proto_enums.h"
 #include "common/status_macros.h"
 #include "common/task_checks.h"
+#include "common/task_kind.h"
+#include "worker/training/task_registry.h"
 
 namespace qkov::agent {
 
@@ -210,28 +212,26 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const v1::TrialConfig& c) {
   training::TrialOptions o;
   const v1::Training& t = c.training();
-  ASSIGN_OR_RETURN(
-      o.kind,
-      FromProtoEnum<training::TaskKind>(
-          t.task(), "training.task",
-          {{v1::TASK_SYNTHETIC, training::TaskKind::kSynthetic},
-           {v1::TASK_FIXED_ATTENTION, training::TaskKind::kFixedAttention},
-           {v1::TASK_THEORY, training::TaskKind::kTheory},
-           {v1::TASK_TEXT, training::TaskKind::kText},
-           {v1::TASK_HATEXPLAIN, training::TaskKind::kText},
-           {v1::TASK_SVA, training::TaskKind::kText},
-           {v1::TASK_SQUAD, training::TaskKind::kSquad}}));
+  const training::TrainingTask* task =
+      training::TrainingTaskNamed(TaskName(t.task()));
+  if (task == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.task: unknown value ", static_cast<int>(t.task()),
+        " (expected ", training::TrainedTaskNames(), ")"));
+  }
+  o.kind = task->kind;
   // The text and SQuAD settings are checked here, on the proto, by the
   // server's own checks (field paths relative to the training settings, as
   // TrialOptions::Validate's); Validate checks the rest.
   RETURN_IF_ERROR(rules::CheckTextTask(t, ""));
   RETURN_IF_ERROR(rules::CheckSquadTask(t, ""));
-  if (o.kind == training::TaskKind::kText) {
+  // The text and SQuAD tasks' settings are read for those tasks only (the
+  // task table's `settings`); other settings keep their defaults.
+  const TaskInfo& info = TaskOrSynthetic(t.task());
+  if (info.settings == "text")
     RETURN_IF_ERROR(ToTextOptions(t.text(), &o.text));
-  } else if (o.kind == training::TaskKind::kSquad) {
-    ToSquadOptions(t.squad(), &o.squad);
-  }
-  if (o.kind != training::TaskKind::kTheory) {  // the ODE has none
+  if (info.settings == "squad") ToSquadOptions(t.squad(), &o.squad);
+  if (info.parameterized) {  // the ODE has none
     ASSIGN_OR_RETURN(o.parameterization,
                      FromProtoEnum<training::Parameterization>(
                          c.parameterization(), "parameterization",

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/trial_rules.h"
+#include "worker/training/task_registry.h"
 
 namespace qkov::training {
 
@@ -41,21 +42,7 @@ absl::StatusOr<Parameterization> ParseParameterization(
       "unknown parameterization '", name, "' (expected ", expected, ")"));
 }
 
-const char* TaskKindName(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kSynthetic:
-      return "synthetic";
-    case TaskKind::kFixedAttention:
-      return "fixed_attention";
-    case TaskKind::kTheory:
-      return "theory";
-    case TaskKind::kText:
-      return "text";
-    case TaskKind::kSquad:
-      return "squad";
-  }
-  return "?";
-}
+const char* TaskKindName(TaskKind kind) { return TrainingTaskFor(kind).name; }
 
 absl::Status SyntheticTaskOptions::Validate() const {
   return rules::CheckSyntheticShape("", vocab_size, num_common, num_classes,
@@ -65,26 +52,9 @@ absl::Status SyntheticTaskOptions::Validate() const {
 absl::Status TrialOptions::Validate() const {
   if (absl::Status s = rules::Check("", rules::kEtaOv, eta_ov); !s.ok())
     return s;
-  if (kind == TaskKind::kTheory) {
-    // The ODE has no model, data or optimizer; eta_ov and lr_ratio are its
-    // rates.
-    if (absl::Status s = rules::Check("", rules::kLrRatio, lr_ratio); !s.ok())
-      return s;
-    const TheoryOptions& t = theory;
-    return rules::CheckTheory("", t.m, t.n, t.b, t.M, t.dtau, t.relative_step,
-                              t.max_tau, t.target_loss, t.num_thresholds,
-                              t.num_samples);
-  }
-  if (kind == TaskKind::kFixedAttention) {
-    if (absl::Status s = rules::Check("", rules::kAlpha, alpha); !s.ok())
-      return s;
-  } else if (absl::Status s = rules::Check("", rules::kLrRatio, lr_ratio);
-             !s.ok()) {
-    return s;
-  }
-  if (kind != TaskKind::kText && kind != TaskKind::kSquad) {
-    if (absl::Status s = synthetic.Validate(); !s.ok()) return s;
-  }
+  const TrainingTask& task = TrainingTaskFor(kind);
+  if (absl::Status s = task.check(*this); !s.ok()) return s;
+  if (!task.trains_a_model) return absl::OkStatus();
   for (auto [rule, value] :
        {std::pair{rules::kMomentum, optimizer.momentum},
         std::pair{rules::kWeightDecay, optimizer.weight_decay},
@@ -98,7 +68,7 @@ absl::Status TrialOptions::Validate() const {
   }
   if (absl::Status s = rules::CheckOneCycle(
           "", optimizer.schedule == ScheduleKind::kOneCycle,
-          kind == TaskKind::kSquad);
+          task.allows_one_cycle);
       !s.ok())
     return s;
   if (absl::Status s =

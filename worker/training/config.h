@@ -33,7 +33,8 @@ inline bool OvFactorized(Parameterization p) {
   return p == Parameterization::kFafo || p == Parameterization::kCafo;
 }
 
-// The kinds of trial the worker trains; each has its trainer (trainer.h).
+// The kinds of trial the worker trains; each has one entry, with its
+// trainer, in task_registry.h.
 enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText, kSquad };
 const char* TaskKindName(TaskKind kind);
 

@@ -1,11 +1,7 @@
 #include "worker/training/trainer.h"
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/squad/squad_task_trainer.h"
-#include "worker/training/synthetic/fixed_attention.h"
-#include "worker/training/synthetic/synthetic_trainer.h"
-#include "worker/training/text/text_trainer.h"
-#include "worker/training/theory/theory_trainer.h"
+#include "worker/training/task_registry.h"
 #include "worker/training/torch_status.h"
 
 namespace qkov::training {
@@ -30,24 +26,7 @@ std::string TorchVersion() {
 }
 
 const TaskTrainer& TrainerFor(TaskKind kind) {
-  static const SyntheticTrainer synthetic;
-  static const FixedAttentionTrainer fixed_attention;
-  static const TheoryTrainer theory;
-  static const text::TextTrainer text;
-  static const squad::SquadTaskTrainer squad;
-  switch (kind) {
-    case TaskKind::kSynthetic:
-      return synthetic;
-    case TaskKind::kFixedAttention:
-      return fixed_attention;
-    case TaskKind::kTheory:
-      return theory;
-    case TaskKind::kText:
-      return text;
-    case TaskKind::kSquad:
-      return squad;
-  }
-  return synthetic;
+  return *TrainingTaskFor(kind).trainer;
 }
 
 absl::Status CheckBatchable(const std::vector<TrialOptions>& options) {

@@ -49,9 +49,8 @@ TEST(TrialOptionsTest, UnknownEnumValuesAreRefusedByField) {
       {[](v1::TrialConfig* c) {
          c->mutable_training()->set_task(static_cast<v1::TaskKind>(99));
        },
-       "training.task: unknown value 99 (expected TASK_SYNTHETIC, "
-       "TASK_FIXED_ATTENTION, TASK_THEORY, TASK_TEXT, TASK_HATEXPLAIN, "
-       "TASK_SVA or TASK_SQUAD)"},
+       "training.task: unknown value 99 (expected synthetic, "
+       "fixed_attention, theory, text, hatexplain, sva or squad)"},
       {[](v1::TrialConfig* c) {
          c->mutable_training()->mutable_optimizer()->set_kind(
              v1::OPTIMIZER_KIND_UNSPECIFIED);

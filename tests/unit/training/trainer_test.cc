@@ -11,6 +11,7 @@
 #include "worker/training/synthetic/metrics.h"
 #include "worker/training/synthetic/model.h"
 #include "worker/training/synthetic/synthetic_task.h"
+#include "worker/training/task_registry.h"
 
 namespace qkov::training {
 namespace {
@@ -309,6 +310,31 @@ TEST(TrainerTest, ResultNamesListWhatASyntheticTrialStores) {
   for (const std::string& n : ReportedCurveNames("synthetic")) curves.insert(n);
   for (const auto& p : obs.points) reported.insert(p.name);
   EXPECT_EQ(reported, curves);
+}
+
+// The worker's registry: one entry per TaskKind, in its order, and every
+// task of the task table trained by exactly one entry.
+TEST(TaskRegistryTest, EveryTableTaskIsTrainedByOneEntryInKindOrder) {
+  const std::vector<TrainingTask>& tasks = TrainingTasks();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(tasks[i].kind), i) << tasks[i].name;
+    EXPECT_EQ(&TrainingTaskFor(tasks[i].kind), &tasks[i]);
+    EXPECT_NE(tasks[i].trainer, nullptr) << tasks[i].name;
+    EXPECT_STREQ(TaskKindName(tasks[i].kind), tasks[i].name);
+  }
+  EXPECT_EQ(tasks.size(), static_cast<size_t>(TaskKind::kSquad) + 1);
+  size_t named = 0;
+  for (const TrainingTask& t : tasks) named += t.task_names.size();
+  EXPECT_EQ(named, Tasks().size());
+  for (const TaskInfo& info : Tasks()) {
+    const TrainingTask* t = TrainingTaskNamed(info.name);
+    ASSERT_NE(t, nullptr) << info.name;
+  }
+  EXPECT_EQ(TrainingTaskNamed("hatexplain")->kind, TaskKind::kText);
+  EXPECT_EQ(TrainingTaskNamed("no_such_task"), nullptr);
+  EXPECT_FALSE(TrainingTaskFor(TaskKind::kTheory).trains_a_model);
+  EXPECT_TRUE(TrainingTaskFor(TaskKind::kSquad).allows_one_cycle);
+  EXPECT_FALSE(TrainingTaskFor(TaskKind::kText).allows_one_cycle);
 }
 
 TEST(TrainerTest, HugeLearningRateEndsDivergedNotCrashed) {
