@@ -20,6 +20,7 @@ TaskInfo Synthetic() {
   TaskInfo t;
   t.name = "synthetic";
   t.settings = "synthetic";
+  t.stacks = true;
   for (const char* n : {"accuracy", "gold_probability", "distinct_attention",
                         "ac", "acmc", "converged"})
     Add(&t.results, n, 0, 1);
@@ -138,6 +139,7 @@ TaskInfo Squad() {
   TaskInfo t;
   t.name = "squad";
   t.settings = "squad";
+  t.allows_one_cycle = true;
   for (const char* n :
        {"f1", "em", "answer_mass_rollout", "answer_mass_layer_mean",
         "answer_mass_layer_max", "gold_probability", "ac", "acmc"})

@@ -43,6 +43,10 @@ struct TaskInfo {
   bool takes_alphas = false;
   // A QK circuit whose rate a ratio search can speed up.
   bool searchable = true;
+  // Trials of one shape train together in one stack (one worker call).
+  bool stacks = false;
+  // OneCycleLR's schedule (the authors' SQuAD recipe) is allowed.
+  bool allows_one_cycle = false;
   std::vector<ResultName> results;  // final results, each trial stores them
   // Curves reported every report_every steps; none for the ODE, whose
   // points are not training steps.

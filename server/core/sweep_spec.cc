@@ -153,7 +153,7 @@ absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
                      "ONE_CYCLE)"));
   if (absl::Status st =
           rules::CheckOneCycle(prefix, o.schedule() == qkov::v1::ONE_CYCLE,
-                               t.task() == qkov::v1::TASK_SQUAD);
+                               TaskOrSynthetic(t.task()).allows_one_cycle);
       !st.ok())
     return st;
   const auto& in = t.init();
@@ -349,36 +349,11 @@ absl::Status CheckGridSize(const qkov::v1::SweepSpec& spec,
 absl::Status CheckTrialMemory(const Training& t, const SpecLimits& limits) {
   const int64_t bytes = EstimateTrialMemoryBytes(t);
   if (bytes <= limits.max_trial_memory_bytes) return absl::OkStatus();
-  if (t.task() == qkov::v1::TASK_SQUAD) {
-    return Invalid(
-        "spec.training",
-        absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
-                        "squad.n_ctx %d, squad.d_model %d, squad.heads %d, "
-                        "squad.layers %d); this server's limit is %.1f GB",
-                        bytes / 1e9, t.batch_size(), t.squad().n_ctx(),
-                        t.squad().d_model(), t.squad().heads(),
-                        t.squad().layers(),
-                        limits.max_trial_memory_bytes / 1e9));
-  }
-  if (rules::IsTextTaskKind(t.task())) {
-    return Invalid(
-        "spec.training",
-        absl::StrFormat("one trial would need about %.1f GB (batch_size %d, "
-                        "text.max_len %d, text.heads %d, text.layers %d); "
-                        "this server's limit is %.1f GB",
-                        bytes / 1e9, t.batch_size(), t.text().max_len(),
-                        t.text().heads(), t.text().layers(),
-                        limits.max_trial_memory_bytes / 1e9));
-  }
-  const auto& syn = t.synthetic();
-  return Invalid(
-      "spec.training",
-      absl::StrFormat(
-          "one trial would need about %.1f GB (batch_size %d, "
-          "synthetic.seq_len %d, synthetic.vocab_size %d, "
-          "evaluation.num_examples %d); this server's limit is %.1f GB",
-          bytes / 1e9, t.batch_size(), syn.seq_len(), syn.vocab_size(),
-          t.evaluation().num_examples(), limits.max_trial_memory_bytes / 1e9));
+  return Invalid("spec.training",
+                 absl::StrFormat("one trial would need about %.1f GB (%s); "
+                                 "this server's limit is %.1f GB",
+                                 bytes / 1e9, TrialMemorySizes(t),
+                                 limits.max_trial_memory_bytes / 1e9));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #define QKOV_SERVER_CORE_TRIAL_MEMORY_H_
 
 #include <cstdint>
+#include <string>
 
 #include "qkov/v1/config.pb.h"
 
@@ -18,6 +19,10 @@ namespace qkov::core {
 // the held-out set (E (T + V) floats), V the vocabulary, T the sequence
 // length, B the batch, E the evaluation examples. 0 for the theory task.
 int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
+
+// The settings that size that estimate, for a refusal: "batch_size 32,
+// text.max_len 512, text.heads 12, text.layers 1".
+std::string TrialMemorySizes(const qkov::v1::Training& training);
 
 // An upper estimate of the memory one more trial adds to a stack of trials
 // that a worker trains together (the synthetic task, the only kind that

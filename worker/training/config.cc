@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/task_info.h"
 #include "common/trial_rules.h"
 #include "worker/training/task_registry.h"
 
@@ -68,7 +69,7 @@ absl::Status TrialOptions::Validate() const {
   }
   if (absl::Status s = rules::CheckOneCycle(
           "", optimizer.schedule == ScheduleKind::kOneCycle,
-          task.allows_one_cycle);
+          FindTask(task.task_names.front())->allows_one_cycle);
       !s.ok())
     return s;
   if (absl::Status s =

@@ -28,8 +28,6 @@ struct TrainingTask {
   // False for the ODE: no model, so no optimizer, initialisation, run or
   // evaluation settings to check.
   bool trains_a_model = true;
-  // OneCycleLR's schedule (the authors' SQuAD recipe) is allowed.
-  bool allows_one_cycle = false;
 };
 
 // Every task, in TaskKind's order.

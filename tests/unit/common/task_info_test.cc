@@ -40,9 +40,13 @@ TEST(TaskInfoTest, TheAxesEachTaskTakes) {
   EXPECT_FALSE(FindTask(v1::TASK_THEORY)->parameterized);
   EXPECT_TRUE(FindTask(v1::TASK_FIXED_ATTENTION)->takes_alphas);
   EXPECT_FALSE(FindTask(v1::TASK_FIXED_ATTENTION)->searchable);
+  EXPECT_TRUE(FindTask(v1::TASK_SYNTHETIC)->stacks);
+  EXPECT_TRUE(FindTask(v1::TASK_SQUAD)->allows_one_cycle);
   for (const TaskInfo& t : Tasks()) {
     if (t.name == "theory" || t.name == "fixed_attention") continue;
     EXPECT_TRUE(t.parameterized && t.searchable && !t.takes_alphas) << t.name;
+    EXPECT_EQ(t.stacks, t.name == "synthetic") << t.name;
+    EXPECT_EQ(t.allows_one_cycle, t.name == "squad") << t.name;
   }
 }
 

@@ -333,8 +333,6 @@ TEST(TaskRegistryTest, EveryTableTaskIsTrainedByOneEntryInKindOrder) {
   EXPECT_EQ(TrainingTaskNamed("hatexplain")->kind, TaskKind::kText);
   EXPECT_EQ(TrainingTaskNamed("no_such_task"), nullptr);
   EXPECT_FALSE(TrainingTaskFor(TaskKind::kTheory).trains_a_model);
-  EXPECT_TRUE(TrainingTaskFor(TaskKind::kSquad).allows_one_cycle);
-  EXPECT_FALSE(TrainingTaskFor(TaskKind::kText).allows_one_cycle);
 }
 
 TEST(TrainerTest, HugeLearningRateEndsDivergedNotCrashed) {
