@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/task_kind.h"
 #include "common/trial_rules.h"
 
 namespace qkov::rules {
@@ -87,7 +88,8 @@ SquadSettings SquadSettingsOf(const v1::Training& t) {
 }  // namespace
 
 bool IsTextTaskKind(v1::TaskKind k) {
-  return k == v1::TASK_TEXT || k == v1::TASK_HATEXPLAIN || k == v1::TASK_SVA;
+  const TaskInfo* t = FindTask(k);
+  return t != nullptr && t->settings == "text";
 }
 
 absl::Status CheckTextTask(const v1::Training& t, absl::string_view prefix) {
@@ -110,7 +112,8 @@ absl::Status CheckTextTask(const v1::Training& t, absl::string_view prefix) {
 }
 
 absl::Status CheckSquadTask(const v1::Training& t, absl::string_view prefix) {
-  if (t.task() != v1::TASK_SQUAD) return absl::OkStatus();
+  const TaskInfo* task = FindTask(t.task());
+  if (task == nullptr || task->settings != "squad") return absl::OkStatus();
   return CheckSquad(prefix, SquadSettingsOf(t));
 }
 

@@ -14,7 +14,8 @@
 
 namespace qkov::rules {
 
-// TASK_TEXT, TASK_HATEXPLAIN or TASK_SVA: the tasks that read training.text.
+// A task whose settings are training.text (the task table's `settings`):
+// text, hatexplain and sva.
 bool IsTextTaskKind(qkov::v1::TaskKind kind);
 
 // OK for a task that is not a text task. Otherwise every training.text
@@ -23,8 +24,8 @@ bool IsTextTaskKind(qkov::v1::TaskKind kind);
 absl::Status CheckTextTask(const qkov::v1::Training& training,
                            absl::string_view prefix);
 
-// OK for a task other than TASK_SQUAD. Otherwise every training.squad
-// setting, and the optimizer's kind and schedule, by CheckSquad.
+// OK for a task whose settings are not training.squad. Otherwise every
+// training.squad setting, and the optimizer's kind and schedule, by CheckSquad.
 absl::Status CheckSquadTask(const qkov::v1::Training& training,
                             absl::string_view prefix);
 

@@ -87,12 +87,15 @@ TaskInfo FixedAttention() {
   return t;
 }
 
-// Text classification (docs/text-tasks.md): `name` is text, hatexplain or
-// sva, which differ in their data and defaults only.
-TaskInfo Text(const char* name) {
+// Text classification (docs/text-tasks.md): text (JSON lines of your own),
+// hatexplain and sva differ in their data and defaults only.
+TaskInfo Text(const char* name, const defaults::TextDefaults& defaults,
+              const char* format) {
   TaskInfo t;
   t.name = name;
   t.settings = "text";
+  t.text_defaults = &defaults;
+  t.text_format = format;
   for (const char* split : {"validation", "test"}) {
     for (const char* n :
          {"accuracy", "gold_probability", "rationale_mass_head0",
@@ -183,8 +186,15 @@ TaskInfo Squad() {
 const std::vector<TaskInfo>& Tasks() {
   // One line per task.
   static const std::vector<TaskInfo>* const tasks = new std::vector<TaskInfo>{
-      Synthetic(),        Theory(),    FixedAttention(), Text("text"),
-      Text("hatexplain"), Text("sva"), Squad(),
+      // clang-format off
+      Synthetic(),
+      Theory(),
+      FixedAttention(),
+      Text("text", defaults::kHateXplainText, "jsonl"),
+      Text("hatexplain", defaults::kHateXplainText, "hatexplain"),
+      Text("sva", defaults::kSvaText, "sva_filtered"),
+      Squad(),
+      // clang-format on
   };
   return *tasks;
 }

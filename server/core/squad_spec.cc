@@ -1,13 +1,15 @@
 // Defaults of the SQuAD task's settings (training.squad), for sweep_spec.cc:
 // common/trial_defaults.h's kSquad. They are checked by common/task_checks.h,
 // as the worker checks them again.
+#include "common/task_kind.h"
 #include "common/trial_defaults.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
 
 void ApplySquadDefaults(qkov::v1::Training* t) {
-  if (t->task() != qkov::v1::TASK_SQUAD) return;
+  const TaskInfo* task = FindTask(t->task());
+  if (task == nullptr || task->settings != "squad") return;
   const defaults::SquadDefaults& d = defaults::kSquad;
   qkov::v1::SquadTask* x = t->mutable_squad();
   if (x->encoder_sha256().empty())

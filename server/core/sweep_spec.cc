@@ -91,24 +91,19 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   if (spec->max_attempts() == 0)
     spec->set_max_attempts(::qkov::defaults::kMaxAttempts);
   auto* axes = spec->mutable_axes();
-  switch (spec->training().task()) {
-    case qkov::v1::TASK_THEORY: {
-      // The ODE has no parameterization and no randomness.
-      if (axes->seeds().empty()) axes->add_seeds(0);
-      auto* t = spec->mutable_training()->mutable_theory();
-      if (t->m() == 0) t->set_m(5);
-      if (t->n() == 0) t->set_n(50);
-      if (t->b() == 0) t->set_b(50);
-      if (t->num_classes() == 0) t->set_num_classes(20);
-      if (t->dtau() == 0) t->set_dtau(10);
-      if (t->max_tau() == 0) t->set_max_tau(5e7);
-      if (t->target_loss() == 0) t->set_target_loss(1e-4);
-      if (t->num_thresholds() == 0) t->set_num_thresholds(50);
-      if (t->num_samples() == 0) t->set_num_samples(200);
-      break;
-    }
-    default:
-      break;
+  if (TaskOrSynthetic(spec->training().task()).settings == "theory") {
+    // The ODE has no parameterization and no randomness.
+    if (axes->seeds().empty()) axes->add_seeds(0);
+    auto* t = spec->mutable_training()->mutable_theory();
+    if (t->m() == 0) t->set_m(5);
+    if (t->n() == 0) t->set_n(50);
+    if (t->b() == 0) t->set_b(50);
+    if (t->num_classes() == 0) t->set_num_classes(20);
+    if (t->dtau() == 0) t->set_dtau(10);
+    if (t->max_tau() == 0) t->set_max_tau(5e7);
+    if (t->target_loss() == 0) t->set_target_loss(1e-4);
+    if (t->num_thresholds() == 0) t->set_num_thresholds(50);
+    if (t->num_samples() == 0) t->set_num_samples(200);
   }
   if (const TaskInfo* info = FindTask(spec->training().task());
       info != nullptr && !info->searchable && axes->lr_ratios().empty())
@@ -125,7 +120,7 @@ absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
   }
   if (absl::Status st = rules::CheckTextTask(t, prefix); !st.ok()) return st;
   if (absl::Status st = rules::CheckSquadTask(t, prefix); !st.ok()) return st;
-  if (t.task() == qkov::v1::TASK_THEORY) {
+  if (TaskOrSynthetic(t.task()).settings == "theory") {
     const auto& th = t.theory();
     if (absl::Status st = rules::CheckTheory(
             prefix, th.m(), th.n(), th.b(), th.num_classes(), th.dtau(),

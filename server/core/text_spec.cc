@@ -1,21 +1,17 @@
 // Defaults of the text tasks' settings (training.text), for sweep_spec.cc:
-// common/trial_defaults.h's kHateXplainText and kSvaText. They are checked by
-// common/task_checks.h, as the worker checks them again.
-#include "common/task_checks.h"
+// the task table's (common/task_info.h) text defaults and data format. They are
+// checked by common/task_checks.h, as the worker checks them again.
+#include "common/task_kind.h"
 #include "common/trial_defaults.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
 void ApplyTextDefaults(qkov::v1::Training* t) {
-  if (!rules::IsTextTaskKind(t->task())) return;
-  const defaults::TextDefaults& d = t->task() == qkov::v1::TASK_SVA
-                                        ? defaults::kSvaText
-                                        : defaults::kHateXplainText;
+  const TaskInfo* task = FindTask(t->task());
+  if (task == nullptr || task->text_defaults == nullptr) return;
+  const defaults::TextDefaults& d = *task->text_defaults;
   qkov::v1::TextTask* x = t->mutable_text();
-  const char* format =
-      t->task() == qkov::v1::TASK_SVA
-          ? "sva_filtered"
-          : (t->task() == qkov::v1::TASK_HATEXPLAIN ? "hatexplain" : "jsonl");
+  const std::string& format = task->text_format;
   for (qkov::v1::TextData* data :
        {x->mutable_train(), x->mutable_validation(), x->mutable_test()}) {
     if (data->format().empty()) data->set_format(format);
