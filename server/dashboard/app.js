@@ -278,6 +278,15 @@ function axisLabel(row) {
   return p === 'PARAMETERIZATION_UNSPECIFIED' ? '-' : p;
 }
 
+// The task table (/api/v1/tasks, common/task_info.h), read once: what each
+// task's sweep page shows. A kind the table does not name is shown as the
+// synthetic task.
+let taskTable = null;
+async function taskOf(kind) {
+  if (!taskTable) taskTable = (await api('/api/v1/tasks')).tasks || [];
+  return taskTable.find((t) => t.kind === kind) || taskTable.find((t) => t.name === 'synthetic');
+}
+
 async function sweepPage(name) {
   crumbs(['sweeps', '/'], [name, null]);
   const sweep = await api(`/api/v1/sweeps/${encodeURIComponent(name)}`);
@@ -290,10 +299,14 @@ async function sweepPage(name) {
     curveMetric: 'train_loss',
     sort: '', order: 'asc', offset: 0, where: [],
   };
-  const task = ((sweep.spec || {}).training || {}).task;
-  // Theory and fixed-attention sweeps have their own figures (Fig. 4, 3).
-  const showRatio = !['TASK_THEORY', 'TASK_FIXED_ATTENTION'].includes(task);
-  const axisColumns = task === 'TASK_FIXED_ATTENTION' ? ['alpha'] : [];
+  const task = await taskOf(((sweep.spec || {}).training || {}).task);
+  const figures = task.views.figures;
+  // Theory and fixed-attention sweeps have their own figures (Fig. 4, 3),
+  // and no ratio axis to plot against.
+  const showRatio = figures.includes('ratio');
+  // The ODE reports series over time, not curves at training steps.
+  const showCurves = task.curves.length > 0;
+  const axisColumns = task.takes_alphas ? ['alpha'] : [];
   const main = $('#main');
   // Every task reports train_loss as a curve, though not as a result.
   const curveMetrics = metrics.includes('train_loss') ? metrics : ['train_loss', ...metrics];
@@ -347,7 +360,7 @@ async function sweepPage(name) {
       !showRatio ? null : el('div', { class: 'panel' },
         el('div', { class: 'controls' }, 'metric ', metricSelect(state.metric, (e) => { state.metric = e.target.value; refreshPlot(); })),
         el('div', {}, el('canvas', { id: 'ratio' }))),
-      task === 'TASK_THEORY' ? null : el('div', { class: 'panel' },
+      !showCurves ? null : el('div', { class: 'panel' },
         el('div', { class: 'controls' }, 'learning curves ', metricSelect(state.curveMetric, (e) => { state.curveMetric = e.target.value; refreshCurves(); }, curveMetrics),
           el('span', { class: 'muted', id: 'curves-note' })),
         el('div', {}, el('canvas', { id: 'curves' }))),
@@ -376,7 +389,7 @@ async function sweepPage(name) {
     ratioChart(name, state.metric, agg);
   }
   async function refreshCurves() {
-    if (task === 'TASK_THEORY') return;
+    if (!showCurves) return;
     const c = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${encodeURIComponent(state.curveMetric)}&limit=100&max_points=200`);
     curvesChart(state.curveMetric, c);
     $('#curves-note').textContent = num(c.total_trials) > 100 ? `first 100 of ${num(c.total_trials)} trials` : '';
@@ -488,8 +501,9 @@ async function sweepPage(name) {
   }
 
   async function refreshFigures() {
-    if (task === 'TASK_FIXED_ATTENTION') return fixedAttentionFigures(name);
-    if (task === 'TASK_THEORY') return theoryFigures(name);
+    // The paper's figures of the task's kinds (client/figures.h names them).
+    if (figures.includes('fixed')) return fixedAttentionFigures(name);
+    if (figures.includes('theory')) return theoryFigures(name);
     return dtapGrid(name);
   }
   renderHeader(sweep);

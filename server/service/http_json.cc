@@ -2,7 +2,11 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/task_info.h"
 
 namespace qkov::service {
 
@@ -15,6 +19,33 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m) {
   if (!st.ok())
     return absl::InternalError(absl::StrCat("JSON: ", st.ToString()));
   return out;
+}
+
+std::string TasksJson() {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const TaskInfo& t : Tasks()) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const ResultName& r : t.results) results.push_back(r.name);
+    const MetricDefaults& v = t.views;
+    tasks.push_back({
+        {"name", t.name},
+        {"kind", absl::StrCat("TASK_", absl::AsciiStrToUpper(t.name))},
+        {"settings", t.settings},
+        {"parameterized", t.parameterized},
+        {"takes_alphas", t.takes_alphas},
+        {"searchable", t.searchable},
+        {"results", results},
+        {"curves", t.curves},
+        {"views",
+         {{"results", v.results},
+          {"summary", v.summary},
+          {"ratio", v.ratio},
+          {"curves", v.curves},
+          {"latest", v.latest},
+          {"figures", v.figures}}},
+    });
+  }
+  return nlohmann::json{{"tasks", tasks}}.dump();
 }
 
 }  // namespace qkov::service

@@ -14,6 +14,12 @@ namespace qkov::service {
 // INTERNAL when the message cannot be written (it always can in practice).
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m);
 
+// The task table (common/task_info.h) as /api/v1/tasks serves it: one
+// object per task with its name, proto kind (TASK_...), settings field,
+// axes, results, curves and default views; the dashboard chooses its
+// panels and figures from it.
+std::string TasksJson();
+
 // A reply's JSON, or its error.
 template <typename T>
 absl::StatusOr<std::string> JsonOf(absl::StatusOr<T> reply) {

@@ -318,6 +318,8 @@ HttpReply HttpService::Get(const HttpRequest& req) {
   if (resource == "events" && parts.size() == 4) return Events(req);
   if (resource == "sweeps" && parts.size() == 4)
     return Api(req, [&] { return JsonOf(core_->ListSweeps()); });
+  if (resource == "tasks" && parts.size() == 4)
+    return Api(req, [] { return absl::StatusOr<std::string>(TasksJson()); });
   if (resource == "sweeps" && parts.size() == 5)
     return Api(req, [&] { return JsonOf(core_->GetSweep(name)); });
   if (resource == "sweeps" && view == "results") {

@@ -298,7 +298,9 @@ class DashboardInBrowser(unittest.TestCase):
         self.train()
         b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.theoryTrials === 5')
         self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 5)
+        # The task table's theory entry: no ratio figure, no step curves.
         self.assertIsNone(b.evaluate("document.getElementById('ratio')"))
+        self.assertIsNone(b.evaluate("document.getElementById('curves')"))
         # Overlaid: each of the trained sweep's (parameterization, ratio)
         # arms' distinct-token attention at matched training loss (mean of
         # 5 reports), as `qkov results --matched` computes it at the same
@@ -326,6 +328,10 @@ class DashboardInBrowser(unittest.TestCase):
                ready='window.qkov && window.qkov.ready && window.qkov.fixedAttention')
         series = b.evaluate('window.qkov.fixedAttention')
         self.assertEqual(sorted(series), ['CACO', 'FAFO'])
+        # Its entry: curves, no ratio figure, alpha as a column of the table.
+        self.assertIsNone(b.evaluate("document.getElementById('ratio')"))
+        self.assertTrue(b.evaluate("!!document.getElementById('curves')"))
+        self.assertIn('alpha', b.evaluate("[...document.querySelectorAll('#trials th')].map((h) => h.textContent)"))
         losses = {(p, round(a, 6)): l for p, a, l in self.sql(
             "SELECT t.parameterization, json_extract(t.config_json, '$.alpha'), r.value FROM trials t "
             "JOIN results r ON r.trial_id = t.trial_id JOIN sweeps s ON s.sweep_id = t.sweep_id "

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/task_info.h"
+#include "common/task_kind.h"
 #include "tests/integration/harness.h"
 
 namespace qkov::testing {
@@ -276,6 +278,29 @@ TEST_F(DashboardApiTest, NoPathLeavesTheStaticRoot) {
         << path << " -> " << r->status;
     EXPECT_EQ(r->body.find("root:"), std::string::npos) << path;
     EXPECT_EQ(r->body.find("CMAKE_"), std::string::npos) << path;
+  }
+}
+
+// /api/v1/tasks is the task table the dashboard chooses its panels from,
+// under a read token like every API path.
+TEST_F(DashboardApiTest, TasksAreTheTaskTable) {
+  EXPECT_EQ(ErrorOf(Get("/api/v1/tasks", ""), 401),
+            "UNAUTHENTICATED: dashboard: log in at /login or send "
+            "'Authorization: Bearer TOKEN'");
+  json tasks = GetJson("/api/v1/tasks")["tasks"];
+  ASSERT_EQ(tasks.size(), Tasks().size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskInfo& t = Tasks()[i];
+    EXPECT_EQ(tasks[i]["name"], t.name);
+    const std::string kind = tasks[i]["kind"].get<std::string>();
+    v1::TaskKind parsed;
+    ASSERT_TRUE(v1::TaskKind_Parse(kind, &parsed)) << kind;
+    EXPECT_EQ(TaskName(parsed), t.name);
+    EXPECT_EQ(tasks[i]["takes_alphas"], t.takes_alphas) << t.name;
+    EXPECT_EQ(tasks[i]["curves"].get<std::vector<std::string>>(), t.curves);
+    EXPECT_EQ(tasks[i]["views"]["figures"].get<std::vector<std::string>>(),
+              t.views.figures);
+    EXPECT_EQ(tasks[i]["results"].size(), t.results.size());
   }
 }
 
