@@ -50,29 +50,36 @@ case "${1:-}" in
 esac
 mkdir -p "$build"
 
+# Debian's source of PACKAGE at VERSION unpacked under DEST (its patches
+# applied), through a private apt list in $build/debian-src so that the
+# machine's apt setup is untouched. Prints the source folder.
+fetch_debian_source() {
+  local package=$1 version=$2 dest=$3 apt_dir=$build/debian-src
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$dest"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+    "$mirror bookworm main" >"$apt_dir/sources.list"
+  local apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
+    -o "Dir::Etc::SourceParts=$apt_dir/none"
+    -o "Dir::State::Lists=$apt_dir/lists"
+    -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
+  if ! apt-get "${apt_opts[@]}" update >/dev/null ||
+    ! (cd "$dest" &&
+      apt-get "${apt_opts[@]}" source "$package=$version" >/dev/null); then
+    echo "tsan: cannot fetch Debian's source of $package $version from" \
+      "$mirror (set QKOV_DEBIAN_MIRROR)" >&2
+    exit 1
+  fi
+  find "$dest" -maxdepth 1 -type d -name "$package-*" | head -1
+}
+
 # 1. Abseil's synchronization library with TSan, from Debian's source.
 absl_version=$(dpkg-query -W -f='${Version}' libabsl-dev)
 absl_lib=$build/absl-tsan/lib
 if [ ! -e "$absl_lib/.version" ] ||
   [ "$(cat "$absl_lib/.version")" != "$absl_version" ]; then
-  apt_dir=$build/absl-tsan/apt
   rm -rf "$build/absl-tsan"
-  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" \
-    "$build/absl-tsan/src" "$absl_lib"
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-    "$mirror bookworm main" >"$apt_dir/sources.list"
-  apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
-    -o "Dir::Etc::SourceParts=$apt_dir/none"
-    -o "Dir::State::Lists=$apt_dir/lists"
-    -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
-  if ! apt-get "${apt_opts[@]}" update >/dev/null ||
-    ! (cd "$build/absl-tsan/src" &&
-      apt-get "${apt_opts[@]}" source "abseil=$absl_version" >/dev/null); then
-    echo "tsan: cannot fetch Debian's source of abseil $absl_version from" \
-      "$mirror (set QKOV_DEBIAN_MIRROR)" >&2
-    exit 1
-  fi
-  src=$(find "$build/absl-tsan/src" -maxdepth 1 -type d -name 'abseil-*')
+  mkdir -p "$absl_lib"
+  src=$(fetch_debian_source abseil "$absl_version" "$build/absl-tsan/src")
   cmake -S "$src" -B "$build/absl-tsan/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=OFF \
     -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-fsanitize=thread \
@@ -90,23 +97,8 @@ grpc_version=$(dpkg-query -W -f='${Version}' libgrpc++-dev)
 grpc_built=$build/grpc-tsan/build
 if $grpc && { [ ! -e "$grpc_built/.version" ] ||
   [ "$(cat "$grpc_built/.version")" != "$grpc_version" ]; }; then
-  apt_dir=$build/absl-tsan/apt
   rm -rf "$build/grpc-tsan"
-  mkdir -p "$build/grpc-tsan/src"
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-    "$mirror bookworm main" >"$apt_dir/sources.list"
-  apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
-    -o "Dir::Etc::SourceParts=$apt_dir/none"
-    -o "Dir::State::Lists=$apt_dir/lists"
-    -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
-  if ! apt-get "${apt_opts[@]}" update >/dev/null ||
-    ! (cd "$build/grpc-tsan/src" &&
-      apt-get "${apt_opts[@]}" source "grpc=$grpc_version" >/dev/null); then
-    echo "tsan: cannot fetch Debian's source of grpc $grpc_version from" \
-      "$mirror (set QKOV_DEBIAN_MIRROR)" >&2
-    exit 1
-  fi
-  src=$(find "$build/grpc-tsan/src" -maxdepth 1 -type d -name 'grpc-*')
+  src=$(fetch_debian_source grpc "$grpc_version" "$build/grpc-tsan/src")
   # Debian's providers (debian/rules), no code generators; protoc's library
   # is named only to satisfy a plugin target that is not built.
   flags="-fsanitize=thread -O1 -gline-tables-only"
