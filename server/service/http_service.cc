@@ -290,6 +290,70 @@ HttpReply HttpService::Handle(const HttpRequest& req) {
   return r;
 }
 
+// /api/v1/sweeps/NAME/VIEW; nullopt for a view there is none of.
+std::optional<HttpReply> HttpService::SweepSubview(const HttpRequest& req,
+                                                   const std::string& name,
+                                                   const std::string& view) {
+  if (view == "results") {
+    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
+      v1::QueryResultsRequest q;
+      q.set_sweep_name(name);
+      for (const auto& m : req.Params("metric")) q.add_metrics(m);
+      for (const auto& w : req.Params("where")) q.add_where(w);
+      q.set_sort_by(req.Param("sort"));
+      q.set_descending(req.Param("order") == "desc");
+      ASSIGN_OR_RETURN(int64_t offset,
+                       IntParam(req, "offset", 0, 0, int64_t{1} << 40));
+      ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 100, 1, 1000));
+      q.set_offset(offset);
+      q.set_limit(limit);
+      return JsonOf(core_->QueryResults(q));
+    });
+  }
+  if (view == "export.csv" || view == "export.json")
+    return Export(req, name, view == "export.csv");
+  if (view == "aggregate") {
+    return SweepView(req, [&] {
+      v1::AggregateResultsRequest q;
+      q.set_sweep_name(name);
+      for (const auto& b : req.Params("by")) q.add_by(b);
+      for (const auto& m : req.Params("metric")) q.add_metrics(m);
+      for (const auto& w : req.Params("where")) q.add_where(w);
+      return JsonOf(core_->AggregateResults(q));
+    });
+  }
+  if (view == "curves") {
+    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
+      v1::SweepCurvesRequest q;
+      q.set_sweep_name(name);
+      q.set_metric(req.Param("metric"));
+      ASSIGN_OR_RETURN(int64_t offset,
+                       IntParam(req, "offset", 0, 0, int64_t{1} << 40));
+      ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 50, 1, 500));
+      ASSIGN_OR_RETURN(int64_t points,
+                       IntParam(req, "max_points", 200, 2, 10000));
+      q.set_offset(offset);
+      q.set_limit(limit);
+      q.set_max_points(static_cast<int32_t>(points));
+      return JsonOf(core_->SweepCurves(q));
+    });
+  }
+  if (view == "heatmaps") {
+    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
+      v1::SweepHeatmapsRequest q;
+      q.set_sweep_name(name);
+      q.set_name(req.Param("name"));
+      ASSIGN_OR_RETURN(int64_t per_group,
+                       IntParam(req, "per_group", 50, 1, 1000));
+      q.set_per_group(static_cast<int32_t>(per_group));
+      return JsonOf(core_->SweepHeatmaps(q));
+    });
+  }
+  if (view == "matched")
+    return SweepView(req, [&] { return Matched(req, name); });
+  return std::nullopt;
+}
+
 HttpReply HttpService::Get(const HttpRequest& req) {
   const std::string& path = req.path;
   std::vector<std::string> parts = absl::StrSplit(path, '/');
@@ -322,63 +386,10 @@ HttpReply HttpService::Get(const HttpRequest& req) {
     return Api(req, [] { return absl::StatusOr<std::string>(TasksJson()); });
   if (resource == "sweeps" && parts.size() == 5)
     return Api(req, [&] { return JsonOf(core_->GetSweep(name)); });
-  if (resource == "sweeps" && view == "results") {
-    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
-      v1::QueryResultsRequest q;
-      q.set_sweep_name(name);
-      for (const auto& m : req.Params("metric")) q.add_metrics(m);
-      for (const auto& w : req.Params("where")) q.add_where(w);
-      q.set_sort_by(req.Param("sort"));
-      q.set_descending(req.Param("order") == "desc");
-      ASSIGN_OR_RETURN(int64_t offset,
-                       IntParam(req, "offset", 0, 0, int64_t{1} << 40));
-      ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 100, 1, 1000));
-      q.set_offset(offset);
-      q.set_limit(limit);
-      return JsonOf(core_->QueryResults(q));
-    });
+  if (resource == "sweeps" && parts.size() == 6) {
+    std::optional<HttpReply> reply = SweepSubview(req, name, view);
+    return reply.has_value() ? *std::move(reply) : not_found();
   }
-  if (resource == "sweeps" && (view == "export.csv" || view == "export.json"))
-    return Export(req, name, view == "export.csv");
-  if (resource == "sweeps" && view == "aggregate") {
-    return SweepView(req, [&] {
-      v1::AggregateResultsRequest q;
-      q.set_sweep_name(name);
-      for (const auto& b : req.Params("by")) q.add_by(b);
-      for (const auto& m : req.Params("metric")) q.add_metrics(m);
-      for (const auto& w : req.Params("where")) q.add_where(w);
-      return JsonOf(core_->AggregateResults(q));
-    });
-  }
-  if (resource == "sweeps" && view == "curves") {
-    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
-      v1::SweepCurvesRequest q;
-      q.set_sweep_name(name);
-      q.set_metric(req.Param("metric"));
-      ASSIGN_OR_RETURN(int64_t offset,
-                       IntParam(req, "offset", 0, 0, int64_t{1} << 40));
-      ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 50, 1, 500));
-      ASSIGN_OR_RETURN(int64_t points,
-                       IntParam(req, "max_points", 200, 2, 10000));
-      q.set_offset(offset);
-      q.set_limit(limit);
-      q.set_max_points(static_cast<int32_t>(points));
-      return JsonOf(core_->SweepCurves(q));
-    });
-  }
-  if (resource == "sweeps" && view == "heatmaps") {
-    return SweepView(req, [&]() -> absl::StatusOr<std::string> {
-      v1::SweepHeatmapsRequest q;
-      q.set_sweep_name(name);
-      q.set_name(req.Param("name"));
-      ASSIGN_OR_RETURN(int64_t per_group,
-                       IntParam(req, "per_group", 50, 1, 1000));
-      q.set_per_group(static_cast<int32_t>(per_group));
-      return JsonOf(core_->SweepHeatmaps(q));
-    });
-  }
-  if (resource == "sweeps" && view == "matched")
-    return SweepView(req, [&] { return Matched(req, name); });
   if (resource == "trials" && parts.size() == 5)
     return Api(req, [&] { return JsonOf(core_->GetTrial(name)); });
   if (resource == "trials" && view == "metrics") {

@@ -28,6 +28,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,6 +103,11 @@ class HttpService {
               const Authenticator* auth);
   HttpReply Handle(const HttpRequest& req);
   HttpReply Get(const HttpRequest& req);
+  // /api/v1/sweeps/NAME/VIEW (results, export.csv and .json, aggregate,
+  // curves, heatmaps, matched); nullopt for any other view.
+  std::optional<HttpReply> SweepSubview(const HttpRequest& req,
+                                        const std::string& name,
+                                        const std::string& view);
   // The caller's key for per-token caps (its token holder, or its address
   // without tokens), or the status to answer with.
   absl::StatusOr<std::string> Authorize(const HttpRequest& req) const;
