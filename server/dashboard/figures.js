@@ -145,7 +145,11 @@ async function theoryFigures(name) {
   if (!$('#overlay')) {
     // The trained sweeps to overlay (?overlay=SWEEP in the URL).
     const list = await api('/api/v1/sweeps');
-    const trained = (list.sweeps || []).filter((s) => ((s.spec || {}).training || {}).task !== 'TASK_THEORY');
+    // Sweeps that train a model: their task reports curves at training
+    // steps (the task table, app.js's taskOf).
+    const sweeps = list.sweeps || [];
+    const tasks = await Promise.all(sweeps.map((s) => taskOf(((s.spec || {}).training || {}).task)));
+    const trained = sweeps.filter((s, i) => tasks[i].curves.length > 0);
     const select = el('select', { id: 'overlay', onchange: (e) => {
       const q = new URLSearchParams(location.search);
       if (e.target.value) q.set('overlay', e.target.value); else q.delete('overlay');
