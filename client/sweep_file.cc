@@ -177,14 +177,13 @@ class Parser {
   } while (0)
 
 // The names an enum value takes in a sweep file: its proto name, lower-case,
-// without its type's prefix (TASK_SYNTHETIC is "synthetic"), and these
+// without its type's prefix (INIT_IDENTITY is "identity"), and these
 // aliases.
 struct EnumPrefix {
   const char* type;
   const char* prefix;
 };
 constexpr EnumPrefix kEnumPrefixes[] = {
-    {"qkov.v1.TaskKind", "task_"},
     {"qkov.v1.InitKind", "init_"},
     {"qkov.v1.TextReadout", "readout_"},
     {"qkov.v1.ParamGroupKind", "param_group_"}};
@@ -197,8 +196,15 @@ constexpr EnumAlias kEnumAliases[] = {
     {"qkov.v1.InitKind", "default", "INIT_DEFAULT_LINEAR"}};
 
 // Every accepted name of `type`'s values (0, "unspecified", has none).
+// TaskKind's are the task table's (common/task_info.h): config.proto's
+// tasks and those registered outside it.
 std::map<std::string, int> EnumNames(
     const google::protobuf::EnumDescriptor* type) {
+  if (type == qkov::v1::TaskKind_descriptor()) {
+    std::map<std::string, int> tasks;
+    for (const TaskInfo& t : Tasks()) tasks[t.name] = TaskKindNumber(t);
+    return tasks;
+  }
   std::string prefix;
   for (const EnumPrefix& e : kEnumPrefixes) {
     if (type->full_name() == e.type) prefix = e.prefix;

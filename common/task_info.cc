@@ -1,5 +1,8 @@
 #include "common/task_info.h"
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -181,11 +184,9 @@ TaskInfo Squad() {
   return t;
 }
 
-}  // namespace
-
-const std::vector<TaskInfo>& Tasks() {
-  // One line per task.
-  static const std::vector<TaskInfo>* const tasks = new std::vector<TaskInfo>{
+// This repository's tasks, one line each; RegisterTask appends the others.
+std::vector<TaskInfo>* TaskList() {
+  static std::vector<TaskInfo>* const tasks = new std::vector<TaskInfo>{
       // clang-format off
       Synthetic(),
       Theory(),
@@ -196,7 +197,43 @@ const std::vector<TaskInfo>& Tasks() {
       Squad(),
       // clang-format on
   };
-  return *tasks;
+  return tasks;
+}
+
+// Set by the first lookup: from then on the list is read without a lock,
+// so it may no longer grow.
+std::atomic<bool> looked_up{false};
+
+[[noreturn]] void DieRegistering(const std::string& name,
+                                 const std::string& why) {
+  std::fprintf(stderr, "qkov: cannot register task \"%s\": %s\n", name.c_str(),
+               why.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+const std::vector<TaskInfo>& Tasks() {
+  looked_up.store(true, std::memory_order_relaxed);
+  return *TaskList();
+}
+
+void RegisterTask(TaskInfo task) {
+  if (task.name.empty()) DieRegistering(task.name, "no name");
+  if (task.kind < kFirstRegisteredTaskKind)
+    DieRegistering(task.name, absl::StrCat("kind ", task.kind, " is below ",
+                                           kFirstRegisteredTaskKind));
+  for (const TaskInfo& t : *TaskList()) {
+    if (t.name == task.name) DieRegistering(task.name, "the name is taken");
+    if (t.kind == task.kind)
+      DieRegistering(task.name, absl::StrCat("kind ", task.kind,
+                                             " is the task ", t.name, "'s"));
+  }
+  if (looked_up.load(std::memory_order_relaxed))
+    DieRegistering(task.name,
+                   "registered after the first lookup (register "
+                   "at static initialization)");
+  TaskList()->push_back(std::move(task));
 }
 
 const TaskInfo* FindTask(absl::string_view name) {

@@ -2,13 +2,17 @@
 // its name as sweep files spell it, which axes it takes, the final results
 // it stores (with their ranges) and the curves it reports (docs/metrics.md),
 // and the metrics and figures the CLI shows when the user names none. One
-// entry per task in Tasks() (task_info.cc); the coordinator, the CLI and
-// the dashboard look a task up here instead of testing its kind.
-// common/task_kind.h maps the proto's TaskKind to these entries.
+// entry per task in Tasks(): this repository's tasks in task_info.cc's
+// table, and tasks defined elsewhere (a lab's own, tests/example_task)
+// added by a TaskRegistration in their own folder (docs/adding-a-task.md).
+// The coordinator, the CLI and the dashboard look a task up here instead of
+// testing its kind. common/task_kind.h maps the proto's TaskKind to these
+// entries.
 #ifndef QKOV_COMMON_TASK_INFO_H_
 #define QKOV_COMMON_TASK_INFO_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -32,8 +36,16 @@ struct MetricDefaults {
   std::vector<std::string> figures;  // qkov plot --kind all (client/figures.h)
 };
 
+// The first TaskKind number of a task registered outside config.proto.
+inline constexpr int kFirstRegisteredTaskKind = 1000;
+
 struct TaskInfo {
   std::string name;  // as sweep files spell it: "fixed_attention"
+  // Its qkov.v1.TaskKind number: 0 for config.proto's own tasks (the value
+  // TASK_<NAME>); >= kFirstRegisteredTaskKind, unique, for a task registered
+  // outside it, whose configs carry the number (proto3 enums keep numbers
+  // they do not name; JSON prints it as an integer).
+  int kind = 0;
   // The qkov.v1.Training field that holds the task's own settings:
   // synthetic (the synthetic and fixed-attention tasks), theory, text or
   // squad.
@@ -59,8 +71,25 @@ struct TaskInfo {
   MetricDefaults views;
 };
 
-// Every task, in the order `qkov` lists them.
+// Every task, in the order `qkov` lists them: the table's, then the
+// registered ones in the order they registered.
 const std::vector<TaskInfo>& Tasks();
+
+// Adds `task` to Tasks(). Called before main() by a TaskRegistration (the
+// task list is read-only once the program looks a task up, so lookups need
+// no lock). Dies, naming the task, on an empty or taken name, or a kind
+// below kFirstRegisteredTaskKind or taken, or when called after the first
+// lookup.
+void RegisterTask(TaskInfo task);
+
+// Registers a task at static initialization, from the task's own folder:
+//   const qkov::TaskRegistration kNeedle(NeedleTaskInfo());
+// Link the file as an object library (a static archive drops objects nothing
+// refers to; docs/adding-a-task.md).
+class TaskRegistration {
+ public:
+  explicit TaskRegistration(TaskInfo task) { RegisterTask(std::move(task)); }
+};
 
 // The task named `name`, or nullptr.
 const TaskInfo* FindTask(absl::string_view name);

@@ -4,31 +4,65 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace qkov {
+namespace {
 
-std::string TaskName(qkov::v1::TaskKind kind) {
+// config.proto's name of the value `kind`, without TASK_ and lower case;
+// "" for 0 and numbers config.proto does not name.
+std::string ProtoTaskName(int kind) {
   if (kind == qkov::v1::TASK_KIND_UNSPECIFIED ||
       !qkov::v1::TaskKind_IsValid(kind))
     return "";
-  std::string name = absl::AsciiStrToLower(qkov::v1::TaskKind_Name(kind));
+  std::string name = absl::AsciiStrToLower(
+      qkov::v1::TaskKind_Name(static_cast<qkov::v1::TaskKind>(kind)));
   return absl::StartsWith(name, "task_") ? name.substr(5) : name;
+}
+
+}  // namespace
+
+int TaskKindNumber(const TaskInfo& task) {
+  if (task.kind != 0) return task.kind;
+  qkov::v1::TaskKind kind;
+  return qkov::v1::TaskKind_Parse(
+             absl::StrCat("TASK_", absl::AsciiStrToUpper(task.name)), &kind)
+             ? static_cast<int>(kind)
+             : 0;
+}
+
+std::string TaskName(qkov::v1::TaskKind kind) {
+  const TaskInfo* t = FindTask(kind);
+  return t != nullptr ? t->name : ProtoTaskName(kind);
 }
 
 const TaskInfo* FindTask(qkov::v1::TaskKind kind) {
   // By kind number, built once: aggregations look a task up per row.
-  static const std::vector<const TaskInfo*>* const by_kind = [] {
-    auto* v = new std::vector<const TaskInfo*>(qkov::v1::TaskKind_MAX + 1);
-    for (int k = 0; k <= qkov::v1::TaskKind_MAX; ++k) {
-      if (!qkov::v1::TaskKind_IsValid(k)) continue;
-      const std::string name = TaskName(static_cast<qkov::v1::TaskKind>(k));
-      if (!name.empty()) (*v)[k] = FindTask(name);
+  // config.proto's numbers index a vector; registered tasks (a few, from
+  // kFirstRegisteredTaskKind) are searched.
+  struct Index {
+    std::vector<const TaskInfo*> in_proto;
+    std::vector<const TaskInfo*> registered;
+  };
+  static const Index* const index = [] {
+    auto* x = new Index;
+    x->in_proto.resize(qkov::v1::TaskKind_MAX + 1);
+    for (const TaskInfo& t : Tasks()) {
+      if (t.kind != 0) {
+        x->registered.push_back(&t);
+        continue;
+      }
+      const int k = TaskKindNumber(t);
+      if (k > 0 && ProtoTaskName(k) == t.name) x->in_proto[k] = &t;
     }
-    return v;
+    return x;
   }();
   const int k = static_cast<int>(kind);
-  return k >= 0 && k < static_cast<int>(by_kind->size()) ? (*by_kind)[k]
-                                                         : nullptr;
+  if (k >= 0 && k < static_cast<int>(index->in_proto.size()))
+    return index->in_proto[k];
+  for (const TaskInfo* t : index->registered)
+    if (t->kind == k) return t;
+  return nullptr;
 }
 
 const TaskInfo& TaskOrSynthetic(qkov::v1::TaskKind kind) {

@@ -9,11 +9,16 @@
 
 namespace qkov {
 
+// The task's TaskKind number: its `kind` for a registered task, else
+// config.proto's TASK_<NAME> (0 if config.proto has none).
+int TaskKindNumber(const TaskInfo& task);
+
 // The task as sweep files spell it: TASK_FIXED_ATTENTION ->
-// "fixed_attention"; "" for TASK_KIND_UNSPECIFIED and unknown numbers.
+// "fixed_attention", a registered task's number -> its name; "" for
+// TASK_KIND_UNSPECIFIED and unknown numbers.
 std::string TaskName(qkov::v1::TaskKind kind);
 
-// The task of `kind`, or nullptr.
+// The task of `kind` (config.proto's or a registered number), or nullptr.
 const TaskInfo* FindTask(qkov::v1::TaskKind kind);
 
 // The task of `kind`, or the synthetic task's for an unknown or unspecified

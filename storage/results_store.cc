@@ -2,9 +2,13 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "common/task_info.h"
 #include "storage/migrations.h"
 
 namespace qkov::storage {
@@ -16,6 +20,20 @@ namespace {
 // cache at most.
 constexpr int kClientReaders = 4;
 constexpr int kWorkerReaders = 2;
+
+// The task of a config's `training.task` as its JSON holds it: config.proto's
+// name ("TASK_FIXED_ATTENTION" -> fixed_attention) or a registered task's
+// number ("1000" -> its name); "unknown" for anything else.
+std::string TaskNameInConfig(const std::string& value) {
+  if (absl::StartsWith(value, "TASK_"))
+    return absl::AsciiStrToLower(value.substr(5));
+  int kind = 0;
+  if (absl::SimpleAtoi(value, &kind)) {
+    for (const TaskInfo& t : Tasks())
+      if (t.kind != 0 && t.kind == kind) return t.name;
+  }
+  return "unknown";
+}
 
 }  // namespace
 
@@ -115,22 +133,21 @@ absl::Status ResultsStore::RecordEndLocked(
   e.worker_id = worker_id;
   e.state = state;
   e.reason = reason;
-  // The task from the trial's JSON config ("TASK_SYNTHETIC" -> synthetic);
-  // two primary-key lookups.
+  // The task from the trial's JSON config: "TASK_SYNTHETIC" -> synthetic,
+  // a registered task's number -> its name (common/task_info.h); two
+  // primary-key lookups.
   constexpr char kAttemptFactsSql[] =
-      "SELECT a.started_ms, COALESCE(lower(substr(json_extract("
-      "t.config_json, '$.training.task'), 6)), 'unknown') "
+      "SELECT a.started_ms, json_extract(t.config_json, '$.training.task') "
       "FROM attempts a JOIN trials t USING (trial_id) "
       "WHERE a.trial_id = ? AND a.attempt = ?";
   ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAttemptFactsSql));
   s->BindText(1, trial_id);
   s->BindInt64(2, attempt);
   ASSIGN_OR_RETURN(bool row, s->Step());
+  e.task = "unknown";
   if (row) {
     e.duration_ms = std::max<int64_t>(0, now_ms - s->ColumnInt64(0));
-    e.task = s->ColumnText(1);
-  } else {
-    e.task = "unknown";
+    if (!s->ColumnIsNull(1)) e.task = TaskNameInConfig(s->ColumnText(1));
   }
   s->Reset();
   events_.push_back(std::move(e));

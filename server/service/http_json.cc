@@ -29,7 +29,11 @@ std::string TasksJson() {
     const MetricDefaults& v = t.views;
     tasks.push_back({
         {"name", t.name},
-        {"kind", absl::StrCat("TASK_", absl::AsciiStrToUpper(t.name))},
+        // As a sweep's JSON spells it: config.proto's name, or a
+        // registered task's number.
+        {"kind", t.kind != 0 ? nlohmann::json(t.kind)
+                             : nlohmann::json(absl::StrCat(
+                                   "TASK_", absl::AsciiStrToUpper(t.name)))},
         {"settings", t.settings},
         {"parameterized", t.parameterized},
         {"takes_alphas", t.takes_alphas},

@@ -173,8 +173,9 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 }
 
 ServerUnderTest::ServerUnderTest(const TempDir& dir,
-                                 const std::vector<std::string>& extra_flags)
-    : dir_(dir), extra_flags_(extra_flags) {
+                                 const std::vector<std::string>& extra_flags,
+                                 const std::string& binary)
+    : dir_(dir), extra_flags_(extra_flags), binary_(binary) {
   db_ = dir.File("results.db");
   Start("127.0.0.1:0");
 }
@@ -188,8 +189,7 @@ void ServerUnderTest::Start(const std::string& listen) {
   const TempDir& dir = dir_;
   const std::string port_file = dir.File("server.port");
   std::remove(port_file.c_str());
-  std::vector<std::string> argv = {QKOV_SERVER_BIN, "--db=" + db_,
-                                   "--listen=" + listen,
+  std::vector<std::string> argv = {binary_, "--db=" + db_, "--listen=" + listen,
                                    "--port_file=" + port_file};
   argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
   process_ = std::make_unique<Process>(argv, dir.File("server.log"));

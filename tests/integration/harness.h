@@ -88,8 +88,10 @@ CommandResult MakeTestCertificates(const std::string& dir);
 // file, up to 30 s) until it listens.
 class ServerUnderTest {
  public:
+  // `binary`: a qkov-server built with more tasks (tests/example_task).
   explicit ServerUnderTest(const TempDir& dir,
-                           const std::vector<std::string>& extra_flags = {});
+                           const std::vector<std::string>& extra_flags = {},
+                           const std::string& binary = QKOV_SERVER_BIN);
   // Starts the server again on the same port and database (after a kill).
   void Restart();
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
@@ -101,6 +103,7 @@ class ServerUnderTest {
   void Start(const std::string& listen);
   const TempDir& dir_;
   std::vector<std::string> extra_flags_;
+  std::string binary_;
   std::string db_;
   int port_ = 0;
   std::unique_ptr<Process> process_;

@@ -180,3 +180,14 @@ def test_errors_are_named_exceptions(server, client):
     with qkov.connect("127.0.0.1:1", deadline=10) as gone:
         with pytest.raises(qkov.Unavailable, match="127.0.0.1:1"):
             gone.sweeps()
+
+
+def test_task_names_of_proto_and_registered_tasks():
+    # config.proto's tasks by name; a task registered outside it
+    # (docs/adding-a-task.md) by its number, which only programs built with
+    # it can name.
+    from qkov.client import _task_name
+    from qkov.v1 import config_pb2
+    assert _task_name(config_pb2.TASK_FIXED_ATTENTION) == "fixed_attention"
+    assert _task_name(config_pb2.TASK_SQUAD) == "squad"
+    assert _task_name(1000) == "task_1000"

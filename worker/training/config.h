@@ -34,7 +34,9 @@ inline bool OvFactorized(Parameterization p) {
 }
 
 // The kinds of trial the worker trains; each has one entry, with its
-// trainer, in task_registry.h.
+// trainer, in task_registry.h. These are this repository's trainers; a
+// trainer registered from another folder gets the next number (its index in
+// TrainingTasks()).
 enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText, kSquad };
 const char* TaskKindName(TaskKind kind);
 
