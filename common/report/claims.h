@@ -1,7 +1,8 @@
 // The paper's claims as data (docs/report.md): what each needs (the preset
 // whose sweep shows it), the quantity compared and how (a matched
 // comparison: the arms' values where a reference curve first reaches the
-// same levels), the paper's number, and the verdict rule in numbers.
+// same levels; or equal steps: the arms' final results after the same
+// training budget), the paper's number, and the verdict rule in numbers.
 // `qkov report` judges each claim on the sweeps of a results database.
 #ifndef QKOV_COMMON_REPORT_CLAIMS_H_
 #define QKOV_COMMON_REPORT_CLAIMS_H_
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "qkov/v1/sweep.pb.h"
 
 namespace qkov::report {
@@ -24,6 +26,16 @@ enum class Verdict {
                    // one without the claim's arms or not comparable yet
 };
 std::string VerdictName(Verdict v);
+
+// How a claim's two arms are compared.
+enum class Comparison {
+  // Where `reference`, a curve, first reaches the same levels (MatchSweep).
+  kMatched,
+  // After the same training budget: each finished trial's final result
+  // `metric`, at each value of the axis `reference` (its levels), or at the
+  // end alone when `reference` is empty.
+  kEqualSteps,
+};
 
 struct Claim {
   std::string id;                    // short, stable: the report's anchor
@@ -47,7 +59,17 @@ struct Claim {
   // one-trial arm has no spread to allow for. Elsewhere an arm of one trial
   // has no CI, and its level cannot separate the arms.
   bool deterministic = false;
+  Comparison comparison = Comparison::kMatched;
+  // The claim favours the faster arm's lower value (a loss), not its higher.
+  bool lower_is_better = false;
 };
+
+// What a claim's levels are, for tables and figures: "level" (of the
+// reference curve), the axis of an equal-steps claim ("alpha"), or "end".
+std::string LevelName(const Claim& claim);
+// One level as tables print it: "0.5", or "end" for an equal-steps claim
+// without an axis.
+std::string LevelText(const Claim& claim, double level);
 
 const std::vector<Claim>& Claims();
 
@@ -58,7 +80,8 @@ struct LevelComparison {
   int baseline_trials = 0, baseline_reached = 0;
   qkov::v1::MetricSummary faster_value, baseline_value;
   qkov::v1::MetricSummary faster_step, baseline_step;
-  // faster - baseline, and the sum of the two CI95 half widths (a
+  // The faster arm's advantage (faster - baseline, or baseline - faster
+  // where lower is better), and the sum of the two CI95 half widths (a
   // deterministic claim's one-trial arm counts 0; another one-trial arm
   // makes it infinite).
   double difference = 0, margin = 0;
@@ -72,9 +95,18 @@ struct Judgement {
 };
 
 // The claim's verdict on a matched table (MatchSweep's answer for the
-// claim's request); "not run" where the table lacks one of the arms. Arm
-// keys compare as numbers where both parse.
+// claim's request, or EqualStepsTable's); "not run" where the table lacks
+// one of the arms. Arm keys compare as numbers where both parse.
 Judgement Judge(const Claim& claim, const qkov::v1::MatchedResponse& table);
+
+// An equal-steps claim's table, in MatchSweep's shape, from the rows of its
+// sweep (`qkov results SWEEP --by BY,REFERENCE --metrics METRIC --where
+// state=done`): one group per arm and level, its `trials` and `reached` the
+// arm's finished trials there, its metric their final results' summary (no
+// step: every trial ran the budget). INVALID_ARGUMENT for an unknown key.
+absl::StatusOr<qkov::v1::MatchedResponse> EqualStepsTable(
+    const Claim& claim,
+    const google::protobuf::RepeatedPtrField<qkov::v1::ResultRow>& rows);
 
 }  // namespace qkov::report
 

@@ -35,7 +35,18 @@ std::string ArmName(const Claim& c, const std::vector<std::string>& arm) {
   return absl::StrJoin(parts, ", ");
 }
 
-std::string MatchedCommand(const Claim& c, const std::string& sweep) {
+// The command that prints the claim's comparison: `qkov results --matched`,
+// or `--by` for an equal-steps claim.
+std::string ComparisonCommand(const Claim& c, const std::string& sweep) {
+  if (c.comparison == Comparison::kEqualSteps) {
+    std::vector<std::string> by = c.by;
+    if (!c.reference.empty()) by.push_back(c.reference);
+    std::string cmd =
+        absl::StrCat("qkov results ", sweep, " --by ", absl::StrJoin(by, ","),
+                     " --metrics ", c.metric, " --where state=done");
+    for (const std::string& w : c.where) absl::StrAppend(&cmd, " --where ", w);
+    return cmd;
+  }
   std::string cmd =
       absl::StrCat("qkov results ", sweep, " --matched ", c.reference,
                    " --metrics ", c.metric, " --by ", absl::StrJoin(c.by, ","));
@@ -57,6 +68,28 @@ absl::StatusOr<std::vector<std::string>> ArmTrials(
   std::vector<std::string> ids;
   for (const v1::ResultRow& r : resp.rows()) ids.push_back(r.trial_id());
   return ids;
+}
+
+// The claim's comparison on `sweep`: the server's matched table, or the
+// equal-steps table of the sweep's final results.
+absl::StatusOr<v1::MatchedResponse> ComparisonTable(const ReportSource& source,
+                                                    const Claim& c,
+                                                    const std::string& sweep) {
+  if (c.comparison == Comparison::kEqualSteps) {
+    v1::QueryResultsRequest req;
+    req.set_sweep_name(sweep);
+    req.add_metrics(c.metric);
+    ASSIGN_OR_RETURN(v1::QueryResultsResponse rows, source.query(req));
+    return EqualStepsTable(c, rows.rows());
+  }
+  v1::MatchSweepRequest req;
+  req.set_sweep_name(sweep);
+  req.set_curve(c.reference);
+  req.set_window(c.window);
+  req.add_metrics(c.metric);
+  for (const std::string& b : c.by) req.add_by(b);
+  for (const std::string& w : c.where) req.add_where(w);
+  return source.match(req);
 }
 
 absl::Status CollectEvidence(const ReportSource& source, ClaimResult* out) {
@@ -127,15 +160,9 @@ absl::StatusOr<Report> BuildReport(const ReportSource& source,
       report.claims.push_back(std::move(r));
       continue;
     }
-    r.command = MatchedCommand(c, r.evidence.sweep);
-    v1::MatchSweepRequest req;
-    req.set_sweep_name(r.evidence.sweep);
-    req.set_curve(c.reference);
-    req.set_window(c.window);
-    req.add_metrics(c.metric);
-    for (const std::string& b : c.by) req.add_by(b);
-    for (const std::string& w : c.where) req.add_where(w);
-    absl::StatusOr<v1::MatchedResponse> table = source.match(req);
+    r.command = ComparisonCommand(c, r.evidence.sweep);
+    absl::StatusOr<v1::MatchedResponse> table =
+        ComparisonTable(source, c, r.evidence.sweep);
     if (!table.ok()) {
       r.judgement.verdict = Verdict::kNotRun;
       r.note =
@@ -152,6 +179,26 @@ absl::StatusOr<Report> BuildReport(const ReportSource& source,
   return report;
 }
 
+namespace {
+
+// Where a claim's metric is read, after "METRIC": "where train_loss first
+// reaches each level", or "after the same number of steps, at each alpha".
+std::string ComparedWhere(const Claim& k) {
+  if (k.comparison == Comparison::kEqualSteps) {
+    return absl::StrCat(
+        " (each finished trial's final result) after the same number of steps",
+        k.reference.empty() ? "" : absl::StrCat(", at each ", k.reference),
+        k.lower_is_better ? "; lower is better" : "");
+  }
+  return absl::StrCat(" where ", k.reference,
+                      k.window == 1 ? ""
+                                    : absl::StrCat(" (trailing mean of ",
+                                                   k.window, " reports)"),
+                      " first reaches each level");
+}
+
+}  // namespace
+
 std::string ReportMarkdown(const Report& r) {
   std::string md = absl::StrCat(
       "# Reproduction report\n\n"
@@ -160,9 +207,11 @@ std::string ReportMarkdown(const Report& r) {
       r.server,
       " by `qkov report`. A claim compares a faster-QK arm with its "
       "baseline where a reference curve first reaches the same levels "
-      "(docs/metrics.md, \"Matched values\"); its verdict follows the rule "
-      "in docs/report.md: reproduced where the faster arm is above the "
-      "baseline by more than the two 95% CIs at every level both reach.\n\n"
+      "(docs/metrics.md, \"Matched values\"), or after the same number of "
+      "steps (its final results, at each value of an axis); its verdict "
+      "follows the rule in docs/report.md: reproduced where the faster arm "
+      "is better than the baseline by more than the two 95% CIs at every "
+      "level both reach.\n\n"
       "| claim | framing | ours: faster vs baseline at each level | paper | "
       "verdict |\n|---|---|---|---|---|\n");
   for (const ClaimResult& c : r.claims) {
@@ -171,7 +220,7 @@ std::string ReportMarkdown(const Report& r) {
       if (!l.compared) continue;
       ours.push_back(absl::StrCat(ValueCi(l.faster_value), " vs ",
                                   ValueCi(l.baseline_value), " at ",
-                                  Num(l.level)));
+                                  LevelText(*c.claim, l.level)));
     }
     absl::StrAppend(
         &md, "| [", c.claim->id, "](#", c.claim->id, ") | ", c.claim->framing,
@@ -192,12 +241,8 @@ std::string ReportMarkdown(const Report& r) {
     if (e.sweep.empty() || c.table.groups().empty()) continue;
     absl::StrAppend(
         &md, "- sweep `", e.sweep, "`: ", e.trials, " trials; ", k.metric,
-        " where ", k.reference,
-        k.window == 1
-            ? ""
-            : absl::StrCat(" (trailing mean of ", k.window, " reports)"),
-        " first reaches each level; faster arm ", ArmName(k, k.faster),
-        ", baseline ", ArmName(k, k.baseline),
+        ComparedWhere(k), "; faster arm ", ArmName(k, k.faster), ", baseline ",
+        ArmName(k, k.baseline),
         k.where.empty() ? ""
                         : absl::StrCat(" (", absl::StrJoin(k.where, ", "), ")"),
         "\n- ", e.attempts, " attempts; code version",
@@ -208,15 +253,15 @@ std::string ReportMarkdown(const Report& r) {
         "; ", e.config_hashes.size(), " config hashes\n",
         "- faster arm's trials: ", absl::StrJoin(e.faster_trials, ", "),
         "\n- baseline's trials: ", absl::StrJoin(e.baseline_trials, ", "),
-        "\n\n| level | faster: reached | step | ", k.metric,
+        "\n\n| ", LevelName(k), " | faster: reached | step | ", k.metric,
         " | baseline: reached | step | ", k.metric,
         " | difference | CI sum |\n|---|---|---|---|---|---|---|---|---|\n");
     for (const LevelComparison& l : c.judgement.levels) {
-      absl::StrAppend(&md, "| ", Num(l.level), " | ", l.faster_reached, "/",
-                      l.faster_trials, " | ", ValueCi(l.faster_step), " | ",
-                      ValueCi(l.faster_value), " | ", l.baseline_reached, "/",
-                      l.baseline_trials, " | ", ValueCi(l.baseline_step), " | ",
-                      ValueCi(l.baseline_value), " | ",
+      absl::StrAppend(&md, "| ", LevelText(k, l.level), " | ", l.faster_reached,
+                      "/", l.faster_trials, " | ", ValueCi(l.faster_step),
+                      " | ", ValueCi(l.faster_value), " | ", l.baseline_reached,
+                      "/", l.baseline_trials, " | ", ValueCi(l.baseline_step),
+                      " | ", ValueCi(l.baseline_value), " | ",
                       l.compared ? Num(l.difference) : "-", " | ",
                       l.compared ? Num(l.margin) : "-", " |\n");
     }
@@ -239,6 +284,10 @@ std::string ReportJson(const Report& r) {
   for (const ClaimResult& c : r.claims) {
     nlohmann::json j;
     j["id"] = c.claim->id;
+    j["comparison"] = c.claim->comparison == Comparison::kEqualSteps
+                          ? "equal steps"
+                          : "matched";
+    j["lower_is_better"] = c.claim->lower_is_better;
     j["verdict"] = VerdictName(c.judgement.verdict);
     j["why"] = c.judgement.why;
     j["note"] = c.note;
@@ -347,12 +396,16 @@ std::string Figure(const ClaimResult& c) {
     absl::StrAppendFormat(&svg,
                           "<text x=\"%.1f\" y=\"%g\" font-size=\"10\" "
                           "text-anchor=\"middle\">%s</text>",
-                          x(i), h - 12, Num(ls[i]->level));
+                          x(i), h - 12, LevelText(*c.claim, ls[i]->level));
   }
+  const Claim& k = *c.claim;
   absl::StrAppendFormat(&svg,
                         "<text x=\"%g\" y=\"%g\" font-size=\"10\" "
-                        "text-anchor=\"middle\">%s level</text></svg>",
-                        (w + left) / 2, h - 1, Html(c.claim->reference));
+                        "text-anchor=\"middle\">%s</text></svg>",
+                        (w + left) / 2, h - 1,
+                        Html(k.comparison == Comparison::kMatched
+                                 ? absl::StrCat(k.reference, " level")
+                                 : LevelName(k)));
   return svg;
 }
 
@@ -393,13 +446,13 @@ std::string ReportHtml(const Report& r) {
     if (!c.note.empty()) absl::StrAppend(&html, "<p>", Html(c.note), "</p>");
     absl::StrAppend(&html, "<p><code>", Html(c.command), "</code></p>");
     if (c.evidence.sweep.empty() || c.table.groups().empty()) continue;
-    absl::StrAppend(&html, Figure(c),
-                    "<table class=\"levels\"><tr><th>level"
+    absl::StrAppend(&html, Figure(c), "<table class=\"levels\"><tr><th>",
+                    Html(LevelName(k)),
                     "</th><th>faster</th><th>baseline</th>"
                     "<th>difference</th><th>CI sum</th>"
                     "</tr>");
     for (const LevelComparison& l : c.judgement.levels) {
-      absl::StrAppend(&html, "<tr><td>", Num(l.level), "</td><td>",
+      absl::StrAppend(&html, "<tr><td>", LevelText(k, l.level), "</td><td>",
                       Html(ValueCi(l.faster_value)), "</td><td>",
                       Html(ValueCi(l.baseline_value)), "</td><td>",
                       l.compared ? Num(l.difference) : "-", "</td><td>",

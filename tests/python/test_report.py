@@ -64,6 +64,67 @@ def test_numbers_equal_the_cli_matched_table(server, report):
             assert c["command"].startswith("qkov submit --preset paper-")
 
 
+FIXED = """name: fa
+axes: {parameterization: [FAFO, CACO], alpha: [0.2, 0.8], eta_ov: [0.1], seed: [1, 2, 3]}
+training: {task: fixed_attention, max_steps: 200, report_every: 50, target_loss: -1, evaluation: {num_examples: 128}}
+"""
+
+
+def test_equal_steps_numbers_equal_the_cli_by(server, tmp_path):
+    # The fixed-attention claim compares final results after the same number
+    # of steps (FAFO's loss against CACO's at each alpha); judged on a small
+    # fixed-attention sweep (12 trials of 200 steps, trained here), its
+    # numbers are `qkov results --by` over the finished trials.
+    with open(tmp_path / "fa.yaml", "w") as f:
+        f.write(FIXED)
+    server.cli("submit", str(tmp_path / "fa.yaml"))
+    server.train()
+    claim_id = "fixed-attention-factorized-ov"
+    server.cli("report", "--sweep", claim_id + "=fa", "--out", str(tmp_path))
+    with open(tmp_path / "report.json") as f:
+        claim = next(c for c in json.load(f)["claims"] if c["id"] == claim_id)
+    assert claim["comparison"] == "equal steps" and claim["lower_is_better"]
+    assert claim["sweep"] == "fa"
+    assert claim["command"] == ("qkov results fa --by parameterization,alpha "
+                                "--metrics loss --where state=done")
+    cli = pd.read_csv(io.StringIO(server.cli(
+        "results", "fa", "--by", "parameterization,alpha", "--metrics",
+        "loss", "--where", "state=done", "--format", "csv").stdout),
+        keep_default_na=False, na_values=["", "nan", "-"])
+    assert [level["level"] for level in claim["levels"]] == [0.2, 0.8], \
+        (claim["why"], claim["note"])
+    for level in claim["levels"]:
+        assert level["compared"]
+        for arm, p in (("faster", "FAFO"), ("baseline", "CACO")):
+            row = cli[(cli["parameterization"] == p) &
+                      (abs(cli["alpha"] - level["level"]) < 1e-12)]
+            assert len(row) == 1, (p, level["level"])
+            assert level[arm]["n"] == row["n"].values[0] == 3
+            assert_close([level[arm]["mean"]], row["loss mean"].values, arm)
+            assert_close([level[arm]["ci95"]], row["ci95"].values, arm)
+    assert len(claim["faster_trials"]) == 6 == len(claim["baseline_trials"])
+    # The verdict is the rule's, lower being better.
+    advantage = [l["baseline"]["mean"] - l["faster"]["mean"]
+                 for l in claim["levels"]]
+    margin = [l["faster"]["ci95"] + l["baseline"]["ci95"]
+              for l in claim["levels"]]
+    above = sum(a > m for a, m in zip(advantage, margin))
+    below = sum(-a > m for a, m in zip(advantage, margin))
+    expected = ("reproduced" if above == 2 else
+                "contradicted" if below > 0 and above == 0 else
+                "partly reproduced" if above > 0 and below == 0 else
+                "not reproduced")
+    assert claim["verdict"] == expected, claim["why"]
+    md = (tmp_path / "report.md").read_text()
+    assert "after the same number of steps, at each alpha; lower is better" \
+        in md
+    print("fixed attention, 200 steps:", claim["verdict"], claim["why"])
+    if os.path.exists("/usr/bin/chromium"):
+        with open(tmp_path / "report.json") as f:
+            check_html_shows_the_markdowns_numbers(
+                tmp_path, json.load(f)["claims"])
+
+
 def test_the_same_database_gives_the_same_markdown(server, report, tmp_path):
     out, _ = report
     server.cli("report", "--sweep", "fast-qk-sharpens=" + SWEEP, "--out",
@@ -72,10 +133,10 @@ def test_the_same_database_gives_the_same_markdown(server, report, tmp_path):
         (out / "report.md").read_bytes()
 
 
-def test_the_html_opens_offline_and_shows_the_markdowns_numbers(report):
-    out, data = report
-    if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("no /usr/bin/chromium (tests/run_all.sh installs it)")
+def check_html_shows_the_markdowns_numbers(out, claims):
+    """The report in `out` opens offline in Chromium with no console error and
+    no resource loaded; its verdicts are `claims`' and its level tables the
+    Markdown's, cell for cell."""
     sys.path.insert(0, BROWSER)
     import cdp
     browser = cdp.Browser()
@@ -87,7 +148,7 @@ def test_the_html_opens_offline_and_shows_the_markdowns_numbers(report):
         verdicts = browser.evaluate(
             "[...document.querySelectorAll('[data-verdict]')]"
             ".map(e => e.dataset.verdict)")
-        assert verdicts == [c["verdict"] for c in data["claims"]]
+        assert verdicts == [c["verdict"] for c in claims]
         cells = browser.evaluate(
             "[...document.querySelectorAll('table.levels tr')].slice(1)"
             ".map(r => [...r.cells].map(c => c.textContent))")
@@ -101,6 +162,13 @@ def test_the_html_opens_offline_and_shows_the_markdowns_numbers(report):
         # level, faster value, baseline value, difference, CI sum.
         assert html_row == [md_row[0][2:], md_row[3], md_row[6], md_row[7],
                             md_row[8].rstrip(" |")]
+
+
+def test_the_html_opens_offline_and_shows_the_markdowns_numbers(report):
+    out, data = report
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.skip("no /usr/bin/chromium (tests/run_all.sh installs it)")
+    check_html_shows_the_markdowns_numbers(out, data["claims"])
 
 
 def test_the_dashboard_serves_the_same_report(server, report):

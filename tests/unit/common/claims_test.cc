@@ -9,6 +9,9 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "common/aggregate.h"
+
 namespace qkov::report {
 namespace {
 
@@ -104,6 +107,103 @@ TEST(ClaimsTest, ASweepWithoutAnArmIsNotRun) {
   const Judgement j = Judge(other, t);
   EXPECT_EQ(j.verdict, Verdict::kNotRun);
   EXPECT_EQ(j.why, "the sweep has no arm lr_ratio 30");
+}
+
+// An equal-steps claim (fixed attention's: FAFO's final loss below CACO's at
+// each alpha) read from rows as `qkov results --by parameterization,alpha
+// --metrics loss --where state=done` groups them.
+Claim LossClaim() {
+  Claim c;
+  c.id = "loss";
+  c.comparison = Comparison::kEqualSteps;
+  c.lower_is_better = true;
+  c.reference = "alpha";
+  c.metric = "loss";
+  c.by = {"parameterization"};
+  c.faster = {"FAFO"};
+  c.baseline = {"CACO"};
+  return c;
+}
+
+v1::ResultRow Row(v1::Parameterization p, double alpha, uint64_t seed,
+                  double loss, v1::TrialState state = v1::DONE) {
+  v1::ResultRow r;
+  r.set_trial_id(absl::StrCat(p, "-", alpha, "-", seed));
+  r.mutable_config()->set_parameterization(p);
+  r.mutable_config()->set_alpha(alpha);
+  r.mutable_config()->set_seed(seed);
+  r.mutable_config()->mutable_training()->set_task(v1::TASK_FIXED_ATTENTION);
+  r.set_state(state);
+  (*r.mutable_values())["loss"] = loss;
+  return r;
+}
+
+TEST(ClaimsTest, EqualStepsTableIsTheAggregateOfFinishedTrialsAtEachLevel) {
+  google::protobuf::RepeatedPtrField<v1::ResultRow> rows;
+  const double fafo[2][3] = {{0.004, 0.005, 0.003}, {0.0006, 0.0007, 0.0005}};
+  const double caco[2][3] = {{0.60, 0.58, 0.61}, {0.035, 0.034, 0.036}};
+  const double alphas[2] = {0.2, 0.8};
+  for (int a = 0; a < 2; ++a) {
+    for (int s = 0; s < 3; ++s) {
+      *rows.Add() = Row(v1::FAFO, alphas[a], s + 1, fafo[a][s]);
+      *rows.Add() = Row(v1::CACO, alphas[a], s + 1, caco[a][s]);
+    }
+  }
+  // Unfinished or failed trials are not part of an equal-steps comparison.
+  *rows.Add() = Row(v1::FAFO, 0.2, 9, 50.0, v1::FAILED);
+  *rows.Add() = Row(v1::CACO, 0.8, 9, 1e-9, v1::RUNNING);
+  absl::StatusOr<v1::MatchedResponse> t = EqualStepsTable(LossClaim(), rows);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->levels_size(), 2);
+  EXPECT_EQ(t->levels(0), 0.2);
+  EXPECT_EQ(t->levels(1), 0.8);
+  // Each arm and level: the summary `qkov results --by` prints.
+  for (const v1::MatchedGroup& g : t->groups()) {
+    const int a = g.level() == 0.2 ? 0 : 1;
+    const double* v = g.keys(0) == "FAFO" ? fafo[a] : caco[a];
+    const Summary want = Summarize({v[0], v[1], v[2]});
+    const v1::MetricSummary& got = g.metrics().at("loss");
+    EXPECT_EQ(got.n(), 3) << g.keys(0) << " " << g.level();
+    EXPECT_EQ(g.reached(), 3);
+    EXPECT_DOUBLE_EQ(got.mean(), want.mean);
+    EXPECT_DOUBLE_EQ(got.ci95(), want.ci95);
+  }
+  const Judgement j = Judge(LossClaim(), *t);
+  EXPECT_EQ(j.verdict, Verdict::kReproduced) << j.why;
+  EXPECT_EQ(j.why,
+            "the faster arm below the baseline by more than both CIs at 2 of "
+            "2 levels, above at 0");
+  EXPECT_GT(j.levels[0].difference, 0);  // the advantage: CACO - FAFO
+  EXPECT_EQ(LevelName(LossClaim()), "alpha");
+  EXPECT_EQ(LevelText(LossClaim(), 0.2), "0.2");
+  // The arms swapped, the verdict flips.
+  Claim swapped = LossClaim();
+  std::swap(swapped.faster, swapped.baseline);
+  EXPECT_EQ(Judge(swapped, *t).verdict, Verdict::kContradicted);
+  // Higher read as better, the same data contradicts the claim.
+  Claim higher = LossClaim();
+  higher.lower_is_better = false;
+  EXPECT_EQ(Judge(higher, *t).verdict, Verdict::kContradicted);
+}
+
+TEST(ClaimsTest, EqualStepsWithoutAnAxisComparesTheEndAndRefusesUnknownKeys) {
+  google::protobuf::RepeatedPtrField<v1::ResultRow> rows;
+  for (int s = 0; s < 3; ++s) {
+    *rows.Add() = Row(v1::FAFO, 0.2, s + 1, 0.01 * (s + 1));
+    *rows.Add() = Row(v1::CACO, 0.2, s + 1, 0.5 + 0.01 * s);
+  }
+  Claim end = LossClaim();
+  end.reference = "";
+  absl::StatusOr<v1::MatchedResponse> t = EqualStepsTable(end, rows);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->levels_size(), 1);
+  EXPECT_EQ(LevelName(end), "end");
+  EXPECT_EQ(LevelText(end, t->levels(0)), "end");
+  EXPECT_EQ(Judge(end, *t).verdict, Verdict::kReproduced);
+  Claim unknown = LossClaim();
+  unknown.reference = "no_such_axis";
+  EXPECT_EQ(EqualStepsTable(unknown, rows).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ClaimsTest, EveryClaimNamesItsSweepsArmsAndPaperNumber) {
