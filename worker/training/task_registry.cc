@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/task_info.h"
-#include "common/trial_rules.h"
 #include "worker/training/squad/squad_task_trainer.h"
 #include "worker/training/synthetic/fixed_attention.h"
 #include "worker/training/synthetic/synthetic_trainer.h"
@@ -16,51 +15,14 @@
 namespace qkov::training {
 namespace {
 
-absl::Status CheckLrRatio(const TrialOptions& o) {
-  return rules::Check("", rules::kLrRatio, o.lr_ratio);
-}
-
-absl::Status CheckSynthetic(const TrialOptions& o) {
-  if (absl::Status s = CheckLrRatio(o); !s.ok()) return s;
-  return o.synthetic.Validate();
-}
-
-// Fixed attention has no QK circuit, so no ratio: alpha instead.
-absl::Status CheckFixedAttention(const TrialOptions& o) {
-  if (absl::Status s = rules::Check("", rules::kAlpha, o.alpha); !s.ok())
-    return s;
-  return o.synthetic.Validate();
-}
-
-// The ODE has no model, data or optimizer; eta_ov and lr_ratio are its
-// rates.
-absl::Status CheckTheory(const TrialOptions& o) {
-  if (absl::Status s = CheckLrRatio(o); !s.ok()) return s;
-  const TheoryOptions& t = o.theory;
-  return rules::CheckTheory("", t.m, t.n, t.b, t.M, t.dtau, t.relative_step,
-                            t.max_tau, t.target_loss, t.num_thresholds,
-                            t.num_samples);
-}
-
 // This repository's trainers, one line each; RegisterTrainingTask appends
 // the others.
 std::vector<TrainingTask>* TrainingTaskList() {
-  static const SyntheticTrainer synthetic;
-  static const FixedAttentionTrainer fixed_attention;
-  static const TheoryTrainer theory;
-  static const text::TextTrainer text;
-  static const squad::SquadTaskTrainer squad;
-  // The text and SQuAD settings are checked on the proto before conversion
-  // (common/task_checks.h), not again here.
+  // Each entry is declared in its task's folder; in TaskKind's order.
   static std::vector<TrainingTask>* const tasks = new std::vector<TrainingTask>{
-      // clang-format off
-      // kind, name, the task table's names, trainer, checks[, model]
-      {TaskKind::kSynthetic, "synthetic", {"synthetic"}, &synthetic, &CheckSynthetic},
-      {TaskKind::kFixedAttention, "fixed_attention", {"fixed_attention"}, &fixed_attention, &CheckFixedAttention},
-      {TaskKind::kTheory, "theory", {"theory"}, &theory, &CheckTheory, /*trains_a_model=*/false},
-      {TaskKind::kText, "text", {"text", "hatexplain", "sva"}, &text, &CheckLrRatio},
-      {TaskKind::kSquad, "squad", {"squad"}, &squad, &CheckLrRatio},
-      // clang-format on
+      SyntheticTrainingTask(),    FixedAttentionTrainingTask(),
+      TheoryTrainingTask(),       text::TextTrainingTask(),
+      squad::SquadTrainingTask(),
   };
   return tasks;
 }
@@ -82,7 +44,14 @@ const std::vector<TrainingTask>& TrainingTasks() {
   // order C++ leaves open, so not checkable when each registers).
   static const bool checked = [] {
     looked_up.store(true, std::memory_order_relaxed);
-    for (const TrainingTask& t : *TrainingTaskList()) {
+    const std::vector<TrainingTask>& tasks = *TrainingTaskList();
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (static_cast<size_t>(tasks[i].kind) != i)
+        DieRegistering(tasks[i].name,
+                       "its TaskKind is not its place in the "
+                       "table (TrainingTaskFor indexes by it)");
+    }
+    for (const TrainingTask& t : tasks) {
       for (const std::string& name : t.task_names)
         if (FindTask(name) == nullptr)
           DieRegistering(t.name,

@@ -2,7 +2,9 @@
 // the task table's names it trains (common/task_info.h; the text trainer
 // trains text, hatexplain and sva), its trainer, and the checks of the
 // options only it reads. This repository's trainers are task_registry.cc's
-// table; a task defined elsewhere adds its entry with a
+// table, one line each, of entries each task's folder declares
+// (theory/theory_trainer.h's TheoryTrainingTask(), ...); a task defined
+// elsewhere adds its entry with a
 // TrainingTaskRegistration in its own folder (docs/adding-a-task.md).
 // RunTrials, the agent's conversion of a lease and TrialOptions::Validate
 // look a task up here instead of testing its kind.

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/trial_rules.h"
+
 namespace qkov::training {
 
 absl::StatusOr<std::vector<TrialOutcome>> InTurnTrainer::Train(
@@ -17,6 +19,10 @@ absl::StatusOr<std::vector<TrialOutcome>> InTurnTrainer::Train(
     out.push_back(*std::move(outcome));
   }
   return out;
+}
+
+absl::Status CheckLrRatio(const TrialOptions& options) {
+  return rules::Check("", rules::kLrRatio, options.lr_ratio);
 }
 
 }  // namespace qkov::training

@@ -57,6 +57,11 @@ class InTurnTrainer : public TaskTrainer {
       const torch::Device& device, const std::string& resume_from) const = 0;
 };
 
+// The ratio's rule (common/trial_rules.h): the check of a task whose only
+// settings of its own are checked elsewhere (the text and SQuAD tasks', on
+// the proto) or that has none.
+absl::Status CheckLrRatio(const TrialOptions& options);
+
 }  // namespace qkov::training
 
 #endif  // QKOV_WORKER_TRAINING_TASK_TRAINER_H_

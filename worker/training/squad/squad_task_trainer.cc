@@ -308,4 +308,9 @@ absl::StatusOr<TrialOutcome> SquadTaskTrainer::TrainOne(
   return TrainSquadTrial(options, observer, device, resume_from);
 }
 
+TrainingTask SquadTrainingTask() {
+  static const SquadTaskTrainer trainer;
+  return {TaskKind::kSquad, "squad", {"squad"}, &trainer, &CheckLrRatio};
+}
+
 }  // namespace qkov::training::squad

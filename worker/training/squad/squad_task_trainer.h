@@ -6,6 +6,7 @@
 #ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
 
+#include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 
 namespace qkov::training::squad {
@@ -20,6 +21,11 @@ class SquadTaskTrainer : public InTurnTrainer {
       const torch::Device& device,
       const std::string& resume_from) const override;
 };
+
+// The SQuAD task's entry in the worker's trainers (task_registry.h): its
+// trainer and the ratio's check (the SQuAD settings are checked on the
+// proto, common/task_checks.h).
+TrainingTask SquadTrainingTask();
 
 }  // namespace qkov::training::squad
 

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "common/trial_rules.h"
 #include "worker/training/synthetic/synthetic_task.h"
 
 namespace qkov::training {
@@ -136,6 +137,20 @@ absl::StatusOr<TrialOutcome> FixedAttentionTrainer::TrainOne(
     const TrialOptions& options, TrainingObserver* observer,
     const torch::Device& device, const std::string& resume_from) const {
   return TrainFixedAttention(options, observer);
+}
+
+TrainingTask FixedAttentionTrainingTask() {
+  static const FixedAttentionTrainer trainer;
+  return {TaskKind::kFixedAttention,
+          "fixed_attention",
+          {"fixed_attention"},
+          &trainer,
+          [](const TrialOptions& o) {
+            if (absl::Status s = rules::Check("", rules::kAlpha, o.alpha);
+                !s.ok())
+              return s;
+            return o.synthetic.Validate();
+          }};
 }
 
 }  // namespace qkov::training

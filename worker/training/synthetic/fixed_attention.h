@@ -7,6 +7,7 @@
 #ifndef QKOV_WORKER_TRAINING_SYNTHETIC_FIXED_ATTENTION_H_
 #define QKOV_WORKER_TRAINING_SYNTHETIC_FIXED_ATTENTION_H_
 
+#include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 
 namespace qkov::training {
@@ -24,6 +25,11 @@ class FixedAttentionTrainer : public InTurnTrainer {
       const torch::Device& device,
       const std::string& resume_from) const override;
 };
+
+// The fixed-attention task's entry in the worker's trainers
+// (task_registry.h): its trainer, and its checks (alpha, not the ratio: no
+// QK circuit; the task's shape).
+TrainingTask FixedAttentionTrainingTask();
 
 }  // namespace qkov::training
 

@@ -583,4 +583,16 @@ absl::StatusOr<std::vector<TrialOutcome>> SyntheticTrainer::Train(
                         SyntheticEngine::kAnalytic);
 }
 
+TrainingTask SyntheticTrainingTask() {
+  static const SyntheticTrainer trainer;
+  return {TaskKind::kSynthetic,
+          "synthetic",
+          {"synthetic"},
+          &trainer,
+          [](const TrialOptions& o) {
+            if (absl::Status s = CheckLrRatio(o); !s.ok()) return s;
+            return o.synthetic.Validate();
+          }};
+}
+
 }  // namespace qkov::training

@@ -9,6 +9,7 @@
 #ifndef QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SYNTHETIC_SYNTHETIC_TRAINER_H_
 
+#include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 
 namespace qkov::training {
@@ -39,6 +40,10 @@ class SyntheticTrainer : public TaskTrainer {
       const torch::Device& device,
       const std::vector<std::string>& resume_from) const override;
 };
+
+// The synthetic task's entry in the worker's trainers (task_registry.h): its
+// SyntheticTrainer, and its checks (the ratio and the task's shape).
+TrainingTask SyntheticTrainingTask();
 
 }  // namespace qkov::training
 

@@ -565,4 +565,13 @@ absl::StatusOr<TrialOutcome> TextTrainer::TrainOne(
   return TrainTextTrial(options, observer, device, resume_from);
 }
 
+TrainingTask TextTrainingTask() {
+  static const TextTrainer trainer;
+  return {TaskKind::kText,
+          "text",
+          {"text", "hatexplain", "sva"},
+          &trainer,
+          &CheckLrRatio};
+}
+
 }  // namespace qkov::training::text

@@ -7,6 +7,7 @@
 #ifndef QKOV_WORKER_TRAINING_TEXT_TEXT_TRAINER_H_
 #define QKOV_WORKER_TRAINING_TEXT_TEXT_TRAINER_H_
 
+#include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 
 namespace qkov::training::text {
@@ -20,6 +21,11 @@ class TextTrainer : public InTurnTrainer {
       const torch::Device& device,
       const std::string& resume_from) const override;
 };
+
+// The text task's entry in the worker's trainers (task_registry.h): its
+// trainer for the task table's text, hatexplain and sva, and the ratio's
+// check (the text settings are checked on the proto, common/task_checks.h).
+TrainingTask TextTrainingTask();
 
 }  // namespace qkov::training::text
 

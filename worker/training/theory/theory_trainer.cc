@@ -1,5 +1,7 @@
 #include "worker/training/theory/theory_trainer.h"
 
+#include "common/trial_rules.h"
+
 namespace qkov::training {
 
 TrialOutcome TheoryOutcome(const TheoryResult& r) {
@@ -41,6 +43,22 @@ absl::StatusOr<TrialOutcome> TheoryTrainer::TrainOne(
       options.theory, TheoryRates{options.eta_ov, options.lr_ratio});
   if (!result.ok()) return result.status();
   return TheoryOutcome(*result);
+}
+
+TrainingTask TheoryTrainingTask() {
+  static const TheoryTrainer trainer;
+  return {TaskKind::kTheory,
+          "theory",
+          {"theory"},
+          &trainer,
+          [](const TrialOptions& o) {
+            if (absl::Status s = CheckLrRatio(o); !s.ok()) return s;
+            const TheoryOptions& t = o.theory;
+            return rules::CheckTheory("", t.m, t.n, t.b, t.M, t.dtau,
+                                      t.relative_step, t.max_tau, t.target_loss,
+                                      t.num_thresholds, t.num_samples);
+          },
+          /*trains_a_model=*/false};
 }
 
 }  // namespace qkov::training

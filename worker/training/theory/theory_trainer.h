@@ -5,6 +5,7 @@
 #ifndef QKOV_WORKER_TRAINING_THEORY_THEORY_TRAINER_H_
 #define QKOV_WORKER_TRAINING_THEORY_THEORY_TRAINER_H_
 
+#include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 #include "worker/training/theory/theory.h"
 
@@ -21,6 +22,11 @@ class TheoryTrainer : public InTurnTrainer {
 
 // An integrated trajectory as a trial outcome.
 TrialOutcome TheoryOutcome(const TheoryResult& result);
+
+// The theory task's entry in the worker's trainers (task_registry.h): its
+// trainer, and its checks (the ratio and the ODE's settings; eta_ov and
+// lr_ratio are its rates; no model).
+TrainingTask TheoryTrainingTask();
 
 }  // namespace qkov::training
 
