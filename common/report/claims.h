@@ -102,8 +102,9 @@ Judgement Judge(const Claim& claim, const qkov::v1::MatchedResponse& table);
 // An equal-steps claim's table, in MatchSweep's shape, from the rows of its
 // sweep (`qkov results SWEEP --by BY,REFERENCE --metrics METRIC --where
 // state=done`): one group per arm and level, its `trials` and `reached` the
-// arm's finished trials there, its metric their final results' summary (no
-// step: every trial ran the budget). INVALID_ARGUMENT for an unknown key.
+// arm's finished trials there with a finite result, its metric their final
+// results' summary (no step: every trial ran the budget). INVALID_ARGUMENT for
+// an unknown key.
 absl::StatusOr<qkov::v1::MatchedResponse> EqualStepsTable(
     const Claim& claim,
     const google::protobuf::RepeatedPtrField<qkov::v1::ResultRow>& rows);

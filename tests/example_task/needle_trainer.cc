@@ -20,7 +20,6 @@
 #include <random>
 #include <vector>
 
-#include "common/trial_rules.h"
 #include "worker/training/seeding.h"
 #include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
@@ -190,8 +189,7 @@ class NeedleTrainer : public training::InTurnTrainer {
 // The worker's checks of what the server checked (field paths relative to
 // a trial): the ratio and the synthetic settings' shape.
 absl::Status CheckNeedle(const TrialOptions& o) {
-  if (absl::Status s = rules::Check("", rules::kLrRatio, o.lr_ratio); !s.ok())
-    return s;
+  if (absl::Status s = training::CheckLrRatio(o); !s.ok()) return s;
   return o.synthetic.Validate();
 }
 
