@@ -159,6 +159,60 @@ const std::vector<Claim>& Claims() {
        /*deterministic=*/false,
        Comparison::kEqualSteps,
        /*lower_is_better=*/true},
+      {"hatexplain-comparable-accuracy",
+       "On HateXplain the faster-QK arm (30x) ends with a test accuracy within "
+       "0.03 of the baseline's after the same training",
+       "Section 5, HateXplain table",
+       {"paper-hatexplain", "paper-hatexplain-quick"},
+       "",
+       "test_accuracy",
+       1,
+       {"lr_ratio"},
+       {},
+       {"30"},
+       {"1"},
+       "equal steps: comparable accuracy, within 0.03",
+       "test accuracy .555 (30x) against .575",
+       /*deterministic=*/false,
+       Comparison::kEqualSteps,
+       /*lower_is_better=*/false,
+       /*tolerance=*/0.03},
+      {"sva-comparable-accuracy",
+       "On subject-verb agreement the faster-QK arm (100x) ends with a test "
+       "accuracy within 0.03 of the baseline's after the same training",
+       "Section 5, SVA table",
+       {"paper-sva", "paper-sva-quick"},
+       "",
+       "test_accuracy",
+       1,
+       {"lr_ratio"},
+       {},
+       {"100"},
+       {"1"},
+       "equal steps: comparable accuracy, within 0.03",
+       "test accuracy .934 (100x) against .924",
+       /*deterministic=*/false,
+       Comparison::kEqualSteps,
+       /*lower_is_better=*/false,
+       /*tolerance=*/0.03},
+      {"squad-comparable-f1",
+       "On SQuAD the faster-QK arm (20x at base 5e-5) ends with an F1 within "
+       "0.03 of the baseline's (1x at 5e-4) after the same number of epochs",
+       "Section 5, SQuAD table",
+       {"paper-squad", "paper-squad-quick"},
+       "",
+       "eval_f1",
+       1,
+       {"lr_ratio", "eta_ov"},
+       {},
+       {"20", "5e-05"},
+       {"1", "0.0005"},
+       "equal steps: comparable F1, within 0.03",
+       "dev F1 .587 (20x) against .571",
+       /*deterministic=*/false,
+       Comparison::kEqualSteps,
+       /*lower_is_better=*/false,
+       /*tolerance=*/0.03},
   };
   return *claims;
 }
@@ -174,12 +228,70 @@ std::string LevelText(const Claim& claim, double level) {
   return FormatNumber(level);
 }
 
+namespace {
+
 std::string ArmText(const Claim& c, const std::vector<std::string>& arm) {
   std::string out;
   for (size_t i = 0; i < arm.size(); ++i)
     absl::StrAppend(&out, i ? ", " : "", c.by[i], " ", arm[i]);
   return out;
 }
+
+// The verdict from counts of compared levels that show the claim (`shown`)
+// and that show the opposite (`against`).
+Verdict VerdictOf(int compared, int shown, int against) {
+  if (compared == 0) return Verdict::kNotReproduced;
+  if (against > 0 && shown == 0) return Verdict::kContradicted;
+  if (shown == compared) return Verdict::kReproduced;
+  if (shown > 0 && against == 0) return Verdict::kPartly;
+  return Verdict::kNotReproduced;
+}
+
+// The faster arm better (its advantage above both CIs) or worse, per level.
+void JudgeSeparation(const Claim& claim, Judgement* j) {
+  int compared = 0, above = 0, below = 0;
+  for (const LevelComparison& c : j->levels) {
+    if (!c.compared) continue;
+    ++compared;
+    if (c.difference > c.margin) ++above;
+    if (-c.difference > c.margin) ++below;
+  }
+  j->verdict = VerdictOf(compared, above, below);
+  if (compared == 0) {
+    j->why = "no level that both arms reached";
+    return;
+  }
+  // "above" is better, or "below" where the claim favours lower values.
+  const char* better = claim.lower_is_better ? "below" : "above";
+  const char* worse = claim.lower_is_better ? "above" : "below";
+  j->why = absl::StrCat("the faster arm ", better,
+                        " the baseline by more than both CIs at ", above,
+                        " of ", compared, " levels, ", worse, " at ", below);
+}
+
+// The arms within the tolerance (their difference, widened by both CIs,
+// inside it) or apart (the difference beyond it by more than both CIs).
+void JudgeCloseness(const Claim& claim, Judgement* j) {
+  int compared = 0, within = 0, apart = 0;
+  for (const LevelComparison& c : j->levels) {
+    if (!c.compared) continue;
+    ++compared;
+    if (std::abs(c.difference) + c.margin <= claim.tolerance) ++within;
+    if (std::abs(c.difference) - c.margin > claim.tolerance) ++apart;
+  }
+  j->verdict = VerdictOf(compared, within, apart);
+  if (compared == 0) {
+    j->why = "no level that both arms reached";
+    return;
+  }
+  const std::string tolerance = FormatNumber(claim.tolerance);
+  j->why = absl::StrCat("the arms within ", tolerance,
+                        " (their difference and both CIs) at ", within, " of ",
+                        compared, " levels, apart by more than ", tolerance,
+                        " and both CIs at ", apart);
+}
+
+}  // namespace
 
 Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
   Judgement j;
@@ -229,38 +341,16 @@ Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
     }
     j.levels.push_back(c);
   }
-  int compared = 0, above = 0, below = 0;
-  for (const LevelComparison& c : j.levels) {
-    if (!c.compared) continue;
-    ++compared;
-    if (c.difference > c.margin) ++above;
-    if (-c.difference > c.margin) ++below;
-  }
-  if (compared == 0) {
-    j.verdict = Verdict::kNotReproduced;
-    j.why = "no level that both arms reached";
-  } else if (below > 0 && above == 0) {
-    j.verdict = Verdict::kContradicted;
-  } else if (above == compared) {
-    j.verdict = Verdict::kReproduced;
-  } else if (above > 0 && below == 0) {
-    j.verdict = Verdict::kPartly;
+  if (claim.tolerance > 0) {
+    JudgeCloseness(claim, &j);
   } else {
-    j.verdict = Verdict::kNotReproduced;
+    JudgeSeparation(claim, &j);
   }
-  if (compared > 0) {
-    // "above" is better, or "below" where the claim favours lower values.
-    const char* better = claim.lower_is_better ? "below" : "above";
-    const char* worse = claim.lower_is_better ? "above" : "below";
-    j.why = absl::StrCat("the faster arm ", better,
-                         " the baseline by more than both CIs at ", above,
-                         " of ", compared, " levels, ", worse, " at ", below);
-    for (const LevelComparison& c : j.levels) {
-      if (c.compared && std::isinf(c.margin)) {
-        absl::StrAppend(&j.why,
-                        "; an arm of one trial has no CI (run more seeds)");
-        break;
-      }
+  for (const LevelComparison& c : j.levels) {
+    if (c.compared && std::isinf(c.margin)) {
+      absl::StrAppend(&j.why,
+                      "; an arm of one trial has no CI (run more seeds)");
+      break;
     }
   }
   return j;

@@ -15,13 +15,17 @@
 
 namespace qkov::report {
 
+// A claim's verdict (docs/report.md, "The verdict rule").
 enum class Verdict {
-  kReproduced,     // the faster arm exceeds the baseline by more than both
-                   // CIs at every compared level
-  kPartly,         // at some levels, and the baseline never above it so
-  kNotReproduced,  // at no level either way
-  kContradicted,   // the baseline exceeds the faster arm by more than both
-                   // CIs at some level, and the faster arm never so
+  kReproduced,     // the faster arm better by more than both CIs at every
+                   // compared level; closeness: the arms' difference, widened
+                   // by both CIs, within the tolerance at every level
+  kPartly,         // so at some levels, and never the other way
+  kNotReproduced,  // at no level either way, or both ways
+  kContradicted,   // the baseline better by more than both CIs at some level,
+                   // and the faster arm never so; closeness: the arms apart
+                   // by more than the tolerance and both CIs at some level,
+                   // and within it at none
   kNotRun,         // no sweep of the claim's preset in the database, or
                    // one without the claim's arms or not comparable yet
 };
@@ -62,6 +66,10 @@ struct Claim {
   Comparison comparison = Comparison::kMatched;
   // The claim favours the faster arm's lower value (a loss), not its higher.
   bool lower_is_better = false;
+  // Where > 0, a claim of closeness ("at comparable accuracy"): the arms'
+  // values differ by at most this much, whichever is higher; not that the
+  // faster arm's is better.
+  double tolerance = 0;
 };
 
 // What a claim's levels are, for tables and figures: "level" (of the
@@ -81,9 +89,9 @@ struct LevelComparison {
   qkov::v1::MetricSummary faster_value, baseline_value;
   qkov::v1::MetricSummary faster_step, baseline_step;
   // The faster arm's advantage (faster - baseline, or baseline - faster
-  // where lower is better), and the sum of the two CI95 half widths (a
-  // deterministic claim's one-trial arm counts 0; another one-trial arm
-  // makes it infinite).
+  // where lower is better; a closeness claim reads its absolute value), and
+  // the sum of the two CI95 half widths (a deterministic claim's one-trial arm
+  // counts 0; another one-trial arm makes it infinite).
   double difference = 0, margin = 0;
   bool compared = false;  // both arms reached the level
 };

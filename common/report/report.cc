@@ -188,7 +188,9 @@ std::string ComparedWhere(const Claim& k) {
     return absl::StrCat(
         " (each finished trial's final result) after the same number of steps",
         k.reference.empty() ? "" : absl::StrCat(", at each ", k.reference),
-        k.lower_is_better ? "; lower is better" : "");
+        k.tolerance > 0
+            ? absl::StrCat("; the claim: within ", FormatNumber(k.tolerance))
+            : (k.lower_is_better ? "; lower is better" : ""));
   }
   return absl::StrCat(" where ", k.reference,
                       k.window == 1 ? ""
@@ -211,7 +213,9 @@ std::string ReportMarkdown(const Report& r) {
       "steps (its final results, at each value of an axis); its verdict "
       "follows the rule in docs/report.md: reproduced where the faster arm "
       "is better than the baseline by more than the two 95% CIs at every "
-      "level both reach.\n\n"
+      "level both reach, or, for a claim of comparable accuracy, where the "
+      "arms' difference widened by the two CIs is within its tolerance at "
+      "every level.\n\n"
       "| claim | framing | ours: faster vs baseline at each level | paper | "
       "verdict |\n|---|---|---|---|---|\n");
   for (const ClaimResult& c : r.claims) {
@@ -288,6 +292,7 @@ std::string ReportJson(const Report& r) {
                           ? "equal steps"
                           : "matched";
     j["lower_is_better"] = c.claim->lower_is_better;
+    j["tolerance"] = c.claim->tolerance;
     j["verdict"] = VerdictName(c.judgement.verdict);
     j["why"] = c.judgement.why;
     j["note"] = c.note;

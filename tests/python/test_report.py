@@ -5,7 +5,9 @@ run" with the command that runs them; building it twice gives the same
 Markdown byte for byte; the HTML opens in Debian's headless Chromium with
 no console error and no resource loaded, and shows the Markdown's
 numbers; the dashboard's /report page is the same HTML, built in the
-server's process, behind the dashboard's login."""
+server's process, behind the dashboard's login. Each kind of claim is
+checked on a real sweep: matched (synthetic), equal steps (fixed attention)
+and closeness (HateXplain's comparable accuracy)."""
 
 import io
 import json
@@ -123,6 +125,70 @@ def test_equal_steps_numbers_equal_the_cli_by(server, tmp_path):
         with open(tmp_path / "report.json") as f:
             check_html_shows_the_markdowns_numbers(
                 tmp_path, json.load(f)["claims"])
+
+
+SHARED = os.environ.get(
+    "QKOV_SHARED_DATA_DIR",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                 "shared", "data"))
+
+# HateXplain's real files, cut to a few posts: 3 seeds per arm, 4 steps.
+HATEXPLAIN = """name: hx
+axes: {{parameterization: [FAFO], lr_ratio: [1, 30], eta_ov: [5.0e-5], seed: [1, 2, 3]}}
+training:
+  task: hatexplain
+  batch_size: 16
+  report_every: 2
+  text:
+    train: {{path: {d}/hatexplain/train-reconstructed.jsonl, max_examples: 64}}
+    validation: {{path: {d}/hatexplain/validation.jsonl, max_examples: 32}}
+    test: {{path: {d}/hatexplain/test.jsonl, max_examples: 96}}
+    vocab_path: {d}/tokenizers/bert-base-uncased/vocab.txt
+    epochs: 1
+"""
+
+
+def test_comparable_accuracy_is_the_closeness_rule_on_the_cli_by(
+        server, tmp_path):
+    # A claim of closeness: the arms' final test accuracy within 0.03 of
+    # each other. Judged on a small real HateXplain sweep trained here, its
+    # numbers are `qkov results --by lr_ratio` over the finished trials and
+    # its verdict the closeness rule's on them.
+    if not os.path.isdir(SHARED):
+        pytest.skip("no ../shared/data beside the checkout")
+    with open(tmp_path / "hx.yaml", "w") as f:
+        f.write(HATEXPLAIN.format(d=os.path.abspath(SHARED)))
+    server.cli("submit", str(tmp_path / "hx.yaml"))
+    server.train()
+    claim_id = "hatexplain-comparable-accuracy"
+    server.cli("report", "--sweep", claim_id + "=hx", "--out", str(tmp_path))
+    with open(tmp_path / "report.json") as f:
+        claim = next(c for c in json.load(f)["claims"] if c["id"] == claim_id)
+    assert claim["comparison"] == "equal steps"
+    assert claim["tolerance"] == 0.03
+    assert claim["command"] == ("qkov results hx --by lr_ratio --metrics "
+                                "test_accuracy --where state=done")
+    cli = pd.read_csv(io.StringIO(server.cli(
+        "results", "hx", "--by", "lr_ratio", "--metrics", "test_accuracy",
+        "--where", "state=done", "--format", "csv").stdout),
+        keep_default_na=False, na_values=["", "nan", "-"])
+    [level] = claim["levels"]
+    assert level["compared"], claim["why"]
+    for arm, ratio in (("faster", 30), ("baseline", 1)):
+        row = cli[cli["lr_ratio"] == ratio]
+        assert len(row) == 1, ratio
+        assert level[arm]["n"] == row["n"].values[0] == 3
+        assert_close([level[arm]["mean"]], row["test_accuracy mean"].values,
+                     arm)
+        assert_close([level[arm]["ci95"]], row["ci95"].values, arm)
+    difference = abs(level["faster"]["mean"] - level["baseline"]["mean"])
+    margin = level["faster"]["ci95"] + level["baseline"]["ci95"]
+    expected = ("reproduced" if difference + margin <= 0.03 else
+                "contradicted" if difference - margin > 0.03 else
+                "not reproduced")
+    assert claim["verdict"] == expected, claim["why"]
+    assert "the claim: within 0.03" in (tmp_path / "report.md").read_text()
+    print("hatexplain, 4 steps:", claim["verdict"], claim["why"])
 
 
 def test_the_same_database_gives_the_same_markdown(server, report, tmp_path):

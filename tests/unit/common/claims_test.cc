@@ -2,7 +2,9 @@
 // faster arm is above the baseline by more than both CIs at every level both
 // reach; the same data with the arms swapped is contradicted; a mix is
 // partly or not reproduced; one-trial arms (a deterministic ODE) count no
-// CI; levels an arm did not reach are not compared.
+// CI; levels an arm did not reach are not compared. A claim of closeness
+// (comparable accuracy) is reproduced where the arms' difference, widened by
+// both CIs, is within its tolerance, whichever arm is higher.
 #include "common/report/claims.h"
 
 #include <gtest/gtest.h>
@@ -206,15 +208,70 @@ TEST(ClaimsTest, EqualStepsWithoutAnAxisComparesTheEndAndRefusesUnknownKeys) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A claim of comparable accuracy: the arms within 0.03 of each other.
+Claim CloseClaim() {
+  Claim c = RatioClaim();
+  c.tolerance = 0.03;
+  return c;
+}
+
+TEST(ClaimsTest, ClosenessIsTheDifferenceWidenedByBothCisWithinTheTolerance) {
+  v1::MatchedResponse close;
+  AddLevel(&close, 0.5, 0.56, 0.005, 0.57, 0.005);  // 0.01 + 0.01 <= 0.03
+  const Judgement j = Judge(CloseClaim(), close);
+  EXPECT_EQ(j.verdict, Verdict::kReproduced) << j.why;
+  EXPECT_NEAR(j.levels[0].difference, -0.01, 1e-12);
+  EXPECT_EQ(j.why,
+            "the arms within 0.03 (their difference and both CIs) at 1 of 1 "
+            "levels, apart by more than 0.03 and both CIs at 0");
+  // Closeness does not care which arm is higher; separation finds none.
+  Claim swapped = CloseClaim();
+  std::swap(swapped.faster, swapped.baseline);
+  EXPECT_EQ(Judge(swapped, close).verdict, Verdict::kReproduced);
+  EXPECT_EQ(Judge(RatioClaim(), close).verdict, Verdict::kNotReproduced);
+}
+
+TEST(ClaimsTest, ArmsApartBeyondTheToleranceAreContradictedEitherWay) {
+  // The faster arm far above: separation reproduced, closeness contradicted.
+  v1::MatchedResponse above;
+  AddLevel(&above, 0.5, 0.64, 0.005, 0.57, 0.005);  // 0.07 - 0.01 > 0.03
+  EXPECT_EQ(Judge(RatioClaim(), above).verdict, Verdict::kReproduced);
+  EXPECT_EQ(Judge(CloseClaim(), above).verdict, Verdict::kContradicted);
+  v1::MatchedResponse below;
+  AddLevel(&below, 0.5, 0.50, 0.005, 0.57, 0.005);
+  EXPECT_EQ(Judge(CloseClaim(), below).verdict, Verdict::kContradicted);
+  // Close means with wide CIs show neither; with a close level, partly.
+  v1::MatchedResponse wide;
+  AddLevel(&wide, 0.5, 0.56, 0.02, 0.57, 0.02);  // 0.05 > 0.03 > -0.03
+  EXPECT_EQ(Judge(CloseClaim(), wide).verdict, Verdict::kNotReproduced);
+  AddLevel(&wide, 0.2, 0.56, 0.005, 0.57, 0.005);
+  EXPECT_EQ(Judge(CloseClaim(), wide).verdict, Verdict::kPartly);
+  // One within and one apart: not reproduced.
+  AddLevel(&below, 0.2, 0.56, 0.005, 0.57, 0.005);
+  EXPECT_EQ(Judge(CloseClaim(), below).verdict, Verdict::kNotReproduced);
+  // One seed per arm has no CI: never within, never apart.
+  v1::MatchedResponse one;
+  AddLevel(&one, 1.0, 0.57, 0, 0.57, 0, /*n=*/1);
+  const Judgement j = Judge(CloseClaim(), one);
+  EXPECT_EQ(j.verdict, Verdict::kNotReproduced);
+  EXPECT_NE(j.why.find("an arm of one trial has no CI"), std::string::npos);
+}
+
 TEST(ClaimsTest, EveryClaimNamesItsSweepsArmsAndPaperNumber) {
   ASSERT_GE(Claims().size(), 6u);
+  int closeness = 0;
   for (const Claim& c : Claims()) {
     EXPECT_FALSE(c.presets.empty()) << c.id;
     EXPECT_EQ(c.faster.size(), c.by.size()) << c.id;
     EXPECT_EQ(c.baseline.size(), c.by.size()) << c.id;
-    EXPECT_FALSE(c.reference.empty() || c.metric.empty() || c.paper.empty())
+    EXPECT_FALSE(c.metric.empty() || c.paper.empty()) << c.id;
+    // Only an equal-steps claim may compare the end alone.
+    EXPECT_TRUE(!c.reference.empty() || c.comparison == Comparison::kEqualSteps)
         << c.id;
+    EXPECT_GE(c.tolerance, 0) << c.id;
+    closeness += c.tolerance > 0;
   }
+  EXPECT_GE(closeness, 3) << "the text tasks' comparable accuracy and F1";
 }
 
 }  // namespace
