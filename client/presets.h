@@ -1,4 +1,5 @@
-// Sweep presets that reproduce the paper's experiments (docs/paper.md).
+// Sweep presets that reproduce the paper's experiments (docs/paper.md),
+// each declared by its task (common/task_info.h, TaskInfo::presets).
 // `qkov presets` lists them, `qkov presets NAME` shows one; `qkov submit
 // --preset NAME` submits one, with `--quick` for a budget of minutes on 2
 // cores (for the synthetic task every rate x10 and 30k steps;
@@ -10,24 +11,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/task_info.h"
 #include "qkov/v1/sweep.pb.h"
 
 namespace qkov::client {
 
-struct Preset {
-  std::string name;
-  std::string summary;
-  std::string yaml;                // the paper's settings
-  std::vector<std::string> quick;  // --set overrides for --quick
-  // What a --quick run shows and how to read it, or why it cannot show the
-  // task on 2 cores and what budget and device do; the launcher prints it
-  // at the end (`qkov presets NAME --note`).
-  std::string quick_note;
-  // `qkov results SWEEP` arguments of the view that shows it (a matched
-  // comparison), one per element; empty: the results table says it.
-  std::vector<std::string> quick_view;
-};
+// A preset (common/task_info.h): each task declares its own in its entry.
+using Preset = ::qkov::Preset;
 
+// Every task's presets, in the task table's order (Tasks()).
 const std::vector<Preset>& Presets();
 // NOT_FOUND naming the known presets.
 absl::StatusOr<Preset> FindPreset(const std::string& name);

@@ -1,16 +1,20 @@
 // What every part of qkov-sweep knows about a task without training it:
 // its name as sweep files spell it, which axes it takes, the final results
 // it stores (with their ranges) and the curves it reports (docs/metrics.md),
-// and the metrics and figures the CLI shows when the user names none. One
-// entry per task in Tasks(): this repository's tasks in task_info.cc's
-// table, and tasks defined elsewhere (a lab's own, tests/example_task)
-// added by a TaskRegistration in their own folder (docs/adding-a-task.md).
+// the metrics and figures the CLI shows when the user names none, and the
+// presets that reproduce the paper's experiments with it. One
+// entry per task in Tasks(): this repository's tasks, each declared in its
+// folder under worker/training/ (synthetic_task_info.cc, ...) and listed in
+// task_info.cc's table, and tasks defined elsewhere (a lab's own,
+// tests/example_task) added by a TaskRegistration in their own folder
+// (docs/adding-a-task.md).
 // The coordinator, the CLI and the dashboard look a task up here instead of
 // testing its kind. common/task_kind.h maps the proto's TaskKind to these
 // entries.
 #ifndef QKOV_COMMON_TASK_INFO_H_
 #define QKOV_COMMON_TASK_INFO_H_
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +38,26 @@ struct MetricDefaults {
   std::vector<std::string> curves;   // qkov plot: learning curves
   std::vector<std::string> latest;   // qkov watch: the latest report
   std::vector<std::string> figures;  // qkov plot --kind all (client/figures.h)
+};
+
+// The bound of a result whose values have no limit that way.
+inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+
+// A sweep that reproduces one of the paper's experiments with the task:
+// `qkov presets` lists them, `qkov submit --preset NAME [--quick]` submits
+// one (client/presets.h).
+struct Preset {
+  std::string name;
+  std::string summary;
+  std::string yaml;                // the paper's settings
+  std::vector<std::string> quick;  // --set overrides for --quick
+  // What a --quick run shows and how to read it, or why it cannot show the
+  // task on 2 cores and what budget and device do; the launcher prints it
+  // at the end (`qkov presets NAME --note`).
+  std::string quick_note;
+  // `qkov results SWEEP` arguments of the view that shows it (a matched
+  // comparison), one per element; empty: the results table says it.
+  std::vector<std::string> quick_view;
 };
 
 // The first TaskKind number of a task registered outside config.proto.
@@ -69,7 +93,15 @@ struct TaskInfo {
   // points are not training steps.
   std::vector<std::string> curves;
   MetricDefaults views;
+  std::vector<Preset> presets;  // in the order `qkov presets` lists them
 };
+
+// Appends a final result to `task`'s, with the closed range of its values:
+// fractions and probabilities in [0, 1], differences of probabilities in
+// [-1, 1], counts, norms and losses in [0, kUnbounded].
+inline void AddResult(TaskInfo* task, std::string name, double lo, double hi) {
+  task->results.push_back({std::move(name), lo, hi});
+}
 
 // Every task, in the order `qkov` lists them: the table's, then the
 // registered ones in the order they registered.

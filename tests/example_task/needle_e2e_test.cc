@@ -1,8 +1,9 @@
 // The needle task (defined in this folder alone, docs/adding-a-task.md) end
 // to end through real programs built with it: qkov-server-needle on
 // loopback with its SQLite file, a qkov-worker-needle process and the
-// qkov-needle CLI (submit, watch, results, plot); then the database is read
-// directly. The programs built without it refuse the task by name.
+// qkov-needle CLI (presets, submit of the task's preset, watch, results,
+// plot); then the database is read directly. The programs built without it
+// refuse the task by name and do not list its preset.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -19,21 +20,10 @@
 namespace qkov::testing {
 namespace {
 
-// Two ratios, two seeds: 4 trials of 300 steps on a 20-token vocabulary
-// (well under a second each on one core).
-constexpr char kSweep[] = R"(name: needle-sweep
-axes:
-  lr_ratio: [1, 10]
-  eta_ov: [0.2]
-  seed: [1, 2]
-training:
-  task: needle
-  max_steps: 300
-  batch_size: 32
-  report_every: 50
-  target_loss: -1
-  synthetic: {vocab_size: 20, num_common: 12, num_classes: 2, distinct_per_class: 4, seq_len: 8}
-  evaluation: {num_examples: 512}
+// A sweep of the task, for the programs built without it.
+constexpr char kSweep[] = R"(name: needle-elsewhere
+axes: {lr_ratio: [1], eta_ov: [0.2], seed: [1]}
+training: {task: needle}
 )";
 
 // qkov-needle against `server`.
@@ -53,29 +43,39 @@ TEST(NeedleTaskTest, RunsEndToEndThroughProgramsBuiltWithIt) {
                          QKOV_NEEDLE_SERVER_BIN);
   WriteFile(dir.File("sweep.yaml"), kSweep);
 
-  // The qkov built without the task does not know the name.
+  // The qkov built without the task knows neither its name nor its preset.
   CommandResult refused =
       RunCommand({QKOV_CLI_BIN, "--server=" + server.address(), "submit",
                   dir.File("sweep.yaml")});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("unknown value 'needle'"), std::string::npos)
       << refused.err;
+  CommandResult presets = RunCommand({QKOV_CLI_BIN, "presets"});
+  ASSERT_EQ(presets.exit_code, 0) << presets.err;
+  EXPECT_EQ(presets.out.find("needle-ratio"), std::string::npos);
+  EXPECT_NE(presets.out.find("paper-four-param"), std::string::npos);
 
-  CommandResult submit = Needle(server, {"submit", dir.File("sweep.yaml")});
+  // qkov-needle lists the task's preset after the paper's, and submits it.
+  presets = Needle(server, {"presets"});
+  ASSERT_EQ(presets.exit_code, 0) << presets.err;
+  ASSERT_NE(presets.out.find("needle-ratio"), std::string::npos) << presets.out;
+  EXPECT_GT(presets.out.find("needle-ratio"), presets.out.find("paper-squad"))
+      << presets.out;
+  CommandResult submit = Needle(server, {"submit", "--preset", "needle-ratio"});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   EXPECT_NE(submit.out.find("4 trials (4 new"), std::string::npos)
       << submit.out;
   Process worker({QKOV_NEEDLE_WORKER_BIN, "--server=" + server.address(),
                   "--name=w1", "--exit_when_idle"},
                  dir.File("worker.log"));
-  CommandResult watch = Needle(server, {"watch", "needle-sweep"});
+  CommandResult watch = Needle(server, {"watch", "needle-ratio"});
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_NE(watch.out.find("4/4 finished: 4 done"), std::string::npos)
       << watch.out << ReadFile(dir.File("worker.log"));
   ASSERT_EQ(worker.Wait(60), 0) << ReadFile(dir.File("worker.log"));
 
   // The results table shows the task's own columns (its defaults).
-  CommandResult results = Needle(server, {"results", "needle-sweep"});
+  CommandResult results = Needle(server, {"results", "needle-ratio"});
   ASSERT_EQ(results.exit_code, 0) << results.err;
   std::vector<std::string> lines =
       absl::StrSplit(results.out, '\n', absl::SkipEmpty());
@@ -83,7 +83,7 @@ TEST(NeedleTaskTest, RunsEndToEndThroughProgramsBuiltWithIt) {
   EXPECT_NE(lines[0].find("needle_attention"), std::string::npos) << lines[0];
 
   CommandResult plot =
-      Needle(server, {"plot", "needle-sweep", "--out", dir.File("plots")});
+      Needle(server, {"plot", "needle-ratio", "--out", dir.File("plots")});
   ASSERT_EQ(plot.exit_code, 0) << plot.err;
   for (const char* name : {"ratio_needle_attention", "curves_train_loss",
                            "curves_needle_attention"}) {
@@ -105,7 +105,7 @@ TEST(NeedleTaskTest, RunsEndToEndThroughProgramsBuiltWithIt) {
   ASSERT_FALSE(needle.is_null()) << tasks->body.substr(0, 2000);
   EXPECT_EQ(needle["views"]["figures"],
             nlohmann::json::array({"ratio", "curves"}));
-  httplib::Result sweep = http.Get("/api/v1/sweeps/needle-sweep");
+  httplib::Result sweep = http.Get("/api/v1/sweeps/needle-ratio");
   ASSERT_TRUE(sweep && sweep->status == 200);
   EXPECT_EQ(nlohmann::json::parse(sweep->body)["spec"]["training"]["task"],
             needle["kind"]);

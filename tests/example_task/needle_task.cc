@@ -37,6 +37,27 @@ TaskInfo NeedleTask() {
   t.views.curves = {"train_loss", "needle_attention"};
   t.views.latest = {"train_loss", "needle_attention"};
   t.views.figures = {"ratio", "curves"};
+  // Two ratios, two seeds: 4 trials of 300 steps on a 20-token vocabulary
+  // (well under a second each on one core). `qkov-needle presets` lists it.
+  Preset ratio;
+  ratio.name = "needle-ratio";
+  ratio.summary = "the needle task at eta_QK/eta_OV 1 and 10, 2 seeds";
+  ratio.yaml = R"(name: needle-ratio
+axes:
+  lr_ratio: [1, 10]
+  eta_ov: [0.2]
+  seed: [1, 2]
+training:
+  task: needle
+  max_steps: 300
+  batch_size: 32
+  report_every: 50
+  target_loss: -1
+  synthetic: {vocab_size: 20, num_common: 12, num_classes: 2, distinct_per_class: 4, seq_len: 8}
+  evaluation: {num_examples: 512}
+)";
+  ratio.quick = {"name=needle-ratio-quick"};
+  t.presets = {ratio};
   return t;
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "client/sweep_file.h"
+#include "common/task_info.h"
+#include "common/task_kind.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::client {
@@ -21,6 +23,25 @@ TEST(PresetsTest, EveryPresetAndItsQuickVariantPassTheServersValidation) {
       EXPECT_TRUE(s.ok()) << p.name << (quick ? " --quick" : "") << ": " << s;
     }
   }
+}
+
+// A preset is declared by the task it sweeps (TaskInfo::presets), and
+// Presets() is every task's, in the task table's order.
+TEST(PresetsTest, EachTasksPresetsSweepThatTask) {
+  size_t n = 0;
+  for (const TaskInfo& task : Tasks()) {
+    for (const Preset& p : task.presets) {
+      absl::StatusOr<qkov::v1::SweepSpec> spec = ParseSweepText(p.yaml, p.name);
+      ASSERT_TRUE(spec.ok()) << p.name << ": " << spec.status();
+      core::ApplySpecDefaults(&*spec);
+      EXPECT_EQ(TaskName(spec->training().task()), task.name) << p.name;
+      ASSERT_LT(n, Presets().size());
+      EXPECT_EQ(Presets()[n].name, p.name);
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, Presets().size());
+  EXPECT_GE(n, 9u) << "the paper's presets";
 }
 
 // `qkov trial` prints a trial as a sweep file of one point; read back, that

@@ -1,0 +1,16 @@
+// The SQuAD task's entry in the task table (common/task_info.h). No
+// LibTorch: qkov_common compiles it for every program.
+#ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_INFO_H_
+#define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_INFO_H_
+
+#include "common/task_info.h"
+
+namespace qkov::squad {
+
+// SQuAD as answer generation (docs/squad.md): the evaluation questions'
+// F1, EM and attention on the answer span; OneCycleLR allowed.
+TaskInfo SquadTaskInfo();
+
+}  // namespace qkov::squad
+
+#endif  // QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_INFO_H_

@@ -1,0 +1,160 @@
+#include "worker/training/text/text_task_info.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace qkov::text {
+namespace {
+
+// The authors' HateXplain arms (paper §5).
+Preset HateXplainPreset() {
+  return {
+      "paper-hatexplain",
+      "HateXplain, the 1-layer GPT-2-style block, eta_QK/eta_OV in {1, 30} "
+      "(the token embedding in the QK group), AdamW 5e-5, 30 epochs, 5 seeds "
+      "(docs/text-tasks.md); data paths from the repository root",
+      R"(name: paper-hatexplain
+description: HateXplain baseline vs faster QK (docs/text-tasks.md; docs/paper.md §6)
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1, 30]
+  eta_ov: [5.0e-5]
+  seed: [1234, 1235, 1236, 1237, 1238]
+training:
+  task: hatexplain
+  batch_size: 32
+  report_every: 100
+  optimizer: {kind: adamw, weight_decay: 1.0e-3}
+  text:
+    train: {path: ../shared/data/hatexplain/train-reconstructed.jsonl}
+    validation: {path: ../shared/data/hatexplain/validation.jsonl}
+    test: {path: ../shared/data/hatexplain/test.jsonl}
+    vocab_path: ../shared/data/tokenizers/bert-base-uncased/vocab.txt
+    epochs: 30
+)",
+      {"training.text.epochs=3", "training.text.validation.max_examples=500",
+       "training.text.test.max_examples=1000", "axes.seed=[1234]",
+       "training.evaluation.eval_every=250", "name=paper-hatexplain-quick"},
+      "3 of the 30 epochs, one seed, validation curves every 250 steps. "
+      "Test accuracy after 3 epochs is not the paper's (it needs the full "
+      "budget); the view below compares the arms where their validation "
+      "loss is the same: the paper says the faster-QK arm (lr_ratio 30) "
+      "puts more attention on the annotators' rationale at comparable "
+      "loss. An arm already past a level at its first evaluation is "
+      "matched there, so read the steps too. docs/results.md, "
+      "\"HateXplain\".",
+      {"--matched", "val_loss", "--metrics",
+       "val_rationale_mass_head0,val_rationale_mass_rollout,val_accuracy"}};
+}
+
+// The authors' subject-verb agreement arms (paper §5).
+Preset SvaPreset() {
+  return {
+      "paper-sva",
+      "subject-verb agreement, the attention-only block, eta_QK/eta_OV in "
+      "{1, 100} (token and position embeddings in the QK group), SGD "
+      "momentum 0.99 at 5e-4, 15 epochs, 5 seeds, on the shipped "
+      "subj_agr_filtered file split 10/90 (docs/text-tasks.md); data paths "
+      "from the repository root",
+      R"(name: paper-sva
+description: SVA baseline vs faster QK (docs/text-tasks.md; docs/paper.md §6)
+axes:
+  parameterization: [FAFO]
+  lr_ratio: [1, 100]
+  eta_ov: [5.0e-4]
+  seed: [1234, 1235, 1236, 1237, 1238]
+training:
+  task: sva
+  batch_size: 32
+  report_every: 100
+  text:
+    train: {format: sva_filtered, path: ../shared/data/sva/subj_agr_filtered.text}
+    vocab_path: ../shared/data/tokenizers/bert-base-uncased/vocab.txt
+)",
+      {"axes.seed=[1234]", "training.text.epochs=350",
+       "training.text.train_fraction=0.9",
+       "training.text.validation_fraction=0.05", "training.text.embed_group=ov",
+       "training.evaluation.eval_every=2000", "name=paper-sva-quick"},
+      "the settings of the SVA direction test, 5 to 12 minutes on 2 cores: "
+      "350 epochs of 90% of the shipped file (5% validation, 5% test), one "
+      "seed, with the token embedding at the base rate in both arms (an "
+      "ablation: with the authors' faster arm, embedding at 100x too, both "
+      "arms fit this small file from the averaged tokens and attention "
+      "barely moves; docs/results.md, \"Subject-verb agreement\"). The "
+      "view below compares attention on the verb where the arms' "
+      "validation accuracy is the same; the paper says the 100x arm "
+      "attends more at comparable accuracy. Shorter runs leave both arms "
+      "at the majority class (test accuracy about 0.635). The authors' "
+      "own arms need Linzen's full agreement file (the shipped subset has "
+      "7,485 sentences): qkov submit --preset paper-sva --set "
+      "training.text.train.format=linzen_tsv --set "
+      "training.text.train.path=agr_50_mostcommon_10K.tsv, with GPU "
+      "workers.",
+      {"--matched", "val_accuracy", "--metrics",
+       "val_rationale_mass,val_rationale_mass_head0,val_ac,val_loss"}};
+}
+
+}  // namespace
+
+TaskInfo TextTaskInfo(const char* name, const defaults::TextDefaults& defaults,
+                      const char* format) {
+  TaskInfo t;
+  t.name = name;
+  t.settings = "text";
+  t.text_defaults = &defaults;
+  t.text_format = format;
+  for (const char* split : {"validation", "test"}) {
+    for (const char* n :
+         {"accuracy", "gold_probability", "rationale_mass_head0",
+          "rationale_mass", "rationale_mass_layer_max",
+          "rationale_mass_rollout", "rationale_mass_readout", "ac", "acmc"})
+      AddResult(&t, absl::StrCat(split, "_", n), 0, 1);
+    for (const char* n : {"comprehensiveness", "sufficiency"})
+      AddResult(&t, absl::StrCat(split, "_", n), -1, 1);
+    for (const char* n : {"loss", "top_k", "examples"})
+      AddResult(&t, absl::StrCat(split, "_", n), 0, kUnbounded);
+  }
+  AddResult(&t, "train_accuracy", 0, 1);
+  AddResult(&t, "train_truncated_fraction", 0, 1);
+  AddResult(&t, "converged", 0, 1);
+  for (const char* n :
+       {"steps", "epochs", "train_examples", "dropped_examples", "vocab_rows"})
+    AddResult(&t, n, 0, kUnbounded);
+  t.curves = {"train_loss",
+              "train_accuracy",
+              "lr_qk",
+              "lr_ov",
+              "epoch",
+              "val_loss",
+              "val_accuracy",
+              "val_gold_probability",
+              "val_rationale_mass_head0",
+              "val_rationale_mass",
+              "val_rationale_mass_rollout",
+              "val_ac"};
+  // The test split's numbers.
+  t.views = {{"steps", "test_accuracy", "test_rationale_mass_head0",
+              "test_rationale_mass_rollout", "test_comprehensiveness",
+              "test_sufficiency", "test_ac"},
+             {"test_accuracy", "test_rationale_mass_head0",
+              "test_comprehensiveness", "test_sufficiency"},
+             {"test_rationale_mass_head0", "test_ac", "test_accuracy"},
+             {"train_loss", "train_accuracy"},
+             {"train_loss", "train_accuracy", "epoch"},
+             {"ratio", "search", "dtap", "curves"}};
+  return t;
+}
+
+TaskInfo HateXplainTaskInfo() {
+  TaskInfo t =
+      TextTaskInfo("hatexplain", defaults::kHateXplainText, "hatexplain");
+  t.presets = {HateXplainPreset()};
+  return t;
+}
+
+TaskInfo SvaTaskInfo() {
+  TaskInfo t = TextTaskInfo("sva", defaults::kSvaText, "sva_filtered");
+  t.presets = {SvaPreset()};
+  return t;
+}
+
+}  // namespace qkov::text
