@@ -76,12 +76,12 @@ int Main() {
 
   text::TextModelOptions mo;
   mo.vocab_size = (*bpe)->vocab_size();
-  mo.n_ctx = mo.max_len = 256;
-  mo.d_model = 300;
-  mo.heads = 6;
-  mo.d_head = 50;
-  mo.d_mlp = 1200;
-  mo.layers = 6;
+  mo.shape.n_ctx = mo.max_len = 256;
+  mo.shape.d_model = 300;
+  mo.shape.heads = 6;
+  mo.shape.d_head = 50;
+  mo.shape.d_mlp = 1200;
+  mo.shape.layers = 6;
   mo.residual = mo.layer_norm = mo.causal = mo.lm_head = true;
   mo.padding_mask = mo.gelu_tanh = false;
   mo.init_std = 0.041;

@@ -89,12 +89,12 @@ int Main() {
   }
   text::TextModelOptions mo;
   mo.vocab_size = (*bpe)->vocab_size();
-  mo.n_ctx = mo.max_len = 256;
-  mo.d_model = absl::GetFlag(FLAGS_d_model);
-  mo.heads = 4;
-  mo.d_head = mo.d_model / 4;
-  mo.d_mlp = 4 * mo.d_model;
-  mo.layers = absl::GetFlag(FLAGS_layers);
+  mo.shape.n_ctx = mo.max_len = 256;
+  mo.shape.d_model = absl::GetFlag(FLAGS_d_model);
+  mo.shape.heads = 4;
+  mo.shape.d_head = mo.shape.d_model / 4;
+  mo.shape.d_mlp = 4 * mo.shape.d_model;
+  mo.shape.layers = absl::GetFlag(FLAGS_layers);
   mo.layer_norm = mo.causal = mo.lm_head = true;
   mo.padding_mask = mo.gelu_tanh = false;
   mo.init_std = 0.02;

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/task_kind.h"
+#include "common/transformer_shape.h"
 #include "common/trial_rules.h"
 
 namespace qkov::rules {
@@ -16,12 +17,7 @@ namespace v1 = ::qkov::v1;
 TextSettings TextSettingsOf(const v1::TextTask& x) {
   TextSettings v;
   v.max_len = x.max_len();
-  v.n_ctx = x.n_ctx();
-  v.d_model = x.d_model();
-  v.heads = x.heads();
-  v.d_head = x.d_head();
-  v.d_mlp = x.d_mlp();
-  v.layers = x.layers();
+  v.shape = TransformerShapeOf(x);
   v.epochs = x.epochs();
   v.train_fraction = x.train_fraction();
   v.validation_fraction = x.validation_fraction();
@@ -46,12 +42,7 @@ SquadSettings SquadSettingsOf(const v1::Training& t) {
   v.crop_chars = x.crop_chars();
   v.max_prompt_tokens = x.max_prompt_tokens();
   v.max_answer_tokens = x.max_answer_tokens();
-  v.n_ctx = x.n_ctx();
-  v.d_model = x.d_model();
-  v.heads = x.heads();
-  v.d_head = x.d_head();
-  v.d_mlp = x.d_mlp();
-  v.layers = x.layers();
+  v.shape = TransformerShapeOf(x);
   v.epochs = x.epochs();
   v.accumulation = x.accumulation();
   v.max_new_tokens = x.max_new_tokens();

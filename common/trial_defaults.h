@@ -10,6 +10,8 @@
 #include <array>
 #include <cstdint>
 
+#include "common/transformer_shape.h"
+
 namespace qkov::defaults {
 
 // The synthetic task (docs/paper.md §2).
@@ -79,6 +81,10 @@ struct TextDefaults {
   std::array<double, 4> dtap_attention_edges;
   double tau_attention;
   double tau_probability;
+
+  constexpr TransformerShape shape() const {
+    return {n_ctx, d_model, heads, d_head, d_mlp, layers};
+  }
 };
 inline constexpr TextDefaults kHateXplainText = {
     128,   256,  64,    4,     64,   256, 1,     true,
@@ -131,6 +137,10 @@ struct SquadDefaults {
   double tau_attention;
   double tau_probability;
   std::array<double, 5> dtap_edges;  // both axes
+
+  constexpr TransformerShape shape() const {
+    return {n_ctx, d_model, heads, d_head, d_mlp, layers};
+  }
 };
 inline constexpr SquadDefaults kSquad = {
     200,  204,   50,  256, 300, 6,    50,  1200, 6,

@@ -113,16 +113,19 @@ absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
 
 absl::Status CheckText(absl::string_view prefix, const TextSettings& t) {
   for (auto [rule, value] :
-       {std::pair{kTextMaxLen, t.max_len}, std::pair{kTextNCtx, t.n_ctx},
-        std::pair{kTextDModel, t.d_model}, std::pair{kTextHeads, t.heads},
-        std::pair{kTextDHead, t.d_head}, std::pair{kTextDMlp, t.d_mlp},
-        std::pair{kTextLayers, t.layers}, std::pair{kTextEpochs, t.epochs}}) {
+       {std::pair{kTextMaxLen, t.max_len}, std::pair{kTextNCtx, t.shape.n_ctx},
+        std::pair{kTextDModel, t.shape.d_model},
+        std::pair{kTextHeads, t.shape.heads},
+        std::pair{kTextDHead, t.shape.d_head},
+        std::pair{kTextDMlp, t.shape.d_mlp},
+        std::pair{kTextLayers, t.shape.layers},
+        std::pair{kTextEpochs, t.epochs}}) {
     if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
   }
-  if (t.n_ctx < t.max_len) {
+  if (t.shape.n_ctx < t.max_len) {
     return Invalid(prefix, "text.n_ctx",
                    absl::StrCat("must be >= text.max_len = ", t.max_len,
-                                " (got ", t.n_ctx, ")"));
+                                " (got ", t.shape.n_ctx, ")"));
   }
   for (auto [rule, value] :
        {std::pair{kTextTrainFraction, t.train_fraction},
@@ -165,9 +168,12 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
        {std::pair{kSquadCropChars, s.crop_chars},
         std::pair{kSquadMaxPromptTokens, s.max_prompt_tokens},
         std::pair{kSquadMaxAnswerTokens, s.max_answer_tokens},
-        std::pair{kSquadNCtx, s.n_ctx}, std::pair{kSquadDModel, s.d_model},
-        std::pair{kSquadHeads, s.heads}, std::pair{kSquadDHead, s.d_head},
-        std::pair{kSquadDMlp, s.d_mlp}, std::pair{kSquadLayers, s.layers},
+        std::pair{kSquadNCtx, s.shape.n_ctx},
+        std::pair{kSquadDModel, s.shape.d_model},
+        std::pair{kSquadHeads, s.shape.heads},
+        std::pair{kSquadDHead, s.shape.d_head},
+        std::pair{kSquadDMlp, s.shape.d_mlp},
+        std::pair{kSquadLayers, s.shape.layers},
         std::pair{kSquadEpochs, s.epochs},
         std::pair{kSquadAccumulation, s.accumulation},
         std::pair{kSquadMaxNewTokens, s.max_new_tokens},
@@ -187,11 +193,11 @@ absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
     if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
   }
   const int64_t longest = s.max_prompt_tokens + s.max_answer_tokens + 1;
-  if (s.n_ctx < longest) {
+  if (s.shape.n_ctx < longest) {
     return Invalid(prefix, "squad.n_ctx",
                    absl::StrCat("must be >= squad.max_prompt_tokens + "
                                 "squad.max_answer_tokens + 1 = ",
-                                longest, " (got ", s.n_ctx, ")"));
+                                longest, " (got ", s.shape.n_ctx, ")"));
   }
   for (auto [split, begin, end, max] :
        {std::tuple{"train", s.train_article_begin, s.train_article_end,

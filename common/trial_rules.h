@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "common/transformer_shape.h"
 
 namespace qkov::rules {
 
@@ -126,8 +127,8 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
 // A text trial's settings as plain values, filled from the proto by
 // common/task_checks.cc for the server and the worker alike.
 struct TextSettings {
-  int64_t max_len = 0, n_ctx = 0, d_model = 0, heads = 0, d_head = 0, d_mlp = 0,
-          layers = 0, epochs = 0;
+  int64_t max_len = 0, epochs = 0;
+  TransformerShape shape;
   double train_fraction = 0, validation_fraction = 0, init_std = 0,
          mlp_lr_multiplier = 0, qk_weight_decay = 0, ov_weight_decay = 0,
          mlp_weight_decay = 0, grad_clip = 0, warmup_fraction = 0,
@@ -188,8 +189,8 @@ inline constexpr RealRule kSquadKPercent{"squad.k_percent", 0, 100};
 // A SQuAD trial's settings as plain values (as TextSettings).
 struct SquadSettings {
   int64_t crop_chars = 0, max_prompt_tokens = 0, max_answer_tokens = 0,
-          n_ctx = 0, d_model = 0, heads = 0, d_head = 0, d_mlp = 0, layers = 0,
           epochs = 0, accumulation = 0, max_new_tokens = 0;
+  TransformerShape shape;
   int64_t train_article_begin = 0, train_article_end = 0,
           train_max_questions = 0, eval_article_begin = 0, eval_article_end = 0,
           eval_max_questions = 0, validation_article_begin = 0,

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/task_kind.h"
+#include "common/transformer_shape.h"
 #include "server/core/sweep_spec.h"
 
 namespace qkov::core {
@@ -17,18 +18,25 @@ int64_t Clamped(double bytes) {
                        : static_cast<int64_t>(bytes);
 }
 
+// A transformer's weights over a vocabulary of `vocab` rows: token and
+// position embeddings, and per layer Q, K, V, O (h heads of width
+// max(d_head, d_model)) and the MLP's two matrices.
+double TransformerParams(const TransformerShape& s, double vocab) {
+  const double d = s.d_model, h = s.heads, dh = s.d_head;
+  return (vocab + s.n_ctx) * d +
+         s.layers * (4 * h * d * std::max(dh, d) + 2 * d * s.d_mlp);
+}
+
 // As for the text tasks below, over GPT-2's vocabulary, with the
 // next-token logits of a batch ([B, L, V]) and their gradient.
 int64_t SquadBytes(const qkov::v1::Training& t) {
-  const auto& x = t.squad();
-  const double d = x.d_model(), h = x.heads(), dh = x.d_head();
-  const double len = x.n_ctx(), layers = x.layers(), b = t.batch_size();
-  const double params =
-      (50257.0 + x.n_ctx()) * d +
-      layers * (4 * h * d * std::max(dh, d) + 2 * d * x.d_mlp());
+  const TransformerShape s = TransformerShapeOf(t.squad());
+  const double d = s.d_model, h = s.heads;
+  const double len = s.n_ctx, layers = s.layers, b = t.batch_size();
+  const double params = TransformerParams(s, 50257.0);
   return Clamped(4 * (4 * params + layers * h * len * len * 8.0 * b +
                       2 * b * len * 50257.0 +
-                      layers * b * len * (8 * d + x.d_mlp())));
+                      layers * b * len * (8 * d + s.d_mlp)));
 }
 
 // Weights with their gradients and two optimizer moments, plus each layer's
@@ -36,12 +44,9 @@ int64_t SquadBytes(const qkov::v1::Training& t) {
 // evaluation (256 examples at a time). The datasets themselves are not
 // counted.
 int64_t TextBytes(const qkov::v1::Training& t) {
-  const auto& x = t.text();
-  const double d = x.d_model(), h = x.heads(), dh = x.d_head();
-  const double len = x.max_len(), layers = x.layers();
-  const double params =
-      (30522.0 + x.n_ctx()) * d +
-      layers * (4 * h * d * std::max(dh, d) + 2 * d * x.d_mlp());
+  const TransformerShape s = TransformerShapeOf(t.text());
+  const double len = t.text().max_len(), layers = s.layers, h = s.heads;
+  const double params = TransformerParams(s, 30522.0);
   return Clamped(4 * (4 * params + layers * h * len * len *
                                        (8.0 * t.batch_size() + 3 * 256)));
 }

@@ -13,11 +13,14 @@
 namespace qkov::core {
 
 // An upper estimate of one trial's memory on its worker, from its shapes
-// (float32 values, int64 tokens; docs/security.md gives the terms): the
-// circuits with their gradients and optimizer state (16 V^2), a training
-// batch's tokens and activations (B T int64 and 8 B T + 4 B V floats), and
-// the held-out set (E (T + V) floats), V the vocabulary, T the sequence
-// length, B the batch, E the evaluation examples. 0 for the theory task.
+// (float32 values, int64 tokens; docs/security.md gives the terms), by the
+// settings message that shapes it. The synthetic task: the circuits with
+// their gradients and optimizer state (16 V^2), a training batch's tokens
+// and activations (B T int64 and 8 B T + 4 B V floats), and the held-out
+// set (E (T + V) floats), V the vocabulary, T the sequence length, B the
+// batch, E the evaluation examples. The text tasks and SQuAD: the
+// transformer's weights (TransformerShape) with gradients and two optimizer
+// moments, and each layer's attention tensors. 0 for the theory task.
 int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
 
 // The settings that size that estimate, for a refusal: "batch_size 32,

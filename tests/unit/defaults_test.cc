@@ -232,8 +232,8 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->kind, training::TaskKind::kText);
-  EXPECT_EQ(o->text.model.d_model, 64);
-  EXPECT_EQ(o->text.model.heads, 4);
+  EXPECT_EQ(o->text.model.shape.d_model, 64);
+  EXPECT_EQ(o->text.model.shape.heads, 4);
   EXPECT_TRUE(o->text.model.causal);
   EXPECT_EQ(o->text.model.readout, training::text::Readout::kFirstPad);
   EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kAdamW);
@@ -261,7 +261,7 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_FALSE(o->text.model.residual);
-  EXPECT_EQ(o->text.model.d_mlp, 0);
+  EXPECT_EQ(o->text.model.shape.d_mlp, 0);
   EXPECT_TRUE(o->text.model.padding_mask);
   EXPECT_EQ(o->text.model.readout, training::text::Readout::kLastToken);
   EXPECT_EQ(o->text.pos_group, training::ParamGroup::kQk);
@@ -372,12 +372,12 @@ TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->kind, training::TaskKind::kSquad);
   const training::squad::SquadTaskOptions& q = o->squad;
-  EXPECT_EQ(q.model.layers, 6);
-  EXPECT_EQ(q.model.d_model, 300);
-  EXPECT_EQ(q.model.heads, 6);
-  EXPECT_EQ(q.model.d_head, 50);
-  EXPECT_EQ(q.model.d_mlp, 1200);
-  EXPECT_EQ(q.model.n_ctx, 256);
+  EXPECT_EQ(q.model.shape.layers, 6);
+  EXPECT_EQ(q.model.shape.d_model, 300);
+  EXPECT_EQ(q.model.shape.heads, 6);
+  EXPECT_EQ(q.model.shape.d_head, 50);
+  EXPECT_EQ(q.model.shape.d_mlp, 1200);
+  EXPECT_EQ(q.model.shape.n_ctx, 256);
   EXPECT_DOUBLE_EQ(q.model.dropout, 0.2);
   EXPECT_EQ(q.prompt.crop_chars, 200);
   EXPECT_EQ(q.prompt.max_prompt_tokens, 204);

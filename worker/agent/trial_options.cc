@@ -7,6 +7,7 @@
 #include "common/status_macros.h"
 #include "common/task_checks.h"
 #include "common/task_kind.h"
+#include "common/transformer_shape.h"
 #include "worker/training/task_registry.h"
 
 namespace qkov::agent {
@@ -47,12 +48,7 @@ absl::Status ToTextOptions(const v1::TextTask& x,
   t->tokenizer.strip_accents = x.lowercase();  // as Hugging Face's default
   training::text::TextModelOptions& m = t->model;
   m.max_len = x.max_len();
-  m.n_ctx = x.n_ctx();
-  m.d_model = x.d_model();
-  m.heads = x.heads();
-  m.d_head = x.d_head();
-  m.d_mlp = x.d_mlp();
-  m.layers = x.layers();
+  m.shape = TransformerShapeOf(x);
   m.residual = x.residual();
   m.layer_norm = x.layer_norm();
   m.causal = x.causal();
@@ -113,12 +109,7 @@ void ToSquadOptions(const v1::SquadTask& x,
   q->prompt.max_prompt_tokens = x.max_prompt_tokens();
   q->prompt.max_answer_tokens = x.max_answer_tokens();
   training::squad::SquadModelOptions& m = q->model;
-  m.n_ctx = x.n_ctx();
-  m.d_model = x.d_model();
-  m.heads = x.heads();
-  m.d_head = x.d_head();
-  m.d_mlp = x.d_mlp();
-  m.layers = x.layers();
+  m.shape = TransformerShapeOf(x);
   m.dropout = x.dropout();
   m.init_std = x.init_std();
   m.embed_init_std = x.embed_init_std();

@@ -96,12 +96,7 @@ inline TrialOptions SvaOptions(double train_fraction) {
   t.train_fraction = train_fraction;
   text::TextModelOptions& m = t.model;
   m.max_len = d.max_len;
-  m.n_ctx = d.n_ctx;
-  m.d_model = d.d_model;
-  m.heads = d.heads;
-  m.d_head = d.d_head;
-  m.d_mlp = d.d_mlp;
-  m.layers = d.layers;
+  m.shape = d.shape();
   m.residual = d.residual;
   m.layer_norm = d.layer_norm;
   m.causal = d.causal;

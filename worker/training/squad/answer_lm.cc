@@ -109,7 +109,7 @@ Generation Generate(text::TextModel& model, const SquadExample& example,
                     const AnswerAttentionOptions& options) {
   torch::NoGradGuard no_grad;
   const int64_t eot = bpe.end_of_text_id();
-  const int64_t n_ctx = model->options().n_ctx;
+  const int64_t n_ctx = model->options().shape.n_ctx;
   const torch::Device device = model->parameters().front().device();
   std::vector<int64_t> seq(example.prompt.begin(), example.prompt.end());
   Generation g;

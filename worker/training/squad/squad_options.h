@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/gpt2_bpe.h"
@@ -16,12 +17,7 @@
 namespace qkov::training::squad {
 
 struct SquadModelOptions {
-  int64_t n_ctx = defaults::kSquad.n_ctx;
-  int64_t d_model = defaults::kSquad.d_model;
-  int64_t heads = defaults::kSquad.heads;
-  int64_t d_head = defaults::kSquad.d_head;
-  int64_t d_mlp = defaults::kSquad.d_mlp;
-  int64_t layers = defaults::kSquad.layers;
+  TransformerShape shape = defaults::kSquad.shape();
   double dropout = defaults::kSquad.dropout;
   double init_std = defaults::kSquad.init_std;
   double embed_init_std = defaults::kSquad.embed_init_std;

@@ -99,12 +99,8 @@ text::TextModelOptions DecoderOptions(const SquadTaskOptions& q,
                                       const text::Gpt2BpeTokenizer& bpe) {
   text::TextModelOptions mo;
   mo.vocab_size = bpe.vocab_size();
-  mo.n_ctx = mo.max_len = q.model.n_ctx;
-  mo.d_model = q.model.d_model;
-  mo.heads = q.model.heads;
-  mo.d_head = q.model.d_head;
-  mo.d_mlp = q.model.d_mlp;
-  mo.layers = q.model.layers;
+  mo.shape = q.model.shape;
+  mo.max_len = q.model.shape.n_ctx;
   mo.residual = mo.layer_norm = mo.causal = mo.lm_head = true;
   mo.padding_mask = mo.gelu_tanh = false;
   mo.init_std = q.model.init_std;

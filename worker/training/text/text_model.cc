@@ -34,7 +34,7 @@ TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
                              uint64_t seed, torch::Dtype dtype)
     : options_(o), p_(p) {
   std::mt19937_64 rng(seed);
-  const int64_t d = o.d_model, h = o.heads, dh = o.d_head;
+  const int64_t d = o.shape.d_model, h = o.shape.heads, dh = o.shape.d_head;
   const double s = o.init_std;
   const double s_collapsed = s * s * std::sqrt(static_cast<double>(dh));
   auto zeros = [dtype](std::vector<int64_t> shape) {
@@ -43,8 +43,9 @@ TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
   w_e_ = register_parameter(
       "w_e", Normal({o.vocab_size, d},
                     o.embed_init_std > 0 ? o.embed_init_std : s, rng, dtype));
-  w_pos_ = register_parameter("w_pos", Normal({o.n_ctx, d}, s, rng, dtype));
-  for (int64_t l = 0; l < o.layers; ++l) {
+  w_pos_ =
+      register_parameter("w_pos", Normal({o.shape.n_ctx, d}, s, rng, dtype));
+  for (int64_t l = 0; l < o.shape.layers; ++l) {
     Layer L;
     const std::string n = absl::StrCat("layer", l, "_");
     if (QkFactorized(p)) {
@@ -66,12 +67,12 @@ TextModelImpl::TextModelImpl(const TextModelOptions& o, Parameterization p,
                                   Normal({h, d, d}, s_collapsed, rng, dtype));
     }
     L.b_o = register_parameter(n + "b_o", zeros({d}));
-    if (o.d_mlp > 0) {
-      L.w_in =
-          register_parameter(n + "w_in", Normal({d, o.d_mlp}, s, rng, dtype));
-      L.b_in = register_parameter(n + "b_in", zeros({o.d_mlp}));
-      L.w_out =
-          register_parameter(n + "w_out", Normal({o.d_mlp, d}, s, rng, dtype));
+    if (o.shape.d_mlp > 0) {
+      L.w_in = register_parameter(n + "w_in",
+                                  Normal({d, o.shape.d_mlp}, s, rng, dtype));
+      L.b_in = register_parameter(n + "b_in", zeros({o.shape.d_mlp}));
+      L.w_out = register_parameter(n + "w_out",
+                                   Normal({o.shape.d_mlp, d}, s, rng, dtype));
       L.b_out = register_parameter(n + "b_out", zeros({d}));
     }
     if (o.layer_norm) {
@@ -117,7 +118,7 @@ torch::Tensor TextModelImpl::Dropout(const torch::Tensor& t) {
 
 torch::Tensor TextModelImpl::Mlp(Layer& L, const torch::Tensor& x) {
   const TextModelOptions& o = options_;
-  if (o.d_mlp <= 0) return x;
+  if (o.shape.d_mlp <= 0) return x;
   const torch::Tensor m = o.layer_norm ? L.ln2->forward(x) : x;
   return x +
          Dropout(torch::matmul(torch::gelu(torch::matmul(m, L.w_in) + L.b_in,
@@ -130,8 +131,8 @@ torch::Tensor TextModelImpl::FullLayer(Layer& L, const torch::Tensor& x,
                                        const torch::Tensor& allowed,
                                        TextModelOutput* out) {
   const TextModelOptions& o = options_;
-  const int64_t h = o.heads;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_head));
+  const int64_t h = o.shape.heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(o.shape.d_head));
   const torch::Tensor hx = o.layer_norm ? L.ln1->forward(x) : x;
   torch::Tensor scores;
   if (QkFactorized(p_)) {
@@ -169,7 +170,7 @@ torch::Tensor TextModelImpl::ReadoutLayer(Layer& L, const torch::Tensor& x,
                                           TextModelOutput* out) {
   const TextModelOptions& o = options_;
   const int64_t b = x.size(0), len = x.size(1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(o.d_head));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(o.shape.d_head));
   auto at_pos = [&](const torch::Tensor& t) {  // [B, L, d] -> [B, d]
     return t.gather(1, pos.view({b, 1, 1}).expand({b, 1, t.size(2)}))
         .squeeze(1);

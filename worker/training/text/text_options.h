@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
 #include "worker/training/param_group.h"
 #include "worker/training/text/datasets.h"
@@ -30,12 +31,7 @@ struct TextModelOptions {
   int64_t vocab_size = 30522;
   int64_t num_classes = 3;
   int64_t max_len = kDefaults.max_len;  // sequence length (padded)
-  int64_t n_ctx = kDefaults.n_ctx;      // position embeddings
-  int64_t d_model = kDefaults.d_model;
-  int64_t heads = kDefaults.heads;
-  int64_t d_head = kDefaults.d_head;
-  int64_t d_mlp = kDefaults.d_mlp;  // 0: no MLP
-  int64_t layers = kDefaults.layers;
+  TransformerShape shape = kDefaults.shape();
   bool residual = kDefaults.residual;
   bool layer_norm = kDefaults.layer_norm;
   bool causal = kDefaults.causal;

@@ -21,12 +21,12 @@ constexpr Parameterization kAll[] = {
 text::TextModelOptions TinyDecoder() {
   text::TextModelOptions o;
   o.vocab_size = 11;
-  o.n_ctx = 12;
-  o.d_model = 6;
-  o.heads = 2;
-  o.d_head = 3;
-  o.d_mlp = 8;
-  o.layers = 2;
+  o.shape.n_ctx = 12;
+  o.shape.d_model = 6;
+  o.shape.heads = 2;
+  o.shape.d_head = 3;
+  o.shape.d_mlp = 8;
+  o.shape.layers = 2;
   o.layer_norm = true;
   o.causal = true;
   o.padding_mask = false;
@@ -164,8 +164,8 @@ TEST(AnswerLmTest, GreedyGenerationTakesTheArgmaxAtEveryStep) {
   ASSERT_TRUE(bpe.ok()) << bpe.status();
   text::TextModelOptions o = TinyDecoder();
   o.vocab_size = (*bpe)->vocab_size();
-  o.d_model = 8;
-  o.n_ctx = 32;
+  o.shape.d_model = 8;
+  o.shape.n_ctx = 32;
   for (Parameterization p : kAll) {
     text::TextModel m(o, p, 11);
     m->eval();

@@ -36,12 +36,12 @@ std::vector<SquadExample> Questions(int64_t n) {
 text::TextModel TinyDecoder() {
   text::TextModelOptions mo;
   mo.vocab_size = testing::SharedGpt2().vocab_size();
-  mo.n_ctx = mo.max_len = 256;
-  mo.d_model = 8;
-  mo.heads = 2;
-  mo.d_head = 4;
-  mo.d_mlp = 16;
-  mo.layers = 1;
+  mo.shape.n_ctx = mo.max_len = 256;
+  mo.shape.d_model = 8;
+  mo.shape.heads = 2;
+  mo.shape.d_head = 4;
+  mo.shape.d_mlp = 16;
+  mo.shape.layers = 1;
   mo.residual = mo.layer_norm = mo.causal = mo.lm_head = true;
   mo.padding_mask = mo.gelu_tanh = false;
   mo.dropout = 0.1;  // so a resumed run must restore the dropout stream

@@ -41,11 +41,11 @@ TextModelOptions Tiny() {
   o.vocab_size = 10;
   o.num_classes = 2;
   o.max_len = 8;
-  o.n_ctx = 8;
-  o.d_model = 4;
-  o.heads = 2;
-  o.d_head = 2;
-  o.d_mlp = 0;
+  o.shape.n_ctx = 8;
+  o.shape.d_model = 4;
+  o.shape.heads = 2;
+  o.shape.d_head = 2;
+  o.shape.d_mlp = 0;
   o.residual = true;
   return o;
 }

@@ -17,12 +17,12 @@ TextModelOptions Tiny() {
   o.vocab_size = 12;
   o.num_classes = 3;
   o.max_len = 5;
-  o.n_ctx = 8;
-  o.d_model = 6;
-  o.heads = 2;
-  o.d_head = 3;
-  o.d_mlp = 5;
-  o.layers = 2;
+  o.shape.n_ctx = 8;
+  o.shape.d_model = 6;
+  o.shape.heads = 2;
+  o.shape.d_head = 3;
+  o.shape.d_mlp = 5;
+  o.shape.layers = 2;
   o.init_std = 0.5;  // large enough for the loss to depend on everything
   return o;
 }
@@ -82,8 +82,8 @@ TEST(TextModelTest, AutogradMatchesCentralDifferencesResidualMlpLayerNorm) {
 TEST(TextModelTest, AutogradMatchesCentralDifferencesAttentionOnly) {
   TextModelOptions o = Tiny();
   o.residual = false;
-  o.d_mlp = 0;
-  o.layers = 1;
+  o.shape.d_mlp = 0;
+  o.shape.layers = 1;
   o.causal = false;
   o.padding_mask = true;
   o.readout = Readout::kLastToken;
@@ -210,15 +210,15 @@ TEST(TextModelTest, KeptVocabularyRowsComputeWhatTheWholeVocabularyDoes) {
 
 TEST(TextModelTest, ReadoutLogitsMatchForwardHateXplainBlock) {
   TextModelOptions o = Tiny();
-  o.layers = 1;  // causal, residual, MLP, no LayerNorm, first-pad readout
+  o.shape.layers = 1;  // causal, residual, MLP, no LayerNorm, first-pad readout
   ExpectLogitsMatchForward(o);
 }
 
 TEST(TextModelTest, ReadoutLogitsMatchForwardAttentionOnlyBlock) {
   TextModelOptions o = Tiny();
   o.residual = false;
-  o.d_mlp = 0;
-  o.layers = 1;
+  o.shape.d_mlp = 0;
+  o.shape.layers = 1;
   o.causal = false;
   o.padding_mask = true;
   o.readout = Readout::kLastToken;
@@ -243,7 +243,7 @@ TEST(TextModelTest, CollapsedCircuitsAreTheProductsOfTheFactors) {
     auto f = fa->named_parameters();
     auto c = ca->named_parameters();
     for (std::string n : {"w_e", "w_pos", "w_cls", "b_cls"}) c[n].copy_(f[n]);
-    for (int l = 0; l < o.layers; ++l) {
+    for (int l = 0; l < o.shape.layers; ++l) {
       const std::string p = "layer" + std::to_string(l) + "_";
       c[p + "w_qk"].copy_(
           torch::matmul(f[p + "w_q"], f[p + "w_k"].transpose(1, 2)));

@@ -48,11 +48,11 @@ TrialOptions Tiny() {
   t.tokenizer.vocab_path = kShared + "/tokenizers/bert-base-uncased/vocab.txt";
   t.epochs = 3;
   t.model.max_len = 16;
-  t.model.n_ctx = 16;
-  t.model.d_model = 8;
-  t.model.heads = 2;
-  t.model.d_head = 4;
-  t.model.d_mlp = 8;
+  t.model.shape.n_ctx = 16;
+  t.model.shape.d_model = 8;
+  t.model.shape.heads = 2;
+  t.model.shape.d_head = 4;
+  t.model.shape.d_mlp = 8;
   return o;
 }
 

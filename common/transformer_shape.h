@@ -1,0 +1,31 @@
+// The shape of a transformer, shared by the text tasks' classifier and
+// SQuAD's decoder (worker/training/text/text_model.h): their settings
+// messages (qkov.v1.TextTask, qkov.v1.SquadTask) hold the same six fields,
+// read once into this struct by TransformerShapeOf wherever a program needs
+// them (the rules' settings, the worker's options, the memory estimate).
+#ifndef QKOV_COMMON_TRANSFORMER_SHAPE_H_
+#define QKOV_COMMON_TRANSFORMER_SHAPE_H_
+
+#include <cstdint>
+
+namespace qkov {
+
+struct TransformerShape {
+  int64_t n_ctx = 0;  // learned positions
+  int64_t d_model = 0;
+  int64_t heads = 0;
+  int64_t d_head = 0;
+  int64_t d_mlp = 0;  // 0: no MLP
+  int64_t layers = 0;
+};
+
+// The shape a settings message holds: any message with the six fields
+// (qkov.v1.TextTask, qkov.v1.SquadTask).
+template <class Settings>
+TransformerShape TransformerShapeOf(const Settings& x) {
+  return {x.n_ctx(), x.d_model(), x.heads(), x.d_head(), x.d_mlp(), x.layers()};
+}
+
+}  // namespace qkov
+
+#endif  // QKOV_COMMON_TRANSFORMER_SHAPE_H_
