@@ -18,6 +18,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "common/trial_defaults.h"
 #include "worker/training/cpu_runtime.h"
 #include "worker/training/squad/squad_trainer.h"
 #include "worker/training/synthetic/synthetic_task.h"
@@ -76,12 +77,8 @@ int Main() {
 
   text::TextModelOptions mo;
   mo.vocab_size = (*bpe)->vocab_size();
-  mo.shape.n_ctx = mo.max_len = 256;
-  mo.shape.d_model = 300;
-  mo.shape.heads = 6;
-  mo.shape.d_head = 50;
-  mo.shape.d_mlp = 1200;
-  mo.shape.layers = 6;
+  mo.shape = defaults::kSquad.shape();  // the authors' decoder
+  mo.max_len = mo.shape.n_ctx;
   mo.residual = mo.layer_norm = mo.causal = mo.lm_head = true;
   mo.padding_mask = mo.gelu_tanh = false;
   mo.init_std = 0.041;
