@@ -147,6 +147,21 @@ inline constexpr SquadDefaults kSquad = {
     0.2,  0.041, 0.1, 100, 0.1, 0.1,  32,  2,    0.5,
     0.05, 1000,  0.5, 5,   50,  5000, 0.1, 0.5,  {0, 0.05, 0.1, 0.5, 1.001}};
 
+// The reduced ODE (docs/paper.md §4) with the authors' settings.
+struct TheoryDefaults {
+  double m;            // informative tokens
+  double n;            // common tokens
+  double b;            // normalization constant of the paper
+  double num_classes;  // M
+  double dtau;         // the paper's fixed step
+  double max_tau;
+  double target_loss;
+  int num_thresholds;  // log-spaced loss thresholds from 1 to target_loss
+  int num_samples;     // trajectory samples, log-spaced in tau
+};
+inline constexpr TheoryDefaults kTheory = {5,   50,   50, 20, 10,
+                                           5e7, 1e-4, 50, 200};
+
 // Retry budget of a trial's failures.
 inline constexpr int kMaxAttempts = 3;
 

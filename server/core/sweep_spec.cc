@@ -91,20 +91,7 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   if (spec->max_attempts() == 0)
     spec->set_max_attempts(::qkov::defaults::kMaxAttempts);
   auto* axes = spec->mutable_axes();
-  if (TaskOrSynthetic(spec->training().task()).settings == "theory") {
-    // The ODE has no parameterization and no randomness.
-    if (axes->seeds().empty()) axes->add_seeds(0);
-    auto* t = spec->mutable_training()->mutable_theory();
-    if (t->m() == 0) t->set_m(5);
-    if (t->n() == 0) t->set_n(50);
-    if (t->b() == 0) t->set_b(50);
-    if (t->num_classes() == 0) t->set_num_classes(20);
-    if (t->dtau() == 0) t->set_dtau(10);
-    if (t->max_tau() == 0) t->set_max_tau(5e7);
-    if (t->target_loss() == 0) t->set_target_loss(1e-4);
-    if (t->num_thresholds() == 0) t->set_num_thresholds(50);
-    if (t->num_samples() == 0) t->set_num_samples(200);
-  }
+  ApplyTheoryDefaults(spec);
   if (const TaskInfo* info = FindTask(spec->training().task());
       info != nullptr && !info->searchable && axes->lr_ratios().empty())
     axes->add_lr_ratios(1);  // no QK circuit to speed up

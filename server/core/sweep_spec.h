@@ -38,6 +38,9 @@ void ApplyTextDefaults(qkov::v1::Training* training);
 // The SQuAD task's defaults (training.squad, and its optimizer, batch and
 // evaluation; server/core/squad_spec.cc); nothing for the other tasks.
 void ApplySquadDefaults(qkov::v1::Training* training);
+// The ODE's defaults (training.theory, and one seed, 0: it has no
+// randomness; server/core/theory_spec.cc); nothing for the other tasks.
+void ApplyTheoryDefaults(qkov::v1::SweepSpec* spec);
 // ApplyTrainingDefaults plus max_attempts.
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 

@@ -64,6 +64,38 @@ TEST(DefaultsTest, TheWorkersOptionsAreTheServersDefaults) {
   EXPECT_EQ(s.eval.dtap_probability_edges, plain.eval.dtap_probability_edges);
 }
 
+// A theory sweep with no settings reaches the worker with the ODE's options
+// as the struct starts them: both read defaults::kTheory.
+TEST(DefaultsTest, TheWorkersTheoryOptionsAreTheServersDefaults) {
+  v1::SweepSpec spec;
+  spec.mutable_training()->set_task(v1::TASK_THEORY);
+  core::ApplySpecDefaults(&spec);
+  ASSERT_EQ(spec.axes().seeds_size(), 1);  // no randomness: one seed, 0
+  EXPECT_EQ(spec.axes().seeds(0), 0u);
+  v1::TrialConfig config;
+  *config.mutable_training() = spec.training();
+  config.set_lr_ratio(1);
+  config.set_eta_ov(1);
+  absl::StatusOr<training::TrialOptions> from_server =
+      agent::ToTrialOptions(config);
+  ASSERT_TRUE(from_server.ok()) << from_server.status();
+  const training::TheoryOptions plain;
+  const training::TheoryOptions& s = from_server->theory;
+  EXPECT_EQ(s.m, plain.m);
+  EXPECT_EQ(s.n, plain.n);
+  EXPECT_EQ(s.b, plain.b);
+  EXPECT_EQ(s.M, plain.M);
+  EXPECT_EQ(s.dtau, plain.dtau);
+  EXPECT_EQ(s.relative_step, plain.relative_step);
+  EXPECT_EQ(s.max_tau, plain.max_tau);
+  EXPECT_EQ(s.target_loss, plain.target_loss);
+  EXPECT_EQ(s.num_thresholds, plain.num_thresholds);
+  EXPECT_EQ(s.num_samples, plain.num_samples);
+  // The authors' settings (docs/paper.md §4).
+  EXPECT_EQ(s.m, 5);
+  EXPECT_EQ(s.max_tau, 5e7);
+}
+
 // The first ```yaml block of docs/sweep-files.md.
 std::string DocsExample() {
   std::ifstream in(std::string(QKOV_SOURCE_DIR) + "/docs/sweep-files.md");

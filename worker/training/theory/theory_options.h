@@ -4,21 +4,26 @@
 #ifndef QKOV_WORKER_TRAINING_THEORY_THEORY_OPTIONS_H_
 #define QKOV_WORKER_TRAINING_THEORY_THEORY_OPTIONS_H_
 
+#include "common/trial_defaults.h"
+
 namespace qkov::training {
 
+// Unset fields take the authors' settings (defaults::kTheory).
 struct TheoryOptions {
-  double m = 5;      // informative tokens
-  double n = 50;     // common tokens
-  double b = 50;     // normalization constant of the paper
-  double M = 20;     // classes
-  double dtau = 10;  // the paper's fixed step
+  double m = defaults::kTheory.m;  // informative tokens
+  double n = defaults::kTheory.n;  // common tokens
+  double b = defaults::kTheory.b;  // normalization constant of the paper
+  double M = defaults::kTheory.num_classes;  // classes
+  double dtau = defaults::kTheory.dtau;      // the paper's fixed step
   // When > 0, the step grows to relative_step * tau (for very long horizons);
   // the paper's setting is 0.
   double relative_step = 0;
-  double max_tau = 5e7;
-  double target_loss = 1e-4;
-  int num_thresholds = 50;  // log-spaced loss thresholds from 1 to target_loss
-  int num_samples = 200;    // trajectory samples, log-spaced in tau
+  double max_tau = defaults::kTheory.max_tau;
+  double target_loss = defaults::kTheory.target_loss;
+  // Log-spaced loss thresholds from 1 to target_loss.
+  int num_thresholds = defaults::kTheory.num_thresholds;
+  // Trajectory samples, log-spaced in tau.
+  int num_samples = defaults::kTheory.num_samples;
 };
 
 // The ODE's learning rates: a trial's eta_ov and lr_ratio.
