@@ -86,7 +86,7 @@ int Report(Connection& conn, const std::vector<std::string>& sweep_flags,
     }
   }
   for (const report::ClaimResult& c : built->claims) {
-    std::printf("%-24s %-18s %s\n", c.claim->id.c_str(),
+    std::printf("%-30s %-18s %s\n", c.claim->id.c_str(),
                 VerdictName(c.judgement.verdict).c_str(),
                 c.evidence.sweep.empty() ? c.command.c_str()
                                          : c.evidence.sweep.c_str());

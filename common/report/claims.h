@@ -41,6 +41,15 @@ enum class Comparison {
   kEqualSteps,
 };
 
+// A number the paper gives for one level of a claim's reference axis, and how
+// far ours may be from it: half a unit in its last digit ("to the digits it
+// gives").
+struct Published {
+  double level = 0;
+  double value = 0;
+  double tolerance = 0;
+};
+
 struct Claim {
   std::string id;                    // short, stable: the report's anchor
   std::string statement;             // the paper's claim, in words
@@ -70,6 +79,11 @@ struct Claim {
   // values differ by at most this much, whichever is higher; not that the
   // faster arm's is better.
   double tolerance = 0;
+  // Where not empty, a claim against the paper's own numbers: the faster
+  // arm's final results (equal steps) at each of these levels of
+  // `reference`, each within its published number's tolerance. `baseline`
+  // is unused.
+  std::vector<Published> published = {};
 };
 
 // What a claim's levels are, for tables and figures: "level" (of the

@@ -4,12 +4,16 @@
 // partly or not reproduced; one-trial arms (a deterministic ODE) count no
 // CI; levels an arm did not reach are not compared. A claim of closeness
 // (comparable accuracy) is reproduced where the arms' difference, widened by
-// both CIs, is within its tolerance, whichever arm is higher.
+// both CIs, is within its tolerance, whichever arm is higher. A claim
+// against the paper's numbers is reproduced where ours are within the digits
+// the paper gives.
 #include "common/report/claims.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/aggregate.h"
@@ -257,9 +261,62 @@ TEST(ClaimsTest, ArmsApartBeyondTheToleranceAreContradictedEitherWay) {
   EXPECT_NE(j.why.find("an arm of one trial has no CI"), std::string::npos);
 }
 
+// A claim against the paper's own numbers: the ODE's final alpha at each r
+// (one deterministic trajectory each, as `qkov results --by lr_ratio`
+// groups the finished trials) within half a unit of the paper's last digit.
+v1::ResultRow TheoryRow(double r, double alpha) {
+  v1::ResultRow row;
+  row.set_trial_id(absl::StrCat("theory-", r));
+  row.mutable_config()->set_lr_ratio(r);
+  row.mutable_config()->mutable_training()->set_task(v1::TASK_THEORY);
+  row.set_state(v1::DONE);
+  (*row.mutable_values())["alpha"] = alpha;
+  return row;
+}
+
+Judgement JudgeAlphas(const Claim& c,
+                      std::vector<std::pair<double, double>> rs) {
+  google::protobuf::RepeatedPtrField<v1::ResultRow> rows;
+  for (const auto& [r, alpha] : rs) *rows.Add() = TheoryRow(r, alpha);
+  absl::StatusOr<v1::MatchedResponse> t = EqualStepsTable(c, rows);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? Judge(c, *t) : Judgement();
+}
+
+TEST(ClaimsTest, OursWithinThePapersDigitsAtEveryLevelIsReproduced) {
+  const Claim* alpha = nullptr;
+  for (const Claim& c : Claims())
+    if (c.id == "ode-end-point-alpha") alpha = &c;
+  ASSERT_NE(alpha, nullptr);
+  // The paper: 0.149 at r = 0.01, 0.287 at r = 0.1; r = 1 is not published.
+  Judgement j =
+      JudgeAlphas(*alpha, {{0.01, 0.14883}, {0.1, 0.28747}, {1, 0.59}});
+  EXPECT_EQ(j.verdict, Verdict::kReproduced) << j.why;
+  ASSERT_EQ(j.levels.size(), 2u);
+  EXPECT_NEAR(j.levels[0].difference, 0.14883 - 0.149, 1e-12);
+  EXPECT_EQ(j.levels[0].margin, 0);  // one deterministic trajectory
+  EXPECT_EQ(j.levels[1].baseline_value.mean(), 0.287);
+  // 0.2876 rounds to 0.288: apart at one level, within at the other.
+  j = JudgeAlphas(*alpha, {{0.01, 0.14883}, {0.1, 0.2876}});
+  EXPECT_EQ(j.verdict, Verdict::kNotReproduced) << j.why;
+  EXPECT_EQ(j.why,
+            "ours within the paper's number (to the digits it gives) at 1 of 2 "
+            "levels, apart by more than that and our CI at 1");
+  j = JudgeAlphas(*alpha, {{0.01, 0.30}, {0.1, 0.2876}});
+  EXPECT_EQ(j.verdict, Verdict::kContradicted) << j.why;
+  // One published level run: judged on it, the other named.
+  j = JudgeAlphas(*alpha, {{0.01, 0.1491}});
+  EXPECT_EQ(j.verdict, Verdict::kReproduced) << j.why;
+  EXPECT_NE(j.why.find("no finished trial at lr_ratio 0.1"), std::string::npos);
+  // No published level run: not run.
+  j = JudgeAlphas(*alpha, {{1, 0.59}, {10, 0.92}});
+  EXPECT_EQ(j.verdict, Verdict::kNotRun);
+  EXPECT_EQ(j.why, "the sweep has no finished trial at lr_ratio 0.01 or 0.1");
+}
+
 TEST(ClaimsTest, EveryClaimNamesItsSweepsArmsAndPaperNumber) {
   ASSERT_GE(Claims().size(), 6u);
-  int closeness = 0;
+  int closeness = 0, published = 0;
   for (const Claim& c : Claims()) {
     EXPECT_FALSE(c.presets.empty()) << c.id;
     EXPECT_EQ(c.faster.size(), c.by.size()) << c.id;
@@ -270,8 +327,16 @@ TEST(ClaimsTest, EveryClaimNamesItsSweepsArmsAndPaperNumber) {
         << c.id;
     EXPECT_GE(c.tolerance, 0) << c.id;
     closeness += c.tolerance > 0;
+    // A claim against the paper's numbers reads final results at levels of
+    // an axis, each with a tolerance.
+    published += !c.published.empty();
+    if (c.published.empty()) continue;
+    EXPECT_EQ(c.comparison, Comparison::kEqualSteps) << c.id;
+    EXPECT_FALSE(c.reference.empty()) << c.id;
+    for (const Published& p : c.published) EXPECT_GT(p.tolerance, 0) << c.id;
   }
   EXPECT_GE(closeness, 3) << "the text tasks' comparable accuracy and F1";
+  EXPECT_EQ(published, 3) << "the ODE's end point: mu_OV, mu_QK, alpha";
 }
 
 }  // namespace
