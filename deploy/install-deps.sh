@@ -15,7 +15,7 @@ packages=(
   libicu-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev libcurl4-openssl-dev
   libmicrohttpd-dev libgnutls28-dev libcpp-httplib-dev libjs-chart.js
   prometheus-cpp-dev libsystemd-dev
-  gnuplot-nox
+  gnuplot-nox xz-utils
   openssl
 )
 if [ "$#" -gt 0 ]; then packages+=("$@"); fi

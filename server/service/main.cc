@@ -29,7 +29,8 @@ ABSL_FLAG(
     std::string, db, "",
     "SQLite results database (created if missing; keep it on local disk)");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0",
-          "address to listen on; port 0 picks a free port");
+          "address to listen on: HOST:PORT (port 0 picks a free port) or "
+          "unix:PATH, a Unix socket (its port file then holds 1)");
 ABSL_FLAG(std::string, port_file, "",
           "write the bound port here once listening");
 ABSL_FLAG(int, lease_seconds, 30,
@@ -302,9 +303,11 @@ int main(int argc, char** argv) {
        {"db", config.db_path},
        {"dashboard", dashboard},
        {"metrics_port", (*server)->metrics_port()}});
+  // A Unix socket, like loopback, is reachable from this machine only.
   auto beyond_loopback = [](const std::string& listen) {
     return !listen.empty() && listen.rfind("127.", 0) != 0 &&
-           listen.rfind("localhost", 0) != 0 && listen.rfind("[::1]", 0) != 0;
+           listen.rfind("unix:", 0) != 0 && listen.rfind("localhost", 0) != 0 &&
+           listen.rfind("[::1]", 0) != 0;
   };
   if (config.token_file.empty() &&
       (beyond_loopback(config.listen) || beyond_loopback(config.http_listen) ||

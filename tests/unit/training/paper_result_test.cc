@@ -2,7 +2,7 @@
 // within a CI budget: all factors start at identity x 1e-6 (the authors'
 // Fig-2 CACO/FAFO notebook; CACO at the nn.Linear default as there), SGD,
 // batch 32, sequence 64. The base learning rate is 0.1 instead of the
-// paper's 0.01 so every run fits in 30k steps; docs/results.md records the
+// paper's 0.01 so every run fits in 30k steps; docs/measurements.md records the
 // paper-scale run (eta_OV = 0.01, ratio 20: converged at 69,000 steps).
 #include <gtest/gtest.h>
 

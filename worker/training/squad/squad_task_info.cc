@@ -56,7 +56,7 @@ training:
       "span stands at the same training loss (the view below). Answers "
       "need more: docs/experiments/squad-matched.yaml (20,000 steps, "
       "about 30 minutes per arm on one core each) reaches F1 0.06-0.08 "
-      "and compares the arms at matched loss and F1 (docs/results.md, "
+      "and compares the arms at matched loss and F1 (docs/measurements.md, "
       "\"SQuAD\": there the 20x arm attends less, against the paper). "
       "The authors' size (6 layers, 100 epochs) needs a GPU: qkov submit "
       "--preset paper-squad with CUDA workers.",

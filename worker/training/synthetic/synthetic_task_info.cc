@@ -30,7 +30,7 @@ training:
       "Compare distinct_attention at the same training loss (the matched "
       "view below): the paper's Fig. 4 says the arm whose QK circuit "
       "learns faster (factorized QK: FAFO, FACO) attends more sharply at a "
-      "given loss. docs/results.md, \"Synthetic task\", has what it gave.",
+      "given loss. docs/results.md, collapsed-ov-sharpens, has what it gave.",
       {"--matched", "train_loss", "--window", "5", "--metrics",
        "distinct_attention"}};
 }

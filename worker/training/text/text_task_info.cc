@@ -40,7 +40,7 @@ training:
       "loss is the same: the paper says the faster-QK arm (lr_ratio 30) "
       "puts more attention on the annotators' rationale at comparable "
       "loss. An arm already past a level at its first evaluation is "
-      "matched there, so read the steps too. docs/results.md, "
+      "matched there, so read the steps too. docs/measurements.md, "
       "\"HateXplain\".",
       {"--matched", "val_loss", "--metrics",
        "val_rationale_mass_head0,val_rationale_mass_rollout,val_accuracy"}};
@@ -79,7 +79,7 @@ training:
       "seed, with the token embedding at the base rate in both arms (an "
       "ablation: with the authors' faster arm, embedding at 100x too, both "
       "arms fit this small file from the averaged tokens and attention "
-      "barely moves; docs/results.md, \"Subject-verb agreement\"). The "
+      "barely moves; docs/measurements.md, \"Subject-verb agreement\"). The "
       "view below compares attention on the verb where the arms' "
       "validation accuracy is the same; the paper says the 100x arm "
       "attends more at comparable accuracy. Shorter runs leave both arms "

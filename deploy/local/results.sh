@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# docs/results.md: the reproduction report (docs/report.md) of the sweeps
+# behind it, written from their results database.
+#
+#   deploy/local/results.sh run DIR        # run the sweeps into DIR/results.db,
+#                                          # then write docs/results.md from it
+#   deploy/local/results.sh write DB [OUT] # write OUT (default docs/results.md)
+#                                          # from the database DB (or DB.xz)
+#
+# `run` submits the sweeps listed in `sweeps` below to a local qkov-server
+# and trains them with one qkov-worker per core (QKOV_WORKERS), each worker
+# taking one trial at a time: about an hour on 2 cores.
+#
+# docs/results/results.db.xz is the database docs/results.md was written
+# from; `run` leaves DIR/results.db, which `xz -9` makes such a file.
+#
+# `write` serves a copy of DB (the original is never opened for writing) on
+# a Unix socket named the same on every run, asks that server for the
+# report, and writes OUT: the report's Markdown, then docs/results-reading.md
+# (the hand-written reading of the verdicts). The same database and the same
+# code give the same file byte for byte.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${QKOV_BUILD_DIR:-$root/build}/bin
+
+# The sweeps of docs/results.md, as `qkov submit` arguments, one per line.
+sweeps=(
+  "--preset paper-four-param --quick"
+  "--preset paper-ratio --quick"
+  "--preset paper-theory"
+  "--preset paper-fixed-attention --quick"
+  "--preset paper-hatexplain --set training.evaluation.eval_every=500"
+  "--preset paper-sva --quick --set axes.seed=[1234,1235,1236] --set name=paper-sva-quick-3-seeds"
+  "--preset paper-squad --quick"
+  "--preset paper-fixed-attention --quick --set axes.seed=[1234,1235,1236] --set name=paper-fixed-attention-quick-3-seeds"
+)
+# Claims judged on a sweep other than the first of their presets.
+report_args=(
+  --sweep fixed-attention-factorized-ov=paper-fixed-attention-quick-3-seeds
+  --sweep sva-verb-attention=paper-sva-quick-3-seeds
+  --sweep sva-comparable-accuracy=paper-sva-quick-3-seeds
+)
+
+usage() {
+  sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+pids=()
+tmp=""
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_server DB DIR LISTEN: a qkov-server on DB, its port file in DIR.
+start_server() {
+  "$bin/qkov-server" --db="$1" --listen="$3" --port_file="$2/server.port" 2>>"$2/server.log" &
+  pids+=($!)
+  for _ in $(seq 1 300); do
+    [ -s "$2/server.port" ] && return 0
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "results.sh: qkov-server did not start; see $2/server.log" >&2
+  exit 1
+}
+
+run() {
+  local dir=$1
+  mkdir -p "$dir"
+  [ -e "$dir/results.db" ] && { echo "results.sh: $dir/results.db exists" >&2; exit 2; }
+  start_server "$dir/results.db" "$dir" 127.0.0.1:0
+  export QKOV_SERVER="127.0.0.1:$(cat "$dir/server.port")"
+  local s
+  set -f  # split each line into arguments; `[...]` is not a file pattern
+  for s in "${sweeps[@]}"; do
+    # shellcheck disable=SC2086  # the arguments are split on purpose
+    "$bin/qkov" submit $s
+  done
+  set +f
+  local workers=${QKOV_WORKERS:-$(nproc)} i
+  local worker_pids=()
+  for i in $(seq 1 "$workers"); do
+    # From the repository root: the presets' data paths are relative to it.
+    (cd "$root" && exec "$bin/qkov-worker" --server="$QKOV_SERVER" --name="results-$i" \
+      --batch_trials=1 --exit_when_idle 2>>"$dir/worker-$i.log") &
+    worker_pids+=($!)
+    pids+=($!)
+  done
+  for i in "${worker_pids[@]}"; do wait "$i"; done
+  "$bin/qkov" status
+  cleanup
+  pids=()
+  write "$dir/results.db" "$root/docs/results.md"
+}
+
+write() {
+  local db out=${2:-$root/docs/results.md}
+  db=$(realpath "$1")
+  out=$(realpath -m "$out")
+  [ -f "$db" ] || { echo "results.sh: no database $1" >&2; exit 2; }
+  local sum
+  tmp=$(mktemp -d)
+  trap 'cleanup; rm -rf "$tmp"' EXIT
+  case "$db" in
+    *.xz) xz -dc "$db" >"$tmp/results.db" ;;
+    *)
+      # A server still writing keeps recent commits in the -wal file beside.
+      if [ -s "$db-wal" ]; then
+        echo "results.sh: $db-wal is not empty: stop the server using $db first" >&2
+        exit 2
+      fi
+      cp "$db" "$tmp/results.db"
+      ;;
+  esac
+  sum=$(sha256sum "$tmp/results.db" | cut -d' ' -f1)
+  # The report names the server's address: a socket path relative to the
+  # server's folder keeps it the same on every run.
+  cd "$tmp"
+  start_server results.db . unix:qkov.sock
+  QKOV_SERVER=unix:qkov.sock "$bin/qkov" report "${report_args[@]}" --out report
+  {
+    echo "<!-- Written by deploy/local/results.sh from a results database"
+    echo "     (sha256 $sum)."
+    echo "     Edit docs/results-reading.md or common/report/claims.cc, not this file. -->"
+    echo
+    cat report/report.md
+    echo
+    cat "$root/docs/results-reading.md"
+  } >"$out.tmp"
+  mv "$out.tmp" "$out"
+  echo "results.sh: wrote $out"
+}
+
+case "${1:-}" in
+  run) [ $# -eq 2 ] || usage; run "$2" ;;
+  write) [ $# -ge 2 ] && [ $# -le 3 ] || usage; write "$2" "${3:-}" ;;
+  *) usage ;;
+esac
