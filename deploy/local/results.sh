@@ -69,7 +69,11 @@ start_server() {
 }
 
 run() {
-  local dir=$1
+  local dir
+  dir=$(realpath -m "$1")
+  # The presets' data paths are relative to the repository root, for the
+  # CLI's check on submit and for the workers alike.
+  cd "$root"
   mkdir -p "$dir"
   [ -e "$dir/results.db" ] && { echo "results.sh: $dir/results.db exists" >&2; exit 2; }
   start_server "$dir/results.db" "$dir" 127.0.0.1:0
@@ -84,9 +88,8 @@ run() {
   local workers=${QKOV_WORKERS:-$(nproc)} i
   local worker_pids=()
   for i in $(seq 1 "$workers"); do
-    # From the repository root: the presets' data paths are relative to it.
-    (cd "$root" && exec "$bin/qkov-worker" --server="$QKOV_SERVER" --name="results-$i" \
-      --batch_trials=1 --exit_when_idle 2>>"$dir/worker-$i.log") &
+    "$bin/qkov-worker" --server="$QKOV_SERVER" --name="results-$i" \
+      --batch_trials=1 --exit_when_idle 2>>"$dir/worker-$i.log" &
     worker_pids+=($!)
     pids+=($!)
   done
