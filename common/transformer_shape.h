@@ -6,6 +6,7 @@
 #ifndef QKOV_COMMON_TRANSFORMER_SHAPE_H_
 #define QKOV_COMMON_TRANSFORMER_SHAPE_H_
 
+#include <algorithm>
 #include <cstdint>
 
 namespace qkov {
@@ -24,6 +25,16 @@ struct TransformerShape {
 template <class Settings>
 TransformerShape TransformerShapeOf(const Settings& x) {
   return {x.n_ctx(), x.d_model(), x.heads(), x.d_head(), x.d_mlp(), x.layers()};
+}
+
+// The number of weights over a vocabulary of `vocab` rows: token and
+// position embeddings, and per layer Q, K, V, O (heads of width
+// max(d_head, d_model), as the largest parameterization holds) and the
+// MLP's two matrices. For the servers' memory estimates.
+inline double TransformerWeights(const TransformerShape& s, double vocab) {
+  const double d = s.d_model, h = s.heads, dh = s.d_head;
+  return (vocab + s.n_ctx) * d +
+         s.layers * (4 * h * d * std::max(dh, d) + 2 * d * s.d_mlp);
 }
 
 }  // namespace qkov

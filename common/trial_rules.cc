@@ -12,12 +12,12 @@ namespace {
 
 std::string Num(double x) { return absl::StrFormat("%g", x); }
 
+}  // namespace
+
 absl::Status Invalid(absl::string_view prefix, absl::string_view field,
                      absl::string_view reason) {
   return absl::InvalidArgumentError(absl::StrCat(prefix, field, ": ", reason));
 }
-
-}  // namespace
 
 absl::Status Check(absl::string_view prefix, const IntRule& rule,
                    int64_t value) {
@@ -109,136 +109,6 @@ absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
                     kTextFormats[i]);
   return Invalid(prefix, field,
                  absl::StrCat("unknown format '", name, "' (", known, ")"));
-}
-
-absl::Status CheckText(absl::string_view prefix, const TextSettings& t) {
-  for (auto [rule, value] :
-       {std::pair{kTextMaxLen, t.max_len}, std::pair{kTextNCtx, t.shape.n_ctx},
-        std::pair{kTextDModel, t.shape.d_model},
-        std::pair{kTextHeads, t.shape.heads},
-        std::pair{kTextDHead, t.shape.d_head},
-        std::pair{kTextDMlp, t.shape.d_mlp},
-        std::pair{kTextLayers, t.shape.layers},
-        std::pair{kTextEpochs, t.epochs}}) {
-    if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
-  }
-  if (t.shape.n_ctx < t.max_len) {
-    return Invalid(prefix, "text.n_ctx",
-                   absl::StrCat("must be >= text.max_len = ", t.max_len,
-                                " (got ", t.shape.n_ctx, ")"));
-  }
-  for (auto [rule, value] :
-       {std::pair{kTextTrainFraction, t.train_fraction},
-        std::pair{kTextValidationFraction, t.validation_fraction},
-        std::pair{kTextInitStd, t.init_std},
-        std::pair{kTextMlpLrMultiplier, t.mlp_lr_multiplier},
-        std::pair{kTextQkWeightDecay, t.qk_weight_decay},
-        std::pair{kTextOvWeightDecay, t.ov_weight_decay},
-        std::pair{kTextMlpWeightDecay, t.mlp_weight_decay},
-        std::pair{kTextGradClip, t.grad_clip},
-        std::pair{kTextWarmupFraction, t.warmup_fraction},
-        std::pair{kTextRolloutAlpha, t.rollout_alpha},
-        std::pair{kTextKPercent, t.k_percent}}) {
-    if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
-  }
-  if (t.validation_fraction > 0) {
-    if (t.train_fraction == 0 ||
-        t.train_fraction + t.validation_fraction >= 1) {
-      return Invalid(
-          prefix, "text.validation_fraction",
-          absl::StrCat("needs text.train_fraction > 0 and the two below 1 "
-                       "(got ",
-                       t.train_fraction, " + ", t.validation_fraction, ")"));
-    }
-    if (t.has_validation_path) {
-      return Invalid(prefix, "text.validation_fraction",
-                     "cannot go with text.validation.path (both name the "
-                     "validation split)");
-    }
-  }
-  if (!t.has_train_path)
-    return Invalid(prefix, "text.train.path", "is required");
-  if (!t.has_vocab_path)
-    return Invalid(prefix, "text.vocab_path", "is required");
-  return absl::OkStatus();
-}
-
-absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s) {
-  for (auto [rule, value] :
-       {std::pair{kSquadCropChars, s.crop_chars},
-        std::pair{kSquadMaxPromptTokens, s.max_prompt_tokens},
-        std::pair{kSquadMaxAnswerTokens, s.max_answer_tokens},
-        std::pair{kSquadNCtx, s.shape.n_ctx},
-        std::pair{kSquadDModel, s.shape.d_model},
-        std::pair{kSquadHeads, s.shape.heads},
-        std::pair{kSquadDHead, s.shape.d_head},
-        std::pair{kSquadDMlp, s.shape.d_mlp},
-        std::pair{kSquadLayers, s.shape.layers},
-        std::pair{kSquadEpochs, s.epochs},
-        std::pair{kSquadAccumulation, s.accumulation},
-        std::pair{kSquadMaxNewTokens, s.max_new_tokens},
-        std::pair{kSquadValidationQuestions, s.validation_questions},
-        std::pair{kSquadTrainF1Questions, s.train_f1_questions}}) {
-    if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
-  }
-  for (auto [rule, value] :
-       {std::pair{kSquadDropout, s.dropout},
-        std::pair{kSquadInitStd, s.init_std},
-        std::pair{kSquadEmbedInitStd, s.embed_init_std},
-        std::pair{kSquadEmbedLrMultiplier, s.embed_lr_multiplier},
-        std::pair{kSquadLabelSmoothing, s.label_smoothing},
-        std::pair{kSquadGradClip, s.grad_clip},
-        std::pair{kSquadRolloutAlpha, s.rollout_alpha},
-        std::pair{kSquadKPercent, s.k_percent}}) {
-    if (absl::Status st = Check(prefix, rule, value); !st.ok()) return st;
-  }
-  const int64_t longest = s.max_prompt_tokens + s.max_answer_tokens + 1;
-  if (s.shape.n_ctx < longest) {
-    return Invalid(prefix, "squad.n_ctx",
-                   absl::StrCat("must be >= squad.max_prompt_tokens + "
-                                "squad.max_answer_tokens + 1 = ",
-                                longest, " (got ", s.shape.n_ctx, ")"));
-  }
-  for (auto [split, begin, end, max] :
-       {std::tuple{"train", s.train_article_begin, s.train_article_end,
-                   s.train_max_questions},
-        std::tuple{"eval", s.eval_article_begin, s.eval_article_end,
-                   s.eval_max_questions},
-        std::tuple{"validation", s.validation_article_begin,
-                   s.validation_article_end, s.validation_max_questions}}) {
-    const std::string field = absl::StrCat("squad.", split, ".");
-    if (begin < 0 || begin > kSquadArticle.hi)
-      return Invalid(prefix, field + "article_begin",
-                     absl::StrCat("must be in [0, ", kSquadArticle.hi,
-                                  "] (got ", begin, ")"));
-    if (end != 0 && end <= begin)
-      return Invalid(
-          prefix, field + "article_end",
-          absl::StrCat("must be 0 (to the end) or > article_begin = ", begin,
-                       " (got ", end, ")"));
-    if (max < 0 || max > kSquadMaxQuestions.hi)
-      return Invalid(prefix, field + "max_questions",
-                     absl::StrCat("must be in [0, ", kSquadMaxQuestions.hi,
-                                  "] (got ", max, ")"));
-  }
-  if (!s.has_train_path)
-    return Invalid(prefix, "squad.train.path", "is required");
-  if (!s.has_eval_path)
-    return Invalid(prefix, "squad.eval.path", "is required");
-  if (s.validation_questions > 0 && !s.has_validation_path)
-    return Invalid(prefix, "squad.validation.path",
-                   "is required when squad.validation_questions > 0");
-  if (!s.has_encoder_path)
-    return Invalid(prefix, "squad.encoder_path", "is required");
-  if (!s.has_merges_path)
-    return Invalid(prefix, "squad.merges_path", "is required");
-  if (!s.adamw)
-    return Invalid(prefix, "optimizer.kind",
-                   "the squad task trains with adamw only");
-  if (!s.squad_schedule)
-    return Invalid(prefix, "optimizer.schedule",
-                   "the squad task trains with cosine_warmup or one_cycle");
-  return absl::OkStatus();
 }
 
 absl::Status CheckOneCycle(absl::string_view prefix, bool one_cycle,

@@ -14,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "common/transformer_shape.h"
 
 namespace qkov::rules {
 
@@ -79,29 +78,9 @@ inline constexpr IntRule kTheoryNumThresholds{"theory.num_thresholds", 1,
                                               10000};
 inline constexpr IntRule kTheoryNumSamples{"theory.num_samples", 2, 100000};
 
-// training.text (the text-classification tasks).
-inline constexpr IntRule kTextMaxLen{"text.max_len", 2, 4096};
-inline constexpr IntRule kTextNCtx{"text.n_ctx", 2, 65536};
-inline constexpr IntRule kTextDModel{"text.d_model", 1, 4096};
-inline constexpr IntRule kTextHeads{"text.heads", 1, 64};
-inline constexpr IntRule kTextDHead{"text.d_head", 1, 1024};
-inline constexpr IntRule kTextDMlp{"text.d_mlp", 0, 65536};
-inline constexpr IntRule kTextLayers{"text.layers", 1, 48};
-inline constexpr IntRule kTextEpochs{"text.epochs", 1, 100000};
-inline constexpr IntRule kTextMaxExamples{"text.*.max_examples", 0, 1000000000};
-inline constexpr RealRule kTextTrainFraction{"text.train_fraction", 0, 0.999};
-inline constexpr RealRule kTextValidationFraction{"text.validation_fraction", 0,
-                                                  0.999};
-inline constexpr RealRule kTextInitStd{"text.init_std", 0, 10, true};
-inline constexpr RealRule kTextMlpLrMultiplier{"text.mlp_lr_multiplier", 0,
-                                               1e6};
-inline constexpr RealRule kTextQkWeightDecay{"text.qk_weight_decay", 0, 1e3};
-inline constexpr RealRule kTextOvWeightDecay{"text.ov_weight_decay", 0, 1e3};
-inline constexpr RealRule kTextMlpWeightDecay{"text.mlp_weight_decay", 0, 1e3};
-inline constexpr RealRule kTextGradClip{"text.grad_clip", 0, 1e6};
-inline constexpr RealRule kTextWarmupFraction{"text.warmup_fraction", 0, 1};
-inline constexpr RealRule kTextRolloutAlpha{"text.rollout_alpha", 0, 1};
-inline constexpr RealRule kTextKPercent{"text.k_percent", 0, 100, true};
+// INVALID_ARGUMENT "PREFIXfield: reason".
+absl::Status Invalid(absl::string_view prefix, absl::string_view field,
+                     absl::string_view reason);
 
 // INVALID_ARGUMENT "PREFIXfield: must be in [lo, hi] (got x)" when outside.
 absl::Status Check(absl::string_view prefix, const IntRule& rule,
@@ -124,19 +103,6 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                       int64_t loss_window, double target_loss,
                       int64_t warmup_steps);
 
-// A text trial's settings as plain values, filled from the proto by
-// common/task_checks.cc for the server and the worker alike.
-struct TextSettings {
-  int64_t max_len = 0, epochs = 0;
-  TransformerShape shape;
-  double train_fraction = 0, validation_fraction = 0, init_std = 0,
-         mlp_lr_multiplier = 0, qk_weight_decay = 0, ov_weight_decay = 0,
-         mlp_weight_decay = 0, grad_clip = 0, warmup_fraction = 0,
-         rollout_alpha = 0, k_percent = 0;
-  bool has_train_path = false, has_vocab_path = false,
-       has_validation_path = false;
-};
-
 // The text data formats (docs/text-tasks.md), in the order of the worker's
 // text::TextFormat.
 inline constexpr const char* kTextFormats[] = {
@@ -147,68 +113,6 @@ inline constexpr const char* kTextFormats[] = {
 absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
                                     absl::string_view field,
                                     absl::string_view name);
-
-// Every text setting in range, positions for every token (n_ctx >=
-// max_len), and a training file and a vocabulary named.
-absl::Status CheckText(absl::string_view prefix, const TextSettings& s);
-
-// training.squad (the SQuAD decoder).
-inline constexpr IntRule kSquadCropChars{"squad.crop_chars", 0, 100000};
-inline constexpr IntRule kSquadMaxPromptTokens{"squad.max_prompt_tokens", 8,
-                                               65536};
-inline constexpr IntRule kSquadMaxAnswerTokens{"squad.max_answer_tokens", 1,
-                                               4096};
-inline constexpr IntRule kSquadNCtx{"squad.n_ctx", 16, 65536};
-inline constexpr IntRule kSquadDModel{"squad.d_model", 1, 4096};
-inline constexpr IntRule kSquadHeads{"squad.heads", 1, 64};
-inline constexpr IntRule kSquadDHead{"squad.d_head", 1, 1024};
-inline constexpr IntRule kSquadDMlp{"squad.d_mlp", 0, 65536};
-inline constexpr IntRule kSquadLayers{"squad.layers", 1, 48};
-inline constexpr IntRule kSquadEpochs{"squad.epochs", 1, 100000};
-inline constexpr IntRule kSquadAccumulation{"squad.accumulation", 1, 4096};
-inline constexpr IntRule kSquadMaxNewTokens{"squad.max_new_tokens", 1, 4096};
-inline constexpr IntRule kSquadValidationQuestions{"squad.validation_questions",
-                                                   0, 1000000};
-inline constexpr IntRule kSquadTrainF1Questions{"squad.train_f1_questions", 0,
-                                                1000000};
-inline constexpr IntRule kSquadArticle{"squad.*.article_begin", 0, 1000000000};
-inline constexpr IntRule kSquadMaxQuestions{"squad.*.max_questions", 0,
-                                            1000000000};
-inline constexpr RealRule kSquadDropout{"squad.dropout", 0, 0.99};
-inline constexpr RealRule kSquadInitStd{"squad.init_std", 0, 10, true};
-inline constexpr RealRule kSquadEmbedInitStd{"squad.embed_init_std", 0, 10,
-                                             true};
-inline constexpr RealRule kSquadEmbedLrMultiplier{"squad.embed_lr_multiplier",
-                                                  0, 1e6, true, true};
-inline constexpr RealRule kSquadLabelSmoothing{"squad.label_smoothing", 0,
-                                               0.999};
-inline constexpr RealRule kSquadGradClip{"squad.grad_clip", 0, 1e6};
-inline constexpr RealRule kSquadRolloutAlpha{"squad.rollout_alpha", 0, 1};
-inline constexpr RealRule kSquadKPercent{"squad.k_percent", 0, 100};
-
-// A SQuAD trial's settings as plain values (as TextSettings).
-struct SquadSettings {
-  int64_t crop_chars = 0, max_prompt_tokens = 0, max_answer_tokens = 0,
-          epochs = 0, accumulation = 0, max_new_tokens = 0;
-  TransformerShape shape;
-  int64_t train_article_begin = 0, train_article_end = 0,
-          train_max_questions = 0, eval_article_begin = 0, eval_article_end = 0,
-          eval_max_questions = 0, validation_article_begin = 0,
-          validation_article_end = 0, validation_max_questions = 0,
-          validation_questions = 0, train_f1_questions = 0;
-  double dropout = 0, init_std = 0, embed_init_std = 0, embed_lr_multiplier = 0,
-         label_smoothing = 0, grad_clip = 0, rollout_alpha = 0, k_percent = 0;
-  bool has_train_path = false, has_eval_path = false, has_encoder_path = false,
-       has_merges_path = false, has_validation_path = false, adamw = false,
-       squad_schedule = false;
-};
-
-// Every SQuAD setting in range; positions for the longest sequence
-// (n_ctx >= max_prompt_tokens + max_answer_tokens + 1, the end-of-text
-// included); non-empty article ranges; the files named (a validation file
-// when validation_questions > 0); AdamW with the
-// cosine_warmup or one_cycle schedule (squad_schedule: one of them).
-absl::Status CheckSquad(absl::string_view prefix, const SquadSettings& s);
 
 // The one_cycle schedule is the squad task's only (its trainer also cycles
 // AdamW's beta1): "PREFIXoptimizer.schedule: one_cycle is for task squad

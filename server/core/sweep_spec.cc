@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/proto_enums.h"
-#include "common/task_checks.h"
 #include "common/task_kind.h"
+#include "common/task_settings.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
 #include "server/core/adaptive_sweep.h"
@@ -45,8 +45,6 @@ void ApplyTrainingDefaults(Training* t) {
   namespace d = ::qkov::defaults;
   if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED)
     t->set_task(qkov::v1::TASK_SYNTHETIC);
-  ApplyTextDefaults(t);  // first: some of their defaults differ
-  ApplySquadDefaults(t);
   auto* s = t->mutable_synthetic();
   if (s->vocab_size() == 0) s->set_vocab_size(d::kVocabSize);
   if (s->num_common() == 0) s->set_num_common(d::kNumCommon);
@@ -87,11 +85,16 @@ void ApplyTrainingDefaults(Training* t) {
 }
 
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
+  if (spec->training().task() == qkov::v1::TASK_KIND_UNSPECIFIED)
+    spec->mutable_training()->set_task(qkov::v1::TASK_SYNTHETIC);
+  // First: where the task's defaults differ from the shared ones, its own
+  // are set before the shared fill the rest.
+  if (auto* apply = TaskSettingsOf(spec->training()).apply_defaults)
+    apply(spec);
   ApplyTrainingDefaults(spec->mutable_training());
   if (spec->max_attempts() == 0)
     spec->set_max_attempts(::qkov::defaults::kMaxAttempts);
   auto* axes = spec->mutable_axes();
-  ApplyTheoryDefaults(spec);
   if (const TaskInfo* info = FindTask(spec->training().task());
       info != nullptr && !info->searchable && axes->lr_ratios().empty())
     axes->add_lr_ratios(1);  // no QK circuit to speed up
@@ -105,23 +108,7 @@ absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
                    absl::StrCat("unknown task ", static_cast<int>(t.task()),
                                 " (", TaskNameList(), ")"));
   }
-  if (absl::Status st = rules::CheckTextTask(t, prefix); !st.ok()) return st;
-  if (absl::Status st = rules::CheckSquadTask(t, prefix); !st.ok()) return st;
-  if (TaskOrSynthetic(t.task()).settings == "theory") {
-    const auto& th = t.theory();
-    if (absl::Status st = rules::CheckTheory(
-            prefix, th.m(), th.n(), th.b(), th.num_classes(), th.dtau(),
-            th.relative_step(), th.max_tau(), th.target_loss(),
-            th.num_thresholds(), th.num_samples());
-        !st.ok())
-      return st;
-  }
-  const auto& s = t.synthetic();
-  if (absl::Status st = rules::CheckSyntheticShape(
-          prefix, s.vocab_size(), s.num_common(), s.num_classes(),
-          s.distinct_per_class(), s.seq_len());
-      !st.ok())
-    return st;
+  if (absl::Status st = TaskSettingsOf(t).check(t, prefix); !st.ok()) return st;
   const auto& o = t.optimizer();
   if (!qkov::v1::OptimizerKind_IsValid(o.kind()) || o.kind() == 0)
     return Invalid(absl::StrCat(prefix, "optimizer.kind"),

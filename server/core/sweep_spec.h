@@ -30,18 +30,12 @@ struct SpecLimits {
 };
 
 // Fills every unset (zero) field of `training` with the paper's synthetic
-// defaults (docs/sweep-files.md lists them).
+// defaults (docs/sweep-files.md lists them). Every trial's config carries
+// them, whatever its task.
 void ApplyTrainingDefaults(qkov::v1::Training* training);
-// The text tasks' defaults (training.text and what differs in optimizer and
-// evaluation; server/core/text_spec.cc); nothing for the other tasks.
-void ApplyTextDefaults(qkov::v1::Training* training);
-// The SQuAD task's defaults (training.squad, and its optimizer, batch and
-// evaluation; server/core/squad_spec.cc); nothing for the other tasks.
-void ApplySquadDefaults(qkov::v1::Training* training);
-// The ODE's defaults (training.theory, and one seed, 0: it has no
-// randomness; server/core/theory_spec.cc); nothing for the other tasks.
-void ApplyTheoryDefaults(qkov::v1::SweepSpec* spec);
-// ApplyTrainingDefaults plus max_attempts.
+// The task's own defaults (its settings message's entry,
+// common/task_settings.h), then ApplyTrainingDefaults, max_attempts, and
+// the axes' and the search's and early stopping's defaults.
 void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 
 // OK, or INVALID_ARGUMENT whose message starts with the field path, e.g.
@@ -49,9 +43,9 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec);
 // defaults applied.
 absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                                const SpecLimits& limits);
-// The training settings alone, by the rules of common/trial_rules.h and,
-// for the text and SQuAD tasks, common/task_checks.h (the worker checks each
-// trial by the same rules); field paths start with `prefix`
+// The training settings alone, by the rules of common/trial_rules.h and
+// the task's settings message by its entry in common/task_settings.h (the
+// worker checks each trial by the same rules); field paths start with `prefix`
 // ("spec.training.").
 absl::Status ValidateTraining(const qkov::v1::Training& training,
                               absl::string_view prefix);

@@ -14,7 +14,8 @@ namespace qkov::core {
 
 // An upper estimate of one trial's memory on its worker, from its shapes
 // (float32 values, int64 tokens; docs/security.md gives the terms), by the
-// settings message that shapes it. The synthetic task: the circuits with
+// entry of the settings message that shapes it (common/task_settings.h,
+// each declared in its task's folder). The synthetic task: the circuits with
 // their gradients and optimizer state (16 V^2), a training batch's tokens
 // and activations (B T int64 and 8 B T + 4 B V floats), and the held-out
 // set (E (T + V) floats), V the vocabulary, T the sequence length, B the

@@ -328,7 +328,7 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
             "spec.training.text.train.path: is required");
 }
 
-// A text trial's settings are checked on the proto by common/task_checks.h,
+// A text trial's settings are checked on the proto by common/task_settings.h,
 // by the server on submit and by the worker on each lease: the same values
 // are refused in the same words, before any conversion.
 TEST(TextTaskTest, TheWorkerRefusesBadTextSettingsAsTheServerDoes) {

@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/proto_enums.h"
 #include "common/status_macros.h"
-#include "common/task_checks.h"
 #include "common/task_kind.h"
+#include "common/task_settings.h"
 #include "common/transformer_shape.h"
 #include "worker/training/task_registry.h"
 
@@ -211,11 +211,11 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
         " (expected ", training::TrainedTaskNames(), ")"));
   }
   o.kind = task->kind;
-  // The text and SQuAD settings are checked here, on the proto, by the
-  // server's own checks (field paths relative to the training settings, as
-  // TrialOptions::Validate's); Validate checks the rest.
-  RETURN_IF_ERROR(rules::CheckTextTask(t, ""));
-  RETURN_IF_ERROR(rules::CheckSquadTask(t, ""));
+  // The task's settings message is checked here, on the proto, by the
+  // server's own check (common/task_settings.h; field paths relative to the
+  // training settings, as TrialOptions::Validate's); Validate checks the
+  // rest.
+  RETURN_IF_ERROR(TaskSettingsOf(t).check(t, ""));
   // The text and SQuAD tasks' settings are read for those tasks only (the
   // task table's `settings`); other settings keep their defaults.
   const TaskInfo& info = TaskOrSynthetic(t.task());

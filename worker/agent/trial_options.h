@@ -9,8 +9,8 @@
 namespace qkov::agent {
 
 // Every task kind; INVALID_ARGUMENT for enum values this worker does not
-// know, for text or SQuAD settings common/task_checks.h refuses (field paths
-// "text.max_len: ..."), and for values TrialOptions::Validate
+// know, for settings the task's entry in common/task_settings.h refuses
+// (field paths "text.max_len: ..."), and for values TrialOptions::Validate
 // refuses.
 absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const qkov::v1::TrialConfig& config);

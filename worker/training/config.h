@@ -111,9 +111,10 @@ struct TrialOptions {
   // The checks common/trial_rules.h makes on the server, with field paths
   // relative to a trial ("synthetic.vocab_size: ..."): the rates, the
   // synthetic task's shape, the ODE, the optimizer, the run and the
-  // evaluation. The text and SQuAD settings are checked before conversion,
-  // on the proto (common/task_checks.h, called by the agent's
-  // ToTrialOptions), and are not checked again here.
+  // evaluation. Each task's settings message is checked before conversion,
+  // on the proto (its entry in common/task_settings.h, called by the agent's
+  // ToTrialOptions), and the text and SQuAD settings are not checked again
+  // here.
   absl::Status Validate() const;
 };
 

@@ -124,7 +124,7 @@ TEST(TrialOptionsTest, TextEnumsAreRefusedByField) {
 }
 
 // The text settings are checked on the proto, by the server's own checks
-// (common/task_checks.h), before any conversion.
+// (the text entry of common/task_settings.h), before any conversion.
 TEST(TrialOptionsTest, TextSettingsAreCheckedBeforeConversion) {
   v1::TrialConfig c = HateXplainConfig();
   c.mutable_training()->mutable_text()->set_heads(0);

@@ -1,14 +1,18 @@
 // Tasks registered outside the task table's own list (common/task_info.h,
 // docs/adding-a-task.md): found by name and by their TaskKind number like
 // config.proto's tasks, and refused, naming the task, when they would be
-// ambiguous or come too late. A binary of its own: its probe task joins
-// Tasks() here only.
+// ambiguous or come too late; and so for settings messages
+// (common/task_settings.h). A binary of its own: its probe task and probe
+// settings join the lists here only.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/task_info.h"
 #include "common/task_kind.h"
+#include "common/task_settings.h"
 #include "qkov/v1/config.pb.h"
 
 namespace qkov {
@@ -26,6 +30,37 @@ TaskInfo Probe(const std::string& name, int kind) {
   return t;
 }
 
+// A settings entry of a task of its own, and that task: its defaults set
+// the batch, its check refuses one batch size, naming the field.
+void ProbeDefaults(v1::SweepSpec* spec) {
+  if (spec->training().batch_size() == 0)
+    spec->mutable_training()->set_batch_size(3);
+}
+absl::Status ProbeCheck(const v1::Training& t, absl::string_view prefix) {
+  if (t.batch_size() == 7)
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "batch_size: the probe refuses 7"));
+  return absl::OkStatus();
+}
+int64_t ProbeBytes(const v1::Training& t) { return 1000 * t.batch_size(); }
+
+TaskSettings ProbeSettings(const std::string& name) {
+  TaskSettings s;
+  s.name = name;
+  s.apply_defaults = &ProbeDefaults;
+  s.check = &ProbeCheck;
+  s.memory_bytes = &ProbeBytes;
+  return s;
+}
+
+TaskInfo ProbeWithSettings() {
+  TaskInfo t = Probe("settings_probe", kProbeKind + 20);
+  t.settings = "probe_settings";
+  return t;
+}
+
+const TaskSettingsRegistration kProbeSettings(ProbeSettings("probe_settings"));
+const TaskRegistration kProbeWithSettings(ProbeWithSettings());
 const TaskRegistration kProbe(Probe("registry_probe", kProbeKind));
 
 TEST(TaskRegistrationTest, ARegisteredTaskIsFoundByNameAndNumber) {
@@ -61,6 +96,52 @@ TEST(TaskRegistrationDeathTest, AmbiguousOrLateRegistrationsDieNamingTheTask) {
   EXPECT_DEATH(RegisterTask(Probe("late", kProbeKind + 1)),
                "cannot register task \"late\": registered after the first "
                "lookup");
+}
+
+TEST(TaskSettingsRegistrationTest, ATasksOwnSettingsAreLookedUpByItsTask) {
+  v1::SweepSpec spec;
+  spec.mutable_training()->set_task(static_cast<v1::TaskKind>(kProbeKind + 20));
+  const TaskSettings& s = TaskSettingsOf(spec.training());
+  EXPECT_EQ(s.name, "probe_settings");
+  EXPECT_EQ(FindTaskSettings("probe_settings"), &s);
+  s.apply_defaults(&spec);
+  EXPECT_EQ(spec.training().batch_size(), 3);
+  EXPECT_TRUE(s.check(spec.training(), "spec.training.").ok());
+  EXPECT_EQ(s.memory_bytes(spec.training()), 3000);
+  spec.mutable_training()->set_batch_size(7);
+  EXPECT_EQ(s.check(spec.training(), "spec.training.").message(),
+            "spec.training.batch_size: the probe refuses 7");
+  // The table's own messages, each by the tasks that read it; an unknown
+  // or unspecified task gets the synthetic task's.
+  v1::Training t;
+  for (auto [kind, name] :
+       {std::pair{v1::TASK_SVA, "text"}, std::pair{v1::TASK_SQUAD, "squad"},
+        std::pair{v1::TASK_THEORY, "theory"},
+        std::pair{v1::TASK_FIXED_ATTENTION, "synthetic"},
+        std::pair{v1::TASK_KIND_UNSPECIFIED, "synthetic"},
+        std::pair{static_cast<v1::TaskKind>(kProbeKind + 1), "synthetic"}}) {
+    t.set_task(kind);
+    EXPECT_EQ(TaskSettingsOf(t).name, name) << kind;
+  }
+}
+
+TEST(TaskSettingsRegistrationTest, EveryTaskReadsAMessageWithAnEntry) {
+  for (const TaskInfo& task : Tasks())
+    EXPECT_NE(FindTaskSettings(task.settings), nullptr)
+        << task.name << " reads training." << task.settings;
+}
+
+TEST(TaskSettingsRegistrationDeathTest, TakenOrLateRegistrationsDie) {
+  EXPECT_DEATH(RegisterTaskSettings(ProbeSettings("text")),
+               "cannot register task settings \"text\": the name is taken");
+  TaskSettings no_check = ProbeSettings("unchecked");
+  no_check.check = nullptr;
+  EXPECT_DEATH(RegisterTaskSettings(no_check),
+               "cannot register task settings \"unchecked\": no check");
+  (void)FindTaskSettings("text");
+  EXPECT_DEATH(RegisterTaskSettings(ProbeSettings("late")),
+               "cannot register task settings \"late\": registered after "
+               "the first lookup");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ class SquadTaskTrainer : public InTurnTrainer {
 
 // The SQuAD task's entry in the worker's trainers (task_registry.h): its
 // trainer and the ratio's check (the SQuAD settings are checked on the
-// proto, common/task_checks.h).
+// proto, squad_settings.h).
 TrainingTask SquadTrainingTask();
 
 }  // namespace qkov::training::squad

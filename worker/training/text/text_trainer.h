@@ -24,7 +24,7 @@ class TextTrainer : public InTurnTrainer {
 
 // The text task's entry in the worker's trainers (task_registry.h): its
 // trainer for the task table's text, hatexplain and sva, and the ratio's
-// check (the text settings are checked on the proto, common/task_checks.h).
+// check (the text settings are checked on the proto, text_settings.h).
 TrainingTask TextTrainingTask();
 
 }  // namespace qkov::training::text
