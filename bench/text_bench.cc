@@ -12,6 +12,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "worker/training/cpu_runtime.h"
+#include "worker/training/text/text_options.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
@@ -71,7 +72,7 @@ int Main() {
   o.optimizer.kind = OptimizerKind::kAdamW;
   o.optimizer.schedule = ScheduleKind::kCosineWarmup;
   o.eval.num_examples = 64;
-  text::TextTaskOptions& t = o.text;
+  text::TextTaskOptions& t = o.MutableTaskOptions<text::TextTaskOptions>();
   t.train.format = text::TextFormat::kHateXplain;
   t.train.path = data + "/hatexplain/train-reconstructed.jsonl";
   t.tokenizer.vocab_path = data + "/tokenizers/bert-base-uncased/vocab.txt";

@@ -1,8 +1,10 @@
 // The shape of a transformer, shared by the text tasks' classifier and
 // SQuAD's decoder (worker/training/text/text_model.h): their settings
-// messages (qkov.v1.TextTask, qkov.v1.SquadTask) hold the same six fields,
-// read once into this struct by TransformerShapeOf wherever a program needs
-// them (the rules' settings, the worker's options, the memory estimate).
+// messages (qkov.v1.TextTask, qkov.v1.SquadTask) hold the same six fields
+// flat (a stored config's field names are kept: docs/architecture.md,
+// "Decisions"), read into this struct by TransformerShapeOf wherever a
+// program needs them (each message's checks and memory model,
+// worker/training/*/*_settings.cc, and its reader into the model options).
 #ifndef QKOV_COMMON_TRANSFORMER_SHAPE_H_
 #define QKOV_COMMON_TRANSFORMER_SHAPE_H_
 

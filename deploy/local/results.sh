@@ -6,6 +6,8 @@
 #                                          # then write docs/results.md from it
 #   deploy/local/results.sh write DB [OUT] # write OUT (default docs/results.md)
 #                                          # from the database DB (or DB.xz)
+#   deploy/local/results.sh submit DIR     # submit the sweeps into
+#                                          # DIR/results.db, train nothing
 #
 # `run` submits the sweeps listed in `sweeps` below to a local qkov-server
 # and trains them with one qkov-worker per core (QKOV_WORKERS), each worker
@@ -42,7 +44,7 @@ report_args=(
 )
 
 usage() {
-  sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -68,9 +70,10 @@ start_server() {
   exit 1
 }
 
-run() {
-  local dir
-  dir=$(realpath -m "$1")
+# Starts a server on DIR/results.db (a new file) and submits the sweeps to
+# it; the server keeps running (`cleanup` stops it).
+submit_sweeps() {
+  local dir=$1
   # The presets' data paths are relative to the repository root, for the
   # CLI's check on submit and for the workers alike.
   cd "$root"
@@ -85,6 +88,12 @@ run() {
     "$bin/qkov" submit $s
   done
   set +f
+}
+
+run() {
+  local dir
+  dir=$(realpath -m "$1")
+  submit_sweeps "$dir"
   local workers=${QKOV_WORKERS:-$(nproc)} i
   local worker_pids=()
   for i in $(seq 1 "$workers"); do
@@ -141,5 +150,6 @@ write() {
 case "${1:-}" in
   run) [ $# -eq 2 ] || usage; run "$2" ;;
   write) [ $# -ge 2 ] && [ $# -le 3 ] || usage; write "$2" "${3:-}" ;;
+  submit) [ $# -eq 2 ] || usage; submit_sweeps "$(realpath -m "$2")"; cleanup ;;
   *) usage ;;
 esac

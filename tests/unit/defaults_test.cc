@@ -16,6 +16,9 @@
 #include "tests/data_available.h"
 #include "worker/agent/trial_options.h"
 #include "worker/training/config.h"
+#include "worker/training/squad/squad_options.h"
+#include "worker/training/text/text_options.h"
+#include "worker/training/theory/theory_options.h"
 #include "worker/training/trainer.h"
 
 namespace qkov {
@@ -80,7 +83,8 @@ TEST(DefaultsTest, TheWorkersTheoryOptionsAreTheServersDefaults) {
       agent::ToTrialOptions(config);
   ASSERT_TRUE(from_server.ok()) << from_server.status();
   const training::TheoryOptions plain;
-  const training::TheoryOptions& s = from_server->theory;
+  const training::TheoryOptions& s =
+      from_server->TaskOptions<training::TheoryOptions>();
   EXPECT_EQ(s.m, plain.m);
   EXPECT_EQ(s.n, plain.n);
   EXPECT_EQ(s.b, plain.b);
@@ -264,10 +268,14 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->kind, training::TaskKind::kText);
-  EXPECT_EQ(o->text.model.shape.d_model, 64);
-  EXPECT_EQ(o->text.model.shape.heads, 4);
-  EXPECT_TRUE(o->text.model.causal);
-  EXPECT_EQ(o->text.model.readout, training::text::Readout::kFirstPad);
+  EXPECT_EQ(
+      o->TaskOptions<training::text::TextTaskOptions>().model.shape.d_model,
+      64);
+  EXPECT_EQ(o->TaskOptions<training::text::TextTaskOptions>().model.shape.heads,
+            4);
+  EXPECT_TRUE(o->TaskOptions<training::text::TextTaskOptions>().model.causal);
+  EXPECT_EQ(o->TaskOptions<training::text::TextTaskOptions>().model.readout,
+            training::text::Readout::kFirstPad);
   EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kAdamW);
   EXPECT_EQ(o->optimizer.schedule, training::ScheduleKind::kCosineWarmup);
   EXPECT_EQ(o->eval.dtap_attention_edges,
@@ -292,14 +300,20 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   *config.mutable_training() = sva.training();
   o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_FALSE(o->text.model.residual);
-  EXPECT_EQ(o->text.model.shape.d_mlp, 0);
-  EXPECT_TRUE(o->text.model.padding_mask);
-  EXPECT_EQ(o->text.model.readout, training::text::Readout::kLastToken);
-  EXPECT_EQ(o->text.pos_group, training::ParamGroup::kQk);
+  EXPECT_FALSE(
+      o->TaskOptions<training::text::TextTaskOptions>().model.residual);
+  EXPECT_EQ(o->TaskOptions<training::text::TextTaskOptions>().model.shape.d_mlp,
+            0);
+  EXPECT_TRUE(
+      o->TaskOptions<training::text::TextTaskOptions>().model.padding_mask);
+  EXPECT_EQ(o->TaskOptions<training::text::TextTaskOptions>().model.readout,
+            training::text::Readout::kLastToken);
+  EXPECT_EQ(o->TaskOptions<training::text::TextTaskOptions>().pos_group,
+            training::ParamGroup::kQk);
   EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kSgd);
   EXPECT_DOUBLE_EQ(o->optimizer.momentum, 0.99);
-  EXPECT_DOUBLE_EQ(o->text.train_fraction, 0.1);
+  EXPECT_DOUBLE_EQ(
+      o->TaskOptions<training::text::TextTaskOptions>().train_fraction, 0.1);
 
   // A validation share of the single file reaches the worker; one that
   // leaves no test split, or a second validation source, is refused.
@@ -308,7 +322,9 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   *config.mutable_training() = sva.training();
   o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_DOUBLE_EQ(o->text.validation_fraction, 0.05);
+  EXPECT_DOUBLE_EQ(
+      o->TaskOptions<training::text::TextTaskOptions>().validation_fraction,
+      0.05);
   sva.mutable_training()->mutable_text()->set_validation_fraction(0.9);
   EXPECT_EQ(core::ValidateSweepSpec(sva, core::SpecLimits()).message(),
             "spec.training.text.validation_fraction: needs "
@@ -403,7 +419,8 @@ TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
   absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->kind, training::TaskKind::kSquad);
-  const training::squad::SquadTaskOptions& q = o->squad;
+  const training::squad::SquadTaskOptions& q =
+      o->TaskOptions<training::squad::SquadTaskOptions>();
   EXPECT_EQ(q.model.shape.layers, 6);
   EXPECT_EQ(q.model.shape.d_model, 300);
   EXPECT_EQ(q.model.shape.heads, 6);

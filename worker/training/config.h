@@ -5,6 +5,7 @@
 #ifndef QKOV_WORKER_TRAINING_CONFIG_H_
 #define QKOV_WORKER_TRAINING_CONFIG_H_
 
+#include <any>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,9 +14,6 @@
 #include "absl/status/statusor.h"
 #include "common/trial_defaults.h"
 #include "worker/training/param_group.h"
-#include "worker/training/squad/squad_options.h"
-#include "worker/training/text/text_options.h"
-#include "worker/training/theory/theory_options.h"
 
 namespace qkov::training {
 
@@ -96,9 +94,12 @@ struct TrialOptions {
   uint64_t seed = 1234;
   SyntheticTaskOptions synthetic;  // synthetic and fixed_attention
   double alpha = 0;                // fixed_attention: mass on distinct tokens
-  TheoryOptions theory;            // theory: the ODE (its rates are these)
-  text::TextTaskOptions text;      // text: data, tokenizer, model, groups
-  squad::SquadTaskOptions squad;   // squad: data, tokenizer, decoder
+  // The options of a task with a settings message of its own, as its trainer
+  // uses them (theory/theory_options.h's TheoryOptions,
+  // text/text_options.h's TextTaskOptions, squad/squad_options.h's
+  // SquadTaskOptions, ...), read from the message by the agent's reader of
+  // it (worker/agent/settings_reader.h). Empty for the synthetic tasks.
+  std::any task_options;
   OptimizerOptions optimizer;
   InitOptions init;
   int64_t max_steps = defaults::kMaxSteps;
@@ -116,6 +117,24 @@ struct TrialOptions {
   // ToTrialOptions), and the text and SQuAD settings are not checked again
   // here.
   absl::Status Validate() const;
+
+  // task_options as the T its task reads; T's defaults when it holds none.
+  // Throws std::bad_any_cast when it holds another task's (a programming
+  // error: a trainer is handed only its own task's trials).
+  template <class T>
+  const T& TaskOptions() const {
+    if (!task_options.has_value()) {
+      static const T* const empty = new T();
+      return *empty;
+    }
+    return std::any_cast<const T&>(task_options);
+  }
+  // task_options as a T to fill: T's defaults first when it holds none.
+  template <class T>
+  T& MutableTaskOptions() {
+    if (!task_options.has_value()) task_options.emplace<T>();
+    return std::any_cast<T&>(task_options);
+  }
 };
 
 }  // namespace qkov::training

@@ -9,8 +9,11 @@
 #include <functional>
 
 #include "absl/strings/match.h"
+#include "common/task_info.h"
 #include "common/trial_defaults.h"
 #include "tests/unit/agent/synthetic_config.h"
+#include "worker/agent/settings_reader.h"
+#include "worker/training/theory/theory_options.h"
 
 namespace qkov::agent {
 namespace {
@@ -133,6 +136,46 @@ TEST(TrialOptionsTest, TextSettingsAreCheckedBeforeConversion) {
   absl::StatusOr<training::TrialOptions> o = ToTrialOptions(c);
   EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(o.status().message(), "text.heads: must be in [1, 64] (got 0)");
+}
+
+// Each settings message is read by its folder's reader into the options
+// its trainer uses; the synthetic tasks carry no task options.
+TEST(SettingsReaderTest, EveryTaskReadsAMessageThisWorkerCanRead) {
+  for (const TaskInfo& task : Tasks())
+    EXPECT_NE(FindSettingsReader(task.settings), nullptr)
+        << task.name << " reads training." << task.settings;
+  v1::TrialConfig c = testing::SyntheticConfig(1, 100);
+  c.mutable_training()->mutable_synthetic()->set_seq_len(17);
+  absl::StatusOr<training::TrialOptions> o = ToTrialOptions(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->synthetic.seq_len, 17);
+  EXPECT_FALSE(o->task_options.has_value());
+  c.set_parameterization(v1::PARAMETERIZATION_UNSPECIFIED);
+  c.mutable_training()->set_task(v1::TASK_THEORY);
+  c.mutable_training()->mutable_theory()->set_m(7);
+  c.mutable_training()->mutable_theory()->set_n(50);
+  c.mutable_training()->mutable_theory()->set_b(50);
+  c.mutable_training()->mutable_theory()->set_num_classes(20);
+  c.mutable_training()->mutable_theory()->set_dtau(10);
+  c.mutable_training()->mutable_theory()->set_max_tau(1e3);
+  c.mutable_training()->mutable_theory()->set_target_loss(1e-4);
+  c.mutable_training()->mutable_theory()->set_num_thresholds(5);
+  c.mutable_training()->mutable_theory()->set_num_samples(10);
+  o = ToTrialOptions(c);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->TaskOptions<training::TheoryOptions>().m, 7);
+  EXPECT_EQ(o->TaskOptions<training::TheoryOptions>().num_samples, 10);
+}
+
+TEST(SettingsReaderDeathTest, TakenOrLateRegistrationsDie) {
+  const SettingsReader text = *FindSettingsReader("text");
+  EXPECT_DEATH(RegisterSettingsReader(text),
+               "cannot register settings reader \"text\": the name is taken");
+  EXPECT_DEATH(RegisterSettingsReader({"unread", nullptr}),
+               "cannot register settings reader \"unread\": no read");
+  EXPECT_DEATH(RegisterSettingsReader({"late", text.read}),
+               "cannot register settings reader \"late\": registered "
+               "after the first lookup");
 }
 
 }  // namespace

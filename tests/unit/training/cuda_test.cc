@@ -104,8 +104,8 @@ TEST(CudaTest, TextTrialTrainsOnTheGpuAsOnTheCpu) {
   o.report_every = 4;
   o.max_steps = 16;
   o.eval.num_examples = 128;
-  o.text.train.max_examples = 512;
-  o.text.epochs = 1;
+  o.MutableTaskOptions<text::TextTaskOptions>().train.max_examples = 512;
+  o.MutableTaskOptions<text::TextTaskOptions>().epochs = 1;
   auto cpu = RunTrial(o, nullptr, torch::kCPU);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   auto gpu = RunTrial(o, nullptr, torch::Device(torch::kCUDA, 0));

@@ -10,7 +10,9 @@
 
 #include "common/trial_defaults.h"
 #include "worker/training/config.h"
+#include "worker/training/squad/squad_options.h"
 #include "worker/training/text/gpt2_bpe.h"
+#include "worker/training/text/text_options.h"
 
 namespace qkov::training::testing {
 
@@ -52,7 +54,7 @@ inline TrialOptions TextTrialOptions(const defaults::TextDefaults& d) {
                                  d.dtap_attention_edges.end()};
   o.eval.dtap_probability_edges = {defaults::kTextDtapProbabilityEdges.begin(),
                                    defaults::kTextDtapProbabilityEdges.end()};
-  o.text.tokenizer.vocab_path =
+  o.MutableTaskOptions<text::TextTaskOptions>().tokenizer.vocab_path =
       SharedData() + "/tokenizers/bert-base-uncased/vocab.txt";
   return o;
 }
@@ -66,7 +68,7 @@ inline TrialOptions HateXplainOptions(const std::string& train,
                                       const std::string& test) {
   TrialOptions o = TextTrialOptions(defaults::kHateXplainText);
   o.optimizer.kind = OptimizerKind::kAdamW;
-  text::TextTaskOptions& t = o.text;
+  text::TextTaskOptions& t = o.MutableTaskOptions<text::TextTaskOptions>();
   t.train.format = text::TextFormat::kHateXplain;
   t.train.path = SharedData() + "/hatexplain/" + train;
   t.test.format = text::TextFormat::kHateXplain;
@@ -90,7 +92,7 @@ inline TrialOptions SvaOptions(double train_fraction) {
   o.optimizer.momentum = d.momentum;
   o.optimizer.weight_decay = d.weight_decay;
   o.eval.num_examples = 100000;
-  text::TextTaskOptions& t = o.text;
+  text::TextTaskOptions& t = o.MutableTaskOptions<text::TextTaskOptions>();
   t.train.format = text::TextFormat::kSvaFiltered;
   t.train.path = SharedData() + "/sva/subj_agr_filtered.text";
   t.train_fraction = train_fraction;

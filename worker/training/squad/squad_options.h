@@ -13,15 +13,25 @@
 #include "common/trial_defaults.h"
 #include "worker/training/squad/squad_data.h"
 #include "worker/training/text/gpt2_bpe.h"
+#include "worker/training/text/text_options.h"
 
 namespace qkov::training::squad {
 
-struct SquadModelOptions {
-  TransformerShape shape = defaults::kSquad.shape();
-  double dropout = defaults::kSquad.dropout;
-  double init_std = defaults::kSquad.init_std;
-  double embed_init_std = defaults::kSquad.embed_init_std;
-};
+// The decoder: the text tasks' transformer (text/text_model.h) as a causal
+// language model in GPT-2's layout (residual stream, layer norm, logits
+// through the tied token embedding, the exact GELU, no padding mask), of
+// defaults::kSquad's shape. Its vocabulary is the tokenizer's and its
+// sequence its n_ctx positions, both set by the trainer.
+inline text::TextModelOptions DecoderModelOptions() {
+  text::TextModelOptions m;
+  m.shape = defaults::kSquad.shape();
+  m.residual = m.layer_norm = m.causal = m.lm_head = true;
+  m.padding_mask = m.gelu_tanh = false;
+  m.dropout = defaults::kSquad.dropout;
+  m.init_std = defaults::kSquad.init_std;
+  m.embed_init_std = defaults::kSquad.embed_init_std;
+  return m;
+}
 
 struct SquadTaskOptions {
   SquadSource train;  // the first answer of each question is its target
@@ -37,7 +47,7 @@ struct SquadTaskOptions {
   text::Gpt2BpeOptions tokenizer;
   std::string glove_path;  // empty: random token embedding
   PromptOptions prompt;
-  SquadModelOptions model;
+  text::TextModelOptions model = DecoderModelOptions();
   int64_t epochs = defaults::kSquad.epochs;
   double embed_lr_multiplier = defaults::kSquad.embed_lr_multiplier;
   double label_smoothing = defaults::kSquad.label_smoothing;

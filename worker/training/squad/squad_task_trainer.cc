@@ -7,6 +7,7 @@
 #include "worker/training/seeding.h"
 #include "worker/training/squad/answer_lm.h"
 #include "worker/training/squad/glove.h"
+#include "worker/training/squad/squad_options.h"
 #include "worker/training/squad/squad_trainer.h"
 
 namespace qkov::training::squad {
@@ -66,7 +67,7 @@ struct QuestionSets {
 
 absl::StatusOr<QuestionSets> LoadQuestionSets(
     const TrialOptions& o, const text::Gpt2BpeTokenizer& bpe) {
-  const SquadTaskOptions& q = o.squad;
+  const SquadTaskOptions& q = o.TaskOptions<SquadTaskOptions>();
   QuestionSets sets;
   absl::StatusOr<Examples> train = BuildExamples(q.train, bpe, q.prompt, 0);
   if (!train.ok()) return train.status();
@@ -94,18 +95,13 @@ absl::StatusOr<QuestionSets> LoadQuestionSets(
   return sets;
 }
 
-// The decoder: a GPT-2-style causal language model of the sweep's shape.
+// The decoder as the sweep set it (SquadTaskOptions::model), over the
+// tokenizer's vocabulary and its n_ctx positions.
 text::TextModelOptions DecoderOptions(const SquadTaskOptions& q,
                                       const text::Gpt2BpeTokenizer& bpe) {
-  text::TextModelOptions mo;
+  text::TextModelOptions mo = q.model;
   mo.vocab_size = bpe.vocab_size();
-  mo.shape = q.model.shape;
-  mo.max_len = q.model.shape.n_ctx;
-  mo.residual = mo.layer_norm = mo.causal = mo.lm_head = true;
-  mo.padding_mask = mo.gelu_tanh = false;
-  mo.init_std = q.model.init_std;
-  mo.embed_init_std = q.model.embed_init_std;
-  mo.dropout = q.model.dropout;
+  mo.max_len = mo.shape.n_ctx;
   return mo;
 }
 
@@ -114,7 +110,7 @@ text::TextModelOptions DecoderOptions(const SquadTaskOptions& q,
 absl::Status RecordInputs(const TrialOptions& o, const QuestionSets& sets,
                           const text::Gpt2BpeTokenizer& bpe,
                           text::TextModel& model, TrialOutcome* outcome) {
-  const SquadTaskOptions& q = o.squad;
+  const SquadTaskOptions& q = o.TaskOptions<SquadTaskOptions>();
   outcome->input_sha256["squad.train"] = sets.train.sha256;
   outcome->input_sha256["squad.eval"] = sets.eval.sha256;
   if (q.validation_questions > 0)
@@ -131,7 +127,7 @@ absl::Status RecordInputs(const TrialOptions& o, const QuestionSets& sets,
 }
 
 SquadTrainOptions TrainOptions(const TrialOptions& o) {
-  const SquadTaskOptions& q = o.squad;
+  const SquadTaskOptions& q = o.TaskOptions<SquadTaskOptions>();
   SquadTrainOptions so;
   so.seed = o.seed;
   so.base_lr = o.eta_ov;
@@ -156,14 +152,15 @@ SquadTrainOptions TrainOptions(const TrialOptions& o) {
 // faithfulness forwards, which the curves during training leave out.
 AnswerAttentionOptions AnswerOptions(const TrialOptions& o, bool final) {
   AnswerAttentionOptions ao;
-  ao.rollout_alpha = o.squad.rollout_alpha;
-  ao.max_new_tokens = static_cast<int32_t>(o.squad.max_new_tokens);
+  ao.rollout_alpha = o.TaskOptions<SquadTaskOptions>().rollout_alpha;
+  ao.max_new_tokens =
+      static_cast<int32_t>(o.TaskOptions<SquadTaskOptions>().max_new_tokens);
   ao.tau_attention = o.eval.tau_attention;
   ao.tau_probability = o.eval.tau_probability;
   if (final) {
     ao.dtap_attention_edges = o.eval.dtap_attention_edges;
     ao.dtap_probability_edges = o.eval.dtap_probability_edges;
-    ao.k_percent = o.squad.k_percent;
+    ao.k_percent = o.TaskOptions<SquadTaskOptions>().k_percent;
   } else {
     ao.k_percent = 0;  // no faithfulness forwards
   }
@@ -208,11 +205,12 @@ SquadTrainHooks TrainHooks(const TrialOptions& o, const SquadTrainOptions& so,
       return observer->OnReport(r.step, points);
     };
   }
-  if (o.squad.validation_questions > 0) {
+  if (o.TaskOptions<SquadTaskOptions>().validation_questions > 0) {
     hooks.validate = [&o, &sets, &bpe, &model, observer](int64_t step) {
       const double f1 =
           GreedyAnswerF1(model, sets.validation.examples, bpe,
-                         static_cast<int32_t>(o.squad.max_new_tokens));
+                         static_cast<int32_t>(
+                             o.TaskOptions<SquadTaskOptions>().max_new_tokens));
       if (observer != nullptr) {
         // A stop it asks for is taken at the next report.
         observer->OnReport(step, {{step, "selection_f1", f1}});
@@ -228,7 +226,7 @@ void AddFinalResults(const TrialOptions& o, const SquadTrainOptions& so,
                      const QuestionSets& sets,
                      const text::Gpt2BpeTokenizer& bpe, text::TextModel& model,
                      const SquadTrainRun& run, TrialOutcome* outcome) {
-  const SquadTaskOptions& q = o.squad;
+  const SquadTaskOptions& q = o.TaskOptions<SquadTaskOptions>();
   if (!run.diverged) {
     AnswerEvaluation ev =
         EvaluateAnswers(model, sets.eval.examples, bpe, AnswerOptions(o, true));
@@ -266,14 +264,14 @@ absl::StatusOr<TrialOutcome> TrainSquadTrial(const TrialOptions& o,
                                              const torch::Device& device,
                                              const std::string& resume_from) {
   absl::StatusOr<std::unique_ptr<text::Gpt2BpeTokenizer>> loaded =
-      text::Gpt2BpeTokenizer::Load(o.squad.tokenizer);
+      text::Gpt2BpeTokenizer::Load(o.TaskOptions<SquadTaskOptions>().tokenizer);
   if (!loaded.ok()) return loaded.status();
   const text::Gpt2BpeTokenizer& bpe = **loaded;
   absl::StatusOr<QuestionSets> sets = LoadQuestionSets(o, bpe);
   if (!sets.ok()) return sets.status();
 
-  text::TextModel model(DecoderOptions(o.squad, bpe), o.parameterization,
-                        MixSeed(o.seed, kInitStream));
+  text::TextModel model(DecoderOptions(o.TaskOptions<SquadTaskOptions>(), bpe),
+                        o.parameterization, MixSeed(o.seed, kInitStream));
   TrialOutcome outcome;
   if (absl::Status s = RecordInputs(o, *sets, bpe, model, &outcome); !s.ok())
     return s;

@@ -6,6 +6,7 @@
 #ifndef QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
 #define QKOV_WORKER_TRAINING_SQUAD_SQUAD_TASK_TRAINER_H_
 
+#include "worker/training/squad/squad_options.h"
 #include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 

@@ -14,6 +14,7 @@
 #include "worker/training/text/encoding.h"
 #include "worker/training/text/text_metrics.h"
 #include "worker/training/text/text_model.h"
+#include "worker/training/text/text_options.h"
 #include "worker/training/text/wordpiece.h"
 #include "worker/training/torch_status.h"
 
@@ -212,7 +213,7 @@ struct PreparedText {
 
 absl::StatusOr<PreparedText> PrepareText(const TrialOptions& o,
                                          const std::string& resume_from) {
-  const TextTaskOptions& t = o.text;
+  const TextTaskOptions& t = o.TaskOptions<TextTaskOptions>();
   absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> tokenizer =
       WordPieceTokenizer::Load(t.tokenizer);
   if (!tokenizer.ok()) return tokenizer.status();
@@ -272,13 +273,13 @@ struct Trainable {
     for (const torch::Tensor& p : params) stacked.push_back(p.unsqueeze(0));
     optimizer =
         std::make_unique<StackedOptimizer>(o.optimizer, stacked, groups);
-    optimizer->set_weight_decay(o.text.weight_decay);
+    optimizer->set_weight_decay(o.TaskOptions<TextTaskOptions>().weight_decay);
     return *optimizer;
   }
 };
 
 Trainable TrainableOf(TextModel& model, const TrialOptions& o) {
-  const TextTaskOptions& t = o.text;
+  const TextTaskOptions& t = o.TaskOptions<TextTaskOptions>();
   Trainable tr;
   auto named = model->named_parameters();
   for (const auto& [name, group] :
@@ -334,7 +335,7 @@ std::pair<double, double> TrainStep(TextModel& model, const EncodedText& train,
 void AddFinalResults(const TrialOptions& o, TextModel& model,
                      const PreparedText& p, int64_t steps, int64_t per_epoch,
                      const torch::Device& device, TrialOutcome* outcome) {
-  const TextTaskOptions& t = o.text;
+  const TextTaskOptions& t = o.TaskOptions<TextTaskOptions>();
   TextEvalOptions eo;
   eo.tau_attention = o.eval.tau_attention;
   eo.tau_probability = o.eval.tau_probability;
@@ -389,7 +390,8 @@ TrialOptions ScheduleOver(const TrialOptions& o, int64_t total) {
   schedule.max_steps = total;
   if (o.optimizer.schedule == ScheduleKind::kCosineWarmup) {
     schedule.optimizer.warmup_steps = static_cast<int64_t>(
-        std::llround(o.text.warmup_fraction * static_cast<double>(total)));
+        std::llround(o.TaskOptions<TextTaskOptions>().warmup_fraction *
+                     static_cast<double>(total)));
   }
   return schedule;
 }
@@ -402,7 +404,7 @@ TrialOptions ScheduleOver(const TrialOptions& o, int64_t total) {
 TextEvalOptions CurveEvalOptions(const TrialOptions& o) {
   TextEvalOptions e;
   e.tau_attention = o.eval.tau_attention;
-  e.rollout_alpha = o.text.rollout_alpha;
+  e.rollout_alpha = o.TaskOptions<TextTaskOptions>().rollout_alpha;
   e.faithfulness = false;
   e.batch = o.batch_size;
   return e;
@@ -475,7 +477,7 @@ absl::StatusOr<TrialOutcome> TrainTextTrial(const TrialOptions& o,
                                             TrainingObserver* observer,
                                             const torch::Device& device,
                                             const std::string& resume_from) {
-  const TextTaskOptions& t = o.text;
+  const TextTaskOptions& t = o.TaskOptions<TextTaskOptions>();
   absl::StatusOr<PreparedText> prepared = PrepareText(o, resume_from);
   if (!prepared.ok()) return prepared.status();
   const PreparedText& p = *prepared;

@@ -9,6 +9,7 @@
 
 #include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
+#include "worker/training/text/text_options.h"
 
 namespace qkov::training::text {
 

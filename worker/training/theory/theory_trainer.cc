@@ -1,6 +1,7 @@
 #include "worker/training/theory/theory_trainer.h"
 
 #include "common/trial_rules.h"
+#include "worker/training/theory/theory_options.h"
 
 namespace qkov::training {
 
@@ -39,8 +40,9 @@ TrialOutcome TheoryOutcome(const TheoryResult& r) {
 absl::StatusOr<TrialOutcome> TheoryTrainer::TrainOne(
     const TrialOptions& options, TrainingObserver* observer,
     const torch::Device& device, const std::string& resume_from) const {
-  absl::StatusOr<TheoryResult> result = IntegrateTheory(
-      options.theory, TheoryRates{options.eta_ov, options.lr_ratio});
+  absl::StatusOr<TheoryResult> result =
+      IntegrateTheory(options.TaskOptions<TheoryOptions>(),
+                      TheoryRates{options.eta_ov, options.lr_ratio});
   if (!result.ok()) return result.status();
   return TheoryOutcome(*result);
 }
@@ -53,7 +55,7 @@ TrainingTask TheoryTrainingTask() {
           &trainer,
           [](const TrialOptions& o) {
             if (absl::Status s = CheckLrRatio(o); !s.ok()) return s;
-            const TheoryOptions& t = o.theory;
+            const TheoryOptions& t = o.TaskOptions<TheoryOptions>();
             return rules::CheckTheory("", t.m, t.n, t.b, t.M, t.dtau,
                                       t.relative_step, t.max_tau, t.target_loss,
                                       t.num_thresholds, t.num_samples);

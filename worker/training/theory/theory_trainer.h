@@ -8,6 +8,7 @@
 #include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
 #include "worker/training/theory/theory.h"
+#include "worker/training/theory/theory_options.h"
 
 namespace qkov::training {
 

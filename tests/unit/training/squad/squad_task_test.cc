@@ -40,7 +40,7 @@ TrialOptions Tiny() {
   o.eval.tau_probability = 0.5;
   o.eval.dtap_attention_edges = {0, 0.05, 0.1, 0.5, 1.001};
   o.eval.dtap_probability_edges = {0, 0.05, 0.1, 0.5, 1.001};
-  squad::SquadTaskOptions& q = o.squad;
+  squad::SquadTaskOptions& q = o.MutableTaskOptions<squad::SquadTaskOptions>();
   q.train.path = kShared + "/squad/dev-v1.1-first5.json";
   q.train.article_end = 1;
   q.train.max_questions = 20;  // 5 micro-batches per epoch
@@ -173,7 +173,7 @@ TEST(SquadTaskTest, HandBackAndResumeIsBitIdentical) {
 
   // A checkpoint of other options (another step count) is refused.
   TrialOptions other = o;
-  other.squad.epochs = 5;
+  other.MutableTaskOptions<squad::SquadTaskOptions>().epochs = 5;
   auto wrong = RunTrial(other, nullptr, torch::kCPU, first->checkpoint);
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.status().message().find("these options give 12"),
@@ -202,11 +202,12 @@ class RecordValidation : public HandBackAt {
 TEST(SquadTaskTest, ValidationSelectsTheWeightsTheTrialIsScoredWith) {
   QKOV_SKIP_WITHOUT_DATA("glove", "squad", "tokenizers");
   TrialOptions o = Tiny();
-  o.squad.validation.path = o.squad.train.path;
-  o.squad.validation.article_begin = 2;
-  o.squad.validation.article_end = 3;
-  o.squad.validation_questions = 3;
-  o.squad.train_f1_questions = 4;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().validation.path =
+      o.MutableTaskOptions<squad::SquadTaskOptions>().train.path;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().validation.article_begin = 2;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().validation.article_end = 3;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().validation_questions = 3;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().train_f1_questions = 4;
   ASSERT_TRUE(o.Validate().ok()) << o.Validate();
   RecordValidation seen;
   auto r = RunTrial(o, &seen);
@@ -241,7 +242,8 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
   QKOV_SKIP_WITHOUT_DATA("glove", "squad", "tokenizers");
   const std::string dir = ::testing::TempDir();
   TrialOptions o = Tiny();
-  o.squad.train.path = dir + "/no-such-squad.json";
+  o.MutableTaskOptions<squad::SquadTaskOptions>().train.path =
+      dir + "/no-such-squad.json";
   auto missing = RunTrial(o, nullptr);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("no-such-squad.json"),
@@ -255,7 +257,7 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
   const std::string cut = dir + "/cut-squad.json";
   std::ofstream(cut) << text.substr(0, 3000);
   o = Tiny();
-  o.squad.eval.path = cut;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().eval.path = cut;
   auto truncated = RunTrial(o, nullptr);
   EXPECT_EQ(truncated.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(truncated.status().message().rfind(cut + ":", 0), 0u)
@@ -263,8 +265,8 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
 
   // An article range past the file's end.
   o = Tiny();
-  o.squad.eval.article_begin = 40;
-  o.squad.eval.article_end = 41;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().eval.article_begin = 40;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().eval.article_end = 41;
   auto empty = RunTrial(o, nullptr);
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(empty.status().message().find("select none of its 5"),
@@ -273,7 +275,7 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
 
   // Every question too long for the prompt budget.
   o = Tiny();
-  o.squad.prompt.max_prompt_tokens = 8;
+  o.MutableTaskOptions<squad::SquadTaskOptions>().prompt.max_prompt_tokens = 8;
   auto too_long = RunTrial(o, nullptr);
   EXPECT_EQ(too_long.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(too_long.status().message().find("no usable question"),
@@ -282,7 +284,8 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
 
   // A tokenizer file with another checksum than the published one.
   o = Tiny();
-  o.squad.tokenizer.merges_sha256 = std::string(64, '0');
+  o.MutableTaskOptions<squad::SquadTaskOptions>().tokenizer.merges_sha256 =
+      std::string(64, '0');
   auto checksum = RunTrial(o, nullptr);
   EXPECT_EQ(checksum.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(checksum.status().message().find("vocab.bpe"), std::string::npos)
@@ -290,7 +293,8 @@ TEST(SquadTaskTest, BadFilesAreTheTrialsErrorNamingTheFile) {
 
   // A GloVe file of the wrong width (100d for d_model 8).
   o = Tiny();
-  o.squad.glove_path = kShared + "/glove/glove.6B.100d.squad-first5.txt";
+  o.MutableTaskOptions<squad::SquadTaskOptions>().glove_path =
+      kShared + "/glove/glove.6B.100d.squad-first5.txt";
   auto glove = RunTrial(o, nullptr);
   EXPECT_EQ(glove.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(glove.status().message().find("glove.6B.100d"), std::string::npos)

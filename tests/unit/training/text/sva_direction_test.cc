@@ -31,8 +31,8 @@ TrialOptions Sva(double lr_ratio) {
   TrialOptions o = testing::SvaOptions(/*train_fraction=*/0.9);
   o.lr_ratio = lr_ratio;
   o.eta_ov = 5e-4;
-  o.text.epochs = 350;
-  o.text.embed_group = ParamGroup::kOv;
+  o.MutableTaskOptions<text::TextTaskOptions>().epochs = 350;
+  o.MutableTaskOptions<text::TextTaskOptions>().embed_group = ParamGroup::kOv;
   return o;
 }
 

@@ -20,7 +20,7 @@ TrialOptions HateXplain(double lr_ratio) {
   o.report_every = 100;
   o.max_steps = 100000;
   o.eval.num_examples = 100000;
-  text::TextTaskOptions& t = o.text;
+  text::TextTaskOptions& t = o.MutableTaskOptions<text::TextTaskOptions>();
   t.train.max_examples = 0;  // all 15,383: one epoch, 481 steps
   t.epochs = 1;
   // The authors' arms: the faster one freezes the MLP and decays 10x more.

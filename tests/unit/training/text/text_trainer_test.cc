@@ -38,7 +38,7 @@ TrialOptions Tiny() {
   o.optimizer.schedule = ScheduleKind::kCosineWarmup;
   o.eval.dtap_attention_edges = {0, 0.33, 0.66, 1.1};
   o.eval.dtap_probability_edges = {0, 0.33, 0.66, 1.1};
-  text::TextTaskOptions& t = o.text;
+  text::TextTaskOptions& t = o.MutableTaskOptions<text::TextTaskOptions>();
   t.train.format = text::TextFormat::kHateXplain;
   t.train.path = kShared + "/hatexplain/validation.jsonl";
   t.train.max_examples = 36;  // 5 steps per epoch, the last one short
@@ -110,18 +110,18 @@ TEST(TextTrainerTest, OneSgdStepMovesEachGroupByItsOwnRate) {
   TrialOptions o = Tiny();
   o.optimizer.kind = OptimizerKind::kSgd;
   o.optimizer.schedule = ScheduleKind::kConstant;
-  o.text.grad_clip = 0;
+  o.MutableTaskOptions<text::TextTaskOptions>().grad_clip = 0;
   // Weights and rates large enough that every step is far above float
   // rounding of the weights.
-  o.text.model.init_std = 0.5;
+  o.MutableTaskOptions<text::TextTaskOptions>().model.init_std = 0.5;
   o.eta_ov = 0.05;
   o.lr_ratio = 1;
-  o.text.mlp_lr_multiplier = 1;
+  o.MutableTaskOptions<text::TextTaskOptions>().mlp_lr_multiplier = 1;
   const auto [w0, equal_rates] = OneStep(o);
   o.lr_ratio = 4;
-  o.text.mlp_lr_multiplier = 0.5;
+  o.MutableTaskOptions<text::TextTaskOptions>().mlp_lr_multiplier = 0.5;
   const auto [w0_again, faster_qk] = OneStep(o);
-  o.text.mlp_lr_multiplier = 0;
+  o.MutableTaskOptions<text::TextTaskOptions>().mlp_lr_multiplier = 0;
   const auto [w0_frozen, frozen] = OneStep(o);
   ASSERT_EQ(w0.size(), 16u);
   ASSERT_EQ(w0_again.size(), 16u);
@@ -210,10 +210,10 @@ class Recorder : public TrainingObserver {
 TEST(TextTrainerTest, ValidationFractionSplitsTheRestOfASingleFile) {
   QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
-  o.text.train.max_examples = 40;
-  o.text.test = {};
-  o.text.train_fraction = 0.5;
-  o.text.validation_fraction = 0.25;
+  o.MutableTaskOptions<text::TextTaskOptions>().train.max_examples = 40;
+  o.MutableTaskOptions<text::TextTaskOptions>().test = {};
+  o.MutableTaskOptions<text::TextTaskOptions>().train_fraction = 0.5;
+  o.MutableTaskOptions<text::TextTaskOptions>().validation_fraction = 0.25;
   o.eval.eval_every = 4;
   o.eval.eval_examples = 8;
   Recorder r;
@@ -224,7 +224,7 @@ TEST(TextTrainerTest, ValidationFractionSplitsTheRestOfASingleFile) {
   EXPECT_EQ(out->results.at("test_examples"), 10);
   EXPECT_FALSE(r.curve["val_loss"].empty());
   // Without it the rest is all test, and there are no validation curves.
-  o.text.validation_fraction = 0;
+  o.MutableTaskOptions<text::TextTaskOptions>().validation_fraction = 0;
   Recorder plain;
   auto two = RunTrial(o, &plain);
   ASSERT_TRUE(two.ok()) << two.status();
@@ -238,7 +238,8 @@ TEST(TextTrainerTest, ValidationFractionSplitsTheRestOfASingleFile) {
 TEST(TextTrainerTest, CurvesDuringTrainingChangeNothingAndResume) {
   QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
-  o.text.validation = o.text.test;
+  o.MutableTaskOptions<text::TextTaskOptions>().validation =
+      o.MutableTaskOptions<text::TextTaskOptions>().test;
   o.eval.eval_every = 4;
   o.eval.eval_examples = 8;
   TrialOptions quiet = o;
@@ -340,17 +341,17 @@ std::string AsWholeVocabularyCheckpoint(const std::string& checkpoint,
 TEST(TextTrainerTest, TheEmbeddingKeepsTheRowsOfTheDatasPieces) {
   QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   const TrialOptions o = Tiny();
+  const text::TextTaskOptions& x = o.TaskOptions<text::TextTaskOptions>();
   auto whole = RunTrial(o, nullptr);
   ASSERT_TRUE(whole.ok()) << whole.status();
-  auto tokenizer = text::WordPieceTokenizer::Load(o.text.tokenizer);
+  auto tokenizer = text::WordPieceTokenizer::Load(x.tokenizer);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   std::set<int64_t> pieces = {(*tokenizer)->pad_id()};
-  for (const text::TextSource* source : {&o.text.train, &o.text.test}) {
+  for (const text::TextSource* source : {&x.train, &x.test}) {
     auto data = text::LoadTextData(*source);
     ASSERT_TRUE(data.ok()) << data.status();
     const torch::Tensor ids =
-        text::EncodeExamples(**tokenizer, data->examples, o.text.model.max_len)
-            .ids;
+        text::EncodeExamples(**tokenizer, data->examples, x.model.max_len).ids;
     for (int64_t i = 0; i < ids.numel(); ++i)
       pieces.insert(ids.view(-1)[i].item<int64_t>());
   }
@@ -363,7 +364,8 @@ TEST(TextTrainerTest, TheEmbeddingKeepsTheRowsOfTheDatasPieces) {
   ASSERT_FALSE(first->checkpoint.empty());
 
   TrialOptions other = o;
-  other.text.test.max_examples = 30;  // more test posts, more pieces
+  other.MutableTaskOptions<text::TextTaskOptions>().test.max_examples =
+      30;  // more test posts, more pieces
   auto refused = RunTrial(other, nullptr, torch::kCPU, first->checkpoint);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("token embedding rows"),
@@ -386,7 +388,8 @@ TEST(TextTrainerTest, TheEmbeddingKeepsTheRowsOfTheDatasPieces) {
 TEST(TextTrainerTest, AMissingDataFileIsTheTrialsError) {
   QKOV_SKIP_WITHOUT_DATA("hatexplain", "tokenizers");
   TrialOptions o = Tiny();
-  o.text.test.path = kShared + "/hatexplain/no-such-file.jsonl";
+  o.MutableTaskOptions<text::TextTaskOptions>().test.path =
+      kShared + "/hatexplain/no-such-file.jsonl";
   auto r = RunTrial(o, nullptr);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(r.status().message().find("no-such-file.jsonl"), std::string::npos);
