@@ -1,5 +1,5 @@
 // The theory task's trainer: integrates the reduced ODE of theory.h for each
-// trial (TrialOptions::theory, at the trial's eta_ov and lr_ratio). The
+// trial (its TheoryOptions, at the trial's eta_ov and lr_ratio). The
 // trajectory and the loss-threshold crossings become the outcome's final
 // points, the end state its results (docs/metrics.md).
 #ifndef QKOV_WORKER_TRAINING_THEORY_THEORY_TRAINER_H_
