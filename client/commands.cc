@@ -154,6 +154,8 @@ int Submit(Connection& conn, const SubmitArgs& args) {
                      args.overrides.end());
     const PresetText text = WithDataPaths(*preset);
     spec = ParseSweepText(text.yaml, "preset " + preset->name, overrides);
+    if (spec.ok())
+      spec->set_preset(args.quick ? preset->name + " --quick" : preset->name);
     if (spec.ok() && !text.missing.ok() && StillReadsShippedData(*spec))
       return ReportError(text.missing);
   } else if (args.quick) {

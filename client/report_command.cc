@@ -50,6 +50,10 @@ report::ReportSource SourceOf(Connection& conn) {
     req.set_trial_id(id);
     return Call<v1::Trial>(conn, &Stub::GetTrial, req);
   };
+  source.curves = [&conn](const v1::GetTrialMetricsRequest& req) {
+    return Call<v1::GetTrialMetricsResponse>(conn, &Stub::GetTrialMetrics,
+                                             req);
+  };
   return source;
 }
 

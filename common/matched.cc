@@ -108,8 +108,6 @@ MatchedValue MatchAt(const std::vector<CurvePoint>& reference, int window,
   return out;
 }
 
-namespace {
-
 const std::vector<CurvePoint>& CurveOf(const MatchedTrial& t,
                                        const std::string& name) {
   static const std::vector<CurvePoint>* const kNone =
@@ -117,6 +115,8 @@ const std::vector<CurvePoint>& CurveOf(const MatchedTrial& t,
   auto it = t.curves.find(name);
   return it == t.curves.end() ? *kNone : it->second;
 }
+
+namespace {
 
 // INVALID_ARGUMENT naming the first of `names` that no trial reports.
 absl::Status CheckCurvesReported(

@@ -83,6 +83,10 @@ struct MatchedTrial {
   std::map<std::string, std::vector<CurvePoint>> curves;  // by name
 };
 
+// The trial's curve `name`; empty when it reports none.
+const std::vector<CurvePoint>& CurveOf(const MatchedTrial& t,
+                                       const std::string& name);
+
 struct MatchedGroup {
   std::vector<std::string> keys;  // the arm
   double level = 0;

@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <cctype>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "common/numbers.h"
 #include "common/status_macros.h"
 #include "common/text.h"
@@ -25,7 +28,15 @@ std::string Num(double v) { return FormatNumber(v); }
 std::string ValueCi(const v1::MetricSummary& s) {
   if (s.n() == 0) return "-";
   if (s.n() < 2 || std::isnan(s.ci95())) return Num(s.mean());
-  return absl::StrCat(Num(s.mean()), " ± ", Num(s.ci95()));
+  return ValueWithCi(s.mean(), s.ci95());
+}
+
+// A value as the report shows it: with its CI; a claim against the
+// paper's numbers shows one digit more than the notebook prints.
+std::string ValueOf(const Claim& k, const v1::MetricSummary& s) {
+  if (!k.published.empty() && s.n() == 1)
+    return absl::StrFormat("%.6g", s.mean());
+  return ValueCi(s);
 }
 
 std::string ArmName(const Claim& c, const std::vector<std::string>& arm) {
@@ -50,9 +61,183 @@ bool HasEvidence(const ClaimResult& c) {
          c.judgement.verdict != Verdict::kNotRun;
 }
 
-// The command that prints the claim's comparison: `qkov results --matched`,
-// or `--by` for an equal-steps claim.
-std::string ComparisonCommand(const Claim& c, const std::string& sweep) {
+// The arm's keys as `where` conditions, after the claim's own.
+std::vector<std::string> ArmWhere(const Claim& c,
+                                  const std::vector<std::string>& arm) {
+  std::vector<std::string> where = c.where;
+  for (size_t i = 0; i < arm.size(); ++i)
+    where.push_back(absl::StrCat(c.by[i], "=", arm[i]));
+  return where;
+}
+
+// Every trial of an arm, whatever its state, with the results the scale
+// line reads.
+absl::StatusOr<v1::QueryResultsResponse> ArmRows(
+    const ReportSource& source, const Claim& c, const std::string& sweep,
+    const std::vector<std::string>& where) {
+  v1::QueryResultsRequest req;
+  req.set_sweep_name(sweep);
+  for (const char* m : {"steps", "epochs", "train_examples", "train_questions",
+                        "test_examples", "eval_examples"})
+    req.add_metrics(m);
+  req.add_metrics(c.metric);
+  for (const std::string& w : where) req.add_where(w);
+  return source.query(req);
+}
+
+std::string StateName(v1::TrialState s) {
+  std::string name = v1::TrialState_Name(s);
+  for (char& ch : name) ch = static_cast<char>(std::tolower(ch));
+  return name.empty() ? "unknown" : name;
+}
+
+// The two arms' trials (a claim against the paper's numbers: its levels'
+// trials, all "faster"), as rows.
+struct ArmsRows {
+  std::vector<v1::ResultRow> faster, baseline;
+};
+
+absl::StatusOr<ArmsRows> RowsOfArms(const ReportSource& source, const Claim& c,
+                                    const std::string& sweep) {
+  ArmsRows out;
+  if (!c.published.empty()) {
+    for (const Published& p : c.published) {
+      std::vector<std::string> where = c.where;
+      where.push_back(absl::StrCat(c.reference, "=", FormatNumber(p.level)));
+      ASSIGN_OR_RETURN(v1::QueryResultsResponse r,
+                       ArmRows(source, c, sweep, where));
+      out.faster.insert(out.faster.end(), r.rows().begin(), r.rows().end());
+    }
+    return out;
+  }
+  ASSIGN_OR_RETURN(v1::QueryResultsResponse f,
+                   ArmRows(source, c, sweep, ArmWhere(c, c.faster)));
+  ASSIGN_OR_RETURN(v1::QueryResultsResponse b,
+                   ArmRows(source, c, sweep, ArmWhere(c, c.baseline)));
+  out.faster.assign(f.rows().begin(), f.rows().end());
+  out.baseline.assign(b.rows().begin(), b.rows().end());
+  return out;
+}
+
+int Done(const std::vector<v1::ResultRow>& rows) {
+  int n = 0;
+  for (const v1::ResultRow& r : rows) n += r.state() == v1::DONE;
+  return n;
+}
+
+// The sweep's scale, from its arms' rows, against the paper's.
+Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
+  Scale s;
+  std::set<std::string> rates;
+  double train = 0, eval = 0;
+  for (const auto* rows : {&arms.faster, &arms.baseline}) {
+    for (const v1::ResultRow& r : *rows) {
+      rates.insert(FormatNumber(r.config().eta_ov()));
+      const v1::Training& t = r.config().training();
+      s.batch = t.batch_size();
+      auto value = [&r](const char* name) {
+        auto it = r.values().find(name);
+        return it == r.values().end() ? 0.0 : it->second;
+      };
+      s.steps = std::max<int64_t>(s.steps, static_cast<int64_t>(value("steps")));
+      s.epochs = std::max(s.epochs, value("epochs"));
+      train = std::max({train, value("train_examples"),
+                        value("train_questions")});
+      eval = std::max({eval, value("test_examples"), value("eval_examples")});
+      if (t.has_text() && t.text().d_model() > 0) {
+        s.model = absl::StrCat(t.text().layers(), " layer",
+                               t.text().layers() == 1 ? "" : "s", ", d_model ",
+                               t.text().d_model());
+      } else if (t.has_squad() && t.squad().d_model() > 0) {
+        s.model = absl::StrCat(t.squad().layers(), " layers, d_model ",
+                               t.squad().d_model());
+      }
+    }
+  }
+  s.base_rates.assign(rates.begin(), rates.end());
+  s.train_examples = static_cast<int64_t>(train);
+  s.eval_examples = static_cast<int64_t>(eval);
+  s.faster_seeds = static_cast<int>(arms.faster.size());
+  s.baseline_seeds = static_cast<int>(arms.baseline.size());
+  if (c.paper_steps > 0 && s.steps > 0 && s.steps < c.paper_steps)
+    s.below.push_back(absl::StrCat(s.steps, " steps against ", c.paper_steps));
+  const int seeds = c.published.empty()
+                        ? std::min(s.faster_seeds, s.baseline_seeds)
+                        : s.faster_seeds;
+  if (c.paper_seeds > 0 && seeds < c.paper_seeds && c.published.empty())
+    s.below.push_back(
+        absl::StrCat(seeds, " seeds per arm against ", c.paper_seeds));
+  if (c.paper_examples > 0 && s.train_examples > 0 &&
+      s.train_examples < c.paper_examples)
+    s.below.push_back(absl::StrCat(s.train_examples,
+                                   " training examples against ",
+                                   c.paper_examples));
+  return s;
+}
+
+// The curves ChooseLevels reads, for each finished (done) trial of one arm.
+absl::StatusOr<std::vector<MatchedTrial>> ArmCurves(
+    const ReportSource& source, const Claim& c,
+    const std::vector<v1::ResultRow>& rows) {
+  std::vector<MatchedTrial> out;
+  for (const v1::ResultRow& r : rows) {
+    if (r.state() != v1::DONE) continue;
+    v1::GetTrialMetricsRequest req;
+    req.set_trial_id(r.trial_id());
+    req.add_names(c.reference);
+    req.add_names(c.metric);
+    ASSIGN_OR_RETURN(v1::GetTrialMetricsResponse resp, source.curves(req));
+    MatchedTrial t;
+    for (const v1::MetricSeries& series : resp.series()) {
+      std::vector<CurvePoint>& points = t.curves[series.name()];
+      for (int i = 0; i < series.steps_size() && i < series.values_size(); ++i)
+        points.push_back({series.steps(i), series.values(i)});
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The claim's comparison on `sweep`: the server's matched table at the
+// levels ChooseLevels picks from the two arms, or the equal-steps table of
+// the sweep's final results.
+absl::StatusOr<v1::MatchedResponse> ComparisonTable(const ReportSource& source,
+                                                    const Claim& c,
+                                                    const std::string& sweep,
+                                                    const ArmsRows& arms,
+                                                    LevelChoice* levels) {
+  if (c.comparison == Comparison::kEqualSteps) {
+    v1::QueryResultsRequest req;
+    req.set_sweep_name(sweep);
+    req.add_metrics(c.metric);
+    ASSIGN_OR_RETURN(v1::QueryResultsResponse rows, source.query(req));
+    return EqualStepsTable(c, rows.rows());
+  }
+  // The span and the plateau from the finished trials: a diverged trial's
+  // curve ends early and would pull every level back towards the start; it
+  // still counts in the table, as a trial that did not reach a level.
+  ASSIGN_OR_RETURN(std::vector<MatchedTrial> faster,
+                   ArmCurves(source, c, arms.faster));
+  ASSIGN_OR_RETURN(std::vector<MatchedTrial> baseline,
+                   ArmCurves(source, c, arms.baseline));
+  *levels = ChooseLevels(c, faster, baseline);
+  if (levels->levels.empty())
+    return absl::FailedPreconditionError(levels->rule);
+  v1::MatchSweepRequest req;
+  req.set_sweep_name(sweep);
+  req.set_curve(c.reference);
+  req.set_window(c.window);
+  req.add_metrics(c.metric);
+  for (double l : levels->levels) req.add_levels(l);
+  for (const std::string& b : c.by) req.add_by(b);
+  for (const std::string& w : c.where) req.add_where(w);
+  return source.match(req);
+}
+
+// The command that prints the claim's comparison: `qkov results --matched`
+// at the chosen levels, or `--by` for an equal-steps claim.
+std::string ComparisonCommand(const Claim& c, const std::string& sweep,
+                              const LevelChoice& levels) {
   if (c.comparison == Comparison::kEqualSteps) {
     std::vector<std::string> by = c.by;
     if (!c.reference.empty()) by.push_back(c.reference);
@@ -62,61 +247,42 @@ std::string ComparisonCommand(const Claim& c, const std::string& sweep) {
     for (const std::string& w : c.where) absl::StrAppend(&cmd, " --where ", w);
     return cmd;
   }
+  std::string spec = c.reference;
+  if (!levels.levels.empty()) {
+    absl::StrAppend(&spec, "=",
+                    absl::StrJoin(levels.levels, ",",
+                                  [](std::string* out, double l) {
+                                    absl::StrAppend(out, FormatNumber(l));
+                                  }));
+  }
   std::string cmd =
-      absl::StrCat("qkov results ", sweep, " --matched ", c.reference,
-                   " --metrics ", c.metric, " --by ", absl::StrJoin(c.by, ","));
+      absl::StrCat("qkov results ", sweep, " --matched ", spec, " --metrics ",
+                   c.metric, " --by ", absl::StrJoin(c.by, ","));
   if (c.window != 1) absl::StrAppend(&cmd, " --window ", c.window);
   for (const std::string& w : c.where) absl::StrAppend(&cmd, " --where ", w);
   return cmd;
 }
 
-absl::StatusOr<std::vector<std::string>> ArmTrials(
-    const ReportSource& source, const Claim& c, const std::string& sweep,
-    const std::vector<std::string>& arm) {
-  v1::QueryResultsRequest req;
-  req.set_sweep_name(sweep);
-  req.add_metrics(c.metric);
-  for (const std::string& w : c.where) req.add_where(w);
-  for (size_t i = 0; i < arm.size(); ++i)
-    req.add_where(absl::StrCat(c.by[i], "=", arm[i]));
-  ASSIGN_OR_RETURN(v1::QueryResultsResponse resp, source.query(req));
-  std::vector<std::string> ids;
-  for (const v1::ResultRow& r : resp.rows()) ids.push_back(r.trial_id());
-  return ids;
-}
-
-// The claim's comparison on `sweep`: the server's matched table, or the
-// equal-steps table of the sweep's final results.
-absl::StatusOr<v1::MatchedResponse> ComparisonTable(const ReportSource& source,
-                                                    const Claim& c,
-                                                    const std::string& sweep) {
-  if (c.comparison == Comparison::kEqualSteps) {
-    v1::QueryResultsRequest req;
-    req.set_sweep_name(sweep);
-    req.add_metrics(c.metric);
-    ASSIGN_OR_RETURN(v1::QueryResultsResponse rows, source.query(req));
-    return EqualStepsTable(c, rows.rows());
-  }
-  v1::MatchSweepRequest req;
-  req.set_sweep_name(sweep);
-  req.set_curve(c.reference);
-  req.set_window(c.window);
-  req.add_metrics(c.metric);
-  for (const std::string& b : c.by) req.add_by(b);
-  for (const std::string& w : c.where) req.add_where(w);
-  return source.match(req);
-}
-
-absl::Status CollectEvidence(const ReportSource& source, ClaimResult* out) {
+absl::Status CollectEvidence(const ReportSource& source, const ArmsRows& arms,
+                             ClaimResult* out) {
   const Claim& c = *out->claim;
   Evidence& e = out->evidence;
   ASSIGN_OR_RETURN(v1::Sweep sweep, source.get_sweep(e.sweep));
   e.trials = sweep.total_trials();
-  ASSIGN_OR_RETURN(e.faster_trials, ArmTrials(source, c, e.sweep, c.faster));
-  if (c.published.empty()) {
-    ASSIGN_OR_RETURN(e.baseline_trials,
-                     ArmTrials(source, c, e.sweep, c.baseline));
+  e.preset = sweep.spec().preset();
+  for (const auto& [rows, ids, states] :
+       {std::make_tuple(&arms.faster, &e.faster_trials, &e.faster_states),
+        std::make_tuple(&arms.baseline, &e.baseline_trials,
+                        &e.baseline_states)}) {
+    for (const v1::ResultRow& r : *rows) {
+      ids->push_back(r.trial_id());
+      ++(*states)[StateName(r.state())];
+      if (r.state() != v1::DONE)
+        e.not_done.push_back(
+            absl::StrCat(r.trial_id(), " (", StateName(r.state()), ")"));
+    }
   }
+  e.scale = ScaleOf(c, arms);
   std::set<std::string> versions, hashes;
   for (const auto* ids : {&e.faster_trials, &e.baseline_trials}) {
     for (const std::string& id : *ids) {
@@ -138,7 +304,79 @@ absl::Status CollectEvidence(const ReportSource& source, ClaimResult* out) {
   return absl::OkStatus();
 }
 
+// A verdict on fewer trials than the arms hold says so.
+void NoteUnfinished(ClaimResult* r) {
+  const Evidence& e = r->evidence;
+  if (e.not_done.empty()) return;
+  const int held = static_cast<int>(e.faster_trials.size() +
+                                    e.baseline_trials.size());
+  absl::StrAppend(&r->judgement.why, "; judged on ",
+                  held - static_cast<int>(e.not_done.size()), " finished of ",
+                  held, " trials in the arms (not done: ",
+                  absl::StrJoin(e.not_done, ", "), ")");
+}
+
 }  // namespace
+
+std::string ValueWithCi(double mean, double ci95) {
+  if (std::isnan(ci95) || !std::isfinite(mean) || ci95 <= 0)
+    return FormatNumber(mean);
+  // The CI to 2 significant digits, the mean to the same decimal place.
+  const int decimals =
+      std::max(0, 1 - static_cast<int>(std::floor(std::log10(ci95))));
+  const double unit = std::pow(10.0, 1 - std::floor(std::log10(ci95)));
+  if (decimals == 0) {
+    // A CI of 10 or more: both rounded to its second significant digit.
+    const double m = std::round(mean * unit) / unit;
+    const double c = std::round(ci95 * unit) / unit;
+    return absl::StrFormat("%.0f ± %.0f", m, c);
+  }
+  return absl::StrFormat("%.*f ± %.*f", decimals, mean, decimals, ci95);
+}
+
+absl::StatusOr<std::vector<std::string>> SweepsFor(
+    const ReportSource& source, const Claim& claim,
+    const v1::ListSweepsResponse& listed,
+    std::vector<std::string>* considered) {
+  struct Candidate {
+    std::string name;
+    int smaller_done = 0, held = 0;
+    int64_t created = 0;
+  };
+  std::vector<Candidate> serve;
+  for (const v1::Sweep& sw : listed.sweeps()) {
+    if (v1::TaskKind_Name(sw.spec().training().task()) != claim.task) continue;
+    ASSIGN_OR_RETURN(ArmsRows arms, RowsOfArms(source, claim, sw.name()));
+    const int f = Done(arms.faster), b = Done(arms.baseline);
+    const bool holds = claim.published.empty() ? f > 0 && b > 0 : f > 0;
+    std::string line = absl::StrCat(sw.name(), ": ");
+    if (claim.published.empty()) {
+      absl::StrAppend(&line, "faster arm ", arms.faster.size(), " trials (", f,
+                      " done), baseline ", arms.baseline.size(), " (", b,
+                      " done)");
+    } else {
+      absl::StrAppend(&line, arms.faster.size(), " trials at the paper's ",
+                      claim.reference, " values (", f, " done)");
+    }
+    if (!holds) absl::StrAppend(&line, "; cannot serve");
+    if (considered != nullptr) considered->push_back(line);
+    if (!holds) continue;
+    serve.push_back({sw.name(), claim.published.empty() ? std::min(f, b) : f,
+                     static_cast<int>(arms.faster.size() +
+                                      arms.baseline.size()),
+                     sw.created_at().seconds()});
+  }
+  std::stable_sort(serve.begin(), serve.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     if (a.smaller_done != b.smaller_done)
+                       return a.smaller_done > b.smaller_done;
+                     if (a.held != b.held) return a.held > b.held;
+                     return a.created > b.created;
+                   });
+  std::vector<std::string> names;
+  for (const Candidate& c : serve) names.push_back(c.name);
+  return names;
+}
 
 absl::StatusOr<Report> BuildReport(const ReportSource& source,
                                    const ReportArgs& args) {
@@ -151,8 +389,6 @@ absl::StatusOr<Report> BuildReport(const ReportSource& source,
     }
   }
   ASSIGN_OR_RETURN(v1::ListSweepsResponse listed, source.list_sweeps());
-  std::set<std::string> names;
-  for (const v1::Sweep& sw : listed.sweeps()) names.insert(sw.name());
   Report report;
   report.server = source.server;
   for (const Claim& c : Claims()) {
@@ -160,37 +396,44 @@ absl::StatusOr<Report> BuildReport(const ReportSource& source,
     r.claim = &c;
     if (auto it = args.sweeps.find(c.id); it != args.sweeps.end()) {
       r.evidence.sweep = it->second;
+      r.evidence.considered.push_back(
+          absl::StrCat(it->second, ": named by --sweep"));
     } else {
-      for (const std::string& p : c.presets) {
-        if (names.count(p)) {
-          r.evidence.sweep = p;
-          break;
-        }
-      }
+      ASSIGN_OR_RETURN(std::vector<std::string> serve,
+                       SweepsFor(source, c, listed, &r.evidence.considered));
+      if (!serve.empty()) r.evidence.sweep = serve[0];
     }
     if (r.evidence.sweep.empty()) {
       r.judgement.verdict = Verdict::kNotRun;
-      r.note =
-          absl::StrCat("no sweep named ", absl::StrJoin(c.presets, " or "));
+      r.note = absl::StrCat("no sweep of ", c.task, " holds both arms");
       r.command = absl::StrCat("qkov submit --preset ", c.presets[0],
                                c.presets.size() > 1 ? " [--quick]" : "");
       report.claims.push_back(std::move(r));
       continue;
     }
-    r.command = ComparisonCommand(c, r.evidence.sweep);
+    ASSIGN_OR_RETURN(ArmsRows arms, RowsOfArms(source, c, r.evidence.sweep));
     absl::StatusOr<v1::MatchedResponse> table =
-        ComparisonTable(source, c, r.evidence.sweep);
+        ComparisonTable(source, c, r.evidence.sweep, arms, &r.levels);
+    r.command = ComparisonCommand(c, r.evidence.sweep, r.levels);
     if (!table.ok()) {
-      r.judgement.verdict = Verdict::kNotRun;
-      r.note =
-          absl::StrCat("sweep ", r.evidence.sweep,
-                       " cannot be compared yet: ", table.status().message());
+      // Arms that share no span, or whose metric never moves, are measured:
+      // the latter is the claim not shown.
+      r.judgement.verdict =
+          !r.levels.rule.empty() && !std::isnan(r.levels.start)
+              ? Verdict::kNotReproduced
+              : Verdict::kNotRun;
+      if (!r.levels.rule.empty() && std::isnan(r.levels.start))
+        r.judgement.verdict = Verdict::kInconclusive;
+      r.note = absl::StrCat("sweep ", r.evidence.sweep,
+                            " gives no comparison: ", table.status().message());
+      RETURN_IF_ERROR(CollectEvidence(source, arms, &r));
       report.claims.push_back(std::move(r));
       continue;
     }
     r.table = *std::move(table);
     r.judgement = Judge(c, r.table);
-    RETURN_IF_ERROR(CollectEvidence(source, &r));
+    RETURN_IF_ERROR(CollectEvidence(source, arms, &r));
+    NoteUnfinished(&r);
     report.claims.push_back(std::move(r));
   }
   return report;
@@ -220,6 +463,118 @@ std::string ComparedWhere(const Claim& k) {
 
 }  // namespace
 
+namespace {
+
+// The effect a claim needs, in words: "effect 0.051", "tolerance 0.043",
+// "the paper's digits".
+std::string EffectText(const Claim& k) {
+  if (!k.published.empty()) return "the paper's last digit";
+  if (k.tolerance > 0)
+    return absl::StrCat("within ", FormatNumber(k.tolerance));
+  return FormatNumber(k.effect);
+}
+
+std::string EffectBasis(const Claim& k) {
+  if (!k.published.empty())
+    return "half a unit in the last digit the paper prints";
+  if (k.tolerance > 0)
+    return k.tolerance_basis.empty() ? "ours" : k.tolerance_basis;
+  return k.effect_basis;
+}
+
+// "30000 steps, base rate 0.1, batch 32, 3 + 3 seeds": ours, in one line.
+std::string OursScale(const Claim& k, const Scale& s) {
+  std::vector<std::string> parts;
+  if (s.steps > 0) parts.push_back(absl::StrCat(s.steps, " steps"));
+  if (s.epochs > 0)
+    parts.push_back(absl::StrCat(FormatNumber(s.epochs), " epochs"));
+  if (!s.base_rates.empty())
+    parts.push_back(absl::StrCat("base rate ", absl::StrJoin(s.base_rates, " / ")));
+  if (s.batch > 0) parts.push_back(absl::StrCat("batch ", s.batch));
+  if (s.train_examples > 0)
+    parts.push_back(absl::StrCat(s.train_examples, " training examples"));
+  if (s.eval_examples > 0)
+    parts.push_back(absl::StrCat(s.eval_examples, " test examples"));
+  if (!s.model.empty()) parts.push_back(s.model);
+  parts.push_back(k.published.empty()
+                      ? absl::StrCat(s.faster_seeds, " + ", s.baseline_seeds,
+                                     " trials (faster + baseline)")
+                      : absl::StrCat(s.faster_seeds, " trials"));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string Below(const Scale& s) {
+  return s.below.empty() ? ""
+                         : absl::StrCat("below the paper's scale: ",
+                                        absl::StrJoin(s.below, "; "));
+}
+
+std::string StatesText(const std::map<std::string, int>& states) {
+  std::vector<std::string> parts;
+  int total = 0;
+  for (const auto& [state, n] : states) {
+    parts.push_back(absl::StrCat(n, " ", state));
+    total += n;
+  }
+  return absl::StrCat(total, " (", absl::StrJoin(parts, ", "), ")");
+}
+
+// The verdict as the summary shows it: with the seeds that would decide an
+// inconclusive one.
+std::string VerdictText(const ClaimResult& c) {
+  std::string v = VerdictName(c.judgement.verdict);
+  if (c.judgement.verdict == Verdict::kInconclusive &&
+      c.judgement.seeds_to_decide > 0)
+    absl::StrAppend(&v, " (about ", c.judgement.seeds_to_decide,
+                    c.judgement.seeds_to_decide >= 10000 ? " or more" : "",
+                    " seeds per arm would decide)");
+  return v;
+}
+
+// The last compared level: the one nearest the end of training, where the
+// paper reads its numbers.
+const LevelComparison* LastCompared(const ClaimResult& c) {
+  const LevelComparison* last = nullptr;
+  for (const LevelComparison& l : c.judgement.levels)
+    if (l.compared) last = &l;
+  return last;
+}
+
+std::string OursSummary(const ClaimResult& c) {
+  const LevelComparison* l = LastCompared(c);
+  if (l == nullptr) return "-";
+  int compared = 0;
+  for (const LevelComparison& x : c.judgement.levels) compared += x.compared;
+  const Claim& k = *c.claim;
+  std::string at = k.comparison == Comparison::kMatched
+                       ? absl::StrCat(" at ", k.reference, " ",
+                                      LevelText(k, l->level))
+                   : k.reference.empty()
+                       ? " at the end"
+                       : absl::StrCat(" at ", k.reference, " ",
+                                      LevelText(k, l->level));
+  return absl::StrCat(ValueOf(k, l->faster_value), " vs ",
+                      ValueOf(k, l->baseline_value), at,
+                      compared > 1 ? absl::StrCat(" (last of ", compared,
+                                                  " levels)")
+                                   : "");
+}
+
+// What a level reads, with the seeds that would decide an inconclusive one.
+std::string ReadsText(const LevelComparison& l) {
+  if (!l.compared) return "-";
+  std::string reads = LevelReadingName(l.reading);
+  if (l.reading == LevelReading::kInconclusive && l.seeds_to_decide > 0)
+    absl::StrAppend(&reads, " (~", l.seeds_to_decide, " seeds per arm)");
+  return reads;
+}
+
+std::string Cell(const std::string& s) {
+  return absl::StrReplaceAll(s, {{"|", "\\|"}, {"\n", " "}});
+}
+
+}  // namespace
+
 std::string ReportMarkdown(const Report& r) {
   std::string md = absl::StrCat(
       "# Reproduction report\n\n"
@@ -227,31 +582,30 @@ std::string ReportMarkdown(const Report& r) {
       "sweeps of the results database of qkov-server at ",
       r.server,
       " by `qkov report`. A claim compares a faster-QK arm with its "
-      "baseline where a reference curve first reaches the same levels "
-      "(docs/metrics.md, \"Matched values\"), or after the same number of "
-      "steps (its final results, at each value of an axis), or its final "
-      "results with the numbers the paper prints; its verdict "
-      "follows the rule in docs/report.md: reproduced where the faster arm "
-      "is better than the baseline by more than the two 95% CIs at every "
-      "level both reach, or, for a claim of comparable accuracy, where the "
-      "arms' difference widened by the two CIs is within its tolerance at "
-      "every level, or, against the paper's numbers, where ours are within "
-      "the digits it prints.\n\n"
-      "| claim | framing | ours: faster vs baseline (or the paper's number) "
-      "at each level | paper | "
-      "verdict |\n|---|---|---|---|---|\n");
+      "baseline where a reference curve first reaches the same levels, "
+      "chosen from the two arms' own curves where either arm's metric has "
+      "left its starting value (docs/report.md, \"Levels\"), or after the "
+      "same number of steps, or compares our final results with the numbers "
+      "the paper prints. A level counts for the claim where the faster arm "
+      "is better by at least the claim's effect and by more than both 95% "
+      "CIs; the verdict rule is in docs/report.md. Each claim serves from "
+      "the sweep of its task that holds the most finished trials of both "
+      "arms, whatever its name.\n\n"
+      "| claim | compared | ours: faster vs baseline (or vs the paper) | "
+      "paper, same quantity | effect | scale | verdict |\n"
+      "|---|---|---|---|---|---|---|\n");
   for (const ClaimResult& c : r.claims) {
-    std::vector<std::string> ours;
-    for (const LevelComparison& l : c.judgement.levels) {
-      if (!l.compared) continue;
-      ours.push_back(absl::StrCat(ValueCi(l.faster_value), " vs ",
-                                  ValueCi(l.baseline_value), " at ",
-                                  LevelText(*c.claim, l.level)));
+    const Claim& k = *c.claim;
+    std::string scale = "-";
+    if (!c.evidence.sweep.empty()) {
+      scale = c.evidence.scale.below.empty()
+                  ? "at the paper's scale"
+                  : Below(c.evidence.scale);
     }
-    absl::StrAppend(
-        &md, "| [", c.claim->id, "](#", c.claim->id, ") | ", c.claim->framing,
-        " | ", ours.empty() ? "-" : absl::StrJoin(ours, "; "), " | ",
-        c.claim->paper, " | ", VerdictName(c.judgement.verdict), " |\n");
+    absl::StrAppend(&md, "| [", k.id, "](#", k.id, ") | ", Cell(k.metric),
+                    ", ", Cell(k.framing), " | ", Cell(OursSummary(c)), " | ",
+                    Cell(k.paper), " | ", Cell(EffectText(k)), " | ",
+                    Cell(scale), " | ", Cell(VerdictText(c)), " |\n");
   }
   for (const ClaimResult& c : r.claims) {
     const Claim& k = *c.claim;
@@ -261,19 +615,46 @@ std::string ReportMarkdown(const Report& r) {
                     "**", c.judgement.why.empty() ? "" : ": ", c.judgement.why,
                     "\n");
     if (!c.note.empty()) absl::StrAppend(&md, "- ", c.note, "\n");
+    absl::StrAppend(&md, "- the paper: ", k.paper, " (", k.paper_source,
+                    ")\n- effect: ", EffectText(k), " (", EffectBasis(k),
+                    ")\n");
+    if (!e.sweep.empty()) {
+      absl::StrAppend(&md, "- scale, ours: ", OursScale(k, e.scale),
+                      e.scale.below.empty()
+                          ? ""
+                          : absl::StrCat("; **", Below(e.scale), "**"),
+                      "\n");
+    }
+    absl::StrAppend(&md, "- scale, the paper's: ", k.paper_scale, "\n");
+    if (!c.levels.rule.empty())
+      absl::StrAppend(&md, "- levels: ", c.levels.rule, "\n");
     absl::StrAppend(&md, "- ",
                     e.sweep.empty() ? "to run it: " : "to reproduce it: ", "`",
                     c.command, "`\n");
-    if (!HasEvidence(c)) continue;
+    if (!e.considered.empty()) {
+      absl::StrAppend(&md, "- sweeps of ", k.task, " considered: ",
+                      absl::StrJoin(e.considered, "; "), "\n");
+    }
+    if (e.sweep.empty()) continue;
     absl::StrAppend(
-        &md, "- sweep `", e.sweep, "`: ", e.trials, " trials; ", k.metric,
-        ComparedWhere(k),
+        &md, "- sweep `", e.sweep, "` (",
+        e.preset.empty() ? "its preset not recorded"
+                         : absl::StrCat("preset ", e.preset),
+        "): ", e.trials, " trials; ", k.metric, ComparedWhere(k),
         k.published.empty()
             ? absl::StrCat("; faster arm ", ArmName(k, k.faster), ", baseline ",
                            ArmName(k, k.baseline))
             : "; ours against the paper's numbers",
         k.where.empty() ? ""
                         : absl::StrCat(" (", absl::StrJoin(k.where, ", "), ")"),
+        "\n- trials: ", FasterLabel(k), k.published.empty() ? " arm " : " ",
+        StatesText(e.faster_states),
+        k.published.empty()
+            ? absl::StrCat(", baseline ", StatesText(e.baseline_states))
+            : "",
+        e.not_done.empty()
+            ? ""
+            : absl::StrCat("; not done: ", absl::StrJoin(e.not_done, ", ")),
         "\n- ", e.attempts, " attempts; code version",
         e.code_versions.size() == 1 ? " " : "s ",
         absl::StrJoin(e.code_versions, ", "),
@@ -286,17 +667,22 @@ std::string ReportMarkdown(const Report& r) {
             ? absl::StrCat("\n- baseline's trials: ",
                            absl::StrJoin(e.baseline_trials, ", "))
             : "",
-        "\n\n| ", LevelName(k), " | ", FasterLabel(k), ": reached | step | ",
+        "\n");
+    if (!HasEvidence(c)) continue;
+    absl::StrAppend(
+        &md, "\n| ", LevelName(k), " | ", FasterLabel(k), ": reached | step | ",
         k.metric, " | ", BaselineLabel(k), ": reached | step | ", k.metric,
-        " | difference | CI sum |\n|---|---|---|---|---|---|---|---|---|\n");
+        " | difference | CI sum | reads |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n");
     for (const LevelComparison& l : c.judgement.levels) {
+      const std::string reads = ReadsText(l);
       absl::StrAppend(&md, "| ", LevelText(k, l.level), " | ", l.faster_reached,
                       "/", l.faster_trials, " | ", ValueCi(l.faster_step),
-                      " | ", ValueCi(l.faster_value), " | ", l.baseline_reached,
+                      " | ", ValueOf(k, l.faster_value), " | ", l.baseline_reached,
                       "/", l.baseline_trials, " | ", ValueCi(l.baseline_step),
-                      " | ", ValueCi(l.baseline_value), " | ",
+                      " | ", ValueOf(k, l.baseline_value), " | ",
                       l.compared ? Num(l.difference) : "-", " | ",
-                      l.compared ? Num(l.margin) : "-", " |\n");
+                      l.compared ? Num(l.margin) : "-", " | ", reads, " |\n");
     }
   }
   return md;
@@ -314,29 +700,59 @@ std::string ReportJson(const Report& r) {
         std::isnan(s.ci95()) ? nlohmann::json() : nlohmann::json(s.ci95());
     return j;
   };
+  auto number = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+  };
   for (const ClaimResult& c : r.claims) {
+    const Claim& k = *c.claim;
+    const Evidence& e = c.evidence;
     nlohmann::json j;
-    j["id"] = c.claim->id;
-    j["comparison"] = !c.claim->published.empty() ? "against the paper"
-                      : c.claim->comparison == Comparison::kEqualSteps
+    j["id"] = k.id;
+    j["statement"] = k.statement;
+    j["task"] = k.task;
+    j["metric"] = k.metric;
+    j["comparison"] = !k.published.empty() ? "against the paper"
+                      : k.comparison == Comparison::kEqualSteps
                           ? "equal steps"
                           : "matched";
-    j["lower_is_better"] = c.claim->lower_is_better;
-    j["tolerance"] = c.claim->tolerance;
+    j["lower_is_better"] = k.lower_is_better;
+    j["effect"] = k.effect;
+    j["effect_basis"] = EffectBasis(k);
+    j["tolerance"] = k.tolerance;
+    j["paper"] = k.paper;
+    j["paper_source"] = k.paper_source;
+    j["paper_scale"] = k.paper_scale;
     j["published"] = nlohmann::json::array();
-    for (const Published& p : c.claim->published) {
+    for (const Published& p : k.published) {
       j["published"].push_back(
           {{"level", p.level}, {"value", p.value}, {"tolerance", p.tolerance}});
     }
     j["verdict"] = VerdictName(c.judgement.verdict);
     j["why"] = c.judgement.why;
+    j["seeds_to_decide"] = c.judgement.seeds_to_decide;
     j["note"] = c.note;
     j["command"] = c.command;
-    j["sweep"] = c.evidence.sweep;
-    j["faster_trials"] = c.evidence.faster_trials;
-    j["baseline_trials"] = c.evidence.baseline_trials;
-    j["code_versions"] = c.evidence.code_versions;
-    j["config_hashes"] = c.evidence.config_hashes;
+    j["sweep"] = e.sweep;
+    j["preset"] = e.preset;
+    j["sweeps_considered"] = e.considered;
+    j["level_rule"] = c.levels.rule;
+    j["scale"] = {{"steps", e.scale.steps},
+                  {"epochs", e.scale.epochs},
+                  {"base_rates", e.scale.base_rates},
+                  {"batch", e.scale.batch},
+                  {"train_examples", e.scale.train_examples},
+                  {"test_examples", e.scale.eval_examples},
+                  {"model", e.scale.model},
+                  {"faster_trials", e.scale.faster_seeds},
+                  {"baseline_trials", e.scale.baseline_seeds},
+                  {"below_paper", e.scale.below}};
+    j["faster_trials"] = e.faster_trials;
+    j["baseline_trials"] = e.baseline_trials;
+    j["faster_states"] = e.faster_states;
+    j["baseline_states"] = e.baseline_states;
+    j["not_done"] = e.not_done;
+    j["code_versions"] = e.code_versions;
+    j["config_hashes"] = e.config_hashes;
     j["levels"] = nlohmann::json::array();
     for (const LevelComparison& l : c.judgement.levels) {
       nlohmann::json lj;
@@ -344,8 +760,15 @@ std::string ReportJson(const Report& r) {
       lj["compared"] = l.compared;
       lj["faster"] = summary(l.faster_value);
       lj["baseline"] = summary(l.baseline_value);
+      lj["faster_step"] = summary(l.faster_step);
+      lj["baseline_step"] = summary(l.baseline_step);
       lj["faster_reached"] = l.faster_reached;
       lj["baseline_reached"] = l.baseline_reached;
+      lj["difference"] = number(l.difference);
+      lj["margin"] = number(l.margin);
+      lj["reading"] =
+          l.compared ? nlohmann::json(LevelReadingName(l.reading)) : nullptr;
+      lj["seeds_to_decide"] = l.seeds_to_decide;
       j["levels"].push_back(lj);
     }
     out["claims"].push_back(j);
@@ -451,64 +874,136 @@ std::string Figure(const ClaimResult& c) {
 
 }  // namespace
 
-std::string ReportHtml(const Report& r) {
+std::string ReportHtml(const Report& r, bool in_dashboard) {
+  // The dashboard's look (server/dashboard/style.css): its header, type and
+  // table rules; inline, since the file `qkov report` writes stands alone
+  // and the /report page's CSP allows inline styles only.
   std::string html =
       "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width\">"
       "<title>qkov reproduction report</title><style>"
-      "body{font-family:sans-serif;max-width:70em;margin:1em auto;"
-      "padding:0 1em}table{border-collapse:collapse}td,th{border:1px solid "
-      "#bbb;padding:2px 6px;font-size:90%}.reproduced{color:#176c2f}"
-      ".contradicted{color:#a00}code{font-size:90%}</style></head><body>"
-      "<h1>Reproduction report</h1>";
+      ":root{--fg:#1d2330;--muted:#6b7280;--line:#e5e7eb;--done:#16a34a;"
+      "--failed:#dc2626}*{box-sizing:border-box}"
+      "body{margin:0;font:14px/1.45 system-ui,sans-serif;color:var(--fg);"
+      "background:#fafafa}header{display:flex;gap:16px;align-items:center;"
+      "padding:10px 20px;background:#111827;color:#f9fafb}"
+      "header a{color:#f9fafb;text-decoration:none}.brand{font-weight:700}"
+      "main{padding:16px 20px;max-width:1400px}h1{font-size:20px;"
+      "margin:4px 0 12px}h2{font-size:16px;margin:24px 0 8px}"
+      "table{border-collapse:collapse;background:#fff;margin:8px 0}"
+      "th,td{padding:4px 8px;border-bottom:1px solid var(--line);"
+      "text-align:left;vertical-align:top}td.num{text-align:right;"
+      "font-variant-numeric:tabular-nums;white-space:nowrap}"
+      ".muted{color:var(--muted)}.reproduced{color:var(--done);"
+      "font-weight:600}.contradicted{color:var(--failed);font-weight:600}"
+      ".below{color:#b45309}ul{padding-left:20px}code{font-size:90%}"
+      ".scroll{overflow-x:auto}</style></head><body><header>";
   absl::StrAppend(&html,
-                  "<p>Each claim of the paper judged on the sweeps of "
-                  "qkov-server at <code>",
+                  in_dashboard ? "<a href=\"/\" class=\"brand\">qkov-sweep</a>"
+                               : "<span class=\"brand\">qkov-sweep</span>",
+                  "<span>reproduction report</span></header><main>"
+                  "<h1>Reproduction report</h1>");
+  absl::StrAppend(&html,
+                  "<p class=\"muted\">Each claim of the paper judged on the "
+                  "sweeps of qkov-server at <code>",
                   Html(r.server),
-                  "</code>; the faster arm (or ours) in blue, the baseline "
-                  "(or the paper's number) in red, with their 95% "
-                  "CIs.</p><table id=\"summary\"><tr><th>claim"
-                  "</th><th>framing</th><th>paper</th><th>verdict</th></tr>");
-  for (const ClaimResult& c : r.claims) {
-    const std::string v = VerdictName(c.judgement.verdict);
-    absl::StrAppend(&html, "<tr><td><a href=\"#", c.claim->id, "\">",
-                    c.claim->id, "</a></td><td>", Html(c.claim->framing),
-                    "</td><td>", Html(c.claim->paper), "</td><td class=\"",
-                    v == "reproduced" || v == "contradicted" ? v : "",
-                    "\" data-verdict=\"", v, "\">", v, "</td></tr>");
-  }
-  html += "</table>";
+                  "</code>: a level counts for a claim where the faster arm "
+                  "is better by at least the claim's effect and by more than "
+                  "both 95% CIs (docs/report.md). In the figures the faster "
+                  "arm (or ours) is blue, the baseline (or the paper's "
+                  "number) red, each with its 95% CI.</p>"
+                  "<div class=\"scroll\"><table id=\"summary\"><tr><th>claim"
+                  "</th><th>compared</th><th>ours: faster vs baseline</th>"
+                  "<th>paper, same quantity</th><th>effect</th><th>scale</th>"
+                  "<th>verdict</th></tr>");
   for (const ClaimResult& c : r.claims) {
     const Claim& k = *c.claim;
+    const std::string v = VerdictName(c.judgement.verdict);
+    const std::string below = Below(c.evidence.scale);
+    absl::StrAppend(
+        &html, "<tr><td><a href=\"#", k.id, "\">", k.id, "</a></td><td>",
+        Html(k.metric), ", ", Html(k.framing), "</td><td class=\"num\">",
+        Html(OursSummary(c)), "</td><td>", Html(k.paper), "</td><td>",
+        Html(EffectText(k)), "</td><td",
+        below.empty() ? ">" : " class=\"below\">",
+        c.evidence.sweep.empty() ? "-"
+        : below.empty()          ? "at the paper's scale"
+                                 : Html(below),
+        "</td><td class=\"",
+        v == "reproduced" || v == "contradicted" ? v : "",
+        "\" data-verdict=\"", v, "\">", Html(VerdictText(c)), "</td></tr>");
+  }
+  html += "</table></div>";
+  for (const ClaimResult& c : r.claims) {
+    const Claim& k = *c.claim;
+    const Evidence& e = c.evidence;
     absl::StrAppend(&html, "<h2 id=\"", k.id, "\">", k.id, "</h2><p>",
-                    Html(k.statement), " (", Html(k.figure), ").</p><p>",
+                    Html(k.statement), " (", Html(k.figure), ").</p><ul><li>",
                     "verdict: <b>", VerdictName(c.judgement.verdict), "</b>",
                     c.judgement.why.empty() ? "" : ": ", Html(c.judgement.why),
-                    "</p>");
-    if (!c.note.empty()) absl::StrAppend(&html, "<p>", Html(c.note), "</p>");
-    absl::StrAppend(&html, "<p><code>", Html(c.command), "</code></p>");
+                    "</li>");
+    if (!c.note.empty()) absl::StrAppend(&html, "<li>", Html(c.note), "</li>");
+    absl::StrAppend(&html, "<li>the paper: ", Html(k.paper), " <span "
+                    "class=\"muted\">(", Html(k.paper_source),
+                    ")</span></li><li>effect: ", Html(EffectText(k)),
+                    " <span class=\"muted\">(", Html(EffectBasis(k)),
+                    ")</span></li>");
+    if (!e.sweep.empty()) {
+      absl::StrAppend(&html, "<li>scale, ours: ", Html(OursScale(k, e.scale)),
+                      e.scale.below.empty()
+                          ? ""
+                          : absl::StrCat("; <span class=\"below\">",
+                                         Html(Below(e.scale)), "</span>"),
+                      "</li>");
+    }
+    absl::StrAppend(&html, "<li>scale, the paper's: ", Html(k.paper_scale),
+                    "</li>");
+    if (!c.levels.rule.empty())
+      absl::StrAppend(&html, "<li>levels: ", Html(c.levels.rule), "</li>");
+    absl::StrAppend(&html, "<li><code>", Html(c.command), "</code></li>");
+    if (!e.considered.empty()) {
+      absl::StrAppend(&html, "<li class=\"muted\">sweeps considered: ",
+                      Html(absl::StrJoin(e.considered, "; ")), "</li>");
+    }
+    absl::StrAppend(&html, "</ul>");
     if (!HasEvidence(c)) continue;
-    absl::StrAppend(&html, Figure(c), "<table class=\"levels\"><tr><th>",
+    absl::StrAppend(&html, Figure(c),
+                    "<div class=\"scroll\"><table class=\"levels\"><tr><th>",
                     Html(LevelName(k)), "</th><th>", FasterLabel(k),
                     "</th><th>", BaselineLabel(k),
-                    "</th><th>difference</th><th>CI sum</th></tr>");
+                    "</th><th>difference</th><th>CI sum</th><th>reads</th>"
+                    "</tr>");
     for (const LevelComparison& l : c.judgement.levels) {
-      absl::StrAppend(&html, "<tr><td>", LevelText(k, l.level), "</td><td>",
-                      Html(ValueCi(l.faster_value)), "</td><td>",
-                      Html(ValueCi(l.baseline_value)), "</td><td>",
-                      l.compared ? Num(l.difference) : "-", "</td><td>",
-                      l.compared ? Num(l.margin) : "-", "</td></tr>");
+      absl::StrAppend(
+          &html, "<tr><td class=\"num\">", LevelText(k, l.level),
+          "</td><td class=\"num\">", Html(ValueOf(k, l.faster_value)),
+          "</td><td class=\"num\">", Html(ValueOf(k, l.baseline_value)),
+          "</td><td class=\"num\">", l.compared ? Num(l.difference) : "-",
+          "</td><td class=\"num\">", l.compared ? Num(l.margin) : "-",
+          "</td><td>", Html(ReadsText(l)),
+          "</td></tr>");
     }
     absl::StrAppend(
-        &html, "</table><p>sweep <code>", Html(c.evidence.sweep), "</code>, ",
-        c.evidence.attempts, " attempts, code version(s) ",
-        Html(absl::StrJoin(c.evidence.code_versions, ", ")),
-        c.evidence.code_versions.size() > 1 ? " <b>(mixed)</b>" : "", ", ",
-        c.evidence.config_hashes.size(), " config hashes; ", FasterLabel(k),
-        ": ", Html(absl::StrJoin(c.evidence.faster_trials, ", ")),
+        &html, "</table></div><p class=\"muted\">sweep <code>",
+        Html(e.sweep), "</code>, ", e.attempts,
+        " attempts, code version(s) ",
+        Html(absl::StrJoin(e.code_versions, ", ")),
+        e.code_versions.size() > 1 ? " <b>(mixed)</b>" : "", ", ",
+        e.config_hashes.size(), " config hashes; trials: ", FasterLabel(k),
+        " ", Html(StatesText(e.faster_states)),
+        k.published.empty()
+            ? absl::StrCat(", baseline ", Html(StatesText(e.baseline_states)))
+            : "",
+        e.not_done.empty()
+            ? ""
+            : absl::StrCat("; not done: ",
+                           Html(absl::StrJoin(e.not_done, ", "))),
+        "; ", FasterLabel(k), ": ",
+        Html(absl::StrJoin(e.faster_trials, ", ")),
         k.published.empty() ? "; baseline: " : "",
-        Html(absl::StrJoin(c.evidence.baseline_trials, ", ")), "</p>");
+        Html(absl::StrJoin(e.baseline_trials, ", ")), "</p>");
   }
-  html += "</body></html>\n";
+  html += "</main></body></html>\n";
   return html;
 }
 

@@ -36,12 +36,9 @@ sweeps=(
   "--preset paper-squad --quick"
   "--preset paper-fixed-attention --quick --set axes.seed=[1234,1235,1236] --set name=paper-fixed-attention-quick-3-seeds"
 )
-# Claims judged on a sweep other than the first of their presets.
-report_args=(
-  --sweep fixed-attention-factorized-ov=paper-fixed-attention-quick-3-seeds
-  --sweep sva-verb-attention=paper-sva-quick-3-seeds
-  --sweep sva-comparable-accuracy=paper-sva-quick-3-seeds
-)
+# No claim is tied to a sweep here: `qkov report` serves each claim from
+# the sweep of its task that holds the most finished trials of both arms
+# (docs/report.md, "Which sweep serves a claim").
 
 usage() {
   sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -133,7 +130,7 @@ write() {
   # server's folder keeps it the same on every run.
   cd "$tmp"
   start_server results.db . unix:qkov.sock
-  QKOV_SERVER=unix:qkov.sock "$bin/qkov" report "${report_args[@]}" --out report
+  QKOV_SERVER=unix:qkov.sock "$bin/qkov" report --out report
   {
     echo "<!-- Written by deploy/local/results.sh from a results database"
     echo "     (sha256 $sum)."

@@ -15,6 +15,7 @@
 #include "common/proto_enums.h"
 #include "common/task_kind.h"
 #include "common/task_settings.h"
+#include "common/text.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
 #include "server/core/adaptive_sweep.h"
@@ -203,6 +204,19 @@ absl::Status ValidateNameAndDescription(const qkov::v1::SweepSpec& spec) {
     return Invalid("spec.description", "longer than 4096");
   if (!IsValidUtf8(spec.description()))
     return Invalid("spec.description", "is not valid UTF-8");
+  // The preset's name and " --quick", as `qkov submit --preset` sets it.
+  if (spec.preset().size() > 128)
+    return Invalid("spec.preset", "must be at most 128 characters");
+  for (char c : spec.preset()) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+          c == '.' || c == ' ')) {
+      return Invalid(
+          "spec.preset",
+          absl::StrCat("may contain only letters, digits, '_', '-', '.', ' ' "
+                       "(got '",
+                       TerminalSafe(std::string(1, c)), "')"));
+    }
+  }
   return absl::OkStatus();
 }
 

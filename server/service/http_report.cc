@@ -37,11 +37,14 @@ HttpReply HttpService::ReportPage(const HttpRequest& req) {
   source.get_trial = [this](const std::string& id) {
     return core_->GetTrial(id);
   };
+  source.curves = [this](const v1::GetTrialMetricsRequest& r) {
+    return core_->GetTrialMetrics(r);
+  };
   absl::StatusOr<report::Report> built = report::BuildReport(source, args);
   if (!built.ok()) return ErrorReply(built.status());
   HttpReply reply;
   reply.content_type = "text/html; charset=utf-8";
-  reply.body = report::ReportHtml(*built);
+  reply.body = report::ReportHtml(*built, /*in_dashboard=*/true);
   reply.headers.emplace_back("Cache-Control", "no-store");
   reply.headers.emplace_back(
       "Content-Security-Policy",

@@ -166,6 +166,17 @@ TEST(SweepSpecTest, RefusalsNameTheField) {
   s.set_name("bad name!");
   EXPECT_NE(ErrorOf(s).find("spec.name"), std::string::npos);
 
+  // The preset a sweep came from is a preset's name (and " --quick").
+  s = Demo();
+  s.set_preset("paper-ratio --quick");
+  EXPECT_TRUE(ValidateSweepSpec(s, SpecLimits{}).ok());
+  s.set_preset("paper<script>");
+  EXPECT_EQ(ErrorOf(s),
+            "spec.preset: may contain only letters, digits, '_', '-', '.', ' ' "
+            "(got '<')");
+  s.set_preset(std::string(129, 'p'));
+  EXPECT_EQ(ErrorOf(s), "spec.preset: must be at most 128 characters");
+
   s = Demo();
   s.mutable_training()->set_batch_size(-1);
   EXPECT_EQ(ErrorOf(s),
