@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -200,6 +201,69 @@ std::vector<Claim> MakeClaims() {
     c.paper_levels = {1e-3};
     claims.push_back(c);
   }
+  {
+    Claim c;
+    c.id = "four-parameterizations-ranking";
+    c.statement =
+        "Factorizing QK speeds it up and factorizing OV speeds OV up, so at "
+        "equal loss attention is sharpest with QK factorized and OV "
+        "collapsed: FACO > FAFO ~ CACO > CAFO";
+    c.figure = "Section 3; the factorization argument (NOTES.md section 4)";
+    c.presets = {"paper-four-param", "paper-four-param-quick"};
+    c.task = "TASK_SYNTHETIC";
+    c.reference = "train_loss";
+    c.metric = "separability";
+    c.window = 5;
+    c.by = {"parameterization"};
+    c.order = {{"FACO"}, {"FAFO"}, {"CACO"}, {"CAFO"}};
+    c.relations = ">~>";
+    c.framing = "matched training loss, each two neighbours";
+    c.paper =
+        "separability FACO 0.1056 +- 0.022, FAFO 0.0036 +- 0.0007; none for "
+        "CACO or CAFO (the ranking is the paper's argument)";
+    c.paper_source = "NOTES.md sections 3 and 4";
+    c.effect = 0.051;
+    c.effect_basis =
+        "half the paper's FACO - FAFO difference; '~' reads as closer than "
+        "it";
+    c.paper_scale =
+        "SGD 0.01; 625,000 steps for FAFO and FACO, 1,000,000 for CAFO, "
+        "500,000 for CACO, stopping at loss 1e-3; 1 to 5 seeds";
+    c.paper_steps = 500000;
+    c.paper_seeds = 1;
+    c.paper_levels = {1e-3};
+    claims.push_back(c);
+  }
+  {
+    Claim c;
+    c.id = "ratio-trend";
+    c.statement =
+        "FAFO's attention at equal loss sharpens monotonically with "
+        "eta_QK/eta_OV: 20 > 10 > 5 > 2 > 1";
+    c.figure = "Fig. 4; the fast-QK runs";
+    c.presets = {"paper-ratio", "paper-ratio-quick"};
+    c.task = "TASK_SYNTHETIC";
+    c.reference = "train_loss";
+    c.metric = "distinct_attention";
+    c.by = {"lr_ratio"};
+    c.where = {"parameterization=FAFO"};
+    c.order = {{"20"}, {"10"}, {"5"}, {"2"}, {"1"}};
+    c.relations = ">>>>";
+    c.framing = "matched training loss, each two neighbours";
+    c.paper = "the paper gives none in distinct-token attention per ratio";
+    c.paper_source = kSyntheticSource;
+    c.effect = 0.016;
+    c.effect_basis =
+        "ours: fast-qk-sharpens's effect (0.0645) shared over the trend's "
+        "four steps";
+    c.paper_scale =
+        "SGD, W_V and W_O at 0.01; 100,000 steps at batch 32, stopping at "
+        "loss 1e-3; 5 seeds";
+    c.paper_steps = 100000;
+    c.paper_seeds = 5;
+    c.paper_levels = {1e-3};
+    claims.push_back(c);
+  }
   claims.push_back(OdeMatched(
       "ode-alpha-grows-with-r",
       "In the reduced gradient flow, at a fixed loss a larger r = "
@@ -337,6 +401,44 @@ std::vector<Claim> MakeClaims() {
     c.effect = 0.0106;
     c.effect_basis =
         "half the paper's smallest difference (alpha 1: 0.0216 - 4.9e-4)";
+    c.paper_scale =
+        "SGD 0.01; 125,000 steps (500 x 250) at batch 128; seed 1234";
+    c.paper_steps = 125000;
+    c.paper_seeds = 1;
+    c.comparison = Comparison::kEqualSteps;
+    c.lower_is_better = true;
+    claims.push_back(c);
+  }
+  for (const auto& [param, name, numbers, effect, basis] :
+       {std::make_tuple("CACO", "collapsed",
+                        "collapsed OV: 0.598 / 0.158 / 0.0645 / 0.0346 / "
+                        "0.0216 at alpha 0.2 / 0.4 / 0.6 / 0.8 / 1",
+                        0.0065, "half the paper's smallest step (0.0346 - "
+                                "0.0216)"),
+        std::make_tuple("FAFO", "factorized",
+                        "factorized OV: 3.8e-3 / 1.5e-3 / 8.9e-4 / 6.3e-4 / "
+                        "4.9e-4 at alpha 0.2 / 0.4 / 0.6 / 0.8 / 1",
+                        7e-5, "half the paper's smallest step (6.3e-4 - "
+                              "4.9e-4)")}) {
+    Claim c;
+    c.id = absl::StrCat("fixed-attention-loss-falls-in-alpha-", name);
+    c.statement = absl::StrCat(
+        "With attention fixed at alpha on the distinct tokens, the ", name,
+        " OV circuit's final loss falls monotonically as alpha grows: "
+        "sharper attention always helps the OV circuit");
+    c.figure = "Fig. 3";
+    c.presets = {"paper-fixed-attention", "paper-fixed-attention-quick"};
+    c.task = "TASK_FIXED_ATTENTION";
+    c.metric = "loss";
+    c.by = {"alpha"};
+    c.where = {absl::StrCat("parameterization=", param)};
+    c.order = {{"1"}, {"0.8"}, {"0.6"}, {"0.4"}, {"0.2"}};
+    c.relations = ">>>>";
+    c.framing = "equal steps, each two neighbouring alphas";
+    c.paper = absl::StrCat("final loss, ", numbers, " (one seed)");
+    c.paper_source = "NOTES.md section 3, Fig-3 experiment";
+    c.effect = effect;
+    c.effect_basis = basis;
     c.paper_scale =
         "SGD 0.01; 125,000 steps (500 x 250) at batch 128; seed 1234";
     c.paper_steps = 125000;
@@ -645,10 +747,14 @@ void Conclude(const Claim& claim, Judgement* j) {
                           bound, " and both CIs at ", against);
   } else {
     const char* better = claim.lower_is_better ? "below" : "above";
-    counts = absl::StrCat("the faster arm ", better,
-                          " the baseline by at least the effect (", bound,
+    const std::string a = claim.faster_label.empty() ? "the faster arm"
+                                                     : claim.faster_label;
+    const std::string b = claim.baseline_label.empty() ? "the baseline"
+                                                       : claim.baseline_label;
+    counts = absl::StrCat(a, " ", better, " ", b,
+                          " by at least the effect (", bound,
                           ") and both CIs at ", n_for, " of ", compared,
-                          " levels, the baseline so at ", against,
+                          " levels, ", b, " so at ", against,
                           "; the arms closer than the effect at ", equal);
   }
   j->why = counts;
@@ -747,8 +853,107 @@ Judgement JudgePublished(const Claim& claim, const v1::MatchedResponse& table) {
 
 }  // namespace
 
+char RelationShown(const Claim& claim, char relation) {
+  return relation == '>' && claim.lower_is_better ? '<' : relation;
+}
+
+std::vector<Claim> PairClaims(const Claim& claim) {
+  std::vector<Claim> pairs;
+  for (size_t i = 0; i + 1 < claim.order.size(); ++i) {
+    Claim p = claim;
+    p.order.clear();
+    p.relations.clear();
+    p.faster = claim.order[i];
+    p.baseline = claim.order[i + 1];
+    const char rel = i < claim.relations.size() ? claim.relations[i] : '>';
+    p.id = absl::StrCat(claim.id, ": ", absl::StrJoin(p.faster, ","), " ",
+                        std::string(1, RelationShown(claim, rel)), " ",
+                        absl::StrJoin(p.baseline, ","));
+    p.faster_label = ArmText(claim, p.faster);
+    p.baseline_label = ArmText(claim, p.baseline);
+    if (rel == '~') {
+      p.tolerance = claim.effect;
+      p.tolerance_basis = "the claim's effect: closer than it";
+    }
+    pairs.push_back(p);
+  }
+  return pairs;
+}
+
+std::vector<std::vector<std::string>> ArmsOf(const Claim& claim) {
+  if (!claim.order.empty()) return claim.order;
+  if (!claim.published.empty()) return {claim.faster};
+  return {claim.faster, claim.baseline};
+}
+
+namespace {
+
+// An ordered claim: each two neighbours judged on the same table, then the
+// claim from their verdicts.
+Judgement JudgeOrder(const Claim& claim, const v1::MatchedResponse& table) {
+  Judgement j;
+  int reproduced = 0, partly = 0, inconclusive = 0, contradicted = 0,
+      not_run = 0, n = 0;
+  std::vector<std::string> parts;
+  for (const Claim& p : PairClaims(claim)) {
+    PairJudgement pj{p, Judge(p, table)};
+    ++n;
+    switch (pj.judgement.verdict) {
+      case Verdict::kReproduced:
+        ++reproduced;
+        break;
+      case Verdict::kPartly:
+        ++partly;
+        break;
+      case Verdict::kInconclusive:
+        ++inconclusive;
+        j.seeds_to_decide =
+            std::max(j.seeds_to_decide, pj.judgement.seeds_to_decide);
+        break;
+      case Verdict::kContradicted:
+        ++contradicted;
+        break;
+      case Verdict::kNotRun:
+        ++not_run;
+        break;
+      case Verdict::kNotReproduced:
+        break;
+    }
+    parts.push_back(absl::StrCat(p.id.substr(claim.id.size() + 2), ": ",
+                                 VerdictName(pj.judgement.verdict)));
+    j.pairs.push_back(std::move(pj));
+  }
+  const int shown = reproduced + partly;
+  if (not_run > 0) {
+    j.verdict = Verdict::kNotRun;
+  } else if (reproduced == n) {
+    j.verdict = Verdict::kReproduced;
+  } else if (contradicted > 0) {
+    j.verdict = shown > 0 ? Verdict::kNotReproduced : Verdict::kContradicted;
+  } else if (shown > 0) {
+    j.verdict = Verdict::kPartly;
+  } else if (inconclusive > 0) {
+    j.verdict = Verdict::kInconclusive;
+  } else {
+    j.verdict = Verdict::kNotReproduced;
+  }
+  j.why = absl::StrCat("each two neighbours: ", absl::StrJoin(parts, "; "));
+  if (not_run > 0) {
+    for (const PairJudgement& p : j.pairs) {
+      if (p.judgement.verdict == Verdict::kNotRun) {
+        j.why = p.judgement.why;
+        break;
+      }
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
 Judgement Judge(const Claim& claim, const v1::MatchedResponse& table) {
   if (!claim.published.empty()) return JudgePublished(claim, table);
+  if (!claim.order.empty()) return JudgeOrder(claim, table);
   Judgement j;
   // An arm the sweep does not have (another grid, a quick budget's single
   // rate) cannot be judged.

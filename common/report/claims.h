@@ -82,6 +82,16 @@ struct Claim {
   std::vector<std::string> where;
   std::vector<std::string> faster;    // the faster-QK arm's keys
   std::vector<std::string> baseline;  // the baseline arm's keys
+  // An ordered claim (a ranking, a trend): its arms in the claimed order,
+  // best first, and between each two the relation, '>' (better by the
+  // effect) or '~' (comparable: closer than the effect). Each two
+  // neighbours are judged as a claim of their own (PairClaims); `faster` and
+  // `baseline` are unused.
+  std::vector<std::vector<std::string>> order = {};
+  std::string relations = {};
+  // How the verdict's reason names the two sides; empty: "the faster arm"
+  // and "the baseline" (PairClaims names an ordered claim's arms).
+  std::string faster_label = {}, baseline_label = {};
   std::string framing;                // "matched training loss", ...
   // The paper's number in the quantity we compare (or "the paper gives
   // none"), and where it is printed (shared/paper/NOTES.md's section, table
@@ -143,6 +153,19 @@ std::string LevelText(const Claim& claim, double level);
 
 const std::vector<Claim>& Claims();
 
+// An ordered claim's neighbours as claims of two arms, in order: "ID: A > B"
+// with the claim's effect, "ID: B ~ C" with the effect as its tolerance
+// ("A < B" where lower is better).
+std::vector<Claim> PairClaims(const Claim& claim);
+
+// A relation as the report prints it: '>' becomes '<' where lower values
+// are better (a loss).
+char RelationShown(const Claim& claim, char relation);
+
+// Every arm a claim compares: its order, or the faster arm and the baseline
+// (only the faster for a claim against the paper's numbers).
+std::vector<std::vector<std::string>> ArmsOf(const Claim& claim);
+
 // |mean(faster) - mean(baseline)| + both 95% CIs (Student t) of the paper's
 // per-seed values: the widest gap between the arms its own numbers allow.
 double ClosenessTolerance(const std::vector<double>& faster,
@@ -187,6 +210,8 @@ struct LevelComparison {
   int seeds_to_decide = 0;  // where inconclusive (SeedsToDecide)
 };
 
+struct PairJudgement;
+
 struct Judgement {
   Verdict verdict = Verdict::kNotRun;
   std::vector<LevelComparison> levels;
@@ -194,6 +219,14 @@ struct Judgement {
   // Where inconclusive: the seeds per arm that would decide every
   // inconclusive level (the largest SeedsToDecide; 0 where unknown).
   int seeds_to_decide = 0;
+  // An ordered claim: each two neighbours' judgement, in order (`levels` is
+  // then empty).
+  std::vector<PairJudgement> pairs;
+};
+
+struct PairJudgement {
+  Claim claim;  // the pair as a claim of two arms (PairClaims)
+  Judgement judgement;
 };
 
 // The claim's verdict on a matched table (MatchSweep's answer for the

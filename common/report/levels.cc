@@ -124,42 +124,59 @@ bool ArmMoved(const Claim& claim, const std::vector<MatchedTrial>& arm,
 
 }  // namespace
 
-bool LevelUsable(const Claim& claim, const std::vector<MatchedTrial>& faster,
-                 const std::vector<MatchedTrial>& baseline, double level,
-                 bool downwards) {
-  return ArmMoved(claim, faster, level, downwards) ||
-         ArmMoved(claim, baseline, level, downwards);
+bool LevelUsable(const Claim& claim,
+                 const std::vector<std::vector<MatchedTrial>>& arms,
+                 double level, bool downwards) {
+  for (const auto& arm : arms)
+    if (ArmMoved(claim, arm, level, downwards)) return true;
+  return false;
 }
 
 LevelChoice ChooseLevels(const Claim& claim,
                          const std::vector<MatchedTrial>& faster,
                          const std::vector<MatchedTrial>& baseline) {
+  return ChooseLevels(claim, {faster, baseline});
+}
+
+LevelChoice ChooseLevels(const Claim& claim,
+                         const std::vector<std::vector<MatchedTrial>>& arms) {
   LevelChoice out;
   std::vector<std::vector<CurvePoint>> smoothed;
-  for (const auto* arm : {&faster, &baseline})
-    for (const MatchedTrial& t : *arm)
+  for (const auto& arm : arms)
+    for (const MatchedTrial& t : arm)
       smoothed.push_back(
           SmoothTrailing(CurveOf(t, claim.reference), claim.window));
   out.downwards = FallsOverall(smoothed);
   const bool down = out.downwards;
-  const Span f = ArmSpan(faster, claim.reference, claim.window, down);
-  const Span b = ArmSpan(baseline, claim.reference, claim.window, down);
-  out.start = down ? std::min(f.start, b.start) : std::max(f.start, b.start);
-  out.end = down ? std::max(f.end, b.end) : std::min(f.end, b.end);
+  out.start = out.end = kNaN;
+  for (size_t i = 0; i < arms.size(); ++i) {
+    const Span a = ArmSpan(arms[i], claim.reference, claim.window, down);
+    if (std::isnan(a.start) || std::isnan(a.end)) {
+      out.start = out.end = kNaN;
+      break;
+    }
+    if (i == 0) {
+      out.start = a.start;
+      out.end = a.end;
+      continue;
+    }
+    out.start = down ? std::min(out.start, a.start) : std::max(out.start, a.start);
+    out.end = down ? std::max(out.end, a.end) : std::min(out.end, a.end);
+  }
   out.first_usable = kNaN;
   const bool empty = std::isnan(out.start) || std::isnan(out.end) ||
                      (down ? out.end >= out.start : out.end <= out.start);
   if (empty) {
     out.start = out.end = kNaN;
-    out.rule = absl::StrCat("the two arms share no span of ", claim.reference,
-                            " that every trial of both reaches");
+    out.rule = absl::StrCat("the arms share no span of ", claim.reference,
+                            " that every trial of each reaches");
     return out;
   }
   // The first candidate past the start where an arm's metric has moved.
   const std::vector<double> candidates =
       Spaced(out.start, out.end, kLevelCandidates + 1, claim.scale);
   for (size_t i = 1; i < candidates.size(); ++i) {
-    if (LevelUsable(claim, faster, baseline, candidates[i], down)) {
+    if (LevelUsable(claim, arms, candidates[i], down)) {
       out.first_usable = candidates[i];
       break;
     }
@@ -168,9 +185,9 @@ LevelChoice ChooseLevels(const Claim& claim,
       absl::StrCat(claim.reference, " from ", FormatNumber(out.start), " to ",
                    FormatNumber(out.end));
   if (std::isnan(out.first_usable)) {
-    out.rule = absl::StrCat("both arms' ", claim.metric,
+    out.rule = absl::StrCat("every arm's ", claim.metric,
                             " still at its starting value at every level of ",
-                            span, " that both reach");
+                            span, " that all reach");
     return out;
   }
   auto inside = [&](double l) {
@@ -188,7 +205,7 @@ LevelChoice ChooseLevels(const Claim& claim,
     how = absl::StrCat("the paper's ", claim.paper_levels.size(),
                        " comparison points, ", paper.size(),
                        " of them where an arm's ", claim.metric,
-                       " has left its starting value and both arms reach");
+                       " has left its starting value and every arm reaches");
   } else {
     for (double l : Spaced(out.first_usable, out.end, kLevelsChosen,
                            claim.scale)) {
@@ -203,7 +220,7 @@ LevelChoice ChooseLevels(const Claim& claim,
                        " scale from the first where an arm's ", claim.metric,
                        " has left its starting value (",
                        FormatNumber(out.first_usable),
-                       ") to the lowest both arms reach");
+                       ") to the lowest every arm reaches");
     if (!paper.empty()) {
       levels.insert(levels.end(), paper.begin(), paper.end());
       std::vector<std::string> shown;
@@ -212,8 +229,8 @@ LevelChoice ChooseLevels(const Claim& claim,
                       absl::StrJoin(shown, ", "));
     } else if (!claim.paper_levels.empty()) {
       absl::StrAppend(&how,
-                      "; the paper's comparison point lies outside what both "
-                      "arms reach");
+                      "; the paper's comparison point lies outside what every "
+                      "arm reaches");
     }
   }
   // In the order the arms reach them, without repeats.
@@ -221,7 +238,7 @@ LevelChoice ChooseLevels(const Claim& claim,
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
   if (down) std::reverse(levels.begin(), levels.end());
   out.levels = levels;
-  out.rule = absl::StrCat(how, "; span ", span, " (the two arms' trials only)");
+  out.rule = absl::StrCat(how, "; span ", span, " (the compared arms' trials only)");
   return out;
 }
 

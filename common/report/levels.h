@@ -46,12 +46,16 @@ struct LevelChoice {
 LevelChoice ChooseLevels(const Claim& claim,
                          const std::vector<MatchedTrial>& faster,
                          const std::vector<MatchedTrial>& baseline);
+// The same for any number of arms (an ordered claim's): the span every
+// trial of every arm reaches; usable where any arm's metric has moved.
+LevelChoice ChooseLevels(const Claim& claim,
+                         const std::vector<std::vector<MatchedTrial>>& arms);
 
 // Whether either arm's metric at `level` has left its starting value (the
 // test ChooseLevels applies), for a table's reader and the tests.
-bool LevelUsable(const Claim& claim, const std::vector<MatchedTrial>& faster,
-                 const std::vector<MatchedTrial>& baseline, double level,
-                 bool downwards);
+bool LevelUsable(const Claim& claim,
+                 const std::vector<std::vector<MatchedTrial>>& arms,
+                 double level, bool downwards);
 
 }  // namespace qkov::report
 

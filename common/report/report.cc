@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <cctype>
 #include <set>
@@ -46,9 +47,27 @@ std::string ArmName(const Claim& c, const std::vector<std::string>& arm) {
   return absl::StrJoin(parts, ", ");
 }
 
-// The two sides a claim compares: its arms, or ours and the paper's numbers.
+// A claim of two arms (not an ordered one, not against the paper).
+bool Paired(const Claim& c) { return c.published.empty() && c.order.empty(); }
+
+// The two sides a claim compares: its arms, or ours and the paper's numbers
+// (an ordered claim: all its arms).
 const char* FasterLabel(const Claim& c) {
-  return c.published.empty() ? "faster" : "ours";
+  return !c.published.empty() ? "ours" : c.order.empty() ? "faster" : "the arms";
+}
+
+// "FACO > FAFO ~ CACO > CAFO".
+std::string OrderText(const Claim& c) {
+  std::string out;
+  for (size_t i = 0; i < c.order.size(); ++i) {
+    if (i > 0) {
+      absl::StrAppend(&out, " ",
+                      std::string(1, RelationShown(c, c.relations[i - 1])),
+                      " ");
+    }
+    absl::StrAppend(&out, absl::StrJoin(c.order[i], ","));
+  }
+  return out;
 }
 const char* BaselineLabel(const Claim& c) {
   return c.published.empty() ? "baseline" : "paper";
@@ -91,9 +110,12 @@ std::string StateName(v1::TrialState s) {
   return name.empty() ? "unknown" : name;
 }
 
-// The two arms' trials (a claim against the paper's numbers: its levels'
-// trials, all "faster"), as rows.
+// The arms' trials as rows: each arm's in `each` (ArmsOf's order), and for
+// the evidence the faster arm's and the baseline's (an ordered claim: every
+// arm's trials as "faster"; a claim against the paper's numbers: its
+// levels' trials, all "faster").
 struct ArmsRows {
+  std::vector<std::vector<v1::ResultRow>> each;
   std::vector<v1::ResultRow> faster, baseline;
 };
 
@@ -108,14 +130,21 @@ absl::StatusOr<ArmsRows> RowsOfArms(const ReportSource& source, const Claim& c,
                        ArmRows(source, c, sweep, where));
       out.faster.insert(out.faster.end(), r.rows().begin(), r.rows().end());
     }
+    out.each.push_back(out.faster);
     return out;
   }
-  ASSIGN_OR_RETURN(v1::QueryResultsResponse f,
-                   ArmRows(source, c, sweep, ArmWhere(c, c.faster)));
-  ASSIGN_OR_RETURN(v1::QueryResultsResponse b,
-                   ArmRows(source, c, sweep, ArmWhere(c, c.baseline)));
-  out.faster.assign(f.rows().begin(), f.rows().end());
-  out.baseline.assign(b.rows().begin(), b.rows().end());
+  for (const std::vector<std::string>& arm : ArmsOf(c)) {
+    ASSIGN_OR_RETURN(v1::QueryResultsResponse r,
+                     ArmRows(source, c, sweep, ArmWhere(c, arm)));
+    out.each.emplace_back(r.rows().begin(), r.rows().end());
+  }
+  if (c.order.empty()) {
+    out.faster = out.each[0];
+    out.baseline = out.each[1];
+  } else {
+    for (const auto& rows : out.each)
+      out.faster.insert(out.faster.end(), rows.begin(), rows.end());
+  }
   return out;
 }
 
@@ -159,6 +188,12 @@ Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
   s.eval_examples = static_cast<int64_t>(eval);
   s.faster_seeds = static_cast<int>(arms.faster.size());
   s.baseline_seeds = static_cast<int>(arms.baseline.size());
+  if (!c.order.empty()) {
+    // An ordered claim: the fewest trials of any arm, on both sides.
+    size_t fewest = arms.each.empty() ? 0 : arms.each[0].size();
+    for (const auto& rows : arms.each) fewest = std::min(fewest, rows.size());
+    s.faster_seeds = s.baseline_seeds = static_cast<int>(fewest);
+  }
   if (c.paper_steps > 0 && s.steps > 0 && s.steps < c.paper_steps)
     s.below.push_back(absl::StrCat(s.steps, " steps against ", c.paper_steps));
   const int seeds = c.published.empty()
@@ -199,7 +234,7 @@ absl::StatusOr<std::vector<MatchedTrial>> ArmCurves(
 }
 
 // The claim's comparison on `sweep`: the server's matched table at the
-// levels ChooseLevels picks from the two arms, or the equal-steps table of
+// levels ChooseLevels picks from the claim's arms, or the equal-steps table of
 // the sweep's final results.
 absl::StatusOr<v1::MatchedResponse> ComparisonTable(const ReportSource& source,
                                                     const Claim& c,
@@ -216,11 +251,12 @@ absl::StatusOr<v1::MatchedResponse> ComparisonTable(const ReportSource& source,
   // The span and the plateau from the finished trials: a diverged trial's
   // curve ends early and would pull every level back towards the start; it
   // still counts in the table, as a trial that did not reach a level.
-  ASSIGN_OR_RETURN(std::vector<MatchedTrial> faster,
-                   ArmCurves(source, c, arms.faster));
-  ASSIGN_OR_RETURN(std::vector<MatchedTrial> baseline,
-                   ArmCurves(source, c, arms.baseline));
-  *levels = ChooseLevels(c, faster, baseline);
+  std::vector<std::vector<MatchedTrial>> curves;
+  for (const auto& rows : arms.each) {
+    ASSIGN_OR_RETURN(std::vector<MatchedTrial> arm, ArmCurves(source, c, rows));
+    curves.push_back(std::move(arm));
+  }
+  *levels = ChooseLevels(c, curves);
   if (levels->levels.empty())
     return absl::FailedPreconditionError(levels->rule);
   v1::MatchSweepRequest req;
@@ -347,10 +383,21 @@ absl::StatusOr<std::vector<std::string>> SweepsFor(
   for (const v1::Sweep& sw : listed.sweeps()) {
     if (v1::TaskKind_Name(sw.spec().training().task()) != claim.task) continue;
     ASSIGN_OR_RETURN(ArmsRows arms, RowsOfArms(source, claim, sw.name()));
+    int smallest = std::numeric_limits<int>::max();
+    for (const auto& rows : arms.each) smallest = std::min(smallest, Done(rows));
     const int f = Done(arms.faster), b = Done(arms.baseline);
-    const bool holds = claim.published.empty() ? f > 0 && b > 0 : f > 0;
+    const bool holds = smallest > 0;
     std::string line = absl::StrCat(sw.name(), ": ");
-    if (claim.published.empty()) {
+    if (!claim.order.empty()) {
+      const std::vector<std::vector<std::string>> names = ArmsOf(claim);
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < arms.each.size(); ++i) {
+        parts.push_back(absl::StrCat(absl::StrJoin(names[i], ","), " ",
+                                     arms.each[i].size(), " (",
+                                     Done(arms.each[i]), " done)"));
+      }
+      absl::StrAppend(&line, "arms ", absl::StrJoin(parts, ", "));
+    } else if (claim.published.empty()) {
       absl::StrAppend(&line, "faster arm ", arms.faster.size(), " trials (", f,
                       " done), baseline ", arms.baseline.size(), " (", b,
                       " done)");
@@ -361,7 +408,7 @@ absl::StatusOr<std::vector<std::string>> SweepsFor(
     if (!holds) absl::StrAppend(&line, "; cannot serve");
     if (considered != nullptr) considered->push_back(line);
     if (!holds) continue;
-    serve.push_back({sw.name(), claim.published.empty() ? std::min(f, b) : f,
+    serve.push_back({sw.name(), smallest,
                      static_cast<int>(arms.faster.size() +
                                       arms.baseline.size()),
                      sw.created_at().seconds()});
@@ -496,10 +543,12 @@ std::string OursScale(const Claim& k, const Scale& s) {
   if (s.eval_examples > 0)
     parts.push_back(absl::StrCat(s.eval_examples, " test examples"));
   if (!s.model.empty()) parts.push_back(s.model);
-  parts.push_back(k.published.empty()
-                      ? absl::StrCat(s.faster_seeds, " + ", s.baseline_seeds,
-                                     " trials (faster + baseline)")
-                      : absl::StrCat(s.faster_seeds, " trials"));
+  parts.push_back(
+      Paired(k) ? absl::StrCat(s.faster_seeds, " + ", s.baseline_seeds,
+                               " trials (faster + baseline)")
+      : k.order.empty()
+          ? absl::StrCat(s.faster_seeds, " trials")
+          : absl::StrCat(s.faster_seeds, " trials in the smallest arm"));
   return absl::StrJoin(parts, ", ");
 }
 
@@ -540,7 +589,39 @@ const LevelComparison* LastCompared(const ClaimResult& c) {
   return last;
 }
 
+// An ordered claim's arms at the last level its first two compared: "FACO
+// 0.035 > FAFO 0 ~ CACO 0.01 > CAFO 0.002 at train_loss 0.015".
+std::string OrderSummary(const ClaimResult& c) {
+  const Judgement& j = c.judgement;
+  if (j.pairs.empty()) return "-";
+  const LevelComparison* last = nullptr;
+  for (const LevelComparison& l : j.pairs[0].judgement.levels)
+    if (l.compared) last = &l;
+  if (last == nullptr) return "-";
+  const Claim& k = *c.claim;
+  std::string out;
+  for (size_t i = 0; i < j.pairs.size(); ++i) {
+    const PairJudgement& p = j.pairs[i];
+    const LevelComparison* at = nullptr;
+    for (const LevelComparison& l : p.judgement.levels)
+      if (l.compared && l.level == last->level) at = &l;
+    if (i == 0)
+      absl::StrAppend(&out, ArmName(k, p.claim.faster), ": ",
+                      at ? ValueOf(k, at->faster_value) : "-");
+    absl::StrAppend(&out, " ", std::string(1, RelationShown(k, k.relations[i])),
+                    " ", ArmName(k, p.claim.baseline), ": ",
+                    at ? ValueOf(k, at->baseline_value) : "-");
+  }
+  if (k.comparison == Comparison::kMatched || !k.reference.empty()) {
+    absl::StrAppend(&out, " at ", k.reference, " ", LevelText(k, last->level));
+  } else {
+    absl::StrAppend(&out, " at the end");
+  }
+  return out;
+}
+
 std::string OursSummary(const ClaimResult& c) {
+  if (!c.claim->order.empty()) return OrderSummary(c);
   const LevelComparison* l = LastCompared(c);
   if (l == nullptr) return "-";
   int compared = 0;
@@ -567,6 +648,28 @@ std::string ReadsText(const LevelComparison& l) {
   if (l.reading == LevelReading::kInconclusive && l.seeds_to_decide > 0)
     absl::StrAppend(&reads, " (~", l.seeds_to_decide, " seeds per arm)");
   return reads;
+}
+
+// A claim's (or a pair's) level table, as Markdown; `a` and `b` name its
+// two sides.
+std::string LevelsMd(const Claim& k, const Judgement& j, const std::string& a,
+                     const std::string& b) {
+  std::string md = absl::StrCat(
+      "\n| ", LevelName(k), " | ", a, ": reached | step | ", k.metric, " | ",
+      b, ": reached | step | ", k.metric,
+      " | difference | CI sum | reads |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const LevelComparison& l : j.levels) {
+    absl::StrAppend(&md, "| ", LevelText(k, l.level), " | ", l.faster_reached,
+                    "/", l.faster_trials, " | ", ValueCi(l.faster_step), " | ",
+                    ValueOf(k, l.faster_value), " | ", l.baseline_reached, "/",
+                    l.baseline_trials, " | ", ValueCi(l.baseline_step), " | ",
+                    ValueOf(k, l.baseline_value), " | ",
+                    l.compared ? Num(l.difference) : "-", " | ",
+                    l.compared ? Num(l.margin) : "-", " | ", ReadsText(l),
+                    " |\n");
+  }
+  return md;
 }
 
 std::string Cell(const std::string& s) {
@@ -641,17 +744,17 @@ std::string ReportMarkdown(const Report& r) {
         e.preset.empty() ? "its preset not recorded"
                          : absl::StrCat("preset ", e.preset),
         "): ", e.trials, " trials; ", k.metric, ComparedWhere(k),
-        k.published.empty()
-            ? absl::StrCat("; faster arm ", ArmName(k, k.faster), ", baseline ",
-                           ArmName(k, k.baseline))
-            : "; ours against the paper's numbers",
+        Paired(k) ? absl::StrCat("; faster arm ", ArmName(k, k.faster),
+                                 ", baseline ", ArmName(k, k.baseline))
+        : k.order.empty() ? "; ours against the paper's numbers"
+                          : absl::StrCat("; the arms in the claimed order: ",
+                                         OrderText(k)),
         k.where.empty() ? ""
                         : absl::StrCat(" (", absl::StrJoin(k.where, ", "), ")"),
-        "\n- trials: ", FasterLabel(k), k.published.empty() ? " arm " : " ",
-        StatesText(e.faster_states),
-        k.published.empty()
-            ? absl::StrCat(", baseline ", StatesText(e.baseline_states))
-            : "",
+        "\n- trials: ", Paired(k) ? "faster arm " : FasterLabel(k),
+        Paired(k) ? "" : " ", StatesText(e.faster_states),
+        Paired(k) ? absl::StrCat(", baseline ", StatesText(e.baseline_states))
+                  : "",
         e.not_done.empty()
             ? ""
             : absl::StrCat("; not done: ", absl::StrJoin(e.not_done, ", ")),
@@ -660,29 +763,26 @@ std::string ReportMarkdown(const Report& r) {
         absl::StrJoin(e.code_versions, ", "),
         e.code_versions.size() > 1 ? " (**the sweep mixes code versions**)"
                                    : "",
-        "; ", e.config_hashes.size(), " config hashes\n", "- ", FasterLabel(k),
-        k.published.empty() ? " arm" : "",
-        "'s trials: ", absl::StrJoin(e.faster_trials, ", "),
-        k.published.empty()
-            ? absl::StrCat("\n- baseline's trials: ",
-                           absl::StrJoin(e.baseline_trials, ", "))
-            : "",
+        "; ", e.config_hashes.size(), " config hashes\n", "- ",
+        Paired(k)           ? "faster arm's"
+        : k.order.empty()   ? "our"
+                            : "the arms'",
+        " trials: ", absl::StrJoin(e.faster_trials, ", "),
+        Paired(k) ? absl::StrCat("\n- baseline's trials: ",
+                                 absl::StrJoin(e.baseline_trials, ", "))
+                  : "",
         "\n");
     if (!HasEvidence(c)) continue;
-    absl::StrAppend(
-        &md, "\n| ", LevelName(k), " | ", FasterLabel(k), ": reached | step | ",
-        k.metric, " | ", BaselineLabel(k), ": reached | step | ", k.metric,
-        " | difference | CI sum | reads |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n");
-    for (const LevelComparison& l : c.judgement.levels) {
-      const std::string reads = ReadsText(l);
-      absl::StrAppend(&md, "| ", LevelText(k, l.level), " | ", l.faster_reached,
-                      "/", l.faster_trials, " | ", ValueCi(l.faster_step),
-                      " | ", ValueOf(k, l.faster_value), " | ", l.baseline_reached,
-                      "/", l.baseline_trials, " | ", ValueCi(l.baseline_step),
-                      " | ", ValueOf(k, l.baseline_value), " | ",
-                      l.compared ? Num(l.difference) : "-", " | ",
-                      l.compared ? Num(l.margin) : "-", " | ", reads, " |\n");
+    if (c.judgement.pairs.empty()) {
+      md += LevelsMd(k, c.judgement, FasterLabel(k), BaselineLabel(k));
+    }
+    for (const PairJudgement& p : c.judgement.pairs) {
+      absl::StrAppend(&md, "\n### ", p.claim.id, "\n\n- verdict: **",
+                      VerdictName(p.judgement.verdict), "**: ",
+                      p.judgement.why, "\n",
+                      LevelsMd(p.claim, p.judgement,
+                               ArmName(p.claim, p.claim.faster),
+                               ArmName(p.claim, p.claim.baseline)));
     }
   }
   return md;
@@ -702,6 +802,27 @@ std::string ReportJson(const Report& r) {
   };
   auto number = [](double v) {
     return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+  };
+  auto levels_json = [&](const Judgement& judgement) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const LevelComparison& l : judgement.levels) {
+      nlohmann::json lj;
+      lj["level"] = l.level;
+      lj["compared"] = l.compared;
+      lj["faster"] = summary(l.faster_value);
+      lj["baseline"] = summary(l.baseline_value);
+      lj["faster_step"] = summary(l.faster_step);
+      lj["baseline_step"] = summary(l.baseline_step);
+      lj["faster_reached"] = l.faster_reached;
+      lj["baseline_reached"] = l.baseline_reached;
+      lj["difference"] = number(l.difference);
+      lj["margin"] = number(l.margin);
+      lj["reading"] =
+          l.compared ? nlohmann::json(LevelReadingName(l.reading)) : nullptr;
+      lj["seeds_to_decide"] = l.seeds_to_decide;
+      levels.push_back(lj);
+    }
+    return levels;
   };
   for (const ClaimResult& c : r.claims) {
     const Claim& k = *c.claim;
@@ -753,23 +874,17 @@ std::string ReportJson(const Report& r) {
     j["not_done"] = e.not_done;
     j["code_versions"] = e.code_versions;
     j["config_hashes"] = e.config_hashes;
-    j["levels"] = nlohmann::json::array();
-    for (const LevelComparison& l : c.judgement.levels) {
-      nlohmann::json lj;
-      lj["level"] = l.level;
-      lj["compared"] = l.compared;
-      lj["faster"] = summary(l.faster_value);
-      lj["baseline"] = summary(l.baseline_value);
-      lj["faster_step"] = summary(l.faster_step);
-      lj["baseline_step"] = summary(l.baseline_step);
-      lj["faster_reached"] = l.faster_reached;
-      lj["baseline_reached"] = l.baseline_reached;
-      lj["difference"] = number(l.difference);
-      lj["margin"] = number(l.margin);
-      lj["reading"] =
-          l.compared ? nlohmann::json(LevelReadingName(l.reading)) : nullptr;
-      lj["seeds_to_decide"] = l.seeds_to_decide;
-      j["levels"].push_back(lj);
+    j["levels"] = levels_json(c.judgement);
+    j["pairs"] = nlohmann::json::array();
+    for (const PairJudgement& p : c.judgement.pairs) {
+      j["pairs"].push_back({{"id", p.claim.id},
+                            {"better", p.claim.faster},
+                            {"worse", p.claim.baseline},
+                            {"tolerance", p.claim.tolerance},
+                            {"verdict", VerdictName(p.judgement.verdict)},
+                            {"why", p.judgement.why},
+                            {"seeds_to_decide", p.judgement.seeds_to_decide},
+                            {"levels", levels_json(p.judgement)}});
     }
     out["claims"].push_back(j);
   }
@@ -802,9 +917,9 @@ std::string Html(absl::string_view s) {
 }
 
 // Each arm's value (mean, with its CI as a bar) at each compared level.
-std::string Figure(const ClaimResult& c) {
+std::string Figure(const Claim& k, const Judgement& j) {
   std::vector<const LevelComparison*> ls;
-  for (const LevelComparison& l : c.judgement.levels)
+  for (const LevelComparison& l : j.levels)
     if (l.compared) ls.push_back(&l);
   if (ls.empty()) return "";
   double lo = INFINITY, hi = -INFINITY;
@@ -828,7 +943,7 @@ std::string Figure(const ClaimResult& c) {
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
       "role=\"img\" aria-label=\"%s by level\">",
-      w, h, Html(c.claim->metric));
+      w, h, Html(k.metric));
   absl::StrAppendFormat(&svg,
                         "<text x=\"2\" y=\"%g\" font-size=\"10\">%s</text>"
                         "<text x=\"2\" y=\"%g\" font-size=\"10\">%s</text>",
@@ -859,9 +974,8 @@ std::string Figure(const ClaimResult& c) {
     absl::StrAppendFormat(&svg,
                           "<text x=\"%.1f\" y=\"%g\" font-size=\"10\" "
                           "text-anchor=\"middle\">%s</text>",
-                          x(i), h - 12, LevelText(*c.claim, ls[i]->level));
+                          x(i), h - 12, LevelText(k, ls[i]->level));
   }
-  const Claim& k = *c.claim;
   absl::StrAppendFormat(&svg,
                         "<text x=\"%g\" y=\"%g\" font-size=\"10\" "
                         "text-anchor=\"middle\">%s</text></svg>",
@@ -870,6 +984,26 @@ std::string Figure(const ClaimResult& c) {
                                  ? absl::StrCat(k.reference, " level")
                                  : LevelName(k)));
   return svg;
+}
+
+
+// A claim's (or a pair's) figure and level table, as HTML.
+std::string LevelsHtml(const Claim& k, const Judgement& j, const char* a,
+                       const char* b) {
+  std::string html = absl::StrCat(
+      Figure(k, j), "<div class=\"scroll\"><table class=\"levels\"><tr><th>",
+      Html(LevelName(k)), "</th><th>", Html(a), "</th><th>", Html(b),
+      "</th><th>difference</th><th>CI sum</th><th>reads</th></tr>");
+  for (const LevelComparison& l : j.levels) {
+    absl::StrAppend(
+        &html, "<tr><td class=\"num\">", LevelText(k, l.level),
+        "</td><td class=\"num\">", Html(ValueOf(k, l.faster_value)),
+        "</td><td class=\"num\">", Html(ValueOf(k, l.baseline_value)),
+        "</td><td class=\"num\">", l.compared ? Num(l.difference) : "-",
+        "</td><td class=\"num\">", l.compared ? Num(l.margin) : "-",
+        "</td><td>", Html(ReadsText(l)), "</td></tr>");
+  }
+  return html + "</table></div>";
 }
 
 }  // namespace
@@ -967,31 +1101,26 @@ std::string ReportHtml(const Report& r, bool in_dashboard) {
     }
     absl::StrAppend(&html, "</ul>");
     if (!HasEvidence(c)) continue;
-    absl::StrAppend(&html, Figure(c),
-                    "<div class=\"scroll\"><table class=\"levels\"><tr><th>",
-                    Html(LevelName(k)), "</th><th>", FasterLabel(k),
-                    "</th><th>", BaselineLabel(k),
-                    "</th><th>difference</th><th>CI sum</th><th>reads</th>"
-                    "</tr>");
-    for (const LevelComparison& l : c.judgement.levels) {
-      absl::StrAppend(
-          &html, "<tr><td class=\"num\">", LevelText(k, l.level),
-          "</td><td class=\"num\">", Html(ValueOf(k, l.faster_value)),
-          "</td><td class=\"num\">", Html(ValueOf(k, l.baseline_value)),
-          "</td><td class=\"num\">", l.compared ? Num(l.difference) : "-",
-          "</td><td class=\"num\">", l.compared ? Num(l.margin) : "-",
-          "</td><td>", Html(ReadsText(l)),
-          "</td></tr>");
+    if (c.judgement.pairs.empty()) {
+      html += LevelsHtml(k, c.judgement, FasterLabel(k), BaselineLabel(k));
+    }
+    for (const PairJudgement& p : c.judgement.pairs) {
+      absl::StrAppend(&html, "<h3>", Html(p.claim.id), "</h3><p>verdict: <b>",
+                      VerdictName(p.judgement.verdict), "</b>: ",
+                      Html(p.judgement.why), "</p>",
+                      LevelsHtml(p.claim, p.judgement,
+                                 ArmName(p.claim, p.claim.faster).c_str(),
+                                 ArmName(p.claim, p.claim.baseline).c_str()));
     }
     absl::StrAppend(
-        &html, "</table></div><p class=\"muted\">sweep <code>",
+        &html, "<p class=\"muted\">sweep <code>",
         Html(e.sweep), "</code>, ", e.attempts,
         " attempts, code version(s) ",
         Html(absl::StrJoin(e.code_versions, ", ")),
         e.code_versions.size() > 1 ? " <b>(mixed)</b>" : "", ", ",
         e.config_hashes.size(), " config hashes; trials: ", FasterLabel(k),
         " ", Html(StatesText(e.faster_states)),
-        k.published.empty()
+        Paired(k)
             ? absl::StrCat(", baseline ", Html(StatesText(e.baseline_states)))
             : "",
         e.not_done.empty()
@@ -1000,7 +1129,7 @@ std::string ReportHtml(const Report& r, bool in_dashboard) {
                            Html(absl::StrJoin(e.not_done, ", "))),
         "; ", FasterLabel(k), ": ",
         Html(absl::StrJoin(e.faster_trials, ", ")),
-        k.published.empty() ? "; baseline: " : "",
+        Paired(k) ? "; baseline: " : "",
         Html(absl::StrJoin(e.baseline_trials, ", ")), "</p>");
   }
   html += "</main></body></html>\n";
