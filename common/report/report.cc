@@ -1031,6 +1031,8 @@ std::string ReportHtml(const Report& r, bool in_dashboard) {
       ".muted{color:var(--muted)}.reproduced{color:var(--done);"
       "font-weight:600}.contradicted{color:var(--failed);font-weight:600}"
       ".below{color:#b45309}ul{padding-left:20px}code{font-size:90%}"
+      "#summary td{max-width:24em}#summary td.ours{min-width:16em;"
+      "font-variant-numeric:tabular-nums}"
       ".scroll{overflow-x:auto}</style></head><body><header>";
   absl::StrAppend(&html,
                   in_dashboard ? "<a href=\"/\" class=\"brand\">qkov-sweep</a>"
@@ -1056,7 +1058,7 @@ std::string ReportHtml(const Report& r, bool in_dashboard) {
     const std::string below = Below(c.evidence.scale);
     absl::StrAppend(
         &html, "<tr><td><a href=\"#", k.id, "\">", k.id, "</a></td><td>",
-        Html(k.metric), ", ", Html(k.framing), "</td><td class=\"num\">",
+        Html(k.metric), ", ", Html(k.framing), "</td><td class=\"ours\">",
         Html(OursSummary(c)), "</td><td>", Html(k.paper), "</td><td>",
         Html(EffectText(k)), "</td><td",
         below.empty() ? ">" : " class=\"below\">",
