@@ -122,6 +122,24 @@ bool ArmMoved(const Claim& claim, const std::vector<MatchedTrial>& arm,
   return std::abs(s1.mean - s0.mean) > MoveThreshold(claim, s0);
 }
 
+// The span every trial of every arm reaches; NaN where an arm has none.
+Span SharedSpan(const Claim& claim,
+                const std::vector<std::vector<MatchedTrial>>& arms,
+                bool down) {
+  Span out;
+  for (size_t i = 0; i < arms.size(); ++i) {
+    const Span a = ArmSpan(arms[i], claim.reference, claim.window, down);
+    if (std::isnan(a.start) || std::isnan(a.end)) return Span();
+    if (i == 0) {
+      out = a;
+      continue;
+    }
+    out.start = down ? std::min(out.start, a.start) : std::max(out.start, a.start);
+    out.end = down ? std::max(out.end, a.end) : std::min(out.end, a.end);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool LevelUsable(const Claim& claim,
@@ -148,21 +166,9 @@ LevelChoice ChooseLevels(const Claim& claim,
           SmoothTrailing(CurveOf(t, claim.reference), claim.window));
   out.downwards = FallsOverall(smoothed);
   const bool down = out.downwards;
-  out.start = out.end = kNaN;
-  for (size_t i = 0; i < arms.size(); ++i) {
-    const Span a = ArmSpan(arms[i], claim.reference, claim.window, down);
-    if (std::isnan(a.start) || std::isnan(a.end)) {
-      out.start = out.end = kNaN;
-      break;
-    }
-    if (i == 0) {
-      out.start = a.start;
-      out.end = a.end;
-      continue;
-    }
-    out.start = down ? std::min(out.start, a.start) : std::max(out.start, a.start);
-    out.end = down ? std::max(out.end, a.end) : std::min(out.end, a.end);
-  }
+  const Span shared = SharedSpan(claim, arms, down);
+  out.start = shared.start;
+  out.end = shared.end;
   out.first_usable = kNaN;
   const bool empty = std::isnan(out.start) || std::isnan(out.end) ||
                      (down ? out.end >= out.start : out.end <= out.start);

@@ -678,6 +678,89 @@ std::string Cell(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// One claim's section of the Markdown report.
+std::string ClaimSectionMd(const ClaimResult& c) {
+  std::string md;
+  const Claim& k = *c.claim;
+  const Evidence& e = c.evidence;
+  absl::StrAppend(&md, "\n## ", k.id, "\n\n", k.statement, " (", k.figure,
+                  ").\n\n", "- verdict: **", VerdictName(c.judgement.verdict),
+                  "**", c.judgement.why.empty() ? "" : ": ", c.judgement.why,
+                  "\n");
+  if (!c.note.empty()) absl::StrAppend(&md, "- ", c.note, "\n");
+  absl::StrAppend(&md, "- the paper: ", k.paper, " (", k.paper_source,
+                  ")\n- effect: ", EffectText(k), " (", EffectBasis(k),
+                  ")\n");
+  if (!e.sweep.empty()) {
+    absl::StrAppend(&md, "- scale, ours: ", OursScale(k, e.scale),
+                    e.scale.below.empty()
+                        ? ""
+                        : absl::StrCat("; **", Below(e.scale), "**"),
+                    "\n");
+  }
+  absl::StrAppend(&md, "- scale, the paper's: ", k.paper_scale, "\n");
+  if (!c.levels.rule.empty())
+    absl::StrAppend(&md, "- levels: ", c.levels.rule, "\n");
+  absl::StrAppend(&md, "- ",
+                  e.sweep.empty() ? "to run it: " : "to reproduce it: ", "`",
+                  c.command, "`\n");
+  if (!e.considered.empty()) {
+    absl::StrAppend(&md, "- sweeps of ", k.task, " considered: ",
+                    absl::StrJoin(e.considered, "; "), "\n");
+  }
+  if (e.sweep.empty()) return md;
+  absl::StrAppend(
+      &md, "- sweep `", e.sweep, "` (",
+      e.preset.empty() ? "its preset not recorded"
+                       : absl::StrCat("preset ", e.preset),
+      "): ", e.trials, " trials; ", k.metric, ComparedWhere(k),
+      Paired(k) ? absl::StrCat("; faster arm ", ArmName(k, k.faster),
+                               ", baseline ", ArmName(k, k.baseline))
+      : k.order.empty() ? "; ours against the paper's numbers"
+                        : absl::StrCat("; the arms in the claimed order: ",
+                                       OrderText(k)),
+      k.where.empty() ? ""
+                      : absl::StrCat(" (", absl::StrJoin(k.where, ", "), ")"),
+      "\n- trials: ", Paired(k) ? "faster arm " : FasterLabel(k),
+      Paired(k) ? "" : " ", StatesText(e.faster_states),
+      Paired(k) ? absl::StrCat(", baseline ", StatesText(e.baseline_states))
+                : "",
+      e.not_done.empty()
+          ? ""
+          : absl::StrCat("; not done: ", absl::StrJoin(e.not_done, ", ")),
+      "\n- ", e.attempts, " attempts; code version",
+      e.code_versions.size() == 1 ? " " : "s ",
+      absl::StrJoin(e.code_versions, ", "),
+      e.code_versions.size() > 1 ? " (**the sweep mixes code versions**)"
+                                 : "",
+      "; ", e.config_hashes.size(), " config hashes\n", "- ",
+      Paired(k)           ? "faster arm's"
+      : k.order.empty()   ? "our"
+                          : "the arms'",
+      " trials: ", absl::StrJoin(e.faster_trials, ", "),
+      Paired(k) ? absl::StrCat("\n- baseline's trials: ",
+                               absl::StrJoin(e.baseline_trials, ", "))
+                : "",
+      "\n");
+  if (!HasEvidence(c)) return md;
+  if (c.judgement.pairs.empty()) {
+    md += LevelsMd(k, c.judgement, FasterLabel(k), BaselineLabel(k));
+  }
+  for (const PairJudgement& p : c.judgement.pairs) {
+    absl::StrAppend(&md, "\n### ", p.claim.id, "\n\n- verdict: **",
+                    VerdictName(p.judgement.verdict), "**: ",
+                    p.judgement.why, "\n",
+                    LevelsMd(p.claim, p.judgement,
+                             ArmName(p.claim, p.claim.faster),
+                             ArmName(p.claim, p.claim.baseline)));
+  }
+  return md;
+}
+
+}  // namespace
+
 std::string ReportMarkdown(const Report& r) {
   std::string md = absl::StrCat(
       "# Reproduction report\n\n"
@@ -710,184 +793,120 @@ std::string ReportMarkdown(const Report& r) {
                     Cell(k.paper), " | ", Cell(EffectText(k)), " | ",
                     Cell(scale), " | ", Cell(VerdictText(c)), " |\n");
   }
-  for (const ClaimResult& c : r.claims) {
-    const Claim& k = *c.claim;
-    const Evidence& e = c.evidence;
-    absl::StrAppend(&md, "\n## ", k.id, "\n\n", k.statement, " (", k.figure,
-                    ").\n\n", "- verdict: **", VerdictName(c.judgement.verdict),
-                    "**", c.judgement.why.empty() ? "" : ": ", c.judgement.why,
-                    "\n");
-    if (!c.note.empty()) absl::StrAppend(&md, "- ", c.note, "\n");
-    absl::StrAppend(&md, "- the paper: ", k.paper, " (", k.paper_source,
-                    ")\n- effect: ", EffectText(k), " (", EffectBasis(k),
-                    ")\n");
-    if (!e.sweep.empty()) {
-      absl::StrAppend(&md, "- scale, ours: ", OursScale(k, e.scale),
-                      e.scale.below.empty()
-                          ? ""
-                          : absl::StrCat("; **", Below(e.scale), "**"),
-                      "\n");
-    }
-    absl::StrAppend(&md, "- scale, the paper's: ", k.paper_scale, "\n");
-    if (!c.levels.rule.empty())
-      absl::StrAppend(&md, "- levels: ", c.levels.rule, "\n");
-    absl::StrAppend(&md, "- ",
-                    e.sweep.empty() ? "to run it: " : "to reproduce it: ", "`",
-                    c.command, "`\n");
-    if (!e.considered.empty()) {
-      absl::StrAppend(&md, "- sweeps of ", k.task, " considered: ",
-                      absl::StrJoin(e.considered, "; "), "\n");
-    }
-    if (e.sweep.empty()) continue;
-    absl::StrAppend(
-        &md, "- sweep `", e.sweep, "` (",
-        e.preset.empty() ? "its preset not recorded"
-                         : absl::StrCat("preset ", e.preset),
-        "): ", e.trials, " trials; ", k.metric, ComparedWhere(k),
-        Paired(k) ? absl::StrCat("; faster arm ", ArmName(k, k.faster),
-                                 ", baseline ", ArmName(k, k.baseline))
-        : k.order.empty() ? "; ours against the paper's numbers"
-                          : absl::StrCat("; the arms in the claimed order: ",
-                                         OrderText(k)),
-        k.where.empty() ? ""
-                        : absl::StrCat(" (", absl::StrJoin(k.where, ", "), ")"),
-        "\n- trials: ", Paired(k) ? "faster arm " : FasterLabel(k),
-        Paired(k) ? "" : " ", StatesText(e.faster_states),
-        Paired(k) ? absl::StrCat(", baseline ", StatesText(e.baseline_states))
-                  : "",
-        e.not_done.empty()
-            ? ""
-            : absl::StrCat("; not done: ", absl::StrJoin(e.not_done, ", ")),
-        "\n- ", e.attempts, " attempts; code version",
-        e.code_versions.size() == 1 ? " " : "s ",
-        absl::StrJoin(e.code_versions, ", "),
-        e.code_versions.size() > 1 ? " (**the sweep mixes code versions**)"
-                                   : "",
-        "; ", e.config_hashes.size(), " config hashes\n", "- ",
-        Paired(k)           ? "faster arm's"
-        : k.order.empty()   ? "our"
-                            : "the arms'",
-        " trials: ", absl::StrJoin(e.faster_trials, ", "),
-        Paired(k) ? absl::StrCat("\n- baseline's trials: ",
-                                 absl::StrJoin(e.baseline_trials, ", "))
-                  : "",
-        "\n");
-    if (!HasEvidence(c)) continue;
-    if (c.judgement.pairs.empty()) {
-      md += LevelsMd(k, c.judgement, FasterLabel(k), BaselineLabel(k));
-    }
-    for (const PairJudgement& p : c.judgement.pairs) {
-      absl::StrAppend(&md, "\n### ", p.claim.id, "\n\n- verdict: **",
-                      VerdictName(p.judgement.verdict), "**: ",
-                      p.judgement.why, "\n",
-                      LevelsMd(p.claim, p.judgement,
-                               ArmName(p.claim, p.claim.faster),
-                               ArmName(p.claim, p.claim.baseline)));
-    }
-  }
+  for (const ClaimResult& c : r.claims) md += ClaimSectionMd(c);
   return md;
 }
+
+namespace {
+
+nlohmann::json SummaryJson(const v1::MetricSummary& s) {
+  nlohmann::json j;
+  j["n"] = s.n();
+  j["mean"] = s.n() == 0 ? nlohmann::json() : nlohmann::json(s.mean());
+  j["ci95"] =
+      std::isnan(s.ci95()) ? nlohmann::json() : nlohmann::json(s.ci95());
+  return j;
+}
+
+nlohmann::json NumberJson(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+
+nlohmann::json LevelsJson(const Judgement& judgement) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelComparison& l : judgement.levels) {
+    nlohmann::json lj;
+    lj["level"] = l.level;
+    lj["compared"] = l.compared;
+    lj["faster"] = SummaryJson(l.faster_value);
+    lj["baseline"] = SummaryJson(l.baseline_value);
+    lj["faster_step"] = SummaryJson(l.faster_step);
+    lj["baseline_step"] = SummaryJson(l.baseline_step);
+    lj["faster_reached"] = l.faster_reached;
+    lj["baseline_reached"] = l.baseline_reached;
+    lj["difference"] = NumberJson(l.difference);
+    lj["margin"] = NumberJson(l.margin);
+    lj["reading"] =
+        l.compared ? nlohmann::json(LevelReadingName(l.reading)) : nullptr;
+    lj["seeds_to_decide"] = l.seeds_to_decide;
+    levels.push_back(lj);
+  }
+  return levels;
+}
+
+// One claim, every number at full precision.
+nlohmann::json ClaimJson(const ClaimResult& c) {
+  const Claim& k = *c.claim;
+  const Evidence& e = c.evidence;
+  nlohmann::json j;
+  j["id"] = k.id;
+  j["statement"] = k.statement;
+  j["task"] = k.task;
+  j["metric"] = k.metric;
+  j["comparison"] = !k.published.empty() ? "against the paper"
+                    : k.comparison == Comparison::kEqualSteps
+                        ? "equal steps"
+                        : "matched";
+  j["lower_is_better"] = k.lower_is_better;
+  j["effect"] = k.effect;
+  j["effect_basis"] = EffectBasis(k);
+  j["tolerance"] = k.tolerance;
+  j["paper"] = k.paper;
+  j["paper_source"] = k.paper_source;
+  j["paper_scale"] = k.paper_scale;
+  j["published"] = nlohmann::json::array();
+  for (const Published& p : k.published) {
+    j["published"].push_back(
+        {{"level", p.level}, {"value", p.value}, {"tolerance", p.tolerance}});
+  }
+  j["verdict"] = VerdictName(c.judgement.verdict);
+  j["why"] = c.judgement.why;
+  j["seeds_to_decide"] = c.judgement.seeds_to_decide;
+  j["note"] = c.note;
+  j["command"] = c.command;
+  j["sweep"] = e.sweep;
+  j["preset"] = e.preset;
+  j["sweeps_considered"] = e.considered;
+  j["level_rule"] = c.levels.rule;
+  j["scale"] = {{"steps", e.scale.steps},
+                {"epochs", e.scale.epochs},
+                {"base_rates", e.scale.base_rates},
+                {"batch", e.scale.batch},
+                {"train_examples", e.scale.train_examples},
+                {"test_examples", e.scale.eval_examples},
+                {"model", e.scale.model},
+                {"faster_trials", e.scale.faster_seeds},
+                {"baseline_trials", e.scale.baseline_seeds},
+                {"below_paper", e.scale.below}};
+  j["faster_trials"] = e.faster_trials;
+  j["baseline_trials"] = e.baseline_trials;
+  j["faster_states"] = e.faster_states;
+  j["baseline_states"] = e.baseline_states;
+  j["not_done"] = e.not_done;
+  j["code_versions"] = e.code_versions;
+  j["config_hashes"] = e.config_hashes;
+  j["levels"] = LevelsJson(c.judgement);
+  j["pairs"] = nlohmann::json::array();
+  for (const PairJudgement& p : c.judgement.pairs) {
+    j["pairs"].push_back({{"id", p.claim.id},
+                          {"better", p.claim.faster},
+                          {"worse", p.claim.baseline},
+                          {"tolerance", p.claim.tolerance},
+                          {"verdict", VerdictName(p.judgement.verdict)},
+                          {"why", p.judgement.why},
+                          {"seeds_to_decide", p.judgement.seeds_to_decide},
+                          {"levels", LevelsJson(p.judgement)}});
+  }
+  return j;
+}
+
+}  // namespace
 
 std::string ReportJson(const Report& r) {
   nlohmann::json out;
   out["server"] = r.server;
   out["claims"] = nlohmann::json::array();
-  auto summary = [](const v1::MetricSummary& s) {
-    nlohmann::json j;
-    j["n"] = s.n();
-    j["mean"] = s.n() == 0 ? nlohmann::json() : nlohmann::json(s.mean());
-    j["ci95"] =
-        std::isnan(s.ci95()) ? nlohmann::json() : nlohmann::json(s.ci95());
-    return j;
-  };
-  auto number = [](double v) {
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
-  };
-  auto levels_json = [&](const Judgement& judgement) {
-    nlohmann::json levels = nlohmann::json::array();
-    for (const LevelComparison& l : judgement.levels) {
-      nlohmann::json lj;
-      lj["level"] = l.level;
-      lj["compared"] = l.compared;
-      lj["faster"] = summary(l.faster_value);
-      lj["baseline"] = summary(l.baseline_value);
-      lj["faster_step"] = summary(l.faster_step);
-      lj["baseline_step"] = summary(l.baseline_step);
-      lj["faster_reached"] = l.faster_reached;
-      lj["baseline_reached"] = l.baseline_reached;
-      lj["difference"] = number(l.difference);
-      lj["margin"] = number(l.margin);
-      lj["reading"] =
-          l.compared ? nlohmann::json(LevelReadingName(l.reading)) : nullptr;
-      lj["seeds_to_decide"] = l.seeds_to_decide;
-      levels.push_back(lj);
-    }
-    return levels;
-  };
-  for (const ClaimResult& c : r.claims) {
-    const Claim& k = *c.claim;
-    const Evidence& e = c.evidence;
-    nlohmann::json j;
-    j["id"] = k.id;
-    j["statement"] = k.statement;
-    j["task"] = k.task;
-    j["metric"] = k.metric;
-    j["comparison"] = !k.published.empty() ? "against the paper"
-                      : k.comparison == Comparison::kEqualSteps
-                          ? "equal steps"
-                          : "matched";
-    j["lower_is_better"] = k.lower_is_better;
-    j["effect"] = k.effect;
-    j["effect_basis"] = EffectBasis(k);
-    j["tolerance"] = k.tolerance;
-    j["paper"] = k.paper;
-    j["paper_source"] = k.paper_source;
-    j["paper_scale"] = k.paper_scale;
-    j["published"] = nlohmann::json::array();
-    for (const Published& p : k.published) {
-      j["published"].push_back(
-          {{"level", p.level}, {"value", p.value}, {"tolerance", p.tolerance}});
-    }
-    j["verdict"] = VerdictName(c.judgement.verdict);
-    j["why"] = c.judgement.why;
-    j["seeds_to_decide"] = c.judgement.seeds_to_decide;
-    j["note"] = c.note;
-    j["command"] = c.command;
-    j["sweep"] = e.sweep;
-    j["preset"] = e.preset;
-    j["sweeps_considered"] = e.considered;
-    j["level_rule"] = c.levels.rule;
-    j["scale"] = {{"steps", e.scale.steps},
-                  {"epochs", e.scale.epochs},
-                  {"base_rates", e.scale.base_rates},
-                  {"batch", e.scale.batch},
-                  {"train_examples", e.scale.train_examples},
-                  {"test_examples", e.scale.eval_examples},
-                  {"model", e.scale.model},
-                  {"faster_trials", e.scale.faster_seeds},
-                  {"baseline_trials", e.scale.baseline_seeds},
-                  {"below_paper", e.scale.below}};
-    j["faster_trials"] = e.faster_trials;
-    j["baseline_trials"] = e.baseline_trials;
-    j["faster_states"] = e.faster_states;
-    j["baseline_states"] = e.baseline_states;
-    j["not_done"] = e.not_done;
-    j["code_versions"] = e.code_versions;
-    j["config_hashes"] = e.config_hashes;
-    j["levels"] = levels_json(c.judgement);
-    j["pairs"] = nlohmann::json::array();
-    for (const PairJudgement& p : c.judgement.pairs) {
-      j["pairs"].push_back({{"id", p.claim.id},
-                            {"better", p.claim.faster},
-                            {"worse", p.claim.baseline},
-                            {"tolerance", p.claim.tolerance},
-                            {"verdict", VerdictName(p.judgement.verdict)},
-                            {"why", p.judgement.why},
-                            {"seeds_to_decide", p.judgement.seeds_to_decide},
-                            {"levels", levels_json(p.judgement)}});
-    }
-    out["claims"].push_back(j);
-  }
+  for (const ClaimResult& c : r.claims) out["claims"].push_back(ClaimJson(c));
   return out.dump(1) + "\n";
 }
 
@@ -1008,6 +1027,78 @@ std::string LevelsHtml(const Claim& k, const Judgement& j, const char* a,
 
 }  // namespace
 
+namespace {
+
+// One claim's section of the HTML report.
+std::string ClaimSectionHtml(const ClaimResult& c) {
+  std::string html;
+  const Claim& k = *c.claim;
+  const Evidence& e = c.evidence;
+  absl::StrAppend(&html, "<h2 id=\"", k.id, "\">", k.id, "</h2><p>",
+                  Html(k.statement), " (", Html(k.figure), ").</p><ul><li>",
+                  "verdict: <b>", VerdictName(c.judgement.verdict), "</b>",
+                  c.judgement.why.empty() ? "" : ": ", Html(c.judgement.why),
+                  "</li>");
+  if (!c.note.empty()) absl::StrAppend(&html, "<li>", Html(c.note), "</li>");
+  absl::StrAppend(&html, "<li>the paper: ", Html(k.paper), " <span "
+                  "class=\"muted\">(", Html(k.paper_source),
+                  ")</span></li><li>effect: ", Html(EffectText(k)),
+                  " <span class=\"muted\">(", Html(EffectBasis(k)),
+                  ")</span></li>");
+  if (!e.sweep.empty()) {
+    absl::StrAppend(&html, "<li>scale, ours: ", Html(OursScale(k, e.scale)),
+                    e.scale.below.empty()
+                        ? ""
+                        : absl::StrCat("; <span class=\"below\">",
+                                       Html(Below(e.scale)), "</span>"),
+                    "</li>");
+  }
+  absl::StrAppend(&html, "<li>scale, the paper's: ", Html(k.paper_scale),
+                  "</li>");
+  if (!c.levels.rule.empty())
+    absl::StrAppend(&html, "<li>levels: ", Html(c.levels.rule), "</li>");
+  absl::StrAppend(&html, "<li><code>", Html(c.command), "</code></li>");
+  if (!e.considered.empty()) {
+    absl::StrAppend(&html, "<li class=\"muted\">sweeps considered: ",
+                    Html(absl::StrJoin(e.considered, "; ")), "</li>");
+  }
+  absl::StrAppend(&html, "</ul>");
+  if (!HasEvidence(c)) return html;
+  if (c.judgement.pairs.empty()) {
+    html += LevelsHtml(k, c.judgement, FasterLabel(k), BaselineLabel(k));
+  }
+  for (const PairJudgement& p : c.judgement.pairs) {
+    absl::StrAppend(&html, "<h3>", Html(p.claim.id), "</h3><p>verdict: <b>",
+                    VerdictName(p.judgement.verdict), "</b>: ",
+                    Html(p.judgement.why), "</p>",
+                    LevelsHtml(p.claim, p.judgement,
+                               ArmName(p.claim, p.claim.faster).c_str(),
+                               ArmName(p.claim, p.claim.baseline).c_str()));
+  }
+  absl::StrAppend(
+      &html, "<p class=\"muted\">sweep <code>",
+      Html(e.sweep), "</code>, ", e.attempts,
+      " attempts, code version(s) ",
+      Html(absl::StrJoin(e.code_versions, ", ")),
+      e.code_versions.size() > 1 ? " <b>(mixed)</b>" : "", ", ",
+      e.config_hashes.size(), " config hashes; trials: ", FasterLabel(k),
+      " ", Html(StatesText(e.faster_states)),
+      Paired(k)
+          ? absl::StrCat(", baseline ", Html(StatesText(e.baseline_states)))
+          : "",
+      e.not_done.empty()
+          ? ""
+          : absl::StrCat("; not done: ",
+                         Html(absl::StrJoin(e.not_done, ", "))),
+      "; ", FasterLabel(k), ": ",
+      Html(absl::StrJoin(e.faster_trials, ", ")),
+      Paired(k) ? "; baseline: " : "",
+      Html(absl::StrJoin(e.baseline_trials, ", ")), "</p>");
+  return html;
+}
+
+}  // namespace
+
 std::string ReportHtml(const Report& r, bool in_dashboard) {
   // The dashboard's look (server/dashboard/style.css): its header, type and
   // table rules; inline, since the file `qkov report` writes stands alone
@@ -1070,70 +1161,7 @@ std::string ReportHtml(const Report& r, bool in_dashboard) {
         "\" data-verdict=\"", v, "\">", Html(VerdictText(c)), "</td></tr>");
   }
   html += "</table></div>";
-  for (const ClaimResult& c : r.claims) {
-    const Claim& k = *c.claim;
-    const Evidence& e = c.evidence;
-    absl::StrAppend(&html, "<h2 id=\"", k.id, "\">", k.id, "</h2><p>",
-                    Html(k.statement), " (", Html(k.figure), ").</p><ul><li>",
-                    "verdict: <b>", VerdictName(c.judgement.verdict), "</b>",
-                    c.judgement.why.empty() ? "" : ": ", Html(c.judgement.why),
-                    "</li>");
-    if (!c.note.empty()) absl::StrAppend(&html, "<li>", Html(c.note), "</li>");
-    absl::StrAppend(&html, "<li>the paper: ", Html(k.paper), " <span "
-                    "class=\"muted\">(", Html(k.paper_source),
-                    ")</span></li><li>effect: ", Html(EffectText(k)),
-                    " <span class=\"muted\">(", Html(EffectBasis(k)),
-                    ")</span></li>");
-    if (!e.sweep.empty()) {
-      absl::StrAppend(&html, "<li>scale, ours: ", Html(OursScale(k, e.scale)),
-                      e.scale.below.empty()
-                          ? ""
-                          : absl::StrCat("; <span class=\"below\">",
-                                         Html(Below(e.scale)), "</span>"),
-                      "</li>");
-    }
-    absl::StrAppend(&html, "<li>scale, the paper's: ", Html(k.paper_scale),
-                    "</li>");
-    if (!c.levels.rule.empty())
-      absl::StrAppend(&html, "<li>levels: ", Html(c.levels.rule), "</li>");
-    absl::StrAppend(&html, "<li><code>", Html(c.command), "</code></li>");
-    if (!e.considered.empty()) {
-      absl::StrAppend(&html, "<li class=\"muted\">sweeps considered: ",
-                      Html(absl::StrJoin(e.considered, "; ")), "</li>");
-    }
-    absl::StrAppend(&html, "</ul>");
-    if (!HasEvidence(c)) continue;
-    if (c.judgement.pairs.empty()) {
-      html += LevelsHtml(k, c.judgement, FasterLabel(k), BaselineLabel(k));
-    }
-    for (const PairJudgement& p : c.judgement.pairs) {
-      absl::StrAppend(&html, "<h3>", Html(p.claim.id), "</h3><p>verdict: <b>",
-                      VerdictName(p.judgement.verdict), "</b>: ",
-                      Html(p.judgement.why), "</p>",
-                      LevelsHtml(p.claim, p.judgement,
-                                 ArmName(p.claim, p.claim.faster).c_str(),
-                                 ArmName(p.claim, p.claim.baseline).c_str()));
-    }
-    absl::StrAppend(
-        &html, "<p class=\"muted\">sweep <code>",
-        Html(e.sweep), "</code>, ", e.attempts,
-        " attempts, code version(s) ",
-        Html(absl::StrJoin(e.code_versions, ", ")),
-        e.code_versions.size() > 1 ? " <b>(mixed)</b>" : "", ", ",
-        e.config_hashes.size(), " config hashes; trials: ", FasterLabel(k),
-        " ", Html(StatesText(e.faster_states)),
-        Paired(k)
-            ? absl::StrCat(", baseline ", Html(StatesText(e.baseline_states)))
-            : "",
-        e.not_done.empty()
-            ? ""
-            : absl::StrCat("; not done: ",
-                           Html(absl::StrJoin(e.not_done, ", "))),
-        "; ", FasterLabel(k), ": ",
-        Html(absl::StrJoin(e.faster_trials, ", ")),
-        Paired(k) ? "; baseline: " : "",
-        Html(absl::StrJoin(e.baseline_trials, ", ")), "</p>");
-  }
+  for (const ClaimResult& c : r.claims) html += ClaimSectionHtml(c);
   html += "</main></body></html>\n";
   return html;
 }
