@@ -51,8 +51,7 @@ report::ReportSource SourceOf(Connection& conn) {
     return Call<v1::Trial>(conn, &Stub::GetTrial, req);
   };
   source.curves = [&conn](const v1::GetTrialMetricsRequest& req) {
-    return Call<v1::GetTrialMetricsResponse>(conn, &Stub::GetTrialMetrics,
-                                             req);
+    return Call<v1::GetTrialMetricsResponse>(conn, &Stub::GetTrialMetrics, req);
   };
   return source;
 }

@@ -291,10 +291,9 @@ std::vector<Claim> MakeClaims() {
       "and r = 0.1 (42.282)",
       "mu_OV at loss 1e-4: 81.669 (r = 0.01), 42.282 (r = 0.1); none at r = "
       "100"));
-  claims.push_back(OdeEndPoint(
-      "ode-end-point-mu-ov", "mu_ov", "mu_OV",
-      "r = 0.01: mu_OV 81.669; r = 0.1: 42.282", {0.01, 81.669, 0.0005},
-      {0.1, 42.282, 0.0005}));
+  claims.push_back(OdeEndPoint("ode-end-point-mu-ov", "mu_ov", "mu_OV",
+                               "r = 0.01: mu_OV 81.669; r = 0.1: 42.282",
+                               {0.01, 81.669, 0.0005}, {0.1, 42.282, 0.0005}));
   claims.push_back(OdeEndPoint("ode-end-point-mu-qk", "mu_qk", "mu_QK",
                                "r = 0.01: mu_QK 0.559; r = 0.1: 1.395",
                                {0.01, 0.559, 0.0005}, {0.1, 1.395, 0.0005}));
@@ -413,13 +412,15 @@ std::vector<Claim> MakeClaims() {
        {std::make_tuple("CACO", "collapsed",
                         "collapsed OV: 0.598 / 0.158 / 0.0645 / 0.0346 / "
                         "0.0216 at alpha 0.2 / 0.4 / 0.6 / 0.8 / 1",
-                        0.0065, "half the paper's smallest step (0.0346 - "
-                                "0.0216)"),
+                        0.0065,
+                        "half the paper's smallest step (0.0346 - "
+                        "0.0216)"),
         std::make_tuple("FAFO", "factorized",
                         "factorized OV: 3.8e-3 / 1.5e-3 / 8.9e-4 / 6.3e-4 / "
                         "4.9e-4 at alpha 0.2 / 0.4 / 0.6 / 0.8 / 1",
-                        7e-5, "half the paper's smallest step (6.3e-4 - "
-                              "4.9e-4)")}) {
+                        7e-5,
+                        "half the paper's smallest step (6.3e-4 - "
+                        "4.9e-4)")}) {
     Claim c;
     c.id = absl::StrCat("fixed-attention-loss-falls-in-alpha-", name);
     c.statement = absl::StrCat(
@@ -571,15 +572,14 @@ std::vector<Claim> MakeClaims() {
     }
     if (c.figure.empty()) {
       c.figure = c.task == "TASK_HATEXPLAIN" ? "Section 5, HateXplain table"
-                 : c.task == "TASK_SVA"     ? "Section 5, SVA table"
-                                            : "Section 5, SQuAD table";
+                 : c.task == "TASK_SVA"      ? "Section 5, SVA table"
+                                             : "Section 5, SQuAD table";
     }
     if (c.paper_source.empty()) {
-      c.paper_source = c.task == "TASK_HATEXPLAIN"
-                           ? "NOTES.md section 6, HateXplain results"
-                       : c.task == "TASK_SVA"
-                           ? "NOTES.md section 6, SVA results"
-                           : "NOTES.md section 6, SQuAD results";
+      c.paper_source =
+          c.task == "TASK_HATEXPLAIN" ? "NOTES.md section 6, HateXplain results"
+          : c.task == "TASK_SVA"      ? "NOTES.md section 6, SVA results"
+                                      : "NOTES.md section 6, SQuAD results";
     }
     if (c.task == "TASK_HATEXPLAIN" || c.task == "TASK_SVA" ||
         c.task == "TASK_SQUAD") {
@@ -736,24 +736,23 @@ void Conclude(const Claim& claim, Judgement* j) {
                                     : FormatNumber(claim.effect);
   std::string counts;
   if (paper) {
-    counts = absl::StrCat("ours within the paper's number (to the digits it "
-                          "gives) at ",
-                          n_for, " of ", compared, " levels, apart at ",
-                          against);
+    counts = absl::StrCat(
+        "ours within the paper's number (to the digits it "
+        "gives) at ",
+        n_for, " of ", compared, " levels, apart at ", against);
   } else if (close) {
     counts = absl::StrCat("the arms within ", bound,
-                          " (their difference and both CIs) at ", n_for,
-                          " of ", compared, " levels, apart by more than ",
-                          bound, " and both CIs at ", against);
+                          " (their difference and both CIs) at ", n_for, " of ",
+                          compared, " levels, apart by more than ", bound,
+                          " and both CIs at ", against);
   } else {
     const char* better = claim.lower_is_better ? "below" : "above";
-    const std::string a = claim.faster_label.empty() ? "the faster arm"
-                                                     : claim.faster_label;
-    const std::string b = claim.baseline_label.empty() ? "the baseline"
-                                                       : claim.baseline_label;
-    counts = absl::StrCat(a, " ", better, " ", b,
-                          " by at least the effect (", bound,
-                          ") and both CIs at ", n_for, " of ", compared,
+    const std::string a =
+        claim.faster_label.empty() ? "the faster arm" : claim.faster_label;
+    const std::string b =
+        claim.baseline_label.empty() ? "the baseline" : claim.baseline_label;
+    counts = absl::StrCat(a, " ", better, " ", b, " by at least the effect (",
+                          bound, ") and both CIs at ", n_for, " of ", compared,
                           " levels, ", b, " so at ", against,
                           "; the arms closer than the effect at ", equal);
   }
@@ -795,13 +794,12 @@ void Read(const Claim& claim, LevelComparison* c) {
   }
   if (c->reading == LevelReading::kInconclusive) {
     const double sf = c->faster_value.n() >= 2 ? c->faster_value.std() : NAN;
-    const double sb =
-        !claim.published.empty() ? 0
-        : c->baseline_value.n() >= 2 ? c->baseline_value.std()
-                                     : NAN;
-    c->seeds_to_decide = SeedsToDecide(
-        d, claim.tolerance > 0 ? claim.tolerance : claim.effect, sf, sb,
-        claim.tolerance > 0 || !claim.published.empty());
+    const double sb = !claim.published.empty()     ? 0
+                      : c->baseline_value.n() >= 2 ? c->baseline_value.std()
+                                                   : NAN;
+    c->seeds_to_decide =
+        SeedsToDecide(d, claim.tolerance > 0 ? claim.tolerance : claim.effect,
+                      sf, sb, claim.tolerance > 0 || !claim.published.empty());
   }
 }
 

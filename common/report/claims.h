@@ -92,7 +92,7 @@ struct Claim {
   // How the verdict's reason names the two sides; empty: "the faster arm"
   // and "the baseline" (PairClaims names an ordered claim's arms).
   std::string faster_label = {}, baseline_label = {};
-  std::string framing;                // "matched training loss", ...
+  std::string framing;  // "matched training loss", ...
   // The paper's number in the quantity we compare (or "the paper gives
   // none"), and where it is printed (shared/paper/NOTES.md's section, table
   // or notebook output).
@@ -110,8 +110,8 @@ struct Claim {
   // that ran fewer as below the paper's scale.
   std::string paper_scale;
   int64_t paper_steps = 0;
-  int paper_seeds = 0;            // seeds per arm (0: not stated)
-  int64_t paper_examples = 0;     // training examples (0: fresh batches)
+  int paper_seeds = 0;         // seeds per arm (0: not stated)
+  int64_t paper_examples = 0;  // training examples (0: fresh batches)
   // A matched claim's levels: spaced on `scale` from the first level where an
   // arm's metric has left its starting value to the lowest level both arms
   // reach (ChooseLevels); where `paper_levels` is set, the paper's own

@@ -63,8 +63,7 @@ Span ArmSpan(const std::vector<MatchedTrial>& arm, const std::string& ref,
 // the rounding that stays inside.
 double Round3(double v, double end, bool downwards) {
   if (v == 0 || !std::isfinite(v)) return v;
-  const double scale =
-      std::pow(10.0, 2 - std::floor(std::log10(std::abs(v))));
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(std::abs(v))));
   double r = std::round(v * scale) / scale;
   if (downwards && r < end) r = std::ceil(v * scale) / scale;
   if (!downwards && r > end) r = std::floor(v * scale) / scale;
@@ -75,8 +74,7 @@ double Round3(double v, double end, bool downwards) {
 // falling reference).
 double RoundInward(double v, bool downwards) {
   if (v == 0 || !std::isfinite(v)) return v;
-  const double scale =
-      std::pow(10.0, 2 - std::floor(std::log10(std::abs(v))));
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(std::abs(v))));
   return (downwards ? std::floor(v * scale) : std::ceil(v * scale)) / scale;
 }
 
@@ -100,8 +98,8 @@ std::vector<double> Spaced(double a, double b, int count, LevelScale scale) {
 // register is no move) or 1e-9 of the value.
 double MoveThreshold(const Claim& claim, const Summary& start) {
   const double noise = std::isnan(start.ci95) ? 0 : start.ci95;
-  const double floor = std::max(1e-9 * std::max(1.0, std::abs(start.mean)),
-                                claim.effect / 10);
+  const double floor =
+      std::max(1e-9 * std::max(1.0, std::abs(start.mean)), claim.effect / 10);
   return std::max(noise, floor);
 }
 
@@ -124,8 +122,7 @@ bool ArmMoved(const Claim& claim, const std::vector<MatchedTrial>& arm,
 
 // The span every trial of every arm reaches; NaN where an arm has none.
 Span SharedSpan(const Claim& claim,
-                const std::vector<std::vector<MatchedTrial>>& arms,
-                bool down) {
+                const std::vector<std::vector<MatchedTrial>>& arms, bool down) {
   Span out;
   for (size_t i = 0; i < arms.size(); ++i) {
     const Span a = ArmSpan(arms[i], claim.reference, claim.window, down);
@@ -134,7 +131,8 @@ Span SharedSpan(const Claim& claim,
       out = a;
       continue;
     }
-    out.start = down ? std::min(out.start, a.start) : std::max(out.start, a.start);
+    out.start =
+        down ? std::min(out.start, a.start) : std::max(out.start, a.start);
     out.end = down ? std::max(out.end, a.end) : std::min(out.end, a.end);
   }
   return out;
@@ -213,8 +211,8 @@ LevelChoice ChooseLevels(const Claim& claim,
                        " of them where an arm's ", claim.metric,
                        " has left its starting value and every arm reaches");
   } else {
-    for (double l : Spaced(out.first_usable, out.end, kLevelsChosen,
-                           claim.scale)) {
+    for (double l :
+         Spaced(out.first_usable, out.end, kLevelsChosen, claim.scale)) {
       levels.push_back(Round3(l, out.end, down));
     }
     // The first level rounded past the first usable one, never back
@@ -244,7 +242,8 @@ LevelChoice ChooseLevels(const Claim& claim,
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
   if (down) std::reverse(levels.begin(), levels.end());
   out.levels = levels;
-  out.rule = absl::StrCat(how, "; span ", span, " (the compared arms' trials only)");
+  out.rule =
+      absl::StrCat(how, "; span ", span, " (the compared arms' trials only)");
   return out;
 }
 

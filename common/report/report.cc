@@ -1,13 +1,13 @@
 #include "common/report/report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <cctype>
 #include <set>
 #include <tuple>
 
@@ -53,7 +53,9 @@ bool Paired(const Claim& c) { return c.published.empty() && c.order.empty(); }
 // The two sides a claim compares: its arms, or ours and the paper's numbers
 // (an ordered claim: all its arms).
 const char* FasterLabel(const Claim& c) {
-  return !c.published.empty() ? "ours" : c.order.empty() ? "faster" : "the arms";
+  return !c.published.empty() ? "ours"
+         : c.order.empty()    ? "faster"
+                              : "the arms";
 }
 
 // "FACO > FAFO ~ CACO > CAFO".
@@ -61,9 +63,8 @@ std::string OrderText(const Claim& c) {
   std::string out;
   for (size_t i = 0; i < c.order.size(); ++i) {
     if (i > 0) {
-      absl::StrAppend(&out, " ",
-                      std::string(1, RelationShown(c, c.relations[i - 1])),
-                      " ");
+      absl::StrAppend(
+          &out, " ", std::string(1, RelationShown(c, c.relations[i - 1])), " ");
     }
     absl::StrAppend(&out, absl::StrJoin(c.order[i], ","));
   }
@@ -168,10 +169,11 @@ Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
         auto it = r.values().find(name);
         return it == r.values().end() ? 0.0 : it->second;
       };
-      s.steps = std::max<int64_t>(s.steps, static_cast<int64_t>(value("steps")));
+      s.steps =
+          std::max<int64_t>(s.steps, static_cast<int64_t>(value("steps")));
       s.epochs = std::max(s.epochs, value("epochs"));
-      train = std::max({train, value("train_examples"),
-                        value("train_questions")});
+      train =
+          std::max({train, value("train_examples"), value("train_questions")});
       eval = std::max({eval, value("test_examples"), value("eval_examples")});
       if (t.has_text() && t.text().d_model() > 0) {
         s.model = absl::StrCat(t.text().layers(), " layer",
@@ -204,9 +206,8 @@ Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
         absl::StrCat(seeds, " seeds per arm against ", c.paper_seeds));
   if (c.paper_examples > 0 && s.train_examples > 0 &&
       s.train_examples < c.paper_examples)
-    s.below.push_back(absl::StrCat(s.train_examples,
-                                   " training examples against ",
-                                   c.paper_examples));
+    s.below.push_back(absl::StrCat(
+        s.train_examples, " training examples against ", c.paper_examples));
   return s;
 }
 
@@ -285,11 +286,11 @@ std::string ComparisonCommand(const Claim& c, const std::string& sweep,
   }
   std::string spec = c.reference;
   if (!levels.levels.empty()) {
-    absl::StrAppend(&spec, "=",
-                    absl::StrJoin(levels.levels, ",",
-                                  [](std::string* out, double l) {
-                                    absl::StrAppend(out, FormatNumber(l));
-                                  }));
+    absl::StrAppend(
+        &spec, "=",
+        absl::StrJoin(levels.levels, ",", [](std::string* out, double l) {
+          absl::StrAppend(out, FormatNumber(l));
+        }));
   }
   std::string cmd =
       absl::StrCat("qkov results ", sweep, " --matched ", spec, " --metrics ",
@@ -344,12 +345,12 @@ absl::Status CollectEvidence(const ReportSource& source, const ArmsRows& arms,
 void NoteUnfinished(ClaimResult* r) {
   const Evidence& e = r->evidence;
   if (e.not_done.empty()) return;
-  const int held = static_cast<int>(e.faster_trials.size() +
-                                    e.baseline_trials.size());
-  absl::StrAppend(&r->judgement.why, "; judged on ",
-                  held - static_cast<int>(e.not_done.size()), " finished of ",
-                  held, " trials in the arms (not done: ",
-                  absl::StrJoin(e.not_done, ", "), ")");
+  const int held =
+      static_cast<int>(e.faster_trials.size() + e.baseline_trials.size());
+  absl::StrAppend(
+      &r->judgement.why, "; judged on ",
+      held - static_cast<int>(e.not_done.size()), " finished of ", held,
+      " trials in the arms (not done: ", absl::StrJoin(e.not_done, ", "), ")");
 }
 
 }  // namespace
@@ -384,7 +385,8 @@ absl::StatusOr<std::vector<std::string>> SweepsFor(
     if (v1::TaskKind_Name(sw.spec().training().task()) != claim.task) continue;
     ASSIGN_OR_RETURN(ArmsRows arms, RowsOfArms(source, claim, sw.name()));
     int smallest = std::numeric_limits<int>::max();
-    for (const auto& rows : arms.each) smallest = std::min(smallest, Done(rows));
+    for (const auto& rows : arms.each)
+      smallest = std::min(smallest, Done(rows));
     const int f = Done(arms.faster), b = Done(arms.baseline);
     const bool holds = smallest > 0;
     std::string line = absl::StrCat(sw.name(), ": ");
@@ -408,10 +410,10 @@ absl::StatusOr<std::vector<std::string>> SweepsFor(
     if (!holds) absl::StrAppend(&line, "; cannot serve");
     if (considered != nullptr) considered->push_back(line);
     if (!holds) continue;
-    serve.push_back({sw.name(), smallest,
-                     static_cast<int>(arms.faster.size() +
-                                      arms.baseline.size()),
-                     sw.created_at().seconds()});
+    serve.push_back(
+        {sw.name(), smallest,
+         static_cast<int>(arms.faster.size() + arms.baseline.size()),
+         sw.created_at().seconds()});
   }
   std::stable_sort(serve.begin(), serve.end(),
                    [](const Candidate& a, const Candidate& b) {
@@ -536,7 +538,8 @@ std::string OursScale(const Claim& k, const Scale& s) {
   if (s.epochs > 0)
     parts.push_back(absl::StrCat(FormatNumber(s.epochs), " epochs"));
   if (!s.base_rates.empty())
-    parts.push_back(absl::StrCat("base rate ", absl::StrJoin(s.base_rates, " / ")));
+    parts.push_back(
+        absl::StrCat("base rate ", absl::StrJoin(s.base_rates, " / ")));
   if (s.batch > 0) parts.push_back(absl::StrCat("batch ", s.batch));
   if (s.train_examples > 0)
     parts.push_back(absl::StrCat(s.train_examples, " training examples"));
@@ -627,18 +630,15 @@ std::string OursSummary(const ClaimResult& c) {
   int compared = 0;
   for (const LevelComparison& x : c.judgement.levels) compared += x.compared;
   const Claim& k = *c.claim;
-  std::string at = k.comparison == Comparison::kMatched
-                       ? absl::StrCat(" at ", k.reference, " ",
-                                      LevelText(k, l->level))
-                   : k.reference.empty()
-                       ? " at the end"
-                       : absl::StrCat(" at ", k.reference, " ",
-                                      LevelText(k, l->level));
-  return absl::StrCat(ValueOf(k, l->faster_value), " vs ",
-                      ValueOf(k, l->baseline_value), at,
-                      compared > 1 ? absl::StrCat(" (last of ", compared,
-                                                  " levels)")
-                                   : "");
+  std::string at =
+      k.comparison == Comparison::kMatched
+          ? absl::StrCat(" at ", k.reference, " ", LevelText(k, l->level))
+      : k.reference.empty()
+          ? " at the end"
+          : absl::StrCat(" at ", k.reference, " ", LevelText(k, l->level));
+  return absl::StrCat(
+      ValueOf(k, l->faster_value), " vs ", ValueOf(k, l->baseline_value), at,
+      compared > 1 ? absl::StrCat(" (last of ", compared, " levels)") : "");
 }
 
 // What a level reads, with the seeds that would decide an inconclusive one.
@@ -654,11 +654,11 @@ std::string ReadsText(const LevelComparison& l) {
 // two sides.
 std::string LevelsMd(const Claim& k, const Judgement& j, const std::string& a,
                      const std::string& b) {
-  std::string md = absl::StrCat(
-      "\n| ", LevelName(k), " | ", a, ": reached | step | ", k.metric, " | ",
-      b, ": reached | step | ", k.metric,
-      " | difference | CI sum | reads |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string md =
+      absl::StrCat("\n| ", LevelName(k), " | ", a, ": reached | step | ",
+                   k.metric, " | ", b, ": reached | step | ", k.metric,
+                   " | difference | CI sum | reads |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const LevelComparison& l : j.levels) {
     absl::StrAppend(&md, "| ", LevelText(k, l.level), " | ", l.faster_reached,
                     "/", l.faster_trials, " | ", ValueCi(l.faster_step), " | ",
@@ -691,14 +691,12 @@ std::string ClaimSectionMd(const ClaimResult& c) {
                   "\n");
   if (!c.note.empty()) absl::StrAppend(&md, "- ", c.note, "\n");
   absl::StrAppend(&md, "- the paper: ", k.paper, " (", k.paper_source,
-                  ")\n- effect: ", EffectText(k), " (", EffectBasis(k),
-                  ")\n");
+                  ")\n- effect: ", EffectText(k), " (", EffectBasis(k), ")\n");
   if (!e.sweep.empty()) {
-    absl::StrAppend(&md, "- scale, ours: ", OursScale(k, e.scale),
-                    e.scale.below.empty()
-                        ? ""
-                        : absl::StrCat("; **", Below(e.scale), "**"),
-                    "\n");
+    absl::StrAppend(
+        &md, "- scale, ours: ", OursScale(k, e.scale),
+        e.scale.below.empty() ? "" : absl::StrCat("; **", Below(e.scale), "**"),
+        "\n");
   }
   absl::StrAppend(&md, "- scale, the paper's: ", k.paper_scale, "\n");
   if (!c.levels.rule.empty())
@@ -707,8 +705,8 @@ std::string ClaimSectionMd(const ClaimResult& c) {
                   e.sweep.empty() ? "to run it: " : "to reproduce it: ", "`",
                   c.command, "`\n");
   if (!e.considered.empty()) {
-    absl::StrAppend(&md, "- sweeps of ", k.task, " considered: ",
-                    absl::StrJoin(e.considered, "; "), "\n");
+    absl::StrAppend(&md, "- sweeps of ", k.task,
+                    " considered: ", absl::StrJoin(e.considered, "; "), "\n");
   }
   if (e.sweep.empty()) return md;
   absl::StrAppend(
@@ -718,9 +716,9 @@ std::string ClaimSectionMd(const ClaimResult& c) {
       "): ", e.trials, " trials; ", k.metric, ComparedWhere(k),
       Paired(k) ? absl::StrCat("; faster arm ", ArmName(k, k.faster),
                                ", baseline ", ArmName(k, k.baseline))
-      : k.order.empty() ? "; ours against the paper's numbers"
-                        : absl::StrCat("; the arms in the claimed order: ",
-                                       OrderText(k)),
+      : k.order.empty()
+          ? "; ours against the paper's numbers"
+          : absl::StrCat("; the arms in the claimed order: ", OrderText(k)),
       k.where.empty() ? ""
                       : absl::StrCat(" (", absl::StrJoin(k.where, ", "), ")"),
       "\n- trials: ", Paired(k) ? "faster arm " : FasterLabel(k),
@@ -733,12 +731,11 @@ std::string ClaimSectionMd(const ClaimResult& c) {
       "\n- ", e.attempts, " attempts; code version",
       e.code_versions.size() == 1 ? " " : "s ",
       absl::StrJoin(e.code_versions, ", "),
-      e.code_versions.size() > 1 ? " (**the sweep mixes code versions**)"
-                                 : "",
+      e.code_versions.size() > 1 ? " (**the sweep mixes code versions**)" : "",
       "; ", e.config_hashes.size(), " config hashes\n", "- ",
-      Paired(k)           ? "faster arm's"
-      : k.order.empty()   ? "our"
-                          : "the arms'",
+      Paired(k)         ? "faster arm's"
+      : k.order.empty() ? "our"
+                        : "the arms'",
       " trials: ", absl::StrJoin(e.faster_trials, ", "),
       Paired(k) ? absl::StrCat("\n- baseline's trials: ",
                                absl::StrJoin(e.baseline_trials, ", "))
@@ -749,12 +746,11 @@ std::string ClaimSectionMd(const ClaimResult& c) {
     md += LevelsMd(k, c.judgement, FasterLabel(k), BaselineLabel(k));
   }
   for (const PairJudgement& p : c.judgement.pairs) {
-    absl::StrAppend(&md, "\n### ", p.claim.id, "\n\n- verdict: **",
-                    VerdictName(p.judgement.verdict), "**: ",
-                    p.judgement.why, "\n",
-                    LevelsMd(p.claim, p.judgement,
-                             ArmName(p.claim, p.claim.faster),
-                             ArmName(p.claim, p.claim.baseline)));
+    absl::StrAppend(
+        &md, "\n### ", p.claim.id, "\n\n- verdict: **",
+        VerdictName(p.judgement.verdict), "**: ", p.judgement.why, "\n",
+        LevelsMd(p.claim, p.judgement, ArmName(p.claim, p.claim.faster),
+                 ArmName(p.claim, p.claim.baseline)));
   }
   return md;
 }
@@ -784,12 +780,11 @@ std::string ReportMarkdown(const Report& r) {
     const Claim& k = *c.claim;
     std::string scale = "-";
     if (!c.evidence.sweep.empty()) {
-      scale = c.evidence.scale.below.empty()
-                  ? "at the paper's scale"
-                  : Below(c.evidence.scale);
+      scale = c.evidence.scale.below.empty() ? "at the paper's scale"
+                                             : Below(c.evidence.scale);
     }
-    absl::StrAppend(&md, "| [", k.id, "](#", k.id, ") | ", Cell(k.metric),
-                    ", ", Cell(k.framing), " | ", Cell(OursSummary(c)), " | ",
+    absl::StrAppend(&md, "| [", k.id, "](#", k.id, ") | ", Cell(k.metric), ", ",
+                    Cell(k.framing), " | ", Cell(OursSummary(c)), " | ",
                     Cell(k.paper), " | ", Cell(EffectText(k)), " | ",
                     Cell(scale), " | ", Cell(VerdictText(c)), " |\n");
   }
@@ -844,9 +839,8 @@ nlohmann::json ClaimJson(const ClaimResult& c) {
   j["task"] = k.task;
   j["metric"] = k.metric;
   j["comparison"] = !k.published.empty() ? "against the paper"
-                    : k.comparison == Comparison::kEqualSteps
-                        ? "equal steps"
-                        : "matched";
+                    : k.comparison == Comparison::kEqualSteps ? "equal steps"
+                                                              : "matched";
   j["lower_is_better"] = k.lower_is_better;
   j["effect"] = k.effect;
   j["effect_basis"] = EffectBasis(k);
@@ -1005,7 +999,6 @@ std::string Figure(const Claim& k, const Judgement& j) {
   return svg;
 }
 
-
 // A claim's (or a pair's) figure and level table, as HTML.
 std::string LevelsHtml(const Claim& k, const Judgement& j, const char* a,
                        const char* b) {
@@ -1040,11 +1033,12 @@ std::string ClaimSectionHtml(const ClaimResult& c) {
                   c.judgement.why.empty() ? "" : ": ", Html(c.judgement.why),
                   "</li>");
   if (!c.note.empty()) absl::StrAppend(&html, "<li>", Html(c.note), "</li>");
-  absl::StrAppend(&html, "<li>the paper: ", Html(k.paper), " <span "
-                  "class=\"muted\">(", Html(k.paper_source),
-                  ")</span></li><li>effect: ", Html(EffectText(k)),
-                  " <span class=\"muted\">(", Html(EffectBasis(k)),
-                  ")</span></li>");
+  absl::StrAppend(
+      &html, "<li>the paper: ", Html(k.paper),
+      " <span "
+      "class=\"muted\">(",
+      Html(k.paper_source), ")</span></li><li>effect: ", Html(EffectText(k)),
+      " <span class=\"muted\">(", Html(EffectBasis(k)), ")</span></li>");
   if (!e.sweep.empty()) {
     absl::StrAppend(&html, "<li>scale, ours: ", Html(OursScale(k, e.scale)),
                     e.scale.below.empty()
@@ -1069,29 +1063,26 @@ std::string ClaimSectionHtml(const ClaimResult& c) {
   }
   for (const PairJudgement& p : c.judgement.pairs) {
     absl::StrAppend(&html, "<h3>", Html(p.claim.id), "</h3><p>verdict: <b>",
-                    VerdictName(p.judgement.verdict), "</b>: ",
-                    Html(p.judgement.why), "</p>",
+                    VerdictName(p.judgement.verdict),
+                    "</b>: ", Html(p.judgement.why), "</p>",
                     LevelsHtml(p.claim, p.judgement,
                                ArmName(p.claim, p.claim.faster).c_str(),
                                ArmName(p.claim, p.claim.baseline).c_str()));
   }
   absl::StrAppend(
-      &html, "<p class=\"muted\">sweep <code>",
-      Html(e.sweep), "</code>, ", e.attempts,
-      " attempts, code version(s) ",
+      &html, "<p class=\"muted\">sweep <code>", Html(e.sweep), "</code>, ",
+      e.attempts, " attempts, code version(s) ",
       Html(absl::StrJoin(e.code_versions, ", ")),
       e.code_versions.size() > 1 ? " <b>(mixed)</b>" : "", ", ",
-      e.config_hashes.size(), " config hashes; trials: ", FasterLabel(k),
-      " ", Html(StatesText(e.faster_states)),
+      e.config_hashes.size(), " config hashes; trials: ", FasterLabel(k), " ",
+      Html(StatesText(e.faster_states)),
       Paired(k)
           ? absl::StrCat(", baseline ", Html(StatesText(e.baseline_states)))
           : "",
       e.not_done.empty()
           ? ""
-          : absl::StrCat("; not done: ",
-                         Html(absl::StrJoin(e.not_done, ", "))),
-      "; ", FasterLabel(k), ": ",
-      Html(absl::StrJoin(e.faster_trials, ", ")),
+          : absl::StrCat("; not done: ", Html(absl::StrJoin(e.not_done, ", "))),
+      "; ", FasterLabel(k), ": ", Html(absl::StrJoin(e.faster_trials, ", ")),
       Paired(k) ? "; baseline: " : "",
       Html(absl::StrJoin(e.baseline_trials, ", ")), "</p>");
   return html;
@@ -1156,8 +1147,7 @@ std::string ReportHtml(const Report& r, bool in_dashboard) {
         c.evidence.sweep.empty() ? "-"
         : below.empty()          ? "at the paper's scale"
                                  : Html(below),
-        "</td><td class=\"",
-        v == "reproduced" || v == "contradicted" ? v : "",
+        "</td><td class=\"", v == "reproduced" || v == "contradicted" ? v : "",
         "\" data-verdict=\"", v, "\">", Html(VerdictText(c)), "</td></tr>");
   }
   html += "</table></div>";

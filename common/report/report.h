@@ -24,12 +24,12 @@ namespace qkov::report {
 // The scale a claim's sweep ran at, read from its spec and its arms'
 // trials, beside the paper's (Claim::paper_scale).
 struct Scale {
-  int64_t steps = 0;         // the most optimizer steps an arm's trial took
-  double epochs = 0;         // where the task counts them
+  int64_t steps = 0;  // the most optimizer steps an arm's trial took
+  double epochs = 0;  // where the task counts them
   std::vector<std::string> base_rates;  // eta_OV of the arms, distinct
   int batch = 0;
   int64_t train_examples = 0, eval_examples = 0;  // 0: fresh batches / none
-  std::string model;         // "1 layer, d_model 64", ...
+  std::string model;                              // "1 layer, d_model 64", ...
   int faster_seeds = 0, baseline_seeds = 0;
   // Below the paper's scale: fewer steps, seeds or training examples than
   // the paper's, each named.
@@ -60,7 +60,7 @@ struct ClaimResult {
   Evidence evidence;
   qkov::v1::MatchedResponse table;
   LevelChoice levels;  // a matched claim's (ChooseLevels)
-  std::string note;  // why not run (no sweep, or the comparison's error)
+  std::string note;    // why not run (no sweep, or the comparison's error)
   // The command that reproduces the comparison, or that runs the claim.
   std::string command;
 };

@@ -55,8 +55,9 @@ void AddLevel(v1::MatchedResponse* t, double level, double fast_mean,
     s.set_mean(arm == 0 ? fast_mean : base_mean);
     const double ci = arm == 0 ? fast_ci : base_ci;
     s.set_ci95(n < 2 ? NAN : ci);
-    s.set_std(n < 2 ? NAN
-                    : ci * std::sqrt(double(n)) / StudentTQuantile(0.975, n - 1));
+    s.set_std(n < 2
+                  ? NAN
+                  : ci * std::sqrt(double(n)) / StudentTQuantile(0.975, n - 1));
   }
 }
 
@@ -410,7 +411,8 @@ TEST(ClaimsTest, AnOrderedClaimJudgesEachTwoNeighbours) {
     v1::MatchedResponse t;
     t.add_levels(0.1);
     for (const auto& [arm, mean] :
-         {std::pair<const char*, double>{"FACO", faco}, {"FAFO", fafo},
+         {std::pair<const char*, double>{"FACO", faco},
+          {"FAFO", fafo},
           {"CACO", caco}}) {
       v1::MatchedGroup* g = t.add_groups();
       g->add_keys(arm);
@@ -486,7 +488,8 @@ TEST(ClaimsTest, EveryClaimOfThePaperIsJudgedWithItsNumberEffectAndScale) {
       EXPECT_EQ(c.baseline.size(), c.by.size()) << c.id;
     } else {
       EXPECT_EQ(c.relations.size() + 1, c.order.size()) << c.id;
-      for (const auto& arm : c.order) EXPECT_EQ(arm.size(), c.by.size()) << c.id;
+      for (const auto& arm : c.order)
+        EXPECT_EQ(arm.size(), c.by.size()) << c.id;
     }
     EXPECT_FALSE(c.metric.empty() || c.paper.empty()) << c.id;
     EXPECT_FALSE(c.paper_source.empty() || c.paper_scale.empty()) << c.id;

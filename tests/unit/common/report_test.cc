@@ -53,7 +53,8 @@ struct FakeDb {
       for (const FakeSweep& s : sweeps) *r.add_sweeps() = s.sweep;
       return r;
     };
-    src.get_sweep = [this](const std::string& name) -> absl::StatusOr<v1::Sweep> {
+    src.get_sweep =
+        [this](const std::string& name) -> absl::StatusOr<v1::Sweep> {
       const FakeSweep* s = Find(name);
       if (s == nullptr) return absl::NotFoundError(name);
       return s->sweep;
@@ -127,8 +128,7 @@ struct FakeDb {
 // moves to the distinct tokens.
 void AddTrial(FakeSweep* s, double ratio, int seed,
               v1::TrialState state = v1::DONE, int64_t last_step = 10000) {
-  const std::string id =
-      absl::StrCat(s->sweep.name(), "-", ratio, "-", seed);
+  const std::string id = absl::StrCat(s->sweep.name(), "-", ratio, "-", seed);
   v1::ResultRow row;
   row.set_trial_id(id);
   row.mutable_config()->set_parameterization(v1::FAFO);
@@ -267,9 +267,9 @@ TEST(ReportTest, AClaimServesFromAnySweepOfItsTaskHoldingItsArms) {
   EXPECT_EQ(text.note, "no sweep of TASK_HATEXPLAIN holds both arms");
   // The JSON carries the same fields the Markdown shows.
   const std::string json = ReportJson(*r);
-  for (const char* field : {"\"effect\"", "\"paper_scale\"", "\"scale\"",
-                            "\"level_rule\"", "\"sweeps_considered\"",
-                            "\"faster_states\"", "\"seeds_to_decide\""})
+  for (const char* field :
+       {"\"effect\"", "\"paper_scale\"", "\"scale\"", "\"level_rule\"",
+        "\"sweeps_considered\"", "\"faster_states\"", "\"seeds_to_decide\""})
     EXPECT_NE(json.find(field), std::string::npos) << field;
 }
 
