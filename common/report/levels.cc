@@ -164,6 +164,14 @@ LevelChoice ChooseLevels(const Claim& claim,
           SmoothTrailing(CurveOf(t, claim.reference), claim.window));
   out.downwards = FallsOverall(smoothed);
   const bool down = out.downwards;
+  for (const auto& arm : arms) {
+    std::vector<double> first;
+    for (const MatchedTrial& t : arm)
+      first.push_back(FirstValue(CurveOf(t, claim.metric)));
+    const Summary s = Summarize(first);
+    out.starts.push_back(s.n > 0 ? s.mean : kNaN);
+    out.thresholds.push_back(MoveThreshold(claim, s));
+  }
   const Span shared = SharedSpan(claim, arms, down);
   out.start = shared.start;
   out.end = shared.end;

@@ -31,6 +31,9 @@ struct LevelChoice {
   double start = 0, end = 0;
   double first_usable = 0;  // NaN where no candidate is usable
   bool downwards = true;    // the reference falls as the trials train
+  // Per arm (in the order given): the mean of its trials' first reports of
+  // the metric, and how far from it a mean must be to have left it.
+  std::vector<double> starts, thresholds;
 };
 
 // Each arm's trials with their reference curve (`claim.reference`) and

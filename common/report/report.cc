@@ -862,6 +862,14 @@ nlohmann::json ClaimJson(const ClaimResult& c) {
   j["preset"] = e.preset;
   j["sweeps_considered"] = e.considered;
   j["level_rule"] = c.levels.rule;
+  nlohmann::json starts = nlohmann::json::array(), thresholds = starts;
+  for (double v : c.levels.starts) starts.push_back(NumberJson(v));
+  for (double v : c.levels.thresholds) thresholds.push_back(NumberJson(v));
+  j["level_choice"] = {{"start", NumberJson(c.levels.start)},
+                       {"end", NumberJson(c.levels.end)},
+                       {"first_usable", NumberJson(c.levels.first_usable)},
+                       {"arm_starts", starts},
+                       {"arm_thresholds", thresholds}};
   j["scale"] = {{"steps", e.scale.steps},
                 {"epochs", e.scale.epochs},
                 {"base_rates", e.scale.base_rates},

@@ -141,6 +141,12 @@ write() {
     cat "$root/docs/results-reading.md"
   } >"$out.tmp"
   mv "$out.tmp" "$out"
+  # QKOV_REPORT_DIR: also keep the report's three files there (its JSON has
+  # every number; tests/integration/results_md_test.sh reads it).
+  if [ -n "${QKOV_REPORT_DIR:-}" ]; then
+    mkdir -p "$QKOV_REPORT_DIR"
+    cp report/report.md report/report.html report/report.json "$QKOV_REPORT_DIR/"
+  fi
   echo "results.sh: wrote $out"
 }
 
