@@ -103,17 +103,38 @@ double MoveThreshold(const Claim& claim, const Summary& start) {
   return std::max(noise, floor);
 }
 
-// Whether one arm's metric at `level` has left its starting value.
-bool ArmMoved(const Claim& claim, const std::vector<MatchedTrial>& arm,
-              double level, bool downwards) {
-  std::vector<double> start, at;
+// One trial as the usability test reads it: its smoothed reference, once,
+// and its metric's curve and first value.
+struct PreparedTrial {
+  std::vector<CurvePoint> smoothed;
+  const std::vector<CurvePoint>* metric = nullptr;
+  double start = 0;
+};
+using PreparedArm = std::vector<PreparedTrial>;
+
+PreparedArm Prepare(const Claim& claim, const std::vector<MatchedTrial>& arm) {
+  PreparedArm out;
   for (const MatchedTrial& t : arm) {
-    const std::vector<CurvePoint>& metric = CurveOf(t, claim.metric);
-    const MatchedValue v = MatchAt(CurveOf(t, claim.reference), claim.window,
-                                   level, downwards, {metric});
-    if (!v.reached) continue;
-    start.push_back(FirstValue(metric));
-    at.push_back(v.values[0]);
+    PreparedTrial p;
+    p.smoothed = SmoothTrailing(CurveOf(t, claim.reference), claim.window);
+    p.metric = &CurveOf(t, claim.metric);
+    p.start = FirstValue(*p.metric);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Whether one arm's metric at `level` has left its starting value (the
+// metric where the smoothed reference first reaches the level, as MatchAt
+// reads it).
+bool ArmMoved(const Claim& claim, const PreparedArm& arm, double level,
+              bool downwards) {
+  std::vector<double> start, at;
+  for (const PreparedTrial& t : arm) {
+    const double step = FirstCrossing(t.smoothed, level, downwards);
+    if (step < 0) continue;
+    start.push_back(t.start);
+    at.push_back(ValueAt(*t.metric, step));
   }
   const Summary s0 = Summarize(start), s1 = Summarize(at);
   if (s0.n == 0 || s1.n == 0) return false;
@@ -140,12 +161,23 @@ Span SharedSpan(const Claim& claim,
 
 }  // namespace
 
+namespace {
+
+bool AnyArmMoved(const Claim& claim, const std::vector<PreparedArm>& arms,
+                 double level, bool downwards) {
+  for (const PreparedArm& arm : arms)
+    if (ArmMoved(claim, arm, level, downwards)) return true;
+  return false;
+}
+
+}  // namespace
+
 bool LevelUsable(const Claim& claim,
                  const std::vector<std::vector<MatchedTrial>>& arms,
                  double level, bool downwards) {
-  for (const auto& arm : arms)
-    if (ArmMoved(claim, arm, level, downwards)) return true;
-  return false;
+  std::vector<PreparedArm> prepared;
+  for (const auto& arm : arms) prepared.push_back(Prepare(claim, arm));
+  return AnyArmMoved(claim, prepared, level, downwards);
 }
 
 LevelChoice ChooseLevels(const Claim& claim,
@@ -187,8 +219,10 @@ LevelChoice ChooseLevels(const Claim& claim,
   // The first candidate past the start where an arm's metric has moved.
   const std::vector<double> candidates =
       Spaced(out.start, out.end, kLevelCandidates + 1, claim.scale);
+  std::vector<PreparedArm> prepared;
+  for (const auto& arm : arms) prepared.push_back(Prepare(claim, arm));
   for (size_t i = 1; i < candidates.size(); ++i) {
-    if (LevelUsable(claim, arms, candidates[i], down)) {
+    if (AnyArmMoved(claim, prepared, candidates[i], down)) {
       out.first_usable = candidates[i];
       break;
     }
