@@ -170,6 +170,21 @@ bool AnyArmMoved(const Claim& claim, const std::vector<PreparedArm>& arms,
   return false;
 }
 
+// Each arm's starting value of the metric and its move threshold, for the
+// report's reader.
+void AddArmStarts(const Claim& claim,
+                  const std::vector<std::vector<MatchedTrial>>& arms,
+                  LevelChoice* out) {
+  for (const auto& arm : arms) {
+    std::vector<double> first;
+    for (const MatchedTrial& t : arm)
+      first.push_back(FirstValue(CurveOf(t, claim.metric)));
+    const Summary s = Summarize(first);
+    out->starts.push_back(s.n > 0 ? s.mean : kNaN);
+    out->thresholds.push_back(MoveThreshold(claim, s));
+  }
+}
+
 }  // namespace
 
 bool LevelUsable(const Claim& claim,
@@ -196,14 +211,7 @@ LevelChoice ChooseLevels(const Claim& claim,
           SmoothTrailing(CurveOf(t, claim.reference), claim.window));
   out.downwards = FallsOverall(smoothed);
   const bool down = out.downwards;
-  for (const auto& arm : arms) {
-    std::vector<double> first;
-    for (const MatchedTrial& t : arm)
-      first.push_back(FirstValue(CurveOf(t, claim.metric)));
-    const Summary s = Summarize(first);
-    out.starts.push_back(s.n > 0 ? s.mean : kNaN);
-    out.thresholds.push_back(MoveThreshold(claim, s));
-  }
+  AddArmStarts(claim, arms, &out);
   const Span shared = SharedSpan(claim, arms, down);
   out.start = shared.start;
   out.end = shared.end;

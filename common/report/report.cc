@@ -955,7 +955,7 @@ std::string Figure(const Claim& k, const Judgement& j) {
   const double w = 360, h = 160, left = 50, top = 10, bottom = 30;
   auto x = [&](size_t i) {
     return left +
-           (w - left - 10) *
+           (w - left - 24) *
                (ls.size() == 1 ? 0.5 : double(i) / double(ls.size() - 1));
   };
   auto y = [&](double v) {
