@@ -196,7 +196,9 @@ Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
     for (const auto& rows : arms.each) fewest = std::min(fewest, rows.size());
     s.faster_seeds = s.baseline_seeds = static_cast<int>(fewest);
   }
-  if (c.paper_steps > 0 && s.steps > 0 && s.steps < c.paper_steps)
+  // Within 1% of the paper's steps counts as its budget (a different epoch
+  // size rounds differently).
+  if (c.paper_steps > 0 && s.steps > 0 && s.steps < 0.99 * c.paper_steps)
     s.below.push_back(absl::StrCat(s.steps, " steps against ", c.paper_steps));
   const int seeds = c.published.empty()
                         ? std::min(s.faster_seeds, s.baseline_seeds)
