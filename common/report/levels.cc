@@ -187,14 +187,6 @@ void AddArmStarts(const Claim& claim,
 
 }  // namespace
 
-bool LevelUsable(const Claim& claim,
-                 const std::vector<std::vector<MatchedTrial>>& arms,
-                 double level, bool downwards) {
-  std::vector<PreparedArm> prepared;
-  for (const auto& arm : arms) prepared.push_back(Prepare(claim, arm));
-  return AnyArmMoved(claim, prepared, level, downwards);
-}
-
 LevelChoice ChooseLevels(const Claim& claim,
                          const std::vector<MatchedTrial>& faster,
                          const std::vector<MatchedTrial>& baseline) {

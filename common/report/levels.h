@@ -54,12 +54,6 @@ LevelChoice ChooseLevels(const Claim& claim,
 LevelChoice ChooseLevels(const Claim& claim,
                          const std::vector<std::vector<MatchedTrial>>& arms);
 
-// Whether either arm's metric at `level` has left its starting value (the
-// test ChooseLevels applies), for a table's reader and the tests.
-bool LevelUsable(const Claim& claim,
-                 const std::vector<std::vector<MatchedTrial>>& arms,
-                 double level, bool downwards);
-
 }  // namespace qkov::report
 
 #endif  // QKOV_COMMON_REPORT_LEVELS_H_

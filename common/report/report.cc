@@ -158,12 +158,13 @@ int Done(const std::vector<v1::ResultRow>& rows) {
 // The sweep's scale, from its arms' rows, against the paper's.
 Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
   Scale s;
-  std::set<std::string> rates;
+  std::set<std::string> rates, decays;
   double train = 0, eval = 0;
   for (const auto* rows : {&arms.faster, &arms.baseline}) {
     for (const v1::ResultRow& r : *rows) {
       rates.insert(FormatNumber(r.config().eta_ov()));
       const v1::Training& t = r.config().training();
+      decays.insert(FormatNumber(t.optimizer().weight_decay()));
       s.batch = t.batch_size();
       auto value = [&r](const char* name) {
         auto it = r.values().find(name);
@@ -186,6 +187,7 @@ Scale ScaleOf(const Claim& c, const ArmsRows& arms) {
     }
   }
   s.base_rates.assign(rates.begin(), rates.end());
+  s.weight_decays.assign(decays.begin(), decays.end());
   s.train_examples = static_cast<int64_t>(train);
   s.eval_examples = static_cast<int64_t>(eval);
   s.faster_seeds = static_cast<int>(arms.faster.size());
@@ -373,15 +375,22 @@ std::string ValueWithCi(double mean, double ci95) {
   return absl::StrFormat("%.*f ± %.*f", decimals, mean, decimals, ci95);
 }
 
-absl::StatusOr<std::vector<std::string>> SweepsFor(
+namespace {
+
+// SweepsFor's sweeps, best first, each with the arms' rows it read (the
+// report judges on the first without reading them again).
+struct Serving {
+  std::string name;
+  ArmsRows arms;
+  int smaller_done = 0, held = 0;
+  int64_t created = 0;
+};
+
+absl::StatusOr<std::vector<Serving>> ServingSweeps(
     const ReportSource& source, const Claim& claim,
     const v1::ListSweepsResponse& listed,
     std::vector<std::string>* considered) {
-  struct Candidate {
-    std::string name;
-    int smaller_done = 0, held = 0;
-    int64_t created = 0;
-  };
+  using Candidate = Serving;
   std::vector<Candidate> serve;
   for (const v1::Sweep& sw : listed.sweeps()) {
     if (v1::TaskKind_Name(sw.spec().training().task()) != claim.task) continue;
@@ -412,10 +421,10 @@ absl::StatusOr<std::vector<std::string>> SweepsFor(
     if (!holds) absl::StrAppend(&line, "; cannot serve");
     if (considered != nullptr) considered->push_back(line);
     if (!holds) continue;
-    serve.push_back(
-        {sw.name(), smallest,
-         static_cast<int>(arms.faster.size() + arms.baseline.size()),
-         sw.created_at().seconds()});
+    const int held =
+        static_cast<int>(arms.faster.size() + arms.baseline.size());
+    serve.push_back({sw.name(), std::move(arms), smallest, held,
+                     sw.created_at().seconds()});
   }
   std::stable_sort(serve.begin(), serve.end(),
                    [](const Candidate& a, const Candidate& b) {
@@ -424,8 +433,19 @@ absl::StatusOr<std::vector<std::string>> SweepsFor(
                      if (a.held != b.held) return a.held > b.held;
                      return a.created > b.created;
                    });
+  return serve;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> SweepsFor(
+    const ReportSource& source, const Claim& claim,
+    const v1::ListSweepsResponse& listed,
+    std::vector<std::string>* considered) {
+  ASSIGN_OR_RETURN(std::vector<Serving> serve,
+                   ServingSweeps(source, claim, listed, considered));
   std::vector<std::string> names;
-  for (const Candidate& c : serve) names.push_back(c.name);
+  for (const Serving& c : serve) names.push_back(c.name);
   return names;
 }
 
@@ -445,14 +465,20 @@ absl::StatusOr<Report> BuildReport(const ReportSource& source,
   for (const Claim& c : Claims()) {
     ClaimResult r;
     r.claim = &c;
+    ArmsRows arms;
     if (auto it = args.sweeps.find(c.id); it != args.sweeps.end()) {
       r.evidence.sweep = it->second;
       r.evidence.considered.push_back(
           absl::StrCat(it->second, ": named by --sweep"));
+      ASSIGN_OR_RETURN(arms, RowsOfArms(source, c, r.evidence.sweep));
     } else {
-      ASSIGN_OR_RETURN(std::vector<std::string> serve,
-                       SweepsFor(source, c, listed, &r.evidence.considered));
-      if (!serve.empty()) r.evidence.sweep = serve[0];
+      ASSIGN_OR_RETURN(
+          std::vector<Serving> serve,
+          ServingSweeps(source, c, listed, &r.evidence.considered));
+      if (!serve.empty()) {
+        r.evidence.sweep = serve[0].name;
+        arms = std::move(serve[0].arms);
+      }
     }
     if (r.evidence.sweep.empty()) {
       r.judgement.verdict = Verdict::kNotRun;
@@ -462,19 +488,21 @@ absl::StatusOr<Report> BuildReport(const ReportSource& source,
       report.claims.push_back(std::move(r));
       continue;
     }
-    ASSIGN_OR_RETURN(ArmsRows arms, RowsOfArms(source, c, r.evidence.sweep));
     absl::StatusOr<v1::MatchedResponse> table =
         ComparisonTable(source, c, r.evidence.sweep, arms, &r.levels);
     r.command = ComparisonCommand(c, r.evidence.sweep, r.levels);
     if (!table.ok()) {
-      // Arms that share no span, or whose metric never moves, are measured:
-      // the latter is the claim not shown.
-      r.judgement.verdict =
-          !r.levels.rule.empty() && !std::isnan(r.levels.start)
-              ? Verdict::kNotReproduced
-              : Verdict::kNotRun;
-      if (!r.levels.rule.empty() && std::isnan(r.levels.start))
+      // ChooseLevels found no level (its rule says why): arms that share no
+      // span cannot be compared (inconclusive); arms whose metric never
+      // leaves its start show the claim's opposite of nothing moving (not
+      // reproduced). Any other error: not run.
+      if (r.levels.rule.empty()) {
+        r.judgement.verdict = Verdict::kNotRun;
+      } else if (std::isnan(r.levels.start)) {
         r.judgement.verdict = Verdict::kInconclusive;
+      } else {
+        r.judgement.verdict = Verdict::kNotReproduced;
+      }
       r.note = absl::StrCat("sweep ", r.evidence.sweep,
                             " gives no comparison: ", table.status().message());
       RETURN_IF_ERROR(CollectEvidence(source, arms, &r));
@@ -542,6 +570,10 @@ std::string OursScale(const Claim& k, const Scale& s) {
   if (!s.base_rates.empty())
     parts.push_back(
         absl::StrCat("base rate ", absl::StrJoin(s.base_rates, " / ")));
+  if (!s.weight_decays.empty() &&
+      s.weight_decays != std::vector<std::string>{"0"})
+    parts.push_back(
+        absl::StrCat("weight decay ", absl::StrJoin(s.weight_decays, " / ")));
   if (s.batch > 0) parts.push_back(absl::StrCat("batch ", s.batch));
   if (s.train_examples > 0)
     parts.push_back(absl::StrCat(s.train_examples, " training examples"));
@@ -875,6 +907,7 @@ nlohmann::json ClaimJson(const ClaimResult& c) {
   j["scale"] = {{"steps", e.scale.steps},
                 {"epochs", e.scale.epochs},
                 {"base_rates", e.scale.base_rates},
+                {"weight_decays", e.scale.weight_decays},
                 {"batch", e.scale.batch},
                 {"train_examples", e.scale.train_examples},
                 {"test_examples", e.scale.eval_examples},

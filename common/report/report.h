@@ -27,6 +27,9 @@ struct Scale {
   int64_t steps = 0;  // the most optimizer steps an arm's trial took
   double epochs = 0;  // where the task counts them
   std::vector<std::string> base_rates;  // eta_OV of the arms, distinct
+  // The optimizer's weight decay of the arms, distinct: arms alike in it
+  // print one value, the paper's HateXplain arms two.
+  std::vector<std::string> weight_decays;
   int batch = 0;
   int64_t train_examples = 0, eval_examples = 0;  // 0: fresh batches / none
   std::string model;                              // "1 layer, d_model 64", ...
