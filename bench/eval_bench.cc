@@ -96,8 +96,13 @@ int Main() {
   if (absl::Status s = core::ValidateSweepSpec(*spec, core::SpecLimits());
       !s.ok())
     return Fail(s);
-  v1::TrialConfig config = core::ExpandSweep(*spec).front().config;
-  *config.mutable_training() = spec->training();
+  // The first trial's config: its axes, then its arm's training part.
+  const core::ExpandedTrial first = core::ExpandSweep(*spec).front();
+  v1::TrialConfig config;
+  if (!config.ParseFromString(first.axes_pb + (first.training_pb.empty()
+                                                   ? core::TrainingPb(*spec)
+                                                   : first.training_pb)))
+    return Fail(absl::InternalError("the expanded config does not parse"));
   absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
   if (!o.ok()) return Fail(o.status());
   const int64_t every = o->eval.eval_every;

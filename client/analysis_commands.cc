@@ -43,8 +43,13 @@ int Export(Connection& conn, const ExportArgs& args) {
   }
   std::ostream& out = args.out.empty() ? std::cout : file;
   const bool json = args.format == "json";
-  const std::vector<std::string> axes = {"parameterization", "lr_ratio",
-                                         "eta_ov", "seed", "state"};
+  std::vector<std::string> axes = {"parameterization", "lr_ratio", "eta_ov",
+                                   "seed", "state"};
+  // A sweep with arms (docs/sweep-files.md, "Arms") names each trial's.
+  const bool arms =
+      std::any_of(rows->begin(), rows->end(),
+                  [](const v1::ResultRow& r) { return r.config().has_arm(); });
+  if (arms) axes.insert(axes.begin(), "arm");
   if (args.per == "trial") {
     std::set<std::string> names;
     for (const auto& r : *rows)
@@ -60,8 +65,9 @@ int Export(Connection& conn, const ExportArgs& args) {
     for (size_t i = 0; i < rows->size(); ++i) {
       const v1::ResultRow& r = (*rows)[i];
       if (json) {
-        out << "  {\"trial_id\": " << JsonQuote(r.trial_id())
-            << ", \"parameterization\": "
+        out << "  {\"trial_id\": " << JsonQuote(r.trial_id());
+        if (arms) out << ", \"arm\": " << JsonQuote(r.config().arm());
+        out << ", \"parameterization\": "
             << JsonQuote(KeyOf(r, "parameterization"))
             << ", \"lr_ratio\": " << JsonNumber(r.config().lr_ratio())
             << ", \"eta_ov\": " << JsonNumber(r.config().eta_ov())

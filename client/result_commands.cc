@@ -208,8 +208,13 @@ int Results(Connection& conn, const ResultsArgs& args) {
   std::vector<std::string> metrics = args.metrics;
   const MetricDefaults& defaults = MetricDefaultsFor(resp.rows());
   if (metrics.empty()) metrics = defaults.results;
+  // A sweep with arms (docs/sweep-files.md, "Arms") shows each trial's.
+  const bool arms =
+      std::any_of(resp.rows().begin(), resp.rows().end(),
+                  [](const v1::ResultRow& r) { return r.config().has_arm(); });
   std::vector<std::string> header = {"trial",  "param", "lr_ratio",
                                      "eta_ov", "seed",  "state"};
+  if (arms) header.insert(header.begin() + 1, "arm");
   header.insert(header.end(), metrics.begin(), metrics.end());
   Table t(header);
   const auto number = args.format == "csv" ? CsvNumber : FormatNumber;
@@ -221,6 +226,7 @@ int Results(Connection& conn, const ResultsArgs& args) {
         number(r.config().eta_ov()),
         absl::StrCat(r.config().seed()),
         StateName(r.state())};
+    if (arms) row.insert(row.begin() + 1, TerminalSafe(r.config().arm()));
     for (const std::string& m : metrics) {
       auto it = r.values().find(m);
       row.push_back(it == r.values().end() ? "-" : number(it->second));
@@ -258,22 +264,34 @@ int Trials(Connection& conn, const std::string& sweep,
     }
     req.set_state(st);
   }
-  Table t({"trial", "ordinal", "param", "lr_ratio", "eta_ov", "seed", "state",
-           "attempts", "step"});
+  std::vector<std::vector<std::string>> rows;
+  bool arms = false;  // a sweep with arms shows each trial's
   while (true) {
     v1::ListTrialsResponse resp;
     grpc::Status s = conn.stub()->ListTrials(conn.Context().get(), req, &resp);
     if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
     for (const v1::Trial& tr : resp.trials()) {
-      t.AddRow({tr.trial_id(), absl::StrCat(tr.ordinal()),
-                ParameterizationLabel(tr.config().parameterization()),
-                FormatNumber(tr.config().lr_ratio()),
-                FormatNumber(tr.config().eta_ov()),
-                absl::StrCat(tr.config().seed()), StateName(tr.state()),
-                absl::StrCat(tr.attempts()), absl::StrCat(tr.last_step())});
+      arms = arms || tr.config().has_arm();
+      rows.push_back({tr.trial_id(), TerminalSafe(tr.config().arm()),
+                      absl::StrCat(tr.ordinal()),
+                      ParameterizationLabel(tr.config().parameterization()),
+                      FormatNumber(tr.config().lr_ratio()),
+                      FormatNumber(tr.config().eta_ov()),
+                      absl::StrCat(tr.config().seed()), StateName(tr.state()),
+                      absl::StrCat(tr.attempts()),
+                      absl::StrCat(tr.last_step())});
     }
     if (resp.next_page_token().empty()) break;
     req.set_page_token(resp.next_page_token());
+  }
+  std::vector<std::string> header = {"trial",    "arm",    "ordinal", "param",
+                                     "lr_ratio", "eta_ov", "seed",    "state",
+                                     "attempts", "step"};
+  if (!arms) header.erase(header.begin() + 1);
+  Table t(header);
+  for (std::vector<std::string>& row : rows) {
+    if (!arms) row.erase(row.begin() + 1);
+    t.AddRow(row);
   }
   t.Print(std::cout);
   return kExitOk;

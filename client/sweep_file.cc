@@ -389,6 +389,66 @@ absl::Status ParseMessage(const Parser& p, const YAML::Node& node,
   return absl::OkStatus();
 }
 
+// The paths of the leaves under `node` (a mapping ParseMessage accepted),
+// relative to it: "optimizer.weight_decay", "text.mlp_lr_multiplier".
+void LeafPaths(const YAML::Node& node, const std::string& prefix,
+               std::vector<std::string>* out) {
+  for (const auto& kv : node) {
+    const std::string path = prefix + kv.first.as<std::string>();
+    if (kv.second.IsMap()) {
+      LeafPaths(kv.second, path + ".", out);
+    } else {
+      out->push_back(path);
+    }
+  }
+}
+
+// axes.arm: a list of {name, lr_ratio, eta_ov, training}; a field of an arm
+// is named "axes.arm[NAME]" so that a refusal names the arm.
+absl::Status ParseArms(const Parser& p, const YAML::Node& n,
+                       v1::SweepAxes* axes) {
+  if (!n.IsSequence())
+    return p.Error(n, "axes.arm",
+                   "must be a list of arms, each {name, lr_ratio, eta_ov, "
+                   "training}");
+  for (size_t k = 0; k < n.size(); ++k) {
+    const YAML::Node item = n[k];
+    std::string field = absl::StrCat("axes.arm[", k, "]");
+    if (!item.IsMap())
+      return p.Error(item, field,
+                     "must be a mapping {name, lr_ratio, eta_ov, training}");
+    if (!item["name"]) return p.Error(item, field + ".name", "is required");
+    v1::Arm* arm = axes->add_arms();
+    std::string name;
+    QKOV_TRY(name, p.String(item["name"], field + ".name"));
+    arm->set_name(name);
+    field = absl::StrCat("axes.arm[", name, "]");
+    QKOV_CHECK(
+        p.CheckKeys(item, field, {"name", "lr_ratio", "eta_ov", "training"}));
+    double x;
+    if (item["lr_ratio"]) {
+      QKOV_TRY(x, p.Double(item["lr_ratio"], field + ".lr_ratio"));
+      arm->set_lr_ratio(x);
+    }
+    if (item["eta_ov"]) {
+      QKOV_TRY(x, p.Double(item["eta_ov"], field + ".eta_ov"));
+      arm->set_eta_ov(x);
+    }
+    const YAML::Node t = item["training"];
+    if (!t || t.IsNull()) continue;
+    QKOV_CHECK(
+        ParseMessage(p, t, field + ".training", arm->mutable_training()));
+    if (t["task"])
+      return p.Error(t["task"], field + ".training.task",
+                     "an arm cannot change the task");
+    std::vector<std::string> paths;
+    LeafPaths(t, "", &paths);
+    for (const std::string& path : paths)
+      arm->mutable_training_fields()->add_paths(path);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   v1::SweepSpec spec;
   if (!root.IsMap())
@@ -418,9 +478,9 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
   if (!axes)
     return p.Error(root, "axes",
                    "is required (parameterization, lr_ratio, eta_ov, seed)");
-  QKOV_CHECK(
-      p.CheckKeys(axes, "axes",
-                  {"parameterization", "lr_ratio", "eta_ov", "seed", "alpha"}));
+  QKOV_CHECK(p.CheckKeys(
+      axes, "axes",
+      {"parameterization", "lr_ratio", "eta_ov", "seed", "alpha", "arm"}));
   auto* a = spec.mutable_axes();
   if (const YAML::Node n = axes["parameterization"]) {
     const std::string parameterizations = EnumValueList<v1::Parameterization>();
@@ -474,6 +534,8 @@ absl::StatusOr<v1::SweepSpec> Convert(const Parser& p, const YAML::Node& root) {
       }
     }
   }
+  if (const YAML::Node n = axes["arm"]; n && !n.IsNull())
+    QKOV_CHECK(ParseArms(p, n, a));
   if (const YAML::Node t = root["training"])
     QKOV_CHECK(ParseMessage(p, t, "training", spec.mutable_training()));
   // `search: null` (or ~) is no search: a grid (what `--set search=null` makes
@@ -614,6 +676,13 @@ std::string TrialSweepText(const std::string& name,
   if (TaskOrSynthetic(config.training().task()).takes_alphas) {
     out << YAML::Key << "alpha" << YAML::Value << YAML::Flow << YAML::BeginSeq
         << config.alpha() << YAML::EndSeq;
+  }
+  // The arm by name alone: `training` below already holds its settings,
+  // and the name keeps the config (and its hash) the trial's.
+  if (config.has_arm()) {
+    out << YAML::Key << "arm" << YAML::Value << YAML::Flow << YAML::BeginSeq
+        << YAML::BeginMap << YAML::Key << "name" << YAML::Value << config.arm()
+        << YAML::EndMap << YAML::EndSeq;
   }
   out << YAML::EndMap;
   out << YAML::Key << "training" << YAML::Value;

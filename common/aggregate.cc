@@ -122,6 +122,7 @@ std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key) {
                ? FormatKeyNumber(c.alpha())
                : "";
   if (key == "seed") return absl::StrCat(c.seed());
+  if (key == "arm") return c.arm();
   if (key == "state")
     return absl::AsciiStrToLower(qkov::v1::TrialState_Name(row.state()));
   if (key == "trial") return row.trial_id();
@@ -142,6 +143,7 @@ bool IsAxisKey(const std::string& key) {
                                       "eta_ov",
                                       "seed",
                                       "alpha",
+                                      "arm",
                                       "state",
                                       "trial"};
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
@@ -186,8 +188,8 @@ absl::StatusOr<std::vector<Group>> AggregateRows(
     if (!IsAxisKey(k)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "by: unknown key '", TerminalSafe(k),
-          "' (parameterization, lr_ratio, eta_ov, seed, alpha, state, "
-          "trial)"));
+          "' (parameterization, lr_ratio, eta_ov, seed, alpha, arm, "
+          "state, trial)"));
     }
   }
   ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));

@@ -42,7 +42,8 @@ absl::StatusOr<Curves> TrialCurves(const SweepSource& source,
 
 std::vector<std::string> VaryingAxes(const std::vector<v1::ResultRow>& rows) {
   std::vector<std::string> out;
-  for (const std::string axis : {"parameterization", "lr_ratio", "eta_ov"}) {
+  for (const std::string axis :
+       {"arm", "parameterization", "lr_ratio", "eta_ov"}) {
     std::set<std::string> values;
     for (const auto& r : rows) values.insert(KeyOf(r, axis));
     if (values.size() > 1) out.push_back(axis);
@@ -101,7 +102,7 @@ absl::StatusOr<MatchedTable> MatchSweep(const SweepMatchedArgs& args,
       return absl::InvalidArgumentError(absl::StrCat(
           "--by: '", key,
           "' is not an axis (parameterization, lr_ratio, eta_ov, seed, "
-          "alpha, state, trial)"));
+          "alpha, arm, state, trial)"));
     }
   }
   v1::QueryResultsRequest req;

@@ -118,6 +118,10 @@ struct NewTrial {
   // record's training_pb appended it parses as the full config, what leases
   // send (no JSON parsing on the hot path). Empty: leases parse config_json.
   std::string axes_pb;
+  // A trial of a sweep's arm: its own training part (the same form as
+  // SweepRecord::training_pb), stored once in `trainings` like the sweep's.
+  // Empty: the sweep record's.
+  std::string training_pb;
 };
 
 struct AttemptRecord {

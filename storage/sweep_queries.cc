@@ -287,9 +287,19 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
     if (row) base_ordinal = s->ColumnInt64(0) + 1;
     s->Reset();
   }
+  // Arms' training parts, by content: a sweep has a few, its trials many.
+  std::map<std::string, int64_t> arm_training_ids;
+  for (const NewTrial& t : trials) {
+    if (t.training_pb.empty() || arm_training_ids.count(t.training_pb))
+      continue;
+    ASSIGN_OR_RETURN(arm_training_ids[t.training_pb],
+                     TrainingIdLocked(t.training_pb));
+  }
   ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
   for (const NewTrial& t : trials) {
     const int64_t ordinal = base_ordinal + added;
+    const int64_t trial_training_id =
+        t.training_pb.empty() ? training_id : arm_training_ids[t.training_pb];
     ins->Reset();
     ins->BindText(1, TrialIdOf(sweep_id, ordinal));
     ins->BindInt64(2, sweep_id);
@@ -302,12 +312,12 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
     ins->BindInt64(9, static_cast<int64_t>(t.seed));
     ins->BindInt64(10, now_ms);
     ins->BindInt64(11, now_ms);
-    if (t.axes_pb.empty() || training_id == 0) {
+    if (t.axes_pb.empty() || trial_training_id == 0) {
       ins->BindNull(12);
       ins->BindNull(13);
     } else {
       ins->BindBlob(12, t.axes_pb);
-      ins->BindInt64(13, training_id);
+      ins->BindInt64(13, trial_training_id);
     }
     RETURN_IF_ERROR(ins->Run());
     if (db_->Changes() > 0) {

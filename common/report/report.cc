@@ -47,6 +47,14 @@ std::string ArmName(const Claim& c, const std::vector<std::string>& arm) {
   return absl::StrJoin(parts, ", ");
 }
 
+// " (the sweep's arm `faster`)" for the arms of a sweep with arms whose
+// trials one side holds; "" for a sweep without.
+std::string SweepArms(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  return absl::StrCat(" (the sweep's arm", names.size() > 1 ? "s" : "", " `",
+                      absl::StrJoin(names, "`, `"), "`)");
+}
+
 // A claim of two arms (not an ordered one, not against the paper).
 bool Paired(const Claim& c) { return c.published.empty() && c.order.empty(); }
 
@@ -311,11 +319,15 @@ absl::Status CollectEvidence(const ReportSource& source, const ArmsRows& arms,
   ASSIGN_OR_RETURN(v1::Sweep sweep, source.get_sweep(e.sweep));
   e.trials = sweep.total_trials();
   e.preset = sweep.spec().preset();
-  for (const auto& [rows, ids, states] :
-       {std::make_tuple(&arms.faster, &e.faster_trials, &e.faster_states),
-        std::make_tuple(&arms.baseline, &e.baseline_trials,
-                        &e.baseline_states)}) {
+  for (const auto& [rows, ids, states, named] :
+       {std::make_tuple(&arms.faster, &e.faster_trials, &e.faster_states,
+                        &e.faster_arms),
+        std::make_tuple(&arms.baseline, &e.baseline_trials, &e.baseline_states,
+                        &e.baseline_arms)}) {
     for (const v1::ResultRow& r : *rows) {
+      if (r.config().has_arm() && std::find(named->begin(), named->end(),
+                                            r.config().arm()) == named->end())
+        named->push_back(r.config().arm());
       ids->push_back(r.trial_id());
       ++(*states)[StateName(r.state())];
       if (r.state() != v1::DONE)
@@ -748,8 +760,10 @@ std::string ClaimSectionMd(const ClaimResult& c) {
       e.preset.empty() ? "its preset not recorded"
                        : absl::StrCat("preset ", e.preset),
       "): ", e.trials, " trials; ", k.metric, ComparedWhere(k),
-      Paired(k) ? absl::StrCat("; faster arm ", ArmName(k, k.faster),
-                               ", baseline ", ArmName(k, k.baseline))
+      Paired(k)
+          ? absl::StrCat("; faster arm ", ArmName(k, k.faster),
+                         SweepArms(e.faster_arms), ", baseline ",
+                         ArmName(k, k.baseline), SweepArms(e.baseline_arms))
       : k.order.empty()
           ? "; ours against the paper's numbers"
           : absl::StrCat("; the arms in the claimed order: ", OrderText(k)),
@@ -917,6 +931,8 @@ nlohmann::json ClaimJson(const ClaimResult& c) {
                 {"below_paper", e.scale.below}};
   j["faster_trials"] = e.faster_trials;
   j["baseline_trials"] = e.baseline_trials;
+  j["faster_arms"] = e.faster_arms;
+  j["baseline_arms"] = e.baseline_arms;
   j["faster_states"] = e.faster_states;
   j["baseline_states"] = e.baseline_states;
   j["not_done"] = e.not_done;

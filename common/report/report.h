@@ -47,6 +47,9 @@ struct Evidence {
   std::vector<std::string> considered;
   int64_t trials = 0;  // in the sweep
   std::vector<std::string> faster_trials, baseline_trials;
+  // The sweep's arms (SweepAxes.arms) the two sides' trials belong to, by
+  // name; empty for a sweep without arms.
+  std::vector<std::string> faster_arms, baseline_arms;
   // Every trial of each arm by state (done, diverged, failed, cancelled,
   // queued, running, ...), and the trials not done, "ID (state)".
   std::map<std::string, int> faster_states, baseline_states;

@@ -361,7 +361,7 @@ void AddProbeTrials(const v1::SweepSpec& spec, const GroupKey& key,
         std::move(e.config_json), e.config_hash,
         v1::Parameterization_Name(e.config.parameterization()),
         e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(),
-        std::move(e.axes_pb)});
+        std::move(e.axes_pb), std::move(e.training_pb)});
   }
 }
 

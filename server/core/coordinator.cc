@@ -145,7 +145,8 @@ absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
     trials.push_back(storage::NewTrial{
         e.config_json, e.config_hash,
         v1::Parameterization_Name(e.config.parameterization()),
-        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(), e.axes_pb});
+        e.config.lr_ratio(), e.config.eta_ov(), e.config.seed(), e.axes_pb,
+        e.training_pb});
   }
   storage::SweepRecord record;
   record.name = spec.name();

@@ -391,6 +391,7 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
             c.add_alpha(config.alpha());
             c.add_task(config.training().task());
             c.add_state(row.state());
+            c.add_arm(config.arm());
             size_t j = 0;
             for (const std::string& name : names) {
               auto it = row.values().find(name);

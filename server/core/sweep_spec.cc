@@ -19,6 +19,7 @@
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
 #include "server/core/adaptive_sweep.h"
+#include "server/core/sweep_arms.h"
 #include "server/core/trial_memory.h"
 
 namespace qkov::core {
@@ -85,7 +86,10 @@ void ApplyTrainingDefaults(Training* t) {
   }
 }
 
-void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
+namespace {
+
+// ApplySpecDefaults but for the arms.
+void ApplyOwnDefaults(qkov::v1::SweepSpec* spec) {
   if (spec->training().task() == qkov::v1::TASK_KIND_UNSPECIFIED)
     spec->mutable_training()->set_task(qkov::v1::TASK_SYNTHETIC);
   // First: where the task's defaults differ from the shared ones, its own
@@ -101,6 +105,18 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
     axes->add_lr_ratios(1);  // no QK circuit to speed up
   ApplySearchDefaults(spec);
   ApplyEarlyStoppingDefaults(spec);
+}
+
+}  // namespace
+
+void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
+  if (spec->axes().arms().empty()) {
+    ApplyOwnDefaults(spec);
+    return;
+  }
+  const qkov::v1::SweepSpec raw = *spec;
+  ApplyOwnDefaults(spec);
+  ApplyArmDefaults(raw, &ApplyOwnDefaults, spec);
 }
 
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
@@ -273,10 +289,11 @@ absl::Status ValidateAxes(const qkov::v1::SweepSpec& spec) {
   const auto& axes = spec.axes();
   if (spec.has_search()) {
     if (absl::Status st = ValidateSearch(spec); !st.ok()) return st;
-  } else if (axes.lr_ratios().empty()) {
+  } else if (axes.lr_ratios().empty() && axes.arms().empty()) {
     return Invalid("spec.axes.lr_ratios", "axis is empty");
   }
-  if (axes.eta_ovs().empty())
+  // With arms, ValidateArms asks for the axis where an arm gives no value.
+  if (axes.eta_ovs().empty() && axes.arms().empty())
     return Invalid("spec.axes.eta_ovs", "axis is empty");
   if (axes.seeds().empty()) return Invalid("spec.axes.seeds", "axis is empty");
   std::set<int> seen_p;
@@ -314,11 +331,22 @@ absl::Status ValidateAxes(const qkov::v1::SweepSpec& spec) {
 absl::Status CheckGridSize(const qkov::v1::SweepSpec& spec,
                            const SpecLimits& limits) {
   const auto& axes = spec.axes();
+  // Each arm's ratios and base rates: its own value, or the sweep's axis.
+  double arm_points = 0;
+  for (const qkov::v1::Arm& arm : axes.arms()) {
+    arm_points +=
+        static_cast<double>(arm.has_lr_ratio() ? 1 : axes.lr_ratios_size()) *
+        (arm.has_eta_ov() ? 1 : axes.eta_ovs_size());
+  }
+  if (axes.arms().empty()) {
+    arm_points = static_cast<double>(spec.has_search()
+                                         ? MaxProbesPerSearch(spec.search())
+                                         : axes.lr_ratios_size()) *
+                 axes.eta_ovs_size();
+  }
   const double grid =
       static_cast<double>(std::max(1, axes.parameterizations_size())) *
-      (spec.has_search() ? MaxProbesPerSearch(spec.search())
-                         : axes.lr_ratios_size()) *
-      axes.eta_ovs_size() * axes.seeds_size() * std::max(1, axes.alphas_size());
+      arm_points * axes.seeds_size() * std::max(1, axes.alphas_size());
   if (grid > static_cast<double>(limits.max_trials)) {
     return Invalid("spec.axes", absl::StrCat("grid has ", Num(grid),
                                              " trials; this server's limit is ",
@@ -345,13 +373,21 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
                                const SpecLimits& limits) {
   if (absl::Status st = ValidateNameAndDescription(spec); !st.ok()) return st;
   if (absl::Status st = ValidateTaskAxes(spec); !st.ok()) return st;
+  if (absl::Status st = ValidateArms(spec); !st.ok()) return st;
   if (absl::Status st = ValidateAxes(spec); !st.ok()) return st;
   if (absl::Status st = CheckGridSize(spec, limits); !st.ok()) return st;
   const Training& t = spec.training();
   if (absl::Status st = ValidateTraining(t, "spec.training."); !st.ok())
     return st;
   if (absl::Status st = ValidateEarlyStopping(spec); !st.ok()) return st;
-  if (absl::Status st = CheckTrialMemory(t, limits); !st.ok()) return st;
+  for (const qkov::v1::Arm& arm : ArmsOf(spec)) {
+    if (absl::Status st = CheckTrialMemory(arm.training(), limits); !st.ok())
+      return arm.name().empty()
+                 ? st
+                 : Invalid(absl::StrCat(ArmField(arm), "training"),
+                           std::string(st.message().substr(
+                               st.message().find(": ") + 2)));
+  }
   if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100);
       !st.ok())
     return st;
@@ -484,12 +520,16 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
   std::vector<double> alphas(axes.alphas().begin(), axes.alphas().end());
   if (alphas.empty())
     alphas.push_back(0);  // unset: not a fixed-attention trial
-  out.reserve(params.size() * axes.lr_ratios_size() * axes.eta_ovs_size() *
-              axes.seeds_size() * alphas.size());
+  const std::vector<qkov::v1::Arm> arms = ArmsOf(spec);
+  const bool named = !axes.arms().empty();
+  out.reserve(params.size() * std::max(1, axes.lr_ratios_size()) *
+              std::max(1, axes.eta_ovs_size()) * axes.seeds_size() *
+              alphas.size() * arms.size());
   // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training,
-  // alpha} in field order, exactly as CanonicalJson(TrialConfig) prints it
-  // (sweep_spec_test checks the two agree).
-  std::vector<std::string> p_json, r_json, e_json, s_json, a_json;
+  // alpha[, arm]} in field order, exactly as CanonicalJson(TrialConfig)
+  // prints it (sweep_spec_test checks the two agree); `arm` is printed only
+  // where it is set.
+  std::vector<std::string> p_json, s_json, a_json;
   qkov::v1::TrialConfig c;
   for (double a : alphas) {
     c.set_alpha(a);
@@ -499,38 +539,58 @@ std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
     c.set_parameterization(static_cast<qkov::v1::Parameterization>(p));
     p_json.push_back(MemberOf(c, "parameterization"));
   }
-  for (double r : axes.lr_ratios()) {
-    c.set_lr_ratio(r);
-    r_json.push_back(MemberOf(c, "lr_ratio"));
-  }
-  for (double e : axes.eta_ovs()) {
-    c.set_eta_ov(e);
-    e_json.push_back(MemberOf(c, "eta_ov"));
-  }
   for (uint64_t sd : axes.seeds()) {
     c.set_seed(sd);
     s_json.push_back(MemberOf(c, "seed"));
   }
-  *c.mutable_training() = spec.training();
-  const std::string training_json = MemberOf(c, "training");
-  for (size_t pi = 0; pi < params.size(); ++pi) {
-    for (int ri = 0; ri < axes.lr_ratios_size(); ++ri) {
-      for (int ei = 0; ei < axes.eta_ovs_size(); ++ei) {
-        for (int si = 0; si < axes.seeds_size(); ++si) {
-          for (size_t ai = 0; ai < alphas.size(); ++ai) {
-            ExpandedTrial t;
-            t.config.set_parameterization(
-                static_cast<qkov::v1::Parameterization>(params[pi]));
-            t.config.set_lr_ratio(axes.lr_ratios(ri));
-            t.config.set_eta_ov(axes.eta_ovs(ei));
-            t.config.set_seed(axes.seeds(si));
-            t.config.set_alpha(alphas[ai]);
-            t.config_json = absl::StrCat("{", p_json[pi], ",", r_json[ri], ",",
-                                         e_json[ei], ",", s_json[si], ",",
-                                         training_json, ",", a_json[ai], "}");
-            t.axes_pb = t.config.SerializeAsString();
-            t.config_hash = Sha256Hex(t.config_json);
-            out.push_back(std::move(t));
+  for (const qkov::v1::Arm& arm : arms) {
+    std::vector<double> ratios(axes.lr_ratios().begin(),
+                               axes.lr_ratios().end());
+    if (arm.has_lr_ratio()) ratios = {arm.lr_ratio()};
+    std::vector<double> etas(axes.eta_ovs().begin(), axes.eta_ovs().end());
+    if (arm.has_eta_ov()) etas = {arm.eta_ov()};
+    std::vector<std::string> r_json, e_json;
+    for (double r : ratios) {
+      c.set_lr_ratio(r);
+      r_json.push_back(MemberOf(c, "lr_ratio"));
+    }
+    for (double e : etas) {
+      c.set_eta_ov(e);
+      e_json.push_back(MemberOf(c, "eta_ov"));
+    }
+    *c.mutable_training() = arm.training();
+    const std::string training_json = MemberOf(c, "training");
+    std::string arm_json;
+    std::string training_pb;
+    if (named) {
+      c.set_arm(arm.name());
+      arm_json = absl::StrCat(",", MemberOf(c, "arm"));
+      qkov::v1::TrialConfig training_only;
+      *training_only.mutable_training() = arm.training();
+      training_pb = training_only.SerializeAsString();
+    }
+    for (size_t pi = 0; pi < params.size(); ++pi) {
+      for (size_t ri = 0; ri < ratios.size(); ++ri) {
+        for (size_t ei = 0; ei < etas.size(); ++ei) {
+          for (int si = 0; si < axes.seeds_size(); ++si) {
+            for (size_t ai = 0; ai < alphas.size(); ++ai) {
+              ExpandedTrial t;
+              t.config.set_parameterization(
+                  static_cast<qkov::v1::Parameterization>(params[pi]));
+              t.config.set_lr_ratio(ratios[ri]);
+              t.config.set_eta_ov(etas[ei]);
+              t.config.set_seed(axes.seeds(si));
+              t.config.set_alpha(alphas[ai]);
+              if (named) t.config.set_arm(arm.name());
+              t.config_json =
+                  absl::StrCat("{", p_json[pi], ",", r_json[ri], ",",
+                               e_json[ei], ",", s_json[si], ",", training_json,
+                               ",", a_json[ai], arm_json, "}");
+              t.axes_pb = t.config.SerializeAsString();
+              t.training_pb = training_pb;
+              t.config_hash = Sha256Hex(t.config_json);
+              out.push_back(std::move(t));
+            }
           }
         }
       }

@@ -51,15 +51,20 @@ absl::Status ValidateTraining(const qkov::v1::Training& training,
                               absl::string_view prefix);
 
 struct ExpandedTrial {
-  qkov::v1::TrialConfig config;  // axes only; the training part is the spec's
+  qkov::v1::TrialConfig config;  // axes only; the training part is the arm's
   std::string config_json;       // the full config, canonical JSON
   std::string axes_pb;           // `config`, serialized binary (no training)
   std::string config_hash;
+  // An arm's trial: its arm's training part as a serialized TrialConfig
+  // (TrainingPb's form); empty: the sweep's, TrainingPb(spec).
+  std::string training_pb;
 };
 
-// Cartesian product in the order parameterizations x lr_ratios x eta_ovs x
-// seeds x alphas (an empty parameterization or alpha axis counts as one
-// unset value). Expects a valid spec with defaults applied.
+// Cartesian product in the order arms x parameterizations x lr_ratios x
+// eta_ovs x seeds x alphas (an empty parameterization or alpha axis counts
+// as one unset value, no arms as one unnamed arm; an arm's own ratio or
+// base rate replaces that axis for it). Expects a valid spec with defaults
+// applied.
 std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec);
 
 // A TrialConfig holding only the spec's training part, serialized. Serialized

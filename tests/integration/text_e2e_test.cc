@@ -104,13 +104,60 @@ TEST(TextEndToEndTest, QuickHateXplainPresetThroughServerWorkersAndCli) {
   EXPECT_NE(lines[0].find("test_rationale_mass_head0"), std::string::npos)
       << lines[0];
   EXPECT_NE(lines[0].find("test_comprehensiveness"), std::string::npos);
+  EXPECT_EQ(lines[0].rfind("trial,arm,param,", 0), 0u) << lines[0];
   for (size_t i = 1; i < lines.size(); ++i) {
     std::vector<std::string> fields = absl::StrSplit(lines[i], ',');
-    ASSERT_EQ(fields.size(), 13u) << lines[i];
-    EXPECT_EQ(fields[5], "done") << lines[i];
+    ASSERT_EQ(fields.size(), 14u) << lines[i];
+    EXPECT_EQ(fields[1], i == 1 ? "baseline" : "faster") << lines[i];
+    EXPECT_EQ(fields[6], "done") << lines[i];
     for (const std::string& f : fields)
       EXPECT_NE(f, "-") << lines[i];  // every default column is stored
   }
+
+  // The preset's two arms (docs/sweep-files.md, "Arms"): each trial's
+  // stored config carries its arm's weight decay, MLP rate and ratio, and
+  // `qkov results --by arm` groups by them.
+  EXPECT_EQ(
+      QueryRows(
+          db,
+          "SELECT json_extract(config_json, '$.arm'), "
+          "json_extract(config_json, '$.training.optimizer.weight_decay'),"
+          " json_extract(config_json, '$.training.text.mlp_lr_multiplier'"
+          "), printf('%g', lr_ratio) FROM trials ORDER BY ordinal"),
+      (std::vector<std::vector<std::string>>{{"baseline", "0.0001", "1", "1"},
+                                             {"faster", "0.001", "0", "30"}}));
+  CommandResult by_arm =
+      RunCommand({QKOV_CLI_BIN, at, "results", "paper-hatexplain-quick", "--by",
+                  "arm", "--metrics", "test_accuracy", "--format", "csv"});
+  ASSERT_EQ(by_arm.exit_code, 0) << by_arm.err;
+  lines = absl::StrSplit(by_arm.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << by_arm.out;
+  EXPECT_EQ(lines[1].rfind("baseline,1,", 0), 0u) << by_arm.out;
+  EXPECT_EQ(lines[2].rfind("faster,1,", 0), 0u) << by_arm.out;
+
+  // An arm with an unknown key is refused by the CLI, one with a bad value
+  // by the server; each names the arm and the key, and nothing is stored.
+  const std::string bad = dir.File("bad-arm.yaml");
+  for (const auto& [setting, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"weight_decayy: 1.0e-3",
+            "axes.arm[faster].training.optimizer.weight_decayy: unknown key"},
+           {"weight_decay: -1",
+            "spec.axes.arms[faster].training.optimizer.weight_decay: must be "
+            "in [0, 1000] (got -1)"}}) {
+    WriteFile(bad,
+              absl::StrCat("name: bad-arm\naxes:\n  parameterization: [FAFO]\n"
+                           "  eta_ov: [5.0e-5]\n  seed: [1]\n  arm:\n"
+                           "    - {name: baseline, lr_ratio: 1}\n"
+                           "    - name: faster\n      lr_ratio: 30\n"
+                           "      training: {optimizer: {",
+                           setting, "}}\ntraining: {task: hatexplain}\n"));
+    CommandResult refused = RunCommand({QKOV_CLI_BIN, at, "submit", bad});
+    EXPECT_NE(refused.exit_code, 0) << setting;
+    EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+  }
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM sweeps"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM trials"), 2);
 
   // Both trials stored the test and validation DTAP heatmaps, 3 x 3 bins of
   // percentages that sum to 100; qkov trial prints the test one.

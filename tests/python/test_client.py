@@ -191,3 +191,49 @@ def test_task_names_of_proto_and_registered_tasks():
     assert _task_name(config_pb2.TASK_FIXED_ATTENTION) == "fixed_attention"
     assert _task_name(config_pb2.TASK_SQUAD) == "squad"
     assert _task_name(1000) == "task_1000"
+
+
+# Two arms that differ in weight decay and momentum, crossed with two seeds
+# (docs/sweep-files.md, "Arms"); a short run, enough to end with results.
+ARMS = """name: nb-arms
+axes:
+  parameterization: [FAFO]
+  eta_ov: [0.1]
+  seed: [1, 2]
+  arm:
+    - {name: baseline, lr_ratio: 1, training: {optimizer: {weight_decay: 1.0e-4}}}
+    - name: faster
+      lr_ratio: 20
+      training: {optimizer: {weight_decay: 1.0e-3, momentum: 0.5}}
+training: {max_steps: 100, report_every: 25, evaluation: {num_examples: 64}}
+"""
+
+
+def test_results_and_aggregate_by_arm(server, client, tmp_path):
+    path = tmp_path / "arms.yaml"
+    path.write_text(ARMS)
+    server.cli("submit", str(path))
+    server.train()
+    frame = client.results("nb-arms")
+    assert list(frame["arm"]) == ["baseline", "baseline", "faster", "faster"]
+    assert list(frame["lr_ratio"]) == [1, 1, 20, 20]
+    trials = client.trials("nb-arms")
+    assert list(trials["arm"]) == list(frame["arm"])
+    # Each trial's stored config carries its arm's settings.
+    for trial_id, arm in zip(frame["trial_id"], frame["arm"]):
+        config = client.trial(trial_id)["config"]
+        assert config["arm"] == arm
+        optimizer = config["training"]["optimizer"]
+        assert optimizer["weight_decay"] == (1e-4 if arm == "baseline"
+                                             else 1e-3)
+        assert optimizer.get("momentum", 0) == (0 if arm == "baseline"
+                                                else 0.5)
+    by_arm = client.aggregate("nb-arms", by="arm", metrics=["accuracy"])
+    assert list(by_arm["arm"]) == ["baseline", "faster"]
+    assert list(by_arm["accuracy_n"]) == [2, 2]
+    cli = cli_csv(server, "results", "nb-arms", "--by", "arm", "--metrics",
+                  "accuracy", "--format", "csv")
+    assert list(cli["arm"]) == ["baseline", "faster"]
+    assert_close(by_arm["accuracy_mean"], cli["accuracy mean"], "by arm")
+    # A sweep without arms has an empty arm column.
+    assert set(client.results(SWEEP)["arm"]) == {""}

@@ -24,8 +24,10 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 # most this large; a larger one raises ResourceExhausted.
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
 
-_AXES = ["parameterization", "lr_ratio", "eta_ov", "seed", "alpha", "task",
-         "state"]
+# "arm": the trial's arm in a sweep with arms (docs/sweep-files.md), ""
+# in one without.
+_AXES = ["arm", "parameterization", "lr_ratio", "eta_ov", "seed", "alpha",
+         "task", "state"]
 
 
 def _read_token(path):
@@ -106,6 +108,7 @@ def _axes_of(trial_id, config, state):
     training = config.training
     return {
         "trial_id": trial_id,
+        "arm": config.arm,
         "parameterization": _parameterization_name(config.parameterization),
         "lr_ratio": config.lr_ratio,
         "eta_ov": config.eta_ov,
@@ -190,8 +193,8 @@ class Client:
 
     def trials(self, sweep, where=None):
         """One row per trial of `sweep` in trial order: trial_id, ordinal,
-        the axes (parameterization, lr_ratio, eta_ov, seed, alpha, task),
-        state, attempts, last_step, config_hash. `where`: a trial state
+        the axes (arm, parameterization, lr_ratio, eta_ov, seed, alpha,
+        task), state, attempts, last_step, config_hash. `where`: a trial state
         ("done", "running", ...) to keep only those."""
         state = 0
         if where:
@@ -257,8 +260,8 @@ class Client:
     # -- results --------------------------------------------------------
 
     def results(self, sweep, where=None, metrics=None):
-        """One row per trial: trial_id, the axes (parameterization, lr_ratio,
-        eta_ov, seed, alpha, task, state) and one column per final metric,
+        """One row per trial: trial_id, the axes (arm, parameterization,
+        lr_ratio, eta_ov, seed, alpha, task, state) and one column per final metric,
         in name order (NaN where a trial has none). `where`: KEY=VALUE
         strings (or one); `metrics`: the metric columns (default all). One
         server stream in columns (StreamResults), one snapshot."""
@@ -273,6 +276,8 @@ class Client:
             n = len(c.trial_ids)
             part = {
                 "trial_id": np.array(c.trial_ids, dtype=object),
+                "arm": (np.array(c.arm, dtype=object) if len(c.arm) == n
+                        else np.full(n, "", dtype=object)),
                 "parameterization": np.fromiter(c.parameterization, np.int64,
                                                 n),
                 "lr_ratio": np.fromiter(c.lr_ratio, np.float64, n),

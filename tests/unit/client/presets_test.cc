@@ -61,8 +61,11 @@ TEST(PresetsTest, TrialSweepTextReadsBackToTheSameTrial) {
     const std::vector<core::ExpandedTrial> trials = core::ExpandSweep(*spec);
     ASSERT_FALSE(trials.empty()) << p.name;
     for (const core::ExpandedTrial& t : {trials.front(), trials.back()}) {
-      qkov::v1::TrialConfig full = t.config;  // the axes
-      *full.mutable_training() = spec->training();
+      // The axes, then the trial's training part (its arm's, if any).
+      qkov::v1::TrialConfig full;
+      ASSERT_TRUE(full.ParseFromString(
+          t.axes_pb +
+          (t.training_pb.empty() ? core::TrainingPb(*spec) : t.training_pb)));
       const std::string text = TrialSweepText("one", full);
       absl::StatusOr<qkov::v1::SweepSpec> back =
           ParseSweepText(text, "trial.yaml");
@@ -71,7 +74,7 @@ TEST(PresetsTest, TrialSweepTextReadsBackToTheSameTrial) {
       const std::vector<core::ExpandedTrial> again = core::ExpandSweep(*back);
       ASSERT_EQ(again.size(), 1u) << text;
       EXPECT_EQ(again[0].config.DebugString(), t.config.DebugString()) << text;
-      EXPECT_EQ(back->training().DebugString(), spec->training().DebugString())
+      EXPECT_EQ(back->training().DebugString(), full.training().DebugString())
           << text;
       EXPECT_EQ(again[0].config_hash, t.config_hash) << p.name;
     }

@@ -230,3 +230,107 @@ TEST(SweepFileTest, AnOversizedFileIsRefusedBeforeItIsRead) {
 
 }  // namespace
 }  // namespace qkov::client
+
+namespace qkov::client {
+namespace {
+
+constexpr char kArms[] = R"(name: arms
+axes:
+  parameterization: [FAFO]
+  eta_ov: [5.0e-5]
+  seed: [1, 2]
+  arm:
+    - name: baseline
+      lr_ratio: 1
+      training: {optimizer: {weight_decay: 1.0e-4}}
+    - name: faster
+      lr_ratio: 30
+      training:
+        optimizer: {weight_decay: 1.0e-3, momentum: 0}
+        text: {mlp_lr_multiplier: 0}
+training:
+  task: hatexplain
+  optimizer: {kind: adamw, weight_decay: 0.5}
+)";
+
+// Each arm: its name, its ratio, its settings and the paths of exactly the
+// settings it gives (a value of zero is given too).
+TEST(SweepFileTest, ArmsAreReadWithTheFieldsTheyGive) {
+  auto s = ParseSweepText(kArms, "arms.yaml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->axes().arms_size(), 2);
+  const auto& base = s->axes().arms(0);
+  EXPECT_EQ(base.name(), "baseline");
+  EXPECT_DOUBLE_EQ(base.lr_ratio(), 1);
+  EXPECT_FALSE(base.has_eta_ov());
+  EXPECT_DOUBLE_EQ(base.training().optimizer().weight_decay(), 1e-4);
+  EXPECT_EQ(std::vector<std::string>(base.training_fields().paths().begin(),
+                                     base.training_fields().paths().end()),
+            std::vector<std::string>{"optimizer.weight_decay"});
+  const auto& fast = s->axes().arms(1);
+  EXPECT_DOUBLE_EQ(fast.lr_ratio(), 30);
+  EXPECT_TRUE(fast.training().text().has_mlp_lr_multiplier());
+  EXPECT_EQ(
+      std::vector<std::string>(fast.training_fields().paths().begin(),
+                               fast.training_fields().paths().end()),
+      (std::vector<std::string>{"optimizer.weight_decay", "optimizer.momentum",
+                                "text.mlp_lr_multiplier"}));
+  EXPECT_TRUE(s->axes().lr_ratios().empty());
+  // The sweep's own settings are left alone.
+  EXPECT_DOUBLE_EQ(s->training().optimizer().weight_decay(), 0.5);
+}
+
+TEST(SweepFileTest, AnArmsUnknownKeyNamesTheArmAndTheKey) {
+  std::string text = kArms;
+  text.replace(text.find("momentum: 0"), 11, "momentm: 0");
+  auto s = ParseSweepText(text, "arms.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(
+                "arms.yaml:13: axes.arm[faster].training.optimizer.momentm: "
+                "unknown key"),
+            std::string::npos)
+      << s.status();
+  text = kArms;
+  text.replace(text.find("lr_ratio: 30"), 12, "ratio: 30");
+  s = ParseSweepText(text, "arms.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("axes.arm[faster].ratio: unknown key"),
+            std::string::npos)
+      << s.status();
+  s = ParseSweepText("name: a\naxes: {arm: [{lr_ratio: 2}]}\n", "a.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("axes.arm[0].name: is required"),
+            std::string::npos)
+      << s.status();
+  s = ParseSweepText(
+      "name: a\naxes: {arm: [{name: x, training: {task: theory}}]}\n",
+      "a.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(
+                "axes.arm[x].training.task: an arm cannot change the task"),
+            std::string::npos)
+      << s.status();
+}
+
+// `qkov trial` prints a trial as a sweep file of one point: an arm's trial
+// names its arm, and reads back as the same config.
+TEST(SweepFileTest, AnArmsTrialPrintsAsASweepOfItsArm) {
+  v1::TrialConfig c;
+  c.set_parameterization(v1::FAFO);
+  c.set_lr_ratio(30);
+  c.set_eta_ov(5e-5);
+  c.set_seed(7);
+  c.set_arm("faster");
+  c.mutable_training()->mutable_optimizer()->set_weight_decay(1e-3);
+  const std::string text = TrialSweepText("arms", c);
+  auto s = ParseSweepText(text, "trial.yaml");
+  ASSERT_TRUE(s.ok()) << s.status() << "\n" << text;
+  ASSERT_EQ(s->axes().arms_size(), 1);
+  EXPECT_EQ(s->axes().arms(0).name(), "faster");
+  EXPECT_TRUE(s->axes().arms(0).training_fields().paths().empty());
+  EXPECT_DOUBLE_EQ(s->training().optimizer().weight_decay(), 1e-3);
+  EXPECT_DOUBLE_EQ(s->axes().lr_ratios(0), 30);
+}
+
+}  // namespace
+}  // namespace qkov::client

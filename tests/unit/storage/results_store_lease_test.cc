@@ -257,9 +257,9 @@ TEST_F(ResultsStoreTest, LeaseCarriesTheBinaryConfigSubmitted) {
   sweep.name = "pb";
   sweep.spec_json = "{}";
   sweep.training_pb = std::string("\x2a\x02\x00\xff", 4);
-  NewTrial t{"{}", "h0", "FAFO", 1.0, 0.1, 0, ""};
+  NewTrial t{"{}", "h0", "FAFO", 1.0, 0.1, 0, "", ""};
   t.axes_pb = std::string("\x08\x01", 2);
-  NewTrial u{"{}", "h1", "FAFO", 1.0, 0.1, 1, ""};
+  NewTrial u{"{}", "h1", "FAFO", 1.0, 0.1, 1, "", ""};
   u.axes_pb = std::string("\x08\x02", 2);
   ASSERT_TRUE(store_->SubmitSweep(sweep, {t, u}, 1000).ok());
   // Bytes kept exactly; the training part stored once for both.
@@ -360,8 +360,8 @@ TEST_F(ResultsStoreTest, OnlyTheOwnerOrAnAdminChangesASweep) {
   sweep.spec_json = "{}";
   sweep.max_attempts = 1;
   std::vector<NewTrial> trials = {
-      NewTrial{"{}", "h0", "FAFO", 1, 0.1, 0, ""},
-      NewTrial{"{\"x\":1}", "h1", "FAFO", 1, 0.1, 1, ""}};
+      NewTrial{"{}", "h0", "FAFO", 1, 0.1, 0, "", ""},
+      NewTrial{"{\"x\":1}", "h1", "FAFO", 1, 0.1, 1, "", ""}};
   const Actor alice{"alice", false}, bob{"bob", false}, root{"root", true};
   auto out = store_->SubmitSweep(sweep, {trials[0]}, 1000, alice);
   ASSERT_TRUE(out.ok()) << out.status();

@@ -416,7 +416,8 @@ TEST_F(ResultsStoreReadsTest, WritesAndWorkerReadsNeedNoClientReader) {
     other.spec_json = "{}";
     other.max_attempts = 3;
     return s
-        ->SubmitSweep(other, {NewTrial{"{}", "h", "FAFO", 1, 0.1, 0, ""}}, 2004)
+        ->SubmitSweep(other, {NewTrial{"{}", "h", "FAFO", 1, 0.1, 0, "", ""}},
+                      2004)
         .status();
   });
   // A bounded wait: writes that needed a client reader would wait for the

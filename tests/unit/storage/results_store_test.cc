@@ -165,7 +165,7 @@ TEST_F(ResultsStoreTest, WalIsCheckpointedIntoTheDatabaseFile) {
     for (int i = 0; i < 3000; ++i) {
       trials.push_back(NewTrial{std::string(2000, 'c') + std::to_string(i),
                                 absl::StrCat(name, i), "FAFO", 1.0, 0.1,
-                                static_cast<uint64_t>(i), ""});
+                                static_cast<uint64_t>(i), "", ""});
     }
     return store_->SubmitSweep(sweep, trials, 1000).ok();
   };
@@ -225,7 +225,7 @@ TEST_F(ResultsStoreTest, BusyWriterStillRewindsTheWal) {
     std::vector<NewTrial> trials;
     for (int i = 0; i < 800; ++i) {
       trials.push_back(NewTrial{std::string(2000, 'c'), absl::StrCat("h", i),
-                                "FAFO", 1.0, 0.1, static_cast<uint64_t>(i),
+                                "FAFO", 1.0, 0.1, static_cast<uint64_t>(i), "",
                                 ""});
     }
     ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
@@ -401,9 +401,9 @@ TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
   old.spec_json = "{}";
   ASSERT_TRUE(
       store_
-          ->SubmitSweep(old,
-                        {NewTrial{"{\"seed\":8}", "h8", "FAFO", 1, 0.1, 8, ""}},
-                        3000)
+          ->SubmitSweep(
+              old, {NewTrial{"{\"seed\":8}", "h8", "FAFO", 1, 0.1, 8, "", ""}},
+              3000)
           .ok());
   EXPECT_EQ(Lease(3000).trial_id, "1-00000001");
 }

@@ -40,7 +40,7 @@ class SqlConsoleTest : public ::testing::Test {
     for (int i = 0; i < 20; ++i) {
       trials.push_back(NewTrial{absl::StrCat("{\"i\":", i, "}"),
                                 absl::StrCat("hash", i), "FAFO", 1.0, 0.1,
-                                static_cast<uint64_t>(i), ""});
+                                static_cast<uint64_t>(i), "", ""});
     }
     ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
     console_ = std::make_unique<SqlConsole>(path_, Options());

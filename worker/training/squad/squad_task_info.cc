@@ -9,9 +9,9 @@ namespace {
 Preset SquadPreset() {
   return {
       "paper-squad",
-      "SQuAD, the authors' 6-layer decoder, eta_QK/eta_OV in {1, 20} at both "
-      "of their base rates (5e-5 faster-QK, 5e-4 baseline), AdamW, 100 "
-      "epochs, 5 seeds, the weights of the best validation F1 (300 "
+      "SQuAD, the authors' 6-layer decoder and two arms: baseline (AdamW "
+      "5e-4, 70 epochs) and faster QK (5e-5 with W_Q, W_K at 20x, 100 "
+      "epochs), 5 seeds, the weights of the best validation F1 (300 "
       "questions, after each epoch), training F1 on 1,000 questions, on the "
       "shipped dev set split into "
       "training articles [0, 36), validation articles [36, 40) and "
@@ -21,9 +21,10 @@ Preset SquadPreset() {
 description: SQuAD baseline vs faster QK (docs/squad.md; docs/paper.md §6)
 axes:
   parameterization: [FAFO]
-  lr_ratio: [1, 20]
-  eta_ov: [5.0e-5, 5.0e-4]
   seed: [1234, 1235, 1236, 1237, 1238]
+  arm:
+    - {name: baseline, lr_ratio: 1, eta_ov: 5.0e-4, training: {squad: {epochs: 70}}}
+    - {name: faster, lr_ratio: 20, eta_ov: 5.0e-5, training: {squad: {epochs: 100}}}
 training:
   task: squad
   max_steps: 1000000
@@ -40,8 +41,10 @@ training:
     merges_path: ../shared/data/tokenizers/gpt2/vocab.bpe
     epochs: 100
 )",
-      {"axes.eta_ov=[3.0e-3]", "axes.seed=[1234]", "training.max_steps=400",
-       "training.batch_size=16", "training.optimizer.warmup_steps=40",
+      {"axes.arm=[{name: baseline, lr_ratio: 1, eta_ov: 3.0e-3}, {name: "
+       "faster, lr_ratio: 20, eta_ov: 3.0e-3}]",
+       "axes.seed=[1234]", "training.max_steps=400", "training.batch_size=16",
+       "training.optimizer.warmup_steps=40",
        "training.evaluation.num_examples=60", "training.squad.accumulation=1",
        "training.squad.d_model=64", "training.squad.heads=4",
        "training.squad.d_head=16", "training.squad.d_mlp=256",
