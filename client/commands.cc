@@ -213,6 +213,18 @@ int Status(Connection& conn, const std::string& sweep) {
               s.cancelled() ? "cancelled" : (s.paused() ? "paused" : "")});
   }
   t.Print(std::cout);
+  // One sweep with arms: what each arm sets (docs/sweep-files.md, "Arms").
+  if (sweeps.size() == 1 && !sweeps[0].spec().axes().arms().empty()) {
+    Table a({"arm", "lr_ratio", "eta_ov", "settings"});
+    for (const v1::Arm& arm : sweeps[0].spec().axes().arms()) {
+      a.AddRow({TerminalSafe(arm.name()),
+                arm.has_lr_ratio() ? FormatNumber(arm.lr_ratio()) : "(axis)",
+                arm.has_eta_ov() ? FormatNumber(arm.eta_ov()) : "(axis)",
+                TerminalSafe(ArmSettingsText(arm))});
+    }
+    std::cout << "\n";
+    a.Print(std::cout);
+  }
   return kExitOk;
 }
 

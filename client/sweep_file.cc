@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/proto_enums.h"
@@ -653,6 +654,61 @@ absl::StatusOr<v1::SweepSpec> LoadSweepFile(
   std::stringstream buf;
   buf << in.rdbuf();
   return ParseSweepText(buf.str(), path, overrides);
+}
+
+namespace {
+
+// The value at `path` (dotted field names) of `m`, as a sweep file spells it.
+std::string ValueAt(const google::protobuf::Message& m,
+                    const std::string& path) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Message* at = &m;
+  const std::vector<std::string> parts = absl::StrSplit(path, '.');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const FieldDescriptor* f = at->GetDescriptor()->FindFieldByName(parts[i]);
+    if (f == nullptr) return "?";
+    const google::protobuf::Reflection* r = at->GetReflection();
+    if (f->is_repeated()) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE) return "[...]";
+      std::vector<std::string> values;
+      for (int k = 0; k < r->FieldSize(*at, f); ++k)
+        values.push_back(
+            absl::StrFormat("%g", r->GetRepeatedDouble(*at, f, k)));
+      return absl::StrCat("[", absl::StrJoin(values, ", "), "]");
+    }
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        if (i + 1 == parts.size()) return "{...}";
+        at = &r->GetMessage(*at, f);
+        continue;
+      case FieldDescriptor::CPPTYPE_INT32:
+        return absl::StrCat(r->GetInt32(*at, f));
+      case FieldDescriptor::CPPTYPE_INT64:
+        return absl::StrCat(r->GetInt64(*at, f));
+      case FieldDescriptor::CPPTYPE_UINT64:
+        return absl::StrCat(r->GetUInt64(*at, f));
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        return absl::StrFormat("%g", r->GetDouble(*at, f));
+      case FieldDescriptor::CPPTYPE_STRING:
+        return r->GetString(*at, f);
+      case FieldDescriptor::CPPTYPE_BOOL:
+        return r->GetBool(*at, f) ? "true" : "false";
+      case FieldDescriptor::CPPTYPE_ENUM:
+        return EnumName(f->enum_type(), r->GetEnumValue(*at, f));
+      default:
+        return "?";
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string ArmSettingsText(const v1::Arm& arm) {
+  std::vector<std::string> out;
+  for (const std::string& path : arm.training_fields().paths())
+    out.push_back(absl::StrCat(path, "=", ValueAt(arm.training(), path)));
+  return absl::StrJoin(out, ", ");
 }
 
 std::string TrialSweepText(const std::string& name,

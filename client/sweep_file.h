@@ -30,6 +30,11 @@ inline constexpr std::uintmax_t kMaxSweepFileBytes = 1 << 20;
 absl::StatusOr<qkov::v1::SweepSpec> LoadSweepFile(
     const std::string& path, const std::vector<std::string>& overrides = {});
 
+// What an arm sets, as `qkov status NAME` lists it: each path of its
+// training_fields with its value in sweep-file spelling,
+// "optimizer.weight_decay=0.001, text.mlp_lr_multiplier=0" ("" for none).
+std::string ArmSettingsText(const qkov::v1::Arm& arm);
+
 // A sweep file holding exactly one grid point, `config`, named `name`: the
 // axes as one-element lists, every training setting the config carries (the
 // server filled every default), in the names and enum spellings

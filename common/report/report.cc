@@ -343,6 +343,13 @@ absl::Status CollectEvidence(const ReportSource& source, const ArmsRows& arms,
       hashes.insert(t.config_hash());
       for (const v1::Attempt& a : t.attempt_history()) {
         ++e.attempts;
+        if (a.has_ended_at() && a.has_started_at()) {
+          e.attempt_hours +=
+              (static_cast<double>(a.ended_at().seconds() -
+                                   a.started_at().seconds()) +
+               (a.ended_at().nanos() - a.started_at().nanos()) * 1e-9) /
+              3600.0;
+        }
         const nlohmann::json p =
             nlohmann::json::parse(a.provenance_json(), nullptr, false);
         if (p.is_object() && p.contains("code_version") &&
@@ -559,7 +566,9 @@ namespace {
 // The effect a claim needs, in words: "effect 0.051", "tolerance 0.043",
 // "the paper's digits".
 std::string EffectText(const Claim& k) {
-  if (!k.published.empty()) return "the paper's last digit";
+  if (!k.published.empty())
+    return k.tolerance_basis.empty() ? "the paper's last digit"
+                                     : k.tolerance_basis;
   if (k.tolerance > 0)
     return absl::StrCat("within ", FormatNumber(k.tolerance));
   return FormatNumber(k.effect);
@@ -567,7 +576,9 @@ std::string EffectText(const Claim& k) {
 
 std::string EffectBasis(const Claim& k) {
   if (!k.published.empty())
-    return "half a unit in the last digit the paper prints";
+    return k.effect_basis.empty()
+               ? "half a unit in the last digit the paper prints"
+               : k.effect_basis;
   if (k.tolerance > 0)
     return k.tolerance_basis.empty() ? "ours" : k.tolerance_basis;
   return k.effect_basis;
@@ -776,7 +787,9 @@ std::string ClaimSectionMd(const ClaimResult& c) {
       e.not_done.empty()
           ? ""
           : absl::StrCat("; not done: ", absl::StrJoin(e.not_done, ", ")),
-      "\n- ", e.attempts, " attempts; code version",
+      "\n- ", e.attempts, " attempts (",
+      absl::StrFormat("%.2f", e.attempt_hours),
+      " hours of worker time); code version",
       e.code_versions.size() == 1 ? " " : "s ",
       absl::StrJoin(e.code_versions, ", "),
       e.code_versions.size() > 1 ? " (**the sweep mixes code versions**)" : "",
@@ -931,6 +944,7 @@ nlohmann::json ClaimJson(const ClaimResult& c) {
                 {"below_paper", e.scale.below}};
   j["faster_trials"] = e.faster_trials;
   j["baseline_trials"] = e.baseline_trials;
+  j["attempt_hours"] = e.attempt_hours;
   j["faster_arms"] = e.faster_arms;
   j["baseline_arms"] = e.baseline_arms;
   j["faster_states"] = e.faster_states;

@@ -55,7 +55,10 @@ struct Evidence {
   std::map<std::string, int> faster_states, baseline_states;
   std::vector<std::string> not_done;
   Scale scale;
-  int attempts = 0;                        // of the arms' trials
+  int attempts = 0;  // of the arms' trials
+  // Their attempts' wall time, start to end, summed: the worker time the
+  // arms took (one core each where workers ran one trial on one thread).
+  double attempt_hours = 0;
   std::vector<std::string> code_versions;  // distinct, of those attempts
   std::vector<std::string> config_hashes;  // distinct, of the arms' trials
 };

@@ -11,7 +11,8 @@
 #
 # `run` submits the sweeps listed in `sweeps` below to a local qkov-server
 # and trains them with one qkov-worker per core (QKOV_WORKERS), each worker
-# taking one trial at a time: about an hour on 2 cores.
+# taking one trial at a time: about two hours on 2 cores (docs/results.md
+# gives each claim's sweep's worker time).
 #
 # docs/results/results.db.xz is the database docs/results.md was written
 # from; `run` leaves DIR/results.db, which `xz -9` makes such a file.
@@ -25,16 +26,29 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${QKOV_BUILD_DIR:-$root/build}/bin
 
-# The sweeps of docs/results.md, as `qkov submit` arguments, one per line.
+# The sweeps of docs/results.md, as `qkov submit` arguments, one per line,
+# in the order they went into its database. The first eight are the quick
+# sweeps and two ablations (HateXplain's arms alike but for the ratio, SVA's
+# with the token embedding at the base rate); the next four are the
+# authors' experiments at the paper's budgets (their HateXplain arms, the
+# fixed-attention run at 125,000 steps with 3 seeds, the fast-QK ratios and
+# the four parameterizations at base rate 0.01); the last is the authors'
+# SVA arms on the shipped file at their step count. Where two sweeps of a task
+# hold the same number of finished trials per arm, the newer serves.
 sweeps=(
   "--preset paper-four-param --quick"
   "--preset paper-ratio --quick"
   "--preset paper-theory"
   "--preset paper-fixed-attention --quick"
-  "--preset paper-hatexplain --set training.evaluation.eval_every=500"
-  "--preset paper-sva --quick --set axes.seed=[1234,1235,1236] --set name=paper-sva-quick-3-seeds"
+  "--preset ablation-hatexplain-ratio-only --set training.evaluation.eval_every=500 --set training.evaluation.eval_examples=256"
+  "--preset paper-sva --quick --set training.text.embed_group=ov --set training.evaluation.eval_examples=256 --set axes.seed=[1234,1235,1236] --set name=ablation-sva-quick-embed-ov-3-seeds"
   "--preset paper-squad --quick"
   "--preset paper-fixed-attention --quick --set axes.seed=[1234,1235,1236] --set name=paper-fixed-attention-quick-3-seeds"
+  "--preset paper-fixed-attention --set axes.seed=[1234,1235,1236] --set name=paper-fixed-attention-3-seeds"
+  "--preset paper-hatexplain"
+  "--preset paper-ratio"
+  "--preset paper-four-param"
+  "--preset paper-sva --quick --set axes.seed=[1234,1235,1236] --set name=paper-sva-quick-authors-3-seeds"
 )
 # No claim is tied to a sweep here: `qkov report` serves each claim from
 # the sweep of its task that holds the most finished trials of both arms

@@ -84,9 +84,12 @@ echo "== results (one row per trial; definitions in docs/metrics.md)"
 "$bin/qkov" results "$sweep" | tee "$data/results.txt"
 echo "== mean over seeds, 95% confidence interval"
 # The real-text presets: their task's summary metrics
-# (client/metric_defaults.cc) per arm, eta_ov included (paper-squad has two).
+# (client/metric_defaults.cc) per arm; the authors' presets hold named arms
+# (docs/sweep-files.md, "Arms"), the ablation two ratios.
 case "$sweep" in
   paper-hatexplain* | paper-sva* | paper-squad*)
+    summary=(--by arm,lr_ratio,eta_ov) ;;
+  ablation-hatexplain*)
     summary=(--by parameterization,lr_ratio,eta_ov) ;;
   *) summary=(--by parameterization,lr_ratio --metrics accuracy,distinct_attention,ac) ;;
 esac

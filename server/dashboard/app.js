@@ -228,7 +228,7 @@ function curvesChart(metric, curves) {
     const param = c.config.parameterization === 'PARAMETERIZATION_UNSPECIFIED' ? '-' : c.config.parameterization;
     const s = c.series || { steps: [], values: [] };
     return {
-      label: `${c.trial_id} ${param} ratio ${fmt(c.config.lr_ratio)} seed ${c.config.seed}`,
+      label: `${c.trial_id}${c.config.arm ? ` ${c.config.arm}` : ''} ${param} ratio ${fmt(c.config.lr_ratio)} seed ${c.config.seed}`,
       data: s.steps.map((st, i) => ({ x: num(st), y: num(s.values[i]) })),
       borderColor: `${COLORS[param] || '#111827'}99`, borderWidth: 1, pointRadius: 0,
     };
@@ -307,6 +307,8 @@ async function sweepPage(name) {
   // The ODE reports series over time, not curves at training steps.
   const showCurves = task.curves.length > 0;
   const axisColumns = task.takes_alphas ? ['alpha'] : [];
+  // A sweep with arms (docs/sweep-files.md, "Arms") shows each trial's.
+  const armColumn = (((sweep.spec || {}).axes || {}).arms || []).length > 0;
   const main = $('#main');
   // Every task reports train_loss as a curve, though not as a result.
   const curveMetrics = metrics.includes('train_loss') ? metrics : ['train_loss', ...metrics];
@@ -472,7 +474,7 @@ async function sweepPage(name) {
     const page = await api(`/api/v1/sweeps/${encodeURIComponent(name)}/results?${q}`);
     const rows = page.rows || [];
     window.qkov.tableRows = rows;
-    const cols = ['trial', 'parameterization', 'lr_ratio', 'eta_ov', 'seed', ...axisColumns, 'state',
+    const cols = ['trial', ...(armColumn ? ['arm'] : []), 'parameterization', 'lr_ratio', 'eta_ov', 'seed', ...axisColumns, 'state',
       ...metrics.filter((m) => !axisColumns.includes(m))];
     const head = el('tr', {}, ...cols.map((c) => {
       const th = el('th', { class: 'sortable', text: c, onclick: () => {
@@ -485,6 +487,7 @@ async function sweepPage(name) {
     }));
     const body = rows.map((r) => el('tr', { 'data-trial': r.trial_id },
       el('td', {}, el('a', { href: `/trials/${encodeURIComponent(r.trial_id)}`, text: r.trial_id })),
+      ...(armColumn ? [el('td', { text: r.config.arm || '' })] : []),
       el('td', { text: axisLabel(r) }),
       el('td', { class: 'num', text: fmt(r.config.lr_ratio) }),
       el('td', { class: 'num', text: fmt(r.config.eta_ov) }),

@@ -135,6 +135,14 @@ TEST(TextEndToEndTest, QuickHateXplainPresetThroughServerWorkersAndCli) {
   EXPECT_EQ(lines[1].rfind("baseline,1,", 0), 0u) << by_arm.out;
   EXPECT_EQ(lines[2].rfind("faster,1,", 0), 0u) << by_arm.out;
 
+  CommandResult status =
+      RunCommand({QKOV_CLI_BIN, at, "status", "paper-hatexplain-quick"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("optimizer.weight_decay=0.001, "
+                            "text.mlp_lr_multiplier=0"),
+            std::string::npos)
+      << status.out;
+
   // An arm with an unknown key is refused by the CLI, one with a bad value
   // by the server; each names the arm and the key, and nothing is stored.
   const std::string bad = dir.File("bad-arm.yaml");

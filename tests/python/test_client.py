@@ -237,3 +237,12 @@ def test_results_and_aggregate_by_arm(server, client, tmp_path):
     assert_close(by_arm["accuracy_mean"], cli["accuracy mean"], "by arm")
     # A sweep without arms has an empty arm column.
     assert set(client.results(SWEEP)["arm"]) == {""}
+
+
+def test_results_names_a_task_registered_outside_the_proto():
+    # results() decodes its task column through _task_name, which names a
+    # task numbered from 1000 (docs/adding-a-task.md) "task_<number>"
+    # instead of raising.
+    from qkov import client as c
+    names = c._names_of(np.array([1, 1000, 1], dtype=np.int64), c._task_name)
+    assert list(names) == ["synthetic", "task_1000", "synthetic"]

@@ -298,9 +298,7 @@ class Client:
         data = {k: np.concatenate(v) for k, v in parts.items()}
         data["parameterization"] = _names_of(
             data["parameterization"], config_pb2.Parameterization.Name)
-        data["task"] = _names_of(
-            data["task"], lambda t: config_pb2.TaskKind.Name(t).lower()
-            .replace("task_", "", 1))
+        data["task"] = _names_of(data["task"], _task_name)
         data["state"] = _names_of(data["state"], _state_name)
         data["seed"] = data["seed"].astype(np.int64)
         return pd.DataFrame(data, columns=columns)

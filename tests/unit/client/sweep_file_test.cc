@@ -276,6 +276,11 @@ TEST(SweepFileTest, ArmsAreReadWithTheFieldsTheyGive) {
       (std::vector<std::string>{"optimizer.weight_decay", "optimizer.momentum",
                                 "text.mlp_lr_multiplier"}));
   EXPECT_TRUE(s->axes().lr_ratios().empty());
+  // What `qkov status` lists for each arm.
+  EXPECT_EQ(ArmSettingsText(base), "optimizer.weight_decay=0.0001");
+  EXPECT_EQ(ArmSettingsText(fast),
+            "optimizer.weight_decay=0.001, optimizer.momentum=0, "
+            "text.mlp_lr_multiplier=0");
   // The sweep's own settings are left alone.
   EXPECT_DOUBLE_EQ(s->training().optimizer().weight_decay(), 0.5);
 }

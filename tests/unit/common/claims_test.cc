@@ -382,7 +382,8 @@ TEST(ClaimsTest, OursWithinThePapersDigitsAtEveryLevelIsReproduced) {
   j = JudgeAlphas(*alpha, {{0.01, 0.14883}, {0.1, 0.2876}});
   EXPECT_EQ(j.verdict, Verdict::kNotReproduced) << j.why;
   EXPECT_EQ(j.why,
-            "ours within the paper's number (to the digits it gives) at 1 of 2 "
+            "ours within the paper's number (to the digits it gives, with our "
+            "CI) at 1 of 2 "
             "levels, apart at 1");
   j = JudgeAlphas(*alpha, {{0.01, 0.30}, {0.1, 0.2876}});
   EXPECT_EQ(j.verdict, Verdict::kContradicted) << j.why;
@@ -512,7 +513,8 @@ TEST(ClaimsTest, EveryClaimOfThePaperIsJudgedWithItsNumberEffectAndScale) {
     }
   }
   EXPECT_EQ(closeness, 3) << "the text tasks' comparable accuracy and F1";
-  EXPECT_EQ(published, 3) << "the ODE's end point: mu_OV, mu_QK, alpha";
+  EXPECT_EQ(published, 5) << "the ODE's end point: mu_OV, mu_QK, alpha; "
+                             "the fixed-attention run's final losses";
   // The claims issue 59 names.
   for (const char* id :
        {"fast-qk-sharpens", "collapsed-ov-sharpens", "ode-alpha-grows-with-r",
@@ -521,8 +523,71 @@ TEST(ClaimsTest, EveryClaimOfThePaperIsJudgedWithItsNumberEffectAndScale) {
         "sva-comprehensiveness", "sva-sufficiency", "squad-answer-attention",
         "squad-attention-confidence", "four-parameterizations-ranking",
         "ratio-trend", "fixed-attention-loss-falls-in-alpha-collapsed",
-        "fixed-attention-loss-falls-in-alpha-factorized"})
+        "fixed-attention-loss-falls-in-alpha-factorized",
+        "fixed-attention-end-loss-collapsed",
+        "fixed-attention-end-loss-factorized"})
     EXPECT_TRUE(ids.count(id)) << id;
+}
+
+}  // namespace
+}  // namespace qkov::report
+
+namespace qkov::report {
+namespace {
+
+namespace v1f = ::qkov::v1;
+
+// The fixed-attention run's final loss against the paper's one seed: ours
+// (a seed mean with its CI) within 10% of the paper's number at each alpha.
+v1f::ResultRow FixedRow(int i, double alpha, double loss) {
+  v1f::ResultRow row;
+  row.set_trial_id(absl::StrCat("fixed-", i));
+  row.mutable_config()->set_parameterization(v1f::CACO);
+  row.mutable_config()->set_alpha(alpha);
+  row.mutable_config()->mutable_training()->set_task(v1f::TASK_FIXED_ATTENTION);
+  row.set_state(v1f::DONE);
+  (*row.mutable_values())["loss"] = loss;
+  return row;
+}
+
+Judgement JudgeCollapsed(const std::vector<std::pair<double, double>>& losses) {
+  const Claim* claim = nullptr;
+  for (const Claim& c : Claims())
+    if (c.id == "fixed-attention-end-loss-collapsed") claim = &c;
+  EXPECT_NE(claim, nullptr);
+  if (claim == nullptr) return Judgement();
+  google::protobuf::RepeatedPtrField<v1f::ResultRow> rows;
+  int i = 0;
+  // Three seeds a point, 0.1% apart.
+  for (const auto& [alpha, loss] : losses)
+    for (double f : {0.999, 1.0, 1.001})
+      *rows.Add() = FixedRow(i++, alpha, loss * f);
+  absl::StatusOr<v1f::MatchedResponse> t = EqualStepsTable(*claim, rows);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? Judge(*claim, *t) : Judgement();
+}
+
+TEST(ClaimsTest, FixedAttentionEndLossWithinTenPercentOfThePapers) {
+  // Ours as measured at the paper's budget (docs/results.md).
+  Judgement j = JudgeCollapsed({{0.2, 0.5985},
+                                {0.4, 0.158},
+                                {0.6, 0.06426},
+                                {0.8, 0.03443},
+                                {1, 0.02146}});
+  EXPECT_EQ(j.verdict, Verdict::kReproduced) << j.why;
+  ASSERT_EQ(j.levels.size(), 5u);
+  EXPECT_DOUBLE_EQ(j.levels[0].level_tolerance, 0.0598);
+  // 15% above the paper at alpha 0.2 (the quick run's 0.695 is 16%): apart
+  // there, within at the others.
+  j = JudgeCollapsed({{0.2, 0.598 * 1.15},
+                      {0.4, 0.158},
+                      {0.6, 0.06426},
+                      {0.8, 0.03443},
+                      {1, 0.02146}});
+  EXPECT_EQ(j.verdict, Verdict::kNotReproduced) << j.why;
+  EXPECT_EQ(j.levels[0].reading, LevelReading::kAgainst);
+  EXPECT_NE(j.why.find("within 10% of the paper's number"), std::string::npos)
+      << j.why;
 }
 
 }  // namespace

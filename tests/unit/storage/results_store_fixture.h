@@ -45,7 +45,7 @@ class ResultsStoreTest : public ::testing::Test {
     for (int i = 0; i < n; ++i) {
       trials.push_back(NewTrial{"{\"i\":" + std::to_string(i) + "}",
                                 "hash" + std::to_string(i), "FAFO", 1.0, 0.1,
-                                static_cast<uint64_t>(i), ""});
+                                static_cast<uint64_t>(i), "", ""});
     }
     auto out = store_->SubmitSweep(sweep, trials, 1000);
     EXPECT_TRUE(out.ok()) << out.status();

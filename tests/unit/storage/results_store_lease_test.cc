@@ -585,3 +585,33 @@ TEST_F(ResultsStoreTest, EventsTellWhatCommittedAndNothingElse) {
 
 }  // namespace
 }  // namespace qkov::storage
+
+namespace qkov::storage {
+namespace {
+
+// A sweep with arms (server/core/sweep_arms.h): each trial may carry its
+// own training part, stored once per distinct part, and its lease's binary
+// config is its axes followed by that part; a trial without one takes the
+// sweep's.
+TEST_F(ResultsStoreTest, TrialsOfArmsLeaseTheirOwnTrainingPart) {
+  SweepRecord sweep;
+  sweep.name = "arms";
+  sweep.spec_json = "{}";
+  sweep.training_pb = "S";
+  std::vector<NewTrial> trials = {
+      NewTrial{"{\"a\":0}", "h0", "FAFO", 1, 0.1, 0, "axes0", "armA"},
+      NewTrial{"{\"a\":1}", "h1", "FAFO", 30, 0.1, 0, "axes1", "armB"},
+      NewTrial{"{\"a\":2}", "h2", "FAFO", 1, 0.1, 1, "axes2", "armA"},
+      NewTrial{"{\"a\":3}", "h3", "FAFO", 1, 0.1, 2, "axes3", ""}};
+  ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
+  std::map<std::string, std::string> pb;
+  for (const LeaseRecord& l : LeaseN(4)) pb[l.config_json] = l.config_pb;
+  EXPECT_EQ(pb["{\"a\":0}"], "axes0armA");
+  EXPECT_EQ(pb["{\"a\":1}"], "axes1armB");
+  EXPECT_EQ(pb["{\"a\":2}"], "axes2armA");
+  EXPECT_EQ(pb["{\"a\":3}"], "axes3S");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM trainings"), 3);  // S, armA, armB
+}
+
+}  // namespace
+}  // namespace qkov::storage
