@@ -150,16 +150,21 @@ TEST(TextEndToEndTest, QuickHateXplainPresetThroughServerWorkersAndCli) {
        std::vector<std::pair<std::string, std::string>>{
            {"weight_decayy: 1.0e-3",
             "axes.arm[faster].training.optimizer.weight_decayy: unknown key"},
-           {"weight_decay: -1",
-            "spec.axes.arms[faster].training.optimizer.weight_decay: must be "
-            "in [0, 1000] (got -1)"}}) {
-    WriteFile(bad,
-              absl::StrCat("name: bad-arm\naxes:\n  parameterization: [FAFO]\n"
-                           "  eta_ov: [5.0e-5]\n  seed: [1]\n  arm:\n"
-                           "    - {name: baseline, lr_ratio: 1}\n"
-                           "    - name: faster\n      lr_ratio: 30\n"
-                           "      training: {optimizer: {",
-                           setting, "}}\ntraining: {task: hatexplain}\n"));
+           {"momentum: 2",
+            "spec.axes.arms[faster].training.optimizer.momentum: must be in "
+            "[0, "}}) {
+    WriteFile(bad, absl::StrCat(
+                       "name: bad-arm\naxes:\n  parameterization: [FAFO]\n"
+                       "  eta_ov: [5.0e-5]\n  seed: [1]\n  arm:\n"
+                       "    - {name: baseline, lr_ratio: 1}\n"
+                       "    - name: faster\n      lr_ratio: 30\n"
+                       "      training: {optimizer: {",
+                       setting,
+                       "}}\ntraining:\n  task: hatexplain\n  text: {train: "
+                       "{path: ",
+                       kShared,
+                       "/hatexplain/train-reconstructed.jsonl}, vocab_path: ",
+                       kShared, "/tokenizers/bert-base-uncased/vocab.txt}\n"));
     CommandResult refused = RunCommand({QKOV_CLI_BIN, at, "submit", bad});
     EXPECT_NE(refused.exit_code, 0) << setting;
     EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
