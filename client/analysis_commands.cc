@@ -29,6 +29,18 @@ namespace v1 = ::qkov::v1;
 std::string JsonNumber(double v) {
   return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "null";
 }
+
+// The columns naming a trial's settings: its arm first in a sweep with arms
+// (docs/sweep-files.md, "Arms").
+std::vector<std::string> AxisColumns(const std::vector<v1::ResultRow>& rows) {
+  std::vector<std::string> axes = {"parameterization", "lr_ratio", "eta_ov",
+                                   "seed", "state"};
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const v1::ResultRow& r) { return r.config().has_arm(); }))
+    axes.insert(axes.begin(), "arm");
+  return axes;
+}
+
 }  // namespace
 
 int Export(Connection& conn, const ExportArgs& args) {
@@ -43,13 +55,8 @@ int Export(Connection& conn, const ExportArgs& args) {
   }
   std::ostream& out = args.out.empty() ? std::cout : file;
   const bool json = args.format == "json";
-  std::vector<std::string> axes = {"parameterization", "lr_ratio", "eta_ov",
-                                   "seed", "state"};
-  // A sweep with arms (docs/sweep-files.md, "Arms") names each trial's.
-  const bool arms =
-      std::any_of(rows->begin(), rows->end(),
-                  [](const v1::ResultRow& r) { return r.config().has_arm(); });
-  if (arms) axes.insert(axes.begin(), "arm");
+  const std::vector<std::string> axes = AxisColumns(*rows);
+  const bool arms = axes.front() == "arm";
   if (args.per == "trial") {
     std::set<std::string> names;
     for (const auto& r : *rows)

@@ -547,7 +547,10 @@ std::string ComparedWhere(const Claim& k) {
         " (each finished trial's final result) after the same number of steps",
         k.reference.empty() ? "" : absl::StrCat(", at each ", k.reference),
         !k.published.empty()
-            ? "; the claim: within the paper's number to the digits it gives"
+            ? (k.tolerance_basis.empty()
+                   ? "; the claim: within the paper's number to the digits it "
+                     "gives"
+                   : absl::StrCat("; the claim: ", k.tolerance_basis))
         : k.tolerance > 0
             ? absl::StrCat("; the claim: within ", FormatNumber(k.tolerance))
             : (k.lower_is_better ? "; lower is better" : ""));

@@ -11,8 +11,8 @@
 #
 # `run` submits the sweeps listed in `sweeps` below to a local qkov-server
 # and trains them with one qkov-worker per core (QKOV_WORKERS), each worker
-# taking one trial at a time: about two hours on 2 cores (docs/results.md
-# gives each claim's sweep's worker time).
+# taking one trial at a time: about an hour and a half on 2 cores, 2.8
+# hours of worker time (docs/results.md gives each claim's sweep's).
 #
 # docs/results/results.db.xz is the database docs/results.md was written
 # from; `run` leaves DIR/results.db, which `xz -9` makes such a file.
