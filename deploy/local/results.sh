@@ -33,16 +33,19 @@ bin=${QKOV_BUILD_DIR:-$root/build}/bin
 # authors' experiments at the paper's budgets (their HateXplain arms, the
 # fixed-attention run at 125,000 steps with 3 seeds, the fast-QK ratios and
 # the four parameterizations at base rate 0.01); the last is the authors'
-# SVA arms on the shipped file at their step count. Where two sweeps of a task
-# hold the same number of finished trials per arm, the newer serves.
+# SVA arms on the shipped file at their step count. The SVA ablation and
+# the quick SQuAD sweep went in before those presets held named arms:
+# `axes.arm=null` and the ratio axis make the configs they hold. Where two
+# sweeps of a task hold the same number of finished trials per arm, the
+# newer serves.
 sweeps=(
   "--preset paper-four-param --quick"
   "--preset paper-ratio --quick"
   "--preset paper-theory"
   "--preset paper-fixed-attention --quick"
   "--preset ablation-hatexplain-ratio-only --set training.evaluation.eval_every=500 --set training.evaluation.eval_examples=256"
-  "--preset paper-sva --quick --set training.text.embed_group=ov --set training.evaluation.eval_examples=256 --set axes.seed=[1234,1235,1236] --set name=ablation-sva-quick-embed-ov-3-seeds"
-  "--preset paper-squad --quick"
+  "--preset paper-sva --quick --set axes.arm=null --set axes.lr_ratio=[1,100] --set training.text.embed_group=ov --set training.evaluation.eval_examples=256 --set axes.seed=[1234,1235,1236] --set name=ablation-sva-quick-embed-ov-3-seeds"
+  "--preset paper-squad --quick --set axes.arm=null --set axes.lr_ratio=[1,20] --set axes.eta_ov=[3.0e-3]"
   "--preset paper-fixed-attention --quick --set axes.seed=[1234,1235,1236] --set name=paper-fixed-attention-quick-3-seeds"
   "--preset paper-fixed-attention --set axes.seed=[1234,1235,1236] --set name=paper-fixed-attention-3-seeds"
   "--preset paper-hatexplain"
