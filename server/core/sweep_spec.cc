@@ -116,7 +116,10 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   }
   const qkov::v1::SweepSpec raw = *spec;
   ApplyOwnDefaults(spec);
-  ApplyArmDefaults(raw, &ApplyOwnDefaults, spec);
+  // More arms than a sweep may hold are refused by ValidateArms; their
+  // defaults are not worth a copy of the spec each.
+  if (spec->axes().arms_size() <= kMaxArms)
+    ApplyArmDefaults(raw, &ApplyOwnDefaults, spec);
 }
 
 absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
