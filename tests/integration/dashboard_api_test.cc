@@ -181,7 +181,7 @@ TEST_F(DashboardApiTest, BadRequestsGetStatusesAndJsonErrors) {
   EXPECT_EQ(
       ErrorOf(Get("/api/v1/sweeps/dash/aggregate?by=colour&metric=ac"), 400),
       "INVALID_ARGUMENT: by: unknown key 'colour' (parameterization, "
-      "lr_ratio, eta_ov, seed, alpha, state, trial)");
+      "lr_ratio, eta_ov, seed, alpha, arm, state, trial)");
   EXPECT_EQ(ErrorOf(Get("/api/v1/sweeps/dash/aggregate?by=seed"), 400),
             "INVALID_ARGUMENT: metrics: name at least one");
   // A hostile string comes back escaped, never as raw control bytes.
@@ -236,7 +236,7 @@ TEST_F(DashboardApiTest, MatchedViewNamesEachBadRequest) {
                         "curve=train_loss&metric=distinct_attention&by=colour"),
                     400),
             "INVALID_ARGUMENT: by: 'colour' is not an axis (parameterization, "
-            "lr_ratio, eta_ov, seed, alpha, state, trial)");
+            "lr_ratio, eta_ov, seed, alpha, arm, state, trial)");
   EXPECT_EQ(ErrorOf(Get("/api/v1/sweeps/nope/matched?curve=train_loss&"
                         "metric=distinct_attention"),
                     404),
