@@ -33,13 +33,12 @@ bin=${QKOV_BUILD_DIR:-$root/build}/bin
 # authors' experiments at the paper's budgets (their HateXplain arms, the
 # fixed-attention run at 125,000 steps with 3 seeds, the fast-QK ratios and
 # the four parameterizations at base rate 0.01); the last is the authors'
-# SVA arms on the shipped file at their step count. The HateXplain arms ran
-# with validation curves every 250 steps on the whole split, which the
-# preset now evaluates every 25 steps on 500 posts (docs/metrics.md). The SVA ablation and
-# the quick SQuAD sweep went in before those presets held named arms:
-# `axes.arm=null` and the ratio axis make the configs they hold. Where two
-# sweeps of a task hold the same number of finished trials per arm, the
-# newer serves.
+# SVA arms on the shipped file at their step count. The HateXplain sweep's
+# validation curves are every 250 steps on the whole split (the preset's
+# own evaluation is every 25 steps on 500 posts, docs/metrics.md). The SVA
+# ablation and the quick SQuAD sweep have no named arms: `axes.arm=null`
+# and the ratio axis make the configs they hold. Where two sweeps of a task
+# hold the same number of finished trials per arm, the newer serves.
 sweeps=(
   "--preset paper-four-param --quick"
   "--preset paper-ratio --quick"

@@ -133,9 +133,6 @@ absl::Status ValidateArms(const SweepSpec& spec) {
                      "the sweep has no eta_ov axis; give the arm one");
     }
     if (absl::Status st = CheckArmMask(arm); !st.ok()) return st;
-    if (arm.training().task() != spec.training().task())
-      return Invalid(absl::StrCat(prefix, "training.task"),
-                     "an arm cannot change the task");
     if (absl::Status st =
             ValidateTraining(arm.training(), absl::StrCat(prefix, "training."));
         !st.ok())

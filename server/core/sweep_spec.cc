@@ -360,10 +360,11 @@ absl::Status CheckGridSize(const qkov::v1::SweepSpec& spec,
 
 // One trial's estimated memory within the server's limit; the refusal
 // names the settings that size it.
-absl::Status CheckTrialMemory(const Training& t, const SpecLimits& limits) {
+absl::Status CheckTrialMemory(const Training& t, const SpecLimits& limits,
+                              const std::string& field) {
   const int64_t bytes = EstimateTrialMemoryBytes(t);
   if (bytes <= limits.max_trial_memory_bytes) return absl::OkStatus();
-  return Invalid("spec.training",
+  return Invalid(field,
                  absl::StrFormat("one trial would need about %.1f GB (%s); "
                                  "this server's limit is %.1f GB",
                                  bytes / 1e9, TrialMemorySizes(t),
@@ -384,12 +385,12 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
     return st;
   if (absl::Status st = ValidateEarlyStopping(spec); !st.ok()) return st;
   for (const qkov::v1::Arm& arm : ArmsOf(spec)) {
-    if (absl::Status st = CheckTrialMemory(arm.training(), limits); !st.ok())
-      return arm.name().empty()
-                 ? st
-                 : Invalid(absl::StrCat(ArmField(arm), "training"),
-                           std::string(st.message().substr(
-                               st.message().find(": ") + 2)));
+    const std::string field = arm.name().empty()
+                                  ? "spec.training"
+                                  : absl::StrCat(ArmField(arm), "training");
+    if (absl::Status st = CheckTrialMemory(arm.training(), limits, field);
+        !st.ok())
+      return st;
   }
   if (auto st = CheckInt("spec.max_attempts", spec.max_attempts(), 1, 100);
       !st.ok())
