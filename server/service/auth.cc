@@ -50,10 +50,10 @@ bool Allows(Role r, Permission p) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
+absl::StatusOr<Authenticator::Tokens> Authenticator::Parse(
     const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFlagFile("--token_file", path));
-  auto auth = std::unique_ptr<Authenticator>(new Authenticator());
+  Tokens tokens;
   std::istringstream in(text);
   std::string line;
   int n = 0;
@@ -102,19 +102,74 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
       name = absl::StrCat("token-", core::Sha256Hex(parts[1]).substr(0, 8));
     }
     const std::string digest = core::Sha256Hex(parts[1]);
-    if (auth->tokens_.contains(digest)) {
+    if (tokens.contains(digest)) {
       return bad_line("the same token appears twice");
     }
-    auth->tokens_[digest] = Holder{role, name};
+    tokens[digest] = Holder{role, name};
   }
-  if (auth->tokens_.empty()) {
+  if (tokens.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--token_file: ", path, " holds no tokens"));
+  }
+  return tokens;
+}
+
+absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Load(
+    const std::string& path, std::function<absl::Time()> now) {
+  ASSIGN_OR_RETURN(Tokens tokens, Parse(path));
+  auto auth =
+      std::unique_ptr<Authenticator>(new Authenticator(path, std::move(now)));
+  {
+    absl::MutexLock lock(&auth->mu_);
+    auth->tokens_ = std::make_shared<const Tokens>(std::move(tokens));
   }
   return auth;
 }
 
-const Authenticator::Holder* Authenticator::Find(
+absl::StatusOr<Authenticator::ReloadCounts> Authenticator::Reload(
+    absl::Duration overlap) {
+  ASSIGN_OR_RETURN(Tokens fresh, Parse(path_));
+  auto next = std::make_shared<const Tokens>(std::move(fresh));
+  const absl::Time now = now_();
+  ReloadCounts counts;
+  counts.tokens = static_cast<int>(next->size());
+  counts.until = now + std::max(overlap, absl::ZeroDuration());
+  absl::MutexLock lock(&mu_);
+  for (const auto& [digest, holder] : *next)
+    counts.added += tokens_->contains(digest) ? 0 : 1;
+  Tokens left;
+  for (const auto& [digest, holder] : *tokens_)
+    if (!next->contains(digest)) left[digest] = holder;
+  counts.retired = static_cast<int>(left.size());
+  // Retired sets whose overlap is over are dropped here, so that the list
+  // stays as short as the reloads within one overlap.
+  std::vector<Retired> kept;
+  for (Retired& r : retired_)
+    if (r.until > now) kept.push_back(std::move(r));
+  if (!left.empty() && counts.until > now)
+    kept.push_back(
+        Retired{std::make_shared<const Tokens>(std::move(left)), counts.until});
+  retired_ = std::move(kept);
+  tokens_ = std::move(next);
+  return counts;
+}
+
+std::optional<Authenticator::Holder> Authenticator::Lookup(
+    absl::string_view token) const {
+  const std::string digest = core::Sha256Hex(token);
+  absl::ReaderMutexLock lock(&mu_);
+  if (auto it = tokens_->find(digest); it != tokens_->end()) return it->second;
+  if (retired_.empty()) return std::nullopt;
+  const absl::Time now = now_();
+  for (const Retired& r : retired_) {
+    if (r.until <= now) continue;
+    if (auto it = r.tokens->find(digest); it != r.tokens->end())
+      return it->second;
+  }
+  return std::nullopt;
+}
+
+std::optional<Authenticator::Holder> Authenticator::Find(
     const std::multimap<grpc::string_ref, grpc::string_ref>& md,
     const char* method, grpc::Status* error) const {
   auto it = md.find("authorization");
@@ -123,30 +178,29 @@ const Authenticator::Holder* Authenticator::Find(
         grpc::StatusCode::UNAUTHENTICATED,
         absl::StrCat(method,
                      ": missing bearer token (authorization metadata)"));
-    return nullptr;
+    return std::nullopt;
   }
   absl::string_view value(it->second.data(), it->second.size());
   if (!absl::ConsumePrefix(&value, "Bearer ")) {
     *error = grpc::Status(
         grpc::StatusCode::UNAUTHENTICATED,
         absl::StrCat(method, ": authorization metadata is not 'Bearer TOKEN'"));
-    return nullptr;
+    return std::nullopt;
   }
-  auto token = tokens_.find(core::Sha256Hex(value));
-  if (token == tokens_.end()) {
+  std::optional<Holder> holder = Lookup(value);
+  if (!holder.has_value()) {
     *error = grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           absl::StrCat(method, ": unknown token"));
-    return nullptr;
   }
-  return &token->second;
+  return holder;
 }
 
 grpc::Status Authenticator::Check(
     const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
     Permission needed, const char* method, storage::Actor* actor) const {
   grpc::Status error;
-  const Holder* holder = Find(metadata, method, &error);
-  if (holder == nullptr) return error;
+  const std::optional<Holder> holder = Find(metadata, method, &error);
+  if (!holder.has_value()) return error;
   if (!Allows(holder->role, needed)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         absl::StrCat(method, ": role ", RoleName(holder->role),
@@ -164,15 +218,15 @@ absl::Status Authenticator::CheckToken(absl::string_view token,
     return absl::UnauthenticatedError(
         absl::StrCat(what, ": missing bearer token"));
   }
-  auto it = tokens_.find(core::Sha256Hex(token));
-  if (it == tokens_.end())
+  const std::optional<Holder> holder = Lookup(token);
+  if (!holder.has_value())
     return absl::UnauthenticatedError(absl::StrCat(what, ": unknown token"));
-  if (!Allows(it->second.role, needed)) {
+  if (!Allows(holder->role, needed)) {
     return absl::PermissionDeniedError(absl::StrCat(
-        what, ": role ", RoleName(it->second.role), " may not read this"));
+        what, ": role ", RoleName(holder->role), " may not read this"));
   }
   if (actor != nullptr)
-    *actor = storage::Actor{it->second.name, it->second.role == Role::kAdmin};
+    *actor = storage::Actor{holder->name, holder->role == Role::kAdmin};
   return absl::OkStatus();
 }
 
@@ -180,7 +234,7 @@ grpc::Status Authenticator::CheckAnyToken(
     const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
     const char* method) const {
   grpc::Status error;
-  return Find(metadata, method, &error) == nullptr ? error : grpc::Status::OK;
+  return Find(metadata, method, &error).has_value() ? grpc::Status::OK : error;
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Bearer-token authentication with roles. Tokens come from a file the server
-// reads at start (`--token_file`), one per line: `ROLE TOKEN [NAME]`, ROLE
+// reads at start (`--token_file`) and again on Reload() (SIGHUP), one per
+// line: `ROLE TOKEN [NAME]`, ROLE
 // one of worker, user, admin, read-only; `#` starts a comment. NAME (letters,
 // digits, `._@-`, up to 64) names the token's holder: it becomes the owner of
 // the sweeps the token submits. A line without a name (the older format)
@@ -12,19 +13,32 @@
 //   admin      every SweepService call, on any sweep
 //   read-only  SweepService reads: Get/List/Query/Watch
 //
-// Thread safety: immutable after Load; Check is thread-safe.
+// Reload() swaps in the file's tokens at once; a token that left the file
+// stays valid, with its role and name, for the overlap Reload() is given
+// (docs/cluster.md, "Rotating tokens"). A file that does not parse changes
+// nothing.
+//
+// Thread safety: every method is thread-safe; a check sees the tokens of
+// one load, before or after a reload.
 #ifndef QKOV_SERVER_SERVICE_AUTH_H_
 #define QKOV_SERVER_SERVICE_AUTH_H_
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/server_interceptor.h>
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "storage/results_store.h"
 
 namespace qkov::service {
@@ -37,9 +51,24 @@ enum class Permission { kWorker, kRead, kWrite };
 class Authenticator {
  public:
   // INVALID_ARGUMENT naming the line for a malformed file, NOT_FOUND if it
-  // cannot be read.
+  // cannot be read. `now` is the clock the overlap of Reload() is measured
+  // on (tests give a fake one).
   static absl::StatusOr<std::unique_ptr<Authenticator>> Load(
-      const std::string& path);
+      const std::string& path, std::function<absl::Time()> now = &absl::Now);
+
+  // What a reload changed.
+  struct ReloadCounts {
+    int tokens = 0;   // in the file now
+    int added = 0;    // in the file now, not before
+    int retired = 0;  // left the file: valid until `until`
+    absl::Time until;
+  };
+  // Reads the file Load() read again. On OK its tokens serve from now on
+  // and the ones that left it stay valid for `overlap` (zero: refused at
+  // once). On an error (the same as Load's) the tokens in use stay as they
+  // were.
+  absl::StatusOr<ReloadCounts> Reload(absl::Duration overlap)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // UNAUTHENTICATED (no or unknown token) or PERMISSION_DENIED (role too
   // weak), for a call with `metadata` (ServerContext::client_metadata()).
   // On OK, *actor (when given) is the token's holder.
@@ -63,13 +92,31 @@ class Authenticator {
     Role role;
     std::string name;
   };
-  const Holder* Find(
-      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
-      const char* method, grpc::Status* error) const;
   // Keyed by the SHA-256 of the token: a lookup's time depends on the
   // digest of what was presented, never on how much of a real token it
   // matches.
-  absl::flat_hash_map<std::string, Holder> tokens_;
+  using Tokens = absl::flat_hash_map<std::string, Holder>;
+  // Tokens that left the file, valid until `until`.
+  struct Retired {
+    std::shared_ptr<const Tokens> tokens;
+    absl::Time until;
+  };
+  Authenticator(std::string path, std::function<absl::Time()> now)
+      : path_(std::move(path)), now_(std::move(now)) {}
+  static absl::StatusOr<Tokens> Parse(const std::string& path);
+  // The holder of `token` (current tokens first, then retired ones still in
+  // their overlap); nullopt when none.
+  std::optional<Holder> Lookup(absl::string_view token) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<Holder> Find(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+      const char* method, grpc::Status* error) const;
+
+  const std::string path_;
+  const std::function<absl::Time()> now_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const Tokens> tokens_ ABSL_GUARDED_BY(mu_);
+  std::vector<Retired> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 // Writes a first token file at `path`: one fresh token (24 random bytes,

@@ -3,7 +3,8 @@
 //   qkov-server --db=/path/results.db --listen=127.0.0.1:0 --port_file=port
 //
 // Exits 0 after SIGTERM/SIGINT (graceful shutdown), 2 on bad flags, 1 when
-// the database or port cannot be opened.
+// the database or port cannot be opened. SIGHUP reads --token_file again
+// (QkovServer::ReloadTokens) and goes on serving whatever the file holds.
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "common/flags_help.h"
 #include "common/log.h"
 #include "common/man_page.h"
@@ -43,7 +45,11 @@ ABSL_FLAG(bool, synchronous_full, false,
 ABSL_FLAG(
     std::string, token_file, "",
     "bearer tokens: one 'ROLE TOKEN NAME' line each, ROLE worker, user, admin "
-    "or read-only (docs/security.md)");
+    "or read-only (docs/security.md); read again on SIGHUP");
+ABSL_FLAG(int, token_overlap_seconds, 900,
+          "after a reload (SIGHUP), a token that left --token_file stays "
+          "valid this long (0: refused at once; docs/cluster.md, \"Rotating "
+          "tokens\")");
 ABSL_FLAG(double, max_trial_memory_gb, 16,
           "refuse sweeps whose trials would need more memory than this on a "
           "worker (estimated from their shapes, docs/security.md)");
@@ -73,6 +79,9 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics at http(s)://HOST:PORT/metrics (port 0 "
           "picks one); off when empty. With --token_file a scrape needs a "
           "read-only, user or admin token (docs/operations.md)");
+ABSL_FLAG(std::string, backup_dir, "",
+          "the folder of qkov-backup's verified copies (results-*.db): "
+          "/metrics gives the newest one's time (docs/operations.md)");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "write the metrics listener's bound port here once listening");
 // The dashboard's limits (docs/security.md, "The dashboard's HTTP front").
@@ -205,6 +214,22 @@ void WritePortFile(const std::string& path, int port) {
   std::rename(tmp.c_str(), path.c_str());
 }
 
+// SIGHUP: the token file read again; the outcome logged (a file that does
+// not parse leaves the tokens in use, and says why).
+void ReloadTokens(qkov::service::QkovServer& server) {
+  absl::StatusOr<qkov::service::Authenticator::ReloadCounts> counts =
+      server.ReloadTokens();
+  if (!counts.ok()) {
+    qkov::log::Error("tokens_not_reloaded", {{"error", counts.status()}});
+    return;
+  }
+  qkov::log::Info("tokens_reloaded",
+                  {{"tokens", counts->tokens},
+                   {"added", counts->added},
+                   {"retired", counts->retired},
+                   {"retired_valid_until", absl::FormatTime(counts->until)}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -242,6 +267,10 @@ int main(int argc, char** argv) {
   config.listen = absl::GetFlag(FLAGS_listen);
   config.synchronous_full = absl::GetFlag(FLAGS_synchronous_full);
   config.token_file = absl::GetFlag(FLAGS_token_file);
+  if (absl::GetFlag(FLAGS_token_overlap_seconds) < 0)
+    return refuse("--token_overlap_seconds must be 0 or more", 2);
+  config.token_overlap =
+      absl::Seconds(absl::GetFlag(FLAGS_token_overlap_seconds));
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
@@ -269,6 +298,7 @@ int main(int argc, char** argv) {
       absl::Seconds(absl::GetFlag(FLAGS_sql_timeout_seconds));
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.backup_dir = absl::GetFlag(FLAGS_backup_dir);
   if (absl::Status st = HttpFlags(&config.http); !st.ok())
     return refuse(st.message(), 2);
   config.http_static_dir = absl::GetFlag(FLAGS_http_static_dir);
@@ -318,7 +348,11 @@ int main(int argc, char** argv) {
   }
   absl::Notification stop;
   int stop_signal = 0;
-  qkov::WatchSignals({SIGTERM, SIGINT}, [&](int sig) {
+  qkov::WatchSignals({SIGTERM, SIGINT, SIGHUP}, [&](int sig) {
+    if (sig == SIGHUP) {
+      ReloadTokens(**server);
+      return;
+    }
     if (stop.HasBeenNotified()) return;
     stop_signal = sig;
     stop.Notify();

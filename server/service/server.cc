@@ -192,6 +192,14 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
 
 }  // namespace
 
+absl::StatusOr<Authenticator::ReloadCounts> QkovServer::ReloadTokens() {
+  if (auth_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "no --token_file: the server runs without tokens, nothing to reload");
+  }
+  return auth_->Reload(token_overlap_);
+}
+
 absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
     const ServerConfig& config) {
   // Debian's Abseil is built with mutex deadlock detection on; its graph
@@ -205,6 +213,7 @@ absl::StatusOr<std::unique_ptr<QkovServer>> QkovServer::Start(
   if (!config.token_file.empty()) {
     ASSIGN_OR_RETURN(s->auth_, Authenticator::Load(config.token_file));
   }
+  s->token_overlap_ = config.token_overlap;
   RETURN_IF_ERROR(s->OpenStore(config));
   RETURN_IF_ERROR(s->StartCoordinator(config));
   RETURN_IF_ERROR(s->StartGrpc(config, credentials));
@@ -238,7 +247,8 @@ absl::Status QkovServer::OpenStore(const ServerConfig& config) {
   store_ = *std::move(store);
   if (!config.metrics_listen.empty()) {
     metrics_ = std::make_unique<ServerMetrics>(ServerMetrics::Options{
-        store_.get(), config.db_path, config.coordinator.lease_duration});
+        store_.get(), config.db_path, config.coordinator.lease_duration,
+        config.backup_dir});
   }
   ServerMetrics* metrics = metrics_.get();  // may be null
   store_->SetEventSink(

@@ -35,7 +35,9 @@ struct ServerConfig {
   storage::SqlConsole::Options sql_console;
   int max_message_bytes = 16 << 20;
   // Authentication (docs/security.md). Empty token_file: no authentication.
+  // ReloadTokens() keeps a token that left the file valid for token_overlap.
   std::string token_file;
+  absl::Duration token_overlap = absl::Minutes(15);
   // TLS: PEM files. Empty cert: plaintext. client_ca set: workers and
   // clients must present a certificate signed by it.
   std::string tls_cert;
@@ -53,6 +55,9 @@ struct ServerConfig {
   // scrape needs a token of the read-only, user or admin role
   // (docs/operations.md).
   std::string metrics_listen;
+  // The folder of qkov-backup's verified copies: the age of the newest is a
+  // metric (qkov_backup_last_success_timestamp_seconds). Empty: none.
+  std::string backup_dir;
 };
 
 class QkovServer {
@@ -81,6 +86,11 @@ class QkovServer {
   // it (tests/integration/concurrency_stress_test.cc's Direct case, which
   // ThreadSanitizer follows without an instrumented gRPC).
   core::Coordinator* coordinator() { return coordinator_.get(); }
+  // Reads the token file again (SIGHUP, `systemctl reload qkov-server`):
+  // Authenticator::Reload with the configured overlap. FAILED_PRECONDITION
+  // when the server runs without tokens; the file's own error (the tokens
+  // in use unchanged) when it does not parse.
+  absl::StatusOr<Authenticator::ReloadCounts> ReloadTokens();
   // Stops SQL console queries at once, stops accepting calls, finishes
   // running ones (up to `grace`), stops the reaper. Idempotent; does nothing
   // on a server that never started.
@@ -101,6 +111,7 @@ class QkovServer {
   void StartReaper(const ServerConfig& config);
 
   std::unique_ptr<Authenticator> auth_;
+  absl::Duration token_overlap_;
   std::unique_ptr<storage::ResultsStore> store_;
   std::unique_ptr<storage::SqlConsole> sql_console_;
   std::unique_ptr<core::Coordinator> coordinator_;

@@ -36,8 +36,11 @@ listeners stay on loopback. On a network, use tokens and TLS.)";
        {"db", "listen", "port_file", "synchronous_full"}},
       {"Authentication and TLS",
        ".PP\nThe token file holds one\n.I ROLE TOKEN NAME\nline per holder; "
-       "ROLE is worker, user, admin or read\\-only.",
-       {"token_file", "init_tokens", "tls_cert", "tls_key", "tls_client_ca"}},
+       "ROLE is worker, user, admin or read\\-only. "
+       "SIGHUP (systemctl reload qkov\\-server) reads it again; a token that "
+       "left it stays valid for the overlap.",
+       {"token_file", "token_overlap_seconds", "init_tokens", "tls_cert",
+        "tls_key", "tls_client_ca"}},
       {"Leases and limits",
        "",
        {"lease_seconds", "heartbeat_seconds", "max_trials",
@@ -58,7 +61,7 @@ listeners stay on loopback. On a network, use tokens and TLS.)";
         "http_logins_per_token_per_minute"}},
       {"Metrics and logs",
        "",
-       {"metrics_listen", "metrics_port_file", "log_format"}},
+       {"metrics_listen", "metrics_port_file", "backup_dir", "log_format"}},
   };
   p.sections = {
       {"FILES", R"(Paths of the Debian package and its systemd unit.

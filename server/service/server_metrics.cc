@@ -318,6 +318,35 @@ void ServerMetrics::AddWorkerFamilies(
       MetricType::Gauge, {MetricSample(holder_silence)}));
 }
 
+// qkov-backup's copies: a file is named results-*.db only once its
+// integrity check passed (deploy/systemd/qkov-backup.sh), so the newest
+// such file is the last good backup. A folder that cannot be read counts as
+// one without backups.
+void ServerMetrics::AddBackupFamilies(std::vector<MetricFamily>* out) {
+  double newest = 0;
+  int count = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(options_.backup_dir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!absl::StartsWith(name, "results-") || !absl::EndsWith(name, ".db"))
+      continue;
+    struct stat st;
+    if (::stat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    ++count;
+    newest = std::max(newest, static_cast<double>(st.st_mtim.tv_sec) +
+                                  st.st_mtim.tv_nsec * 1e-9);
+  }
+  out->push_back(MetricFamilyOf(
+      "qkov_backup_last_success_timestamp_seconds",
+      "Modification time of the newest verified backup in --backup_dir; 0 "
+      "when there is none (or the folder cannot be read).",
+      MetricType::Gauge, {MetricSample(newest)}));
+  out->push_back(MetricFamilyOf(
+      "qkov_backups", "Verified backups in --backup_dir.", MetricType::Gauge,
+      {MetricSample(static_cast<double>(count))}));
+}
+
 // The database's files and their volume, and the writer's transactions.
 void ServerMetrics::AddDatabaseFamilies(std::vector<MetricFamily>* out) {
   out->push_back(MetricFamilyOf(
@@ -329,6 +358,7 @@ void ServerMetrics::AddDatabaseFamilies(std::vector<MetricFamily>* out) {
       MetricType::Gauge,
       {MetricSample(
           static_cast<double>(FileBytes(options_.db_path + "-wal")))}));
+  if (!options_.backup_dir.empty()) AddBackupFamilies(out);
   std::error_code ec;
   std::filesystem::path dir =
       std::filesystem::absolute(options_.db_path, ec).parent_path();

@@ -45,6 +45,9 @@ class ServerMetrics {
     std::string db_path;                     // for the files' sizes
     // A worker with no call for this long is silent (qkov_workers).
     absl::Duration lease_duration = absl::Seconds(30);
+    // Where qkov-backup writes its verified copies (results-*.db); empty:
+    // no backup metrics.
+    std::string backup_dir;
   };
   explicit ServerMetrics(Options options);
 
@@ -79,6 +82,7 @@ class ServerMetrics {
                          absl::Time now,
                          std::vector<prometheus::MetricFamily>* out);
   void AddDatabaseFamilies(std::vector<prometheus::MetricFamily>* out);
+  void AddBackupFamilies(std::vector<prometheus::MetricFamily>* out);
 
   const Options options_;
   std::shared_ptr<prometheus::Registry> registry_;

@@ -1,7 +1,8 @@
 // Fault injection with real processes on loopback: a worker killed
 // mid-trial, the server killed mid-sweep and restarted, a worker frozen past
-// its lease, and a worker stopped by SIGTERM that hands its trial back with a
-// checkpoint. In every case each trial finishes exactly once.
+// its lease, a worker stopped by SIGTERM that hands its trial back with a
+// checkpoint, and a worker drained by SIGUSR2 that finishes its trial and
+// exits. In every case each trial finishes exactly once.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -219,6 +220,32 @@ TEST_F(FaultTest, SigtermHandsBackAndResumesToTheSameResult) {
                     "'reference') a LEFT JOIN (" + per_sweep +
                     "'preempted') b USING (name) WHERE a.value IS NOT b.value"),
       0);
+}
+
+// SIGUSR2 mid-trial: the worker finishes that trial, leases no other
+// although the sweep has more, and exits 0; nothing was handed back.
+TEST_F(FaultTest, SigusrTwoDrainsTheWorker) {
+  ServerUnderTest server(dir_);
+  Submit(server, SweepYaml("drained", 2, 8000));
+  auto a = Worker(server, "a", /*exit_when_idle=*/false);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Q(server, "SELECT COUNT(*) FROM trials WHERE last_step >= 200") >
+               0;
+      },
+      60));
+  a->Signal(SIGUSR2);
+  ASSERT_EQ(a->Wait(120), 0) << ReadFile(dir_.File("a.log"));
+  EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM trials WHERE state = 'done'"), 1);
+  EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM trials WHERE state = 'queued'"), 1);
+  EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM attempts"), 1);
+  EXPECT_EQ(Q(server, "SELECT COUNT(*) FROM attempts WHERE state != 'done'"),
+            0);
+  EXPECT_NE(ReadFile(dir_.File("a.log")).find("worker_drained"),
+            std::string::npos);
+  auto b = Worker(server, "b");
+  ASSERT_EQ(b->Wait(120), 0) << ReadFile(dir_.File("b.log"));
+  ExpectEveryTrialDoneOnce(server, 2);
 }
 
 }  // namespace

@@ -6,14 +6,17 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -71,13 +74,13 @@ class MetricsTest : public ::testing::Test {
     WriteFile(dir_.File("sweep.yaml"), kSweep);
   }
 
-  void StartServer() {
-    server_ = std::make_unique<ServerUnderTest>(
-        dir_, std::vector<std::string>{
-                  "--token_file=" + dir_.File("tokens"),
-                  "--metrics_listen=127.0.0.1:0",
-                  "--metrics_port_file=" + dir_.File("metrics.port"),
-                  "--lease_seconds=5", "--heartbeat_seconds=1"});
+  void StartServer(const std::vector<std::string>& more_flags = {}) {
+    std::vector<std::string> flags = {
+        "--token_file=" + dir_.File("tokens"), "--metrics_listen=127.0.0.1:0",
+        "--metrics_port_file=" + dir_.File("metrics.port"), "--lease_seconds=5",
+        "--heartbeat_seconds=1"};
+    flags.insert(flags.end(), more_flags.begin(), more_flags.end());
+    server_ = std::make_unique<ServerUnderTest>(dir_, flags);
     ASSERT_TRUE(WaitUntil(
         [&] { return !ReadFile(dir_.File("metrics.port")).empty(); }, 30));
     metrics_port_ = std::stoi(ReadFile(dir_.File("metrics.port")));
@@ -196,6 +199,58 @@ TEST_F(MetricsTest, ScrapesWithoutAKnownReaderTokenAreRefusedAndCounted) {
   EXPECT_EQ(s["qkov_metrics_scrapes_refused_total"], 3);
   EXPECT_EQ(s["qkov_http_responses_total{code=\"401\"}"], 2);
   EXPECT_EQ(s["qkov_http_responses_total{code=\"403\"}"], 1);
+}
+
+// qkov-backup.sh against the running server's database, and the server's
+// backup metrics over its --backup_dir: none at first; a verified copy's
+// time once one is written; and a copy that fails its integrity check (the
+// real check, on a copy corrupted between the write and the check) leaves no
+// file named like a backup, exits 1, and moves neither metric.
+TEST_F(MetricsTest, BackupAgeIsTheNewestVerifiedCopy) {
+  const std::string backups = dir_.File("backups");
+  StartServer({"--backup_dir=" + backups});
+  RunSweep();
+  std::map<std::string, double> s = ParseSamples(Scrape());
+  EXPECT_EQ(s["qkov_backup_last_success_timestamp_seconds"], 0);
+  EXPECT_EQ(s["qkov_backups"], 0);
+
+  const std::string script = QKOV_SOURCE_DIR "/deploy/systemd/qkov-backup.sh";
+  CommandResult good =
+      RunCommand({"/bin/bash", script, server_->db_path(), backups});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  const std::string copy(absl::StripAsciiWhitespace(good.out));
+  EXPECT_EQ(QueryInt(copy, "SELECT COUNT(*) FROM trials"), 8);
+  struct stat st;
+  ASSERT_EQ(stat(copy.c_str(), &st), 0) << copy;
+  s = ParseSamples(Scrape());
+  EXPECT_NEAR(s["qkov_backup_last_success_timestamp_seconds"],
+              st.st_mtim.tv_sec + st.st_mtim.tv_nsec * 1e-9, 1e-3);
+  EXPECT_EQ(s["qkov_backups"], 1);
+
+  // The copy's pages 2 and 3 overwritten just before the check.
+  std::filesystem::create_directories(dir_.File("shim"));
+  WriteFile(dir_.File("shim/sqlite3"),
+            "#!/bin/sh\n"
+            "if [ \"$2\" = 'PRAGMA integrity_check' ]; then\n"
+            "  dd if=/dev/urandom of=\"$1\" bs=4096 seek=1 count=2 "
+            "conv=notrunc 2>/dev/null\n"
+            "fi\n"
+            "exec /usr/bin/sqlite3 \"$@\"\n");
+  ASSERT_EQ(chmod(dir_.File("shim/sqlite3").c_str(), 0755), 0);
+  CommandResult bad = RunCommand(
+      {"/usr/bin/env", "PATH=" + dir_.File("shim") + ":/usr/bin:/bin",
+       "/bin/bash", script, server_->db_path(), backups});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("failed integrity_check; no backup written"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(bad.out, "");
+  CommandResult left = RunCommand({"/bin/ls", "-A", backups});
+  EXPECT_EQ(left.out, copy.substr(copy.rfind('/') + 1) + "\n");
+  s = ParseSamples(Scrape());
+  EXPECT_NEAR(s["qkov_backup_last_success_timestamp_seconds"],
+              st.st_mtim.tv_sec + st.st_mtim.tv_nsec * 1e-9, 1e-3);
+  EXPECT_EQ(s["qkov_backups"], 1);
 }
 
 TEST_F(MetricsTest, AMetricsAddressThatCannotBeBoundStopsStartUp) {

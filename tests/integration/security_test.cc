@@ -1,6 +1,8 @@
-// Bearer tokens with roles, and TLS with client certificates, against the
-// real binaries. Certificates are made with openssl at test time.
+// Bearer tokens with roles, the token file read again on SIGHUP, and TLS
+// with client certificates, against the real binaries. Certificates are
+// made with openssl at test time.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "absl/strings/str_cat.h"
 #include "tests/integration/harness.h"
@@ -90,6 +92,79 @@ TEST_F(SecurityTest, TokensAndRoles) {
   EXPECT_EQ(QueryInt(server.db_path(),
                      "SELECT COUNT(*) FROM trials WHERE state = 'done'"),
             2);
+}
+
+// Rotation as docs/cluster.md gives it: the user's token is replaced in
+// the file and the server gets SIGHUP while a worker trains; the new token
+// is served, the old one is refused once the overlap (2 s here) is over,
+// and the worker, whose token stays in the file, finishes its trial on its
+// first attempt. A file that does not parse leaves the tokens in use.
+TEST_F(SecurityTest, SighupReloadsTokensWithoutLosingATrial) {
+  ServerUnderTest server(dir_, {"--token_file=" + dir_.File("tokens"),
+                                "--token_overlap_seconds=2"});
+  WriteFile(dir_.File("long.yaml"), R"(name: long
+axes: {parameterization: [CACO], lr_ratio: [1], eta_ov: [0.1], seed: [1]}
+training: {max_steps: 60000, report_every: 500, target_loss: -1,
+           evaluation: {num_examples: 128}}
+)");
+  ASSERT_EQ(Qkov(server, "user", {"submit", dir_.File("long.yaml")}).exit_code,
+            0);
+  Process worker(
+      {QKOV_WORKER_BIN, "--server=" + server.address(), "--exit_when_idle"},
+      dir_.File("worker.log"),
+      {"QKOV_TOKEN_FILE=" + dir_.File("worker.token")});
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return QueryInt(server.db_path(),
+                        "SELECT COALESCE(MAX(last_step), 0) FROM trials") > 0;
+      },
+      60))
+      << ReadFile(dir_.File("worker.log"));
+
+  WriteFile(dir_.File("user2.token"), "user2-token-0123456789ab\n");
+  WriteFile(dir_.File("tokens"),
+            "worker  worker-token-0123456789\n"
+            "user    user2-token-0123456789ab\n"
+            "read-only reader-token-0123456789\n");
+  server.process().Signal(SIGHUP);
+  // The new token is served as soon as the signal is handled.
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Qkov(server, "user2", {"status"}).exit_code == 0; }, 30))
+      << ReadFile(dir_.File("server.log"));
+  EXPECT_NE(ReadFile(dir_.File("server.log")).find("tokens_reloaded"),
+            std::string::npos);
+  const std::string long_state =
+      "SELECT COUNT(*) FROM trials t JOIN sweeps s USING (sweep_id) "
+      "WHERE s.name = 'long' AND t.state = ";
+  EXPECT_EQ(QueryInt(server.db_path(), long_state + "'running'"), 1)
+      << "the trial ended before the reload (training ran too fast)";
+  // The old one is refused once its overlap is over.
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Qkov(server, "user", {"status"}).exit_code == 5; }, 30));
+  CommandResult r = Qkov(server, "user", {"status"});
+  EXPECT_NE(r.err.find("unknown token"), std::string::npos) << r.err;
+  ASSERT_EQ(
+      Qkov(server, "user2", {"submit", dir_.File("sweep.yaml")}).exit_code, 0);
+
+  // A broken file: logged, and the tokens in use stay.
+  WriteFile(dir_.File("tokens"), "user short\n");
+  server.process().Signal(SIGHUP);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return ReadFile(dir_.File("server.log")).find("tokens_not_reloaded") !=
+               std::string::npos;
+      },
+      30));
+  EXPECT_EQ(Qkov(server, "user2", {"status"}).exit_code, 0);
+
+  ASSERT_EQ(worker.Wait(180), 0) << ReadFile(dir_.File("worker.log"));
+  EXPECT_EQ(QueryInt(server.db_path(), long_state + "'done'"), 1);
+  // Every attempt (the long trial's, and the other sweep's if the worker
+  // took them before it went idle) was a first one, and finished.
+  EXPECT_EQ(QueryInt(server.db_path(),
+                     "SELECT COUNT(*) FROM attempts WHERE attempt > 1 OR "
+                     "state != 'done'"),
+            0);
 }
 
 TEST_F(SecurityTest, TlsWithClientCertificates) {

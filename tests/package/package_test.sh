@@ -19,7 +19,8 @@
 #     and stopping it mid-trial hands the trial back and leaves no failed
 #     unit (its exit status is one the unit counts as success);
 #   - the backup unit's command makes a backup, and after purge and a
-#     fresh install the restore block brings back the same results;
+#     fresh install the restore block brings back the same results,
+#     skipping a newer copy damaged on disk;
 #   - the man pages and --help of every program name their main flags;
 #   - reinstalling keeps the edited server.env (a conffile) and the tokens;
 #   - apt remove keeps the database and the configuration; apt purge
@@ -371,8 +372,17 @@ done
 step "a fresh install restores the backup with docs/cluster.md's restore block"
 set_up_service_node
 cp "$work/backup.db" "$root/var/backups/qkov/results-20000101T000000Z.db"
-in_root chown qkov:qkov /var/backups/qkov/results-20000101T000000Z.db
+# A newer copy damaged on disk after it was written: the block must skip it.
+cp "$work/backup.db" "$root/var/backups/qkov/results-20000102T000000Z.db"
+dd if=/dev/urandom of="$root/var/backups/qkov/results-20000102T000000Z.db" bs=4096 seek=1 count=2 \
+  conv=notrunc 2>/dev/null
+touch -d 2000-01-01 "$root/var/backups/qkov/results-20000101T000000Z.db"
+touch -d 2000-01-02 "$root/var/backups/qkov/results-20000102T000000Z.db"
+in_root chown qkov:qkov /var/backups/qkov/results-20000101T000000Z.db \
+  /var/backups/qkov/results-20000102T000000Z.db
 run_doc_block restore /
+grep -q "skipping /var/backups/qkov/results-20000102T000000Z.db" "$work/doc-blocks.log" ||
+  fail "the restore block did not say it skipped the damaged backup"
 server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
 qkov_in_root results demo --format csv >"$work/restored.csv" 2>&1 ||
   { cat "$work/restored.csv"; fail "qkov results after the restore"; }

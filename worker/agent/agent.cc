@@ -100,7 +100,18 @@ int Agent::trials_in_flight() {
 
 void Agent::Stop() {
   stop_ = true;
+  Wake();
   NotifyStopped();
+}
+
+void Agent::Drain() {
+  drain_ = true;
+  Wake();
+}
+
+void Agent::Wake() {
+  absl::MutexLock lock(&wake_mu_);
+  woken_ = true;
 }
 
 void Agent::NotifyStopped() {
@@ -163,9 +174,16 @@ absl::Status Agent::Run() {
   while (!stop_) {
     v1::LeaseTrialResponse resp;
     if (next.outcome() == v1::LeaseTrialResponse::LEASED) {
+      // Leased with the last completion (even when Drain() came since):
+      // it is this worker's to train.
       resp = std::move(next);
       next.Clear();
     } else {
+      if (drain_) {
+        log::Info("worker_drained",
+                  {{"trials_completed", trials_completed_.load()}});
+        break;
+      }
       v1::LeaseTrialRequest req;
       req.set_worker_id(worker_id_);
       req.set_worker_key(worker_key_);
@@ -195,7 +213,8 @@ absl::Status Agent::Run() {
         std::max(absl::Milliseconds(50),
                  absl::Milliseconds(
                      TimeUtil::DurationToMilliseconds(resp.retry_after())));
-    stopped_.WaitForNotificationWithTimeout(wait);
+    absl::MutexLock lock(&wake_mu_);
+    wake_mu_.AwaitWithTimeout(absl::Condition(&woken_), wait);
   }
   NotifyStopped();  // ends the heartbeat loop; stopped() still reports Stop()
                     // only
@@ -434,7 +453,7 @@ void Agent::CompleteBatch(const std::vector<v1::CompleteTrialRequest>& batch,
     req.set_worker_id(worker_id_);
     req.set_worker_key(worker_key_);
     for (size_t i = begin; i < end; ++i) *req.add_trials() = batch[i];
-    if (end == n && !stop_) {
+    if (end == n && !stop_ && !drain_) {
       req.set_lease_next(config_.batch_trials);
       req.set_memory_budget_bytes(config_.memory_budget_bytes);
       req.set_fill_budget(config_.fill_budget);
@@ -498,8 +517,8 @@ absl::Status Agent::ReportAlone(
   }
   // The last completion brings the next lease (a single trial; a batch
   // worker asks for its next batch itself).
-  completion->set_lease_next(!stop_ && single && config_.batch_trials <= 1 &&
-                             !config_.fill_budget);
+  completion->set_lease_next(!stop_ && !drain_ && single &&
+                             config_.batch_trials <= 1 && !config_.fill_budget);
   completion->set_resend_held(completion->lease_next());  // its only lease
   v1::CompleteTrialResponse resp;
   RETURN_IF_ERROR(WithRetry("CompleteTrial", [&] {

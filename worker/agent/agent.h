@@ -3,7 +3,9 @@
 // repeats until there is no work (with exit_when_idle) or Stop() is called.
 // A heartbeat thread renews the lease; when the coordinator answers STOP
 // (lease lost, sweep cancelled) the trial is dropped at its next step.
-// Stop() (SIGTERM) hands the running trial back as preempted.
+// Stop() (SIGTERM) hands the running trial back as preempted; Drain()
+// (SIGUSR2) lets the running trials finish, leases nothing more and ends
+// Run() with OK.
 #ifndef QKOV_WORKER_AGENT_AGENT_H_
 #define QKOV_WORKER_AGENT_AGENT_H_
 
@@ -69,6 +71,9 @@ class Agent {
 
   // Thread-safe, async-signal-unsafe: call from a signal-handling thread.
   void Stop();
+  // Finish the trials leased now (reported and completed as usual), ask for
+  // no other, and return from Run() with OK. Thread-safe, like Stop().
+  void Drain() ABSL_LOCKS_EXCLUDED(wake_mu_);
 
   int trials_completed() const { return trials_completed_; }
   // Trials this agent trains now.
@@ -76,6 +81,8 @@ class Agent {
   const AgentConfig& config() const { return config_; }
   // True once Stop() was called (the running trial, if any, was handed back).
   bool stopped() const { return stop_; }
+  // True once Drain() was called.
+  bool draining() const { return drain_; }
 
  private:
   struct CurrentLease {
@@ -146,6 +153,11 @@ class Agent {
   void NotifyStopped();
 
   std::atomic<bool> stop_{false};
+  std::atomic<bool> drain_{false};
+  // Wakes the wait between lease requests (Stop or Drain).
+  void Wake() ABSL_LOCKS_EXCLUDED(wake_mu_);
+  absl::Mutex wake_mu_;
+  bool woken_ ABSL_GUARDED_BY(wake_mu_) = false;
   absl::Notification stopped_;  // wakes waits and the heartbeat loop
   std::once_flag stopped_once_;
   absl::Mutex mu_;

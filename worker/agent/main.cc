@@ -4,7 +4,8 @@
 //   [--exit_when_idle]
 //
 // SIGTERM/SIGINT/SIGUSR1: hand the running trials back (with checkpoints) and
-// exit 3. Exit codes: 0 no work left, 1 coordinator unreachable or fatal
+// exit 3. SIGUSR2: drain: finish the running trials, lease no other, exit 0.
+// Exit codes: 0 no work left or drained, 1 coordinator unreachable or fatal
 // error, 2 bad flags or setup, 3 stopped by a signal.
 //
 // --batch_trials=N leases up to N trials that train together (as many as
@@ -171,7 +172,13 @@ absl::StatusOr<std::vector<std::unique_ptr<qkov::agent::Agent>>> MakeAgents(
 
 // Runs every agent in its own thread to its end; the exit code (header).
 int RunAgents(std::vector<std::unique_ptr<qkov::agent::Agent>>& agents) {
-  qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1}, [&agents](int sig) {
+  qkov::WatchSignals({SIGTERM, SIGINT, SIGUSR1, SIGUSR2}, [&agents](int sig) {
+    if (sig == SIGUSR2) {
+      // The running trials finish; nothing more is leased.
+      qkov::log::Info("worker_draining", {{"signal", sig}});
+      for (auto& a : agents) a->Drain();
+      return;
+    }
     // The running trials are handed back with their checkpoints.
     qkov::log::Info("worker_stopping", {{"signal", sig}});
     for (auto& a : agents) a->Stop();

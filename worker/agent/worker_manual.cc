@@ -19,7 +19,9 @@ another worker, and the coordinator refuses anything it sends for it.
 .PP
 SIGTERM, SIGINT and SIGUSR1 hand the running trials back with their
 checkpoints, so another worker resumes them where they stopped (Slurm
-sends SIGUSR1 before a time limit). Unreachable coordinators are waited
+sends SIGUSR1 before a time limit). SIGUSR2 drains the worker: the
+running trials finish and are reported, nothing more is leased, and it
+exits 0. Unreachable coordinators are waited
 out with backoff, up to
 .BR \-\-unreachable_timeout_seconds .
 .PP

@@ -4,7 +4,8 @@
 // riding with the completion; errors that end the run; a refused batch
 // completion; batch leases and what a lease request asks for; a trial
 // dropped on STOP or STOP_EARLY; a hand-back with a checkpoint on Stop(); a
-// trial whose settings the worker refuses. The same loop against the real
+// drain that finishes the running trial and leases nothing more; a trial
+// whose settings the worker refuses. The same loop against the real
 // coordinator: tests/integration/agent_coordinator_test.cc.
 #include "worker/agent/agent.h"
 
@@ -14,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "tests/unit/agent/in_memory_coordinator.h"
 #include "tests/unit/agent/synthetic_config.h"
@@ -32,10 +34,11 @@ class AgentTest : public ::testing::Test {
     for (int i = 0; i < n; ++i)
       coordinator_->Add(absl::StrCat("t", i), SyntheticConfig(i + 1, steps));
   }
-  std::unique_ptr<Agent> MakeAgent(int batch_trials = 1) {
+  std::unique_ptr<Agent> MakeAgent(int batch_trials = 1,
+                                   bool exit_when_idle = true) {
     AgentConfig config;
     config.name = "test-worker";
-    config.exit_when_idle = true;
+    config.exit_when_idle = exit_when_idle;
     config.batch_trials = batch_trials;
     config.unreachable_timeout = absl::Seconds(60);
     auto fake = std::make_unique<testing::InMemoryCoordinator>();
@@ -227,6 +230,53 @@ TEST_F(AgentTest, StopHandsTheTrialBackWithACheckpoint) {
   // Every point up to the checkpoint reached the coordinator first.
   EXPECT_GE(coordinator_->last_reported_step("t0"),
             t.failures[0].checkpoint_step() - 50);
+}
+
+// Drain() mid-trial: the trial runs to its end and is completed, nothing is
+// handed back, no lease is asked for after it (neither a request nor a
+// completion that asks for the next), and Run() returns OK although the
+// coordinator still has work (exit_when_idle is off).
+TEST_F(AgentTest, DrainFinishesTheRunningTrialAndLeasesNoMore) {
+  auto agent = MakeAgent(/*batch_trials=*/1, /*exit_when_idle=*/false);
+  Add(3, 4000);
+  absl::Status result = absl::UnknownError("Run() did not return");
+  absl::Notification returned;
+  std::thread run([&] {
+    result = agent->Run();
+    returned.Notify();
+  });
+  ASSERT_TRUE(WaitForReports("t0"));
+  const size_t requests_before = coordinator_->lease_requests().size();
+  agent->Drain();
+  // A drain that does not end the run: stopped after 60 s, and failed.
+  const bool drained =
+      returned.WaitForNotificationWithTimeout(absl::Seconds(60));
+  if (!drained) agent->Stop();
+  run.join();
+  ASSERT_TRUE(drained) << "Run() went on leasing after Drain()";
+  EXPECT_TRUE(result.ok()) << result;
+  EXPECT_TRUE(agent->draining());
+  EXPECT_FALSE(agent->stopped());
+  EXPECT_EQ(coordinator_->calls("FailTrial"), 0);
+  // Leased in order: the done trials come first, the last of them asked
+  // for no next lease.
+  int done = 0;
+  for (const char* id : {"t0", "t1", "t2"}) {
+    const auto t = coordinator_->trial(id);
+    EXPECT_TRUE(t.failures.empty()) << id;
+    if (t.state != State::kDone) {
+      EXPECT_EQ(t.state, State::kQueued) << id;
+      continue;
+    }
+    ++done;
+    EXPECT_EQ(t.completion.steps(), 4000) << id;
+  }
+  ASSERT_GE(done, 1);
+  ASSERT_LE(done, 2) << "the drain came after every trial";
+  EXPECT_FALSE(
+      coordinator_->trial(absl::StrCat("t", done - 1)).completion.lease_next());
+  EXPECT_EQ(done, agent->trials_completed());
+  EXPECT_EQ(coordinator_->lease_requests().size(), requests_before);
 }
 
 // Settings this worker cannot train (an enum value it does not know) fail

@@ -1,4 +1,5 @@
-// Token files and the role and owner a call is given (server/service/auth).
+// Token files and the role and owner a call is given (server/service/auth),
+// and the file read again with an overlap for the tokens that left it.
 #include "server/service/auth.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +86,82 @@ TEST_F(AuthTest, MissingMalformedAndUnknownTokensAreUnauthenticated) {
   }
   Call ok("Bearer alice-token-012345678");
   EXPECT_TRUE((*auth)->CheckAnyToken(ok.md, "M").ok());
+}
+
+// A reload: the file's new tokens serve at once, a token that left it is
+// valid until the overlap ends (on the authenticator's clock), a changed
+// role takes effect at once, and a file that does not parse changes
+// nothing.
+TEST_F(AuthTest, ReloadKeepsLeftTokensForTheOverlapOnly) {
+  const std::string path = dir_ + "/tokens";
+  std::ofstream(path) << "worker farm-token-0123456789 farm\n"
+                         "user   old-token-0123456789a alice\n"
+                         "user   bob-token-0123456789a bob\n";
+  absl::Time now = absl::FromUnixSeconds(1'000'000);
+  auto auth = Authenticator::Load(path, [&now] { return now; });
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  auto check = [&](const char* token, Permission p) {
+    return (*auth)->CheckToken(token, p, "M").code();
+  };
+  EXPECT_EQ(check("new-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kUnauthenticated);
+
+  std::ofstream(path, std::ios::trunc)
+      << "worker farm-token-0123456789 farm\n"
+         "user   new-token-0123456789a alice\n"
+         "read-only bob-token-0123456789a bob\n";
+  absl::StatusOr<Authenticator::ReloadCounts> counts =
+      (*auth)->Reload(absl::Minutes(10));
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->tokens, 3);
+  EXPECT_EQ(counts->added, 1);
+  EXPECT_EQ(counts->retired, 1);
+  EXPECT_EQ(counts->until, now + absl::Minutes(10));
+  storage::Actor actor;
+  EXPECT_TRUE(
+      (*auth)
+          ->CheckToken("new-token-0123456789a", Permission::kWrite, "M", &actor)
+          .ok());
+  EXPECT_EQ(actor.name, "alice");
+  EXPECT_TRUE(
+      (*auth)
+          ->CheckToken("old-token-0123456789a", Permission::kWrite, "M", &actor)
+          .ok());
+  EXPECT_EQ(actor.name, "alice");
+  EXPECT_EQ(check("bob-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kPermissionDenied);  // read-only now
+  EXPECT_EQ(check("farm-token-0123456789", Permission::kWorker),
+            absl::StatusCode::kOk);
+
+  now += absl::Minutes(10) - absl::Seconds(1);
+  EXPECT_EQ(check("old-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kOk);
+  now += absl::Seconds(1);
+  EXPECT_EQ(check("old-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kUnauthenticated);
+  Call old_call("Bearer old-token-0123456789a");
+  EXPECT_EQ((*auth)->Check(old_call.md, Permission::kWrite, "M").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  // A file that does not parse: the error names the line; the tokens in
+  // use stay.
+  std::ofstream(path, std::ios::trunc) << "user short\n";
+  absl::StatusOr<Authenticator::ReloadCounts> bad =
+      (*auth)->Reload(absl::Minutes(10));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(path + ":1: token shorter"),
+            std::string::npos)
+      << bad.status();
+  EXPECT_EQ(check("new-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kOk);
+
+  // Overlap zero: a token that leaves is refused at once.
+  std::ofstream(path, std::ios::trunc) << "user bob-token-0123456789a bob\n";
+  ASSERT_TRUE((*auth)->Reload(absl::ZeroDuration()).ok());
+  EXPECT_EQ(check("new-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(check("bob-token-0123456789a", Permission::kWrite),
+            absl::StatusCode::kOk);
 }
 
 TEST_F(AuthTest, BadFilesNameTheLine) {
