@@ -14,27 +14,27 @@ namespace qkov::service {
 
 namespace v1 = ::qkov::v1;
 
-HttpReply HttpService::Events(const HttpRequest& req) {
+http::HttpReply HttpService::Events(const http::HttpRequest& req) {
   absl::StatusOr<std::string> key = Authorize(req);
-  if (!key.ok()) return ErrorReply(key.status());
+  if (!key.ok()) return http::ErrorReply(key.status());
   auto follower = std::make_shared<Follower>();
   Follower& f = *follower;
   f.sweep = req.Param("sweep");
   f.since = absl::Now();
   if (!f.sweep.empty()) {
     if (absl::Status s = core_->GetSweep(f.sweep).status(); !s.ok())
-      return ErrorReply(s);
+      return http::ErrorReply(s);
   }
   {
     absl::MutexLock lock(&streams_mu_);
     if (open_streams_ >= config_.max_event_streams) {
-      return ErrorReply(absl::ResourceExhaustedError(
+      return http::ErrorReply(absl::ResourceExhaustedError(
           absl::StrCat("events: ", config_.max_event_streams,
                        " streams are open; close a dashboard tab")));
     }
     int& mine = streams_by_key_[*key];
     if (mine >= config_.event_streams_per_token) {
-      return ErrorReply(absl::ResourceExhaustedError(
+      return http::ErrorReply(absl::ResourceExhaustedError(
           absl::StrCat("events: ", mine,
                        " streams are open with this token; close a "
                        "dashboard tab")));
@@ -42,7 +42,7 @@ HttpReply HttpService::Events(const HttpRequest& req) {
     ++mine;
     ++open_streams_;
   }
-  f.stream = std::make_shared<ReplyStream>([this, k = *key] {
+  f.stream = std::make_shared<http::ReplyStream>([this, k = *key] {
     absl::MutexLock lock(&streams_mu_);
     --open_streams_;
     auto it = streams_by_key_.find(k);
@@ -52,11 +52,11 @@ HttpReply HttpService::Events(const HttpRequest& req) {
   const uint64_t read_at = core_->ChangeCount();
   std::string first = Event(f, nullptr);
   if (first.empty()) {
-    return ErrorReply(
+    return http::ErrorReply(
         absl::UnavailableError("events: the sweep cannot be read now; retry"));
   }
   f.stream->Write(first);
-  HttpReply reply;
+  http::HttpReply reply;
   reply.content_type = "text/event-stream";
   reply.headers.emplace_back("Cache-Control", "no-store");
   reply.stream = f.stream;

@@ -11,13 +11,13 @@ namespace qkov::service {
 
 namespace v1 = ::qkov::v1;
 
-HttpReply HttpService::ReportPage(const HttpRequest& req) {
-  if (!Authorize(req).ok()) return RedirectReply("/login");
+http::HttpReply HttpService::ReportPage(const http::HttpRequest& req) {
+  if (!Authorize(req).ok()) return http::RedirectReply("/login");
   report::ReportArgs args;
   for (const std::string& p : req.Params("sweep")) {
     const size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
-      return ErrorReply(absl::InvalidArgumentError(absl::StrCat(
+      return http::ErrorReply(absl::InvalidArgumentError(absl::StrCat(
           "sweep: '", TerminalSafe(p.substr(0, 200)), "' is not CLAIM=SWEEP")));
     }
     args.sweeps[p.substr(0, eq)] = p.substr(eq + 1);
@@ -41,8 +41,8 @@ HttpReply HttpService::ReportPage(const HttpRequest& req) {
     return core_->GetTrialMetrics(r);
   };
   absl::StatusOr<report::Report> built = report::BuildReport(source, args);
-  if (!built.ok()) return ErrorReply(built.status());
-  HttpReply reply;
+  if (!built.ok()) return http::ErrorReply(built.status());
+  http::HttpReply reply;
   reply.content_type = "text/html; charset=utf-8";
   reply.body = report::ReportHtml(*built, /*in_dashboard=*/true);
   reply.headers.emplace_back("Cache-Control", "no-store");

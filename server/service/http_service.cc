@@ -35,7 +35,7 @@ namespace {
 // Every file the static root may hold, in all.
 constexpr size_t kMaxStaticBytes = 16 << 20;
 
-absl::StatusOr<int64_t> IntParam(const HttpRequest& req, const char* name,
+absl::StatusOr<int64_t> IntParam(const http::HttpRequest& req, const char* name,
                                  int64_t fallback, int64_t lo, int64_t hi) {
   if (!req.HasParam(name)) return fallback;
   int64_t v;
@@ -107,7 +107,7 @@ absl::StatusOr<std::unique_ptr<HttpService>> HttpService::Start(
         "must be positive");
   }
 
-  HttpServer::Options o;
+  http::HttpServer::Options o;
   o.listen = config.listen;
   o.limits = config.limits;
   o.tls_cert = config.tls_cert;
@@ -116,12 +116,14 @@ absl::StatusOr<std::unique_ptr<HttpService>> HttpService::Start(
   o.allowed_hosts.insert(config.allowed_hosts.begin(),
                          config.allowed_hosts.end());
   HttpService* self = s.get();
-  o.handler = [self](const HttpRequest& req) { return self->Handle(req); };
+  o.handler = [self](const http::HttpRequest& req) {
+    return self->Handle(req);
+  };
   // Everything but the API answers in microseconds from memory.
-  o.cheap = [](const HttpRequest& req) {
+  o.cheap = [](const http::HttpRequest& req) {
     return !absl::StartsWith(req.path, "/api/");
   };
-  ASSIGN_OR_RETURN(s->server_, HttpServer::Start(std::move(o)));
+  ASSIGN_OR_RETURN(s->server_, http::HttpServer::Start(std::move(o)));
   s->events_thread_ = std::thread([self] { self->EventsLoop(); });
   return s;
 }
@@ -134,20 +136,21 @@ void HttpService::Stop() {
   if (server_ != nullptr) server_->Stop();
 }
 
-HttpReply HttpService::Api(
-    const HttpRequest& req,
+http::HttpReply HttpService::Api(
+    const http::HttpRequest& req,
     const std::function<absl::StatusOr<std::string>()>& body) {
-  if (absl::Status a = Authorize(req).status(); !a.ok()) return ErrorReply(a);
+  if (absl::Status a = Authorize(req).status(); !a.ok())
+    return http::ErrorReply(a);
   absl::StatusOr<std::string> json = body();
-  if (!json.ok()) return ErrorReply(json.status());
-  HttpReply reply;
+  if (!json.ok()) return http::ErrorReply(json.status());
+  http::HttpReply reply;
   reply.body = *std::move(json);
   reply.headers.emplace_back("Cache-Control", "no-store");
   return reply;
 }
 
-HttpReply HttpService::SweepView(
-    const HttpRequest& req,
+http::HttpReply HttpService::SweepView(
+    const http::HttpRequest& req,
     const std::function<absl::StatusOr<std::string>()>& body) {
   // Parameters sorted by name; lengths keep "a=b&c" and "a=b" "c" apart.
   std::vector<std::pair<std::string, std::string>> params = req.query;
@@ -158,7 +161,7 @@ HttpReply HttpService::SweepView(
   for (const auto& [k, v] : params)
     absl::StrAppend(&key, "\n", k.size(), ":", k, v.size(), ":", v);
   std::optional<ReplyCache::Reply> kept;
-  HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
+  http::HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
     ASSIGN_OR_RETURN(kept, replies_.Get(key, body));
     return std::move(kept->body);
   });
@@ -175,25 +178,25 @@ HttpReply HttpService::SweepView(
   return reply;
 }
 
-HttpReply HttpService::File(const std::string& name,
-                            const char* cache_control) {
+http::HttpReply HttpService::File(const std::string& name,
+                                  const char* cache_control) {
   auto it = files_.find(name);
   if (it == files_.end()) {
-    return ErrorReply(absl::NotFoundError(absl::StrCat(
+    return http::ErrorReply(absl::NotFoundError(absl::StrCat(
         "no such page: /static/", TerminalSafe(name.substr(0, 200)))));
   }
-  HttpReply reply;
+  http::HttpReply reply;
   reply.static_body = &it->second.bytes;
   reply.content_type = it->second.content_type;
   reply.headers.emplace_back("Cache-Control", cache_control);
   return reply;
 }
 
-HttpReply HttpService::Export(const HttpRequest& req, const std::string& sweep,
-                              bool csv) {
+http::HttpReply HttpService::Export(const http::HttpRequest& req,
+                                    const std::string& sweep, bool csv) {
   // Spreadsheet formulas in text cells are neutralised unless ?raw=1.
   const bool raw = req.Param("raw") == "1";
-  HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
+  http::HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
     v1::QueryResultsRequest q;
     q.set_sweep_name(sweep);
     ASSIGN_OR_RETURN(v1::QueryResultsResponse rows, core_->QueryResults(q));
@@ -227,7 +230,7 @@ HttpReply HttpService::Export(const HttpRequest& req, const std::string& sweep,
   return reply;
 }
 
-absl::StatusOr<std::string> HttpService::Matched(const HttpRequest& req,
+absl::StatusOr<std::string> HttpService::Matched(const http::HttpRequest& req,
                                                  const std::string& sweep) {
   SweepMatchedArgs args;
   args.sweep = sweep;
@@ -278,11 +281,11 @@ absl::StatusOr<std::string> HttpService::Matched(const HttpRequest& req,
   return ToJson(out);
 }
 
-HttpReply HttpService::Handle(const HttpRequest& req) {
+http::HttpReply HttpService::Handle(const http::HttpRequest& req) {
   if (req.method != "POST") return Get(req);
   if (req.path == "/login") return Login(req);
   if (req.path == "/logout") return Logout(req);
-  HttpReply r = ErrorReply(
+  http::HttpReply r = http::ErrorReply(
       absl::UnimplementedError(
           "dashboard: POST is not allowed; the dashboard is read-only"),
       405);
@@ -291,9 +294,9 @@ HttpReply HttpService::Handle(const HttpRequest& req) {
 }
 
 // /api/v1/sweeps/NAME/VIEW; nullopt for a view there is none of.
-std::optional<HttpReply> HttpService::SweepSubview(const HttpRequest& req,
-                                                   const std::string& name,
-                                                   const std::string& view) {
+std::optional<http::HttpReply> HttpService::SweepSubview(
+    const http::HttpRequest& req, const std::string& name,
+    const std::string& view) {
   if (view == "results") {
     return SweepView(req, [&]() -> absl::StatusOr<std::string> {
       v1::QueryResultsRequest q;
@@ -354,13 +357,13 @@ std::optional<HttpReply> HttpService::SweepSubview(const HttpRequest& req,
   return std::nullopt;
 }
 
-HttpReply HttpService::Get(const HttpRequest& req) {
+http::HttpReply HttpService::Get(const http::HttpRequest& req) {
   const std::string& path = req.path;
   std::vector<std::string> parts = absl::StrSplit(path, '/');
   // "/a/b" splits into "", "a", "b"; an empty segment is never a name.
   const bool named = parts.size() >= 3 && !parts[2].empty();
   auto not_found = [&] {
-    return ErrorReply(absl::NotFoundError(
+    return http::ErrorReply(absl::NotFoundError(
         absl::StrCat("no such page: ", TerminalSafe(path.substr(0, 200)))));
   };
   if (path == "/") return File("index.html", "no-cache");
@@ -387,7 +390,7 @@ HttpReply HttpService::Get(const HttpRequest& req) {
   if (resource == "sweeps" && parts.size() == 5)
     return Api(req, [&] { return JsonOf(core_->GetSweep(name)); });
   if (resource == "sweeps" && parts.size() == 6) {
-    std::optional<HttpReply> reply = SweepSubview(req, name, view);
+    std::optional<http::HttpReply> reply = SweepSubview(req, name, view);
     return reply.has_value() ? *std::move(reply) : not_found();
   }
   if (resource == "trials" && parts.size() == 5)

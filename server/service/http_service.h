@@ -37,9 +37,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "http/http_server.h"
 #include "server/core/coordinator.h"
 #include "server/service/auth.h"
-#include "server/service/http_server.h"
 #include "server/service/login_throttle.h"
 #include "server/service/reply_cache.h"
 
@@ -52,7 +52,7 @@ struct HttpConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
-  HttpLimits limits;
+  http::HttpLimits limits;
   // Host names served besides HttpServer::DefaultAllowedHosts(listen host).
   std::vector<std::string> allowed_hosts;
   int max_event_streams = 32;  // open /api/v1/events connections in all
@@ -94,45 +94,47 @@ class HttpService {
   };
   // An open event stream, as the events loop follows it.
   struct Follower {
-    std::shared_ptr<ReplyStream> stream;
+    std::shared_ptr<http::ReplyStream> stream;
     std::string sweep;  // "" for the sweep list
     absl::Time since;   // trials changed since then go in the next event
   };
 
   HttpService(const HttpConfig& config, core::Coordinator* core,
               const Authenticator* auth);
-  HttpReply Handle(const HttpRequest& req);
-  HttpReply Get(const HttpRequest& req);
+  http::HttpReply Handle(const http::HttpRequest& req);
+  http::HttpReply Get(const http::HttpRequest& req);
   // /api/v1/sweeps/NAME/VIEW (results, export.csv and .json, aggregate,
   // curves, heatmaps, matched); nullopt for any other view.
-  std::optional<HttpReply> SweepSubview(const HttpRequest& req,
-                                        const std::string& name,
-                                        const std::string& view);
+  std::optional<http::HttpReply> SweepSubview(const http::HttpRequest& req,
+                                              const std::string& name,
+                                              const std::string& view);
   // The caller's key for per-token caps (its token holder, or its address
   // without tokens), or the status to answer with.
-  absl::StatusOr<std::string> Authorize(const HttpRequest& req) const;
-  HttpReply Api(const HttpRequest& req,
-                const std::function<absl::StatusOr<std::string>()>& body);
+  absl::StatusOr<std::string> Authorize(const http::HttpRequest& req) const;
+  http::HttpReply Api(const http::HttpRequest& req,
+                      const std::function<absl::StatusOr<std::string>()>& body);
   // Api for the views of a whole sweep (table pages, aggregates, curves,
   // heatmaps, matched values): answered from replies_, shared by every open
   // page.
-  HttpReply SweepView(const HttpRequest& req,
-                      const std::function<absl::StatusOr<std::string>()>& body);
-  HttpReply Export(const HttpRequest& req, const std::string& sweep, bool csv);
+  http::HttpReply SweepView(
+      const http::HttpRequest& req,
+      const std::function<absl::StatusOr<std::string>()>& body);
+  http::HttpReply Export(const http::HttpRequest& req, const std::string& sweep,
+                         bool csv);
   // /api/v1/sweeps/NAME/matched: MatchSweep over the coordinator, as JSON.
-  absl::StatusOr<std::string> Matched(const HttpRequest& req,
+  absl::StatusOr<std::string> Matched(const http::HttpRequest& req,
                                       const std::string& sweep);
-  HttpReply Events(const HttpRequest& req);
+  http::HttpReply Events(const http::HttpRequest& req);
   // /report: the reproduction report (common/report/report.h) of this
   // server's sweeps as one HTML page (http_report.cc); ?sweep=CLAIM=SWEEP
   // as `qkov report --sweep`.
-  HttpReply ReportPage(const HttpRequest& req);
-  HttpReply Login(const HttpRequest& req);
-  HttpReply Logout(const HttpRequest& req);
-  HttpReply File(const std::string& name, const char* cache_control);
+  http::HttpReply ReportPage(const http::HttpRequest& req);
+  http::HttpReply Login(const http::HttpRequest& req);
+  http::HttpReply Logout(const http::HttpRequest& req);
+  http::HttpReply File(const std::string& name, const char* cache_control);
   // Whether a POST's Origin (or, without one, its Referer) is this
   // dashboard.
-  static bool SameOrigin(const HttpRequest& req);
+  static bool SameOrigin(const http::HttpRequest& req);
   // Follows every open stream: one event per change, coalesced; a comment
   // on a quiet stream every 15 s.
   void EventsLoop();
@@ -141,7 +143,7 @@ class HttpService {
   const HttpConfig config_;
   core::Coordinator* core_;
   const Authenticator* auth_;
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<http::HttpServer> server_;
   absl::flat_hash_map<std::string, StaticFile> files_;
   ReplyCache replies_{Clock::Real()};
   LoginThrottle failures_;

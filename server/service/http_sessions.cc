@@ -35,8 +35,8 @@ std::string FormValue(absl::string_view body, absl::string_view name) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(pair, absl::MaxSplits('=', 1));
     std::string key, value;
-    if (PercentDecode(kv.first, true, &key) && key == name &&
-        PercentDecode(kv.second, true, &value))
+    if (http::PercentDecode(kv.first, true, &key) && key == name &&
+        http::PercentDecode(kv.second, true, &value))
       return value;
   }
   return "";
@@ -49,10 +49,10 @@ std::string NewSessionId() {
       absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
 }
 
-HttpReply TooMany(const std::string& why, absl::Duration wait) {
+http::HttpReply TooMany(const std::string& why, absl::Duration wait) {
   const int64_t seconds = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(wait))));
-  HttpReply r = ErrorReply(absl::ResourceExhaustedError(
+  http::HttpReply r = http::ErrorReply(absl::ResourceExhaustedError(
       absl::StrCat("dashboard: ", why, "; retry in ", seconds, " s")));
   r.headers.emplace_back("Retry-After", absl::StrCat(seconds));
   return r;
@@ -61,7 +61,7 @@ HttpReply TooMany(const std::string& why, absl::Duration wait) {
 }  // namespace
 
 absl::StatusOr<std::string> HttpService::Authorize(
-    const HttpRequest& req) const {
+    const http::HttpRequest& req) const {
   if (auth_ == nullptr) return req.client;
   storage::Actor actor;
   const std::string value = req.Header("Authorization");
@@ -93,7 +93,7 @@ absl::StatusOr<std::string> HttpService::Authorize(
   return actor.name;
 }
 
-bool HttpService::SameOrigin(const HttpRequest& req) {
+bool HttpService::SameOrigin(const http::HttpRequest& req) {
   const std::string self =
       absl::StrCat(req.tls ? "https://" : "http://",
                    absl::AsciiStrToLower(req.Header("Host")));
@@ -103,17 +103,17 @@ bool HttpService::SameOrigin(const HttpRequest& req) {
   return referer == self || absl::StartsWith(referer, self + "/");
 }
 
-HttpReply HttpService::Login(const HttpRequest& req) {
+http::HttpReply HttpService::Login(const http::HttpRequest& req) {
   if (req.HasParam("token")) {
-    return ErrorReply(absl::InvalidArgumentError(
+    return http::ErrorReply(absl::InvalidArgumentError(
         "dashboard: a token goes in the POST body, never in the URL"));
   }
   if (!SameOrigin(req)) {
-    return ErrorReply(absl::PermissionDeniedError(
+    return http::ErrorReply(absl::PermissionDeniedError(
         "dashboard: a login must come from this dashboard's own page (its "
         "Origin or Referer)"));
   }
-  if (auth_ == nullptr) return RedirectReply("/");
+  if (auth_ == nullptr) return http::RedirectReply("/");
   // Decided from the address alone, before the token is looked at.
   if (absl::Duration wait = failures_.Wait(req.client);
       wait > absl::ZeroDuration())
@@ -124,9 +124,9 @@ HttpReply HttpService::Login(const HttpRequest& req) {
       auth_->CheckToken(token, Permission::kRead, "login", &actor);
   if (!ok.ok()) {
     failures_.Take(req.client);
-    return RedirectReply(ok.code() == absl::StatusCode::kPermissionDenied
-                             ? "/login?failed=role"
-                             : "/login?failed=token");
+    return http::RedirectReply(ok.code() == absl::StatusCode::kPermissionDenied
+                                   ? "/login?failed=role"
+                                   : "/login?failed=token");
   }
   const std::string token_key = Sha256Hex(token);
   if (absl::Duration wait = logins_.Wait(token_key);
@@ -135,7 +135,7 @@ HttpReply HttpService::Login(const HttpRequest& req) {
   logins_.Take(token_key);
   const std::string id = NewSessionId();
   if (id.empty()) {
-    return ErrorReply(absl::UnavailableError(
+    return http::ErrorReply(absl::UnavailableError(
         "dashboard: no random bytes for a session; retry"));
   }
   {
@@ -159,7 +159,7 @@ HttpReply HttpService::Login(const HttpRequest& req) {
     mine.push_back(id);
     sessions_[id] = Session{token, now + config_.session_lifetime};
   }
-  HttpReply reply = RedirectReply("/");
+  http::HttpReply reply = http::RedirectReply("/");
   reply.headers.emplace_back(
       "Set-Cookie",
       absl::StrCat(kSessionCookie, "=", id,
@@ -169,9 +169,9 @@ HttpReply HttpService::Login(const HttpRequest& req) {
   return reply;
 }
 
-HttpReply HttpService::Logout(const HttpRequest& req) {
+http::HttpReply HttpService::Logout(const http::HttpRequest& req) {
   if (!SameOrigin(req)) {
-    return ErrorReply(absl::PermissionDeniedError(
+    return http::ErrorReply(absl::PermissionDeniedError(
         "dashboard: a logout must come from this dashboard's own page (its "
         "Origin or Referer)"));
   }
@@ -185,7 +185,7 @@ HttpReply HttpService::Logout(const HttpRequest& req) {
       sessions_.erase(it);
     }
   }
-  HttpReply reply = RedirectReply("/login");
+  http::HttpReply reply = http::RedirectReply("/login");
   reply.headers.emplace_back(
       "Set-Cookie",
       absl::StrCat(kSessionCookie,

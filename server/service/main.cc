@@ -179,7 +179,7 @@ absl::Status HttpFlags(qkov::service::HttpConfig* http) {
           b.name, " must be in [", b.lo, ", ", b.hi, "], not ", b.value));
     }
   }
-  qkov::service::HttpLimits& l = http->limits;
+  qkov::http::HttpLimits& l = http->limits;
   l.max_connections = absl::GetFlag(FLAGS_http_max_connections);
   l.max_connections_per_address =
       absl::GetFlag(FLAGS_http_max_connections_per_address);

@@ -373,7 +373,7 @@ absl::Status QkovServer::StartDashboard(const ServerConfig& config) {
 // scraper or two.
 absl::Status QkovServer::StartMetricsFront(const ServerConfig& config) {
   if (metrics_ == nullptr) return absl::OkStatus();
-  HttpServer::Options m;
+  http::HttpServer::Options m;
   m.listen = config.metrics_listen;
   m.limits.max_connections = 16;
   m.limits.max_connections_per_address = 8;
@@ -386,11 +386,11 @@ absl::Status QkovServer::StartMetricsFront(const ServerConfig& config) {
   m.tls_client_ca = config.tls_client_ca;
   ServerMetrics* metrics = metrics_.get();
   const Authenticator* auth = auth_.get();
-  m.handler = [metrics, auth](const HttpRequest& r) {
+  m.handler = [metrics, auth](const http::HttpRequest& r) {
     return ServeMetrics(r, *metrics, auth);
   };
-  absl::StatusOr<std::unique_ptr<HttpServer>> started =
-      HttpServer::Start(std::move(m));
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> started =
+      http::HttpServer::Start(std::move(m));
   if (!started.ok()) {
     return absl::Status(
         started.status().code(),

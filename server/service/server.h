@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "http/http_server.h"
 #include "server/core/coordinator.h"
-#include "server/service/http_server.h"
 #include "server/service/http_service.h"
 #include "server/service/server_metrics.h"
 #include "server/service/sweep_service.h"
@@ -120,7 +120,7 @@ class QkovServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<ServerMetrics> metrics_;  // null when metrics are off
-  std::unique_ptr<HttpServer> metrics_http_;
+  std::unique_ptr<http::HttpServer> metrics_http_;
   absl::Notification stop_;
   std::thread reaper_;
   std::thread warmer_;

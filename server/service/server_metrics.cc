@@ -14,8 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
-#include "server/service/http_server.h"
-#include "server/service/metrics_page.h"
+#include "http/http_server.h"
+#include "http/metrics_page.h"
 #include "storage/write_queue.h"
 
 namespace qkov::service {
@@ -210,50 +210,51 @@ void AddQueueFamilies(const storage::ResultsStore::QueueState& q,
         storage::kFailed, storage::kPreempted, storage::kCancelled,
         storage::kStoppedEarly}) {
     auto it = q.trials_by_state.find(state);
-    by_state.push_back(MetricSample(
+    by_state.push_back(http::MetricSample(
         it == q.trials_by_state.end() ? 0 : static_cast<double>(it->second),
         {{"state", state}}));
   }
   out->push_back(
-      MetricFamilyOf("qkov_trials",
-                     "Trials of every sweep, by state (the database's "
-                     "counts).",
-                     MetricType::Gauge, std::move(by_state)));
-  out->push_back(MetricFamilyOf(
+      http::MetricFamilyOf("qkov_trials",
+                           "Trials of every sweep, by state (the database's "
+                           "counts).",
+                           MetricType::Gauge, std::move(by_state)));
+  out->push_back(http::MetricFamilyOf(
       "qkov_queue_depth",
       "Queued trials a worker may lease (of sweeps neither paused nor "
       "cancelled).",
-      MetricType::Gauge, {MetricSample(static_cast<double>(q.queue_depth))}));
+      MetricType::Gauge,
+      {http::MetricSample(static_cast<double>(q.queue_depth))}));
   const double oldest =
       q.oldest_queued_ms > 0
           ? std::max<double>(0, (now_ms - q.oldest_queued_ms) / 1000.0)
           : 0;
   out->push_back(
-      MetricFamilyOf("qkov_queue_oldest_age_seconds",
-                     "Of the trials next in line (each leasable "
-                     "sweep's first in queue order), the longest time "
-                     "one has waited; 0 when none is queued.",
-                     MetricType::Gauge, {MetricSample(oldest)}));
+      http::MetricFamilyOf("qkov_queue_oldest_age_seconds",
+                           "Of the trials next in line (each leasable "
+                           "sweep's first in queue order), the longest time "
+                           "one has waited; 0 when none is queued.",
+                           MetricType::Gauge, {http::MetricSample(oldest)}));
   auto running = q.trials_by_state.find(storage::kRunning);
-  out->push_back(MetricFamilyOf(
+  out->push_back(http::MetricFamilyOf(
       "qkov_leases_in_flight", "Trials leased to a worker now (running).",
       MetricType::Gauge,
-      {MetricSample(running == q.trials_by_state.end()
-                        ? 0
-                        : static_cast<double>(running->second))}));
+      {http::MetricSample(running == q.trials_by_state.end()
+                              ? 0
+                              : static_cast<double>(running->second))}));
 }
 
 // The HTTP replies of the dashboard and /metrics, by status code.
 void AddHttpFamilies(std::vector<MetricFamily>* out) {
   std::vector<ClientMetric> replies;
-  for (const auto& [code, n] : HttpServer::RepliesByCode())
-    replies.push_back(
-        MetricSample(static_cast<double>(n), {{"code", absl::StrCat(code)}}));
+  for (const auto& [code, n] : http::HttpServer::RepliesByCode())
+    replies.push_back(http::MetricSample(static_cast<double>(n),
+                                         {{"code", absl::StrCat(code)}}));
   out->push_back(
-      MetricFamilyOf("qkov_http_responses_total",
-                     "HTTP replies sent by the dashboard and /metrics "
-                     "(libmicrohttpd's own included), by status code.",
-                     MetricType::Counter, std::move(replies)));
+      http::MetricFamilyOf("qkov_http_responses_total",
+                           "HTTP replies sent by the dashboard and /metrics "
+                           "(libmicrohttpd's own included), by status code.",
+                           MetricType::Counter, std::move(replies)));
 }
 
 }  // namespace
@@ -263,9 +264,9 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
   const absl::Time now = absl::Now();
   absl::StatusOr<storage::ResultsStore::QueueState> q =
       options_.store->ReadQueueState();
-  out.push_back(MetricFamilyOf(
+  out.push_back(http::MetricFamilyOf(
       "qkov_store_up", "1 when the last scrape read the database, else 0.",
-      MetricType::Gauge, {MetricSample(q.ok() ? 1 : 0)}));
+      MetricType::Gauge, {http::MetricSample(q.ok() ? 1 : 0)}));
   absl::flat_hash_map<std::string, bool> holders;
   if (q.ok()) {
     AddQueueFamilies(*q, absl::ToUnixMillis(now), &out);
@@ -304,18 +305,19 @@ void ServerMetrics::AddWorkerFamilies(
           std::max(holder_silence, absl::ToDoubleSeconds(now - last));
     }
   }
-  out->push_back(MetricFamilyOf(
+  out->push_back(http::MetricFamilyOf(
       "qkov_workers",
       "Workers by state: active (a call within one lease period), silent "
       "(seen within the last day, not lately).",
       MetricType::Gauge,
-      {MetricSample(static_cast<double>(active), {{"state", "active"}}),
-       MetricSample(static_cast<double>(silent), {{"state", "silent"}})}));
-  out->push_back(MetricFamilyOf(
+      {http::MetricSample(static_cast<double>(active), {{"state", "active"}}),
+       http::MetricSample(static_cast<double>(silent),
+                          {{"state", "silent"}})}));
+  out->push_back(http::MetricFamilyOf(
       "qkov_worker_heartbeat_oldest_age_seconds",
       "Of the workers holding leases, the time since the quietest one's last "
       "call; 0 when no lease is held.",
-      MetricType::Gauge, {MetricSample(holder_silence)}));
+      MetricType::Gauge, {http::MetricSample(holder_silence)}));
 }
 
 // qkov-backup's copies: a file is named results-*.db only once its
@@ -337,26 +339,26 @@ void ServerMetrics::AddBackupFamilies(std::vector<MetricFamily>* out) {
     newest = std::max(newest, static_cast<double>(st.st_mtim.tv_sec) +
                                   st.st_mtim.tv_nsec * 1e-9);
   }
-  out->push_back(MetricFamilyOf(
+  out->push_back(http::MetricFamilyOf(
       "qkov_backup_last_success_timestamp_seconds",
       "Modification time of the newest verified backup in --backup_dir; 0 "
       "when there is none (or the folder cannot be read).",
-      MetricType::Gauge, {MetricSample(newest)}));
-  out->push_back(MetricFamilyOf(
+      MetricType::Gauge, {http::MetricSample(newest)}));
+  out->push_back(http::MetricFamilyOf(
       "qkov_backups", "Verified backups in --backup_dir.", MetricType::Gauge,
-      {MetricSample(static_cast<double>(count))}));
+      {http::MetricSample(static_cast<double>(count))}));
 }
 
 // The database's files and their volume, and the writer's transactions.
 void ServerMetrics::AddDatabaseFamilies(std::vector<MetricFamily>* out) {
-  out->push_back(MetricFamilyOf(
+  out->push_back(http::MetricFamilyOf(
       "qkov_db_size_bytes", "Size of the SQLite database file.",
       MetricType::Gauge,
-      {MetricSample(static_cast<double>(FileBytes(options_.db_path)))}));
-  out->push_back(MetricFamilyOf(
+      {http::MetricSample(static_cast<double>(FileBytes(options_.db_path)))}));
+  out->push_back(http::MetricFamilyOf(
       "qkov_db_wal_size_bytes", "Size of the database's write-ahead log.",
       MetricType::Gauge,
-      {MetricSample(
+      {http::MetricSample(
           static_cast<double>(FileBytes(options_.db_path + "-wal")))}));
   if (!options_.backup_dir.empty()) AddBackupFamilies(out);
   std::error_code ec;
@@ -364,15 +366,17 @@ void ServerMetrics::AddDatabaseFamilies(std::vector<MetricFamily>* out) {
       std::filesystem::absolute(options_.db_path, ec).parent_path();
   struct statvfs vfs;
   if (!ec && ::statvfs(dir.c_str(), &vfs) == 0) {
-    out->push_back(MetricFamilyOf(
+    out->push_back(http::MetricFamilyOf(
         "qkov_db_volume_free_bytes",
         "Bytes free to unprivileged users on the database's file system.",
         MetricType::Gauge,
-        {MetricSample(static_cast<double>(vfs.f_bavail) * vfs.f_frsize)}));
-    out->push_back(MetricFamilyOf(
+        {http::MetricSample(static_cast<double>(vfs.f_bavail) *
+                            vfs.f_frsize)}));
+    out->push_back(http::MetricFamilyOf(
         "qkov_db_volume_size_bytes", "Size of the database's file system.",
         MetricType::Gauge,
-        {MetricSample(static_cast<double>(vfs.f_blocks) * vfs.f_frsize)}));
+        {http::MetricSample(static_cast<double>(vfs.f_blocks) *
+                            vfs.f_frsize)}));
   }
   const storage::ResultsStore::WriteStats w = options_.store->GetWriteStats();
   {
@@ -390,20 +394,22 @@ void ServerMetrics::AddDatabaseFamilies(std::vector<MetricFamily>* out) {
     h.histogram.sample_count = cumulative;
     h.histogram.sample_sum = static_cast<double>(w.busy_ns) / 1e9;
     out->push_back(
-        MetricFamilyOf("qkov_db_write_transaction_duration_seconds",
-                       "Time of each write transaction (a group of "
-                       "writes, BEGIN to COMMIT) on the writer thread.",
-                       MetricType::Histogram, {h}));
+        http::MetricFamilyOf("qkov_db_write_transaction_duration_seconds",
+                             "Time of each write transaction (a group of "
+                             "writes, BEGIN to COMMIT) on the writer thread.",
+                             MetricType::Histogram, {h}));
   }
-  out->push_back(MetricFamilyOf(
+  out->push_back(http::MetricFamilyOf(
       "qkov_db_writes_total",
       "Writes committed (each a worker report, lease, "
       "completion, submission...).",
-      MetricType::Counter, {MetricSample(static_cast<double>(w.writes))}));
-  out->push_back(MetricFamilyOf(
+      MetricType::Counter,
+      {http::MetricSample(static_cast<double>(w.writes))}));
+  out->push_back(http::MetricFamilyOf(
       "qkov_db_wal_checkpoints_total",
       "WAL checkpoints run by the background checkpointer.",
-      MetricType::Counter, {MetricSample(static_cast<double>(w.checkpoints))}));
+      MetricType::Counter,
+      {http::MetricSample(static_cast<double>(w.checkpoints))}));
 }
 
 std::string ServerMetrics::Scrape() {
@@ -414,15 +420,16 @@ std::string ServerMetrics::Scrape() {
   return prometheus::TextSerializer().Serialize(families);
 }
 
-HttpReply ServeMetrics(const HttpRequest& request, ServerMetrics& metrics,
-                       const Authenticator* auth) {
+http::HttpReply ServeMetrics(const http::HttpRequest& request,
+                             ServerMetrics& metrics,
+                             const Authenticator* auth) {
   std::function<absl::Status(absl::string_view)> check;
   if (auth != nullptr) {
     check = [auth](absl::string_view token) {
       return auth->CheckToken(token, Permission::kRead, "/metrics");
     };
   }
-  return ServeMetricsPage(
+  return http::ServeMetricsPage(
       request, check, [&metrics] { metrics.ScrapeRefused(); },
       [&metrics] { return metrics.Scrape(); });
 }

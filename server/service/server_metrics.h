@@ -32,8 +32,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "http/http_message.h"
 #include "server/service/auth.h"
-#include "server/service/http_message.h"
 #include "storage/results_store.h"
 
 namespace qkov::service {
@@ -110,8 +110,8 @@ class ServerMetrics {
 // admin role: 401 without a known token, 403 for a worker token (both
 // counted in qkov_metrics_scrapes_refused_total). Any other path is 404,
 // any other method 405.
-HttpReply ServeMetrics(const HttpRequest& request, ServerMetrics& metrics,
-                       const Authenticator* auth);
+http::HttpReply ServeMetrics(const http::HttpRequest& request,
+                             ServerMetrics& metrics, const Authenticator* auth);
 
 // Counts every gRPC call of the server in `metrics` (must outlive the
 // server).

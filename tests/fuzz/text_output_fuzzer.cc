@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/text.h"
-#include "server/service/http_message.h"
+#include "http/http_message.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
@@ -76,8 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     QKOV_FUZZ_CHECK(back == (neutralise && formula ? "'" + in : in), field);
   }
 
-  const qkov::service::HttpReply reply =
-      qkov::service::ErrorReply(absl::InvalidArgumentError(in));
+  const qkov::http::HttpReply reply =
+      qkov::http::ErrorReply(absl::InvalidArgumentError(in));
   const nlohmann::json body =
       nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
   QKOV_FUZZ_CHECK(!body.is_discarded(), "ErrorReply body is not JSON");

@@ -17,7 +17,7 @@ if ! ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
 fi
 # Allowed: "FILE FUNCTION" lines (comments after '#').
 allowed=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$here/long_functions_allowed.txt")
-files=$(find common server client storage worker proto -name '*.cc' -print | sort)
+files=$(find common http server client storage worker proto -name '*.cc' -print | sort)
 [ -n "$files" ] || { echo "function_lengths: no sources under $src" >&2; exit 2; }
 over=$(echo "$files" | ctags --languages=C++ --kinds-C++=f --fields=+ne -x \
   --_xformat='%{end} %{line} %{input} %{name}' -L - |

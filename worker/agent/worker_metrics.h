@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/service/http_server.h"
+#include "http/http_server.h"
 
 namespace qkov::agent {
 
@@ -51,11 +51,11 @@ class WorkerMetrics {
 
  private:
   explicit WorkerMetrics(Options options) : options_(std::move(options)) {}
-  service::HttpReply Serve(const service::HttpRequest& request);
+  http::HttpReply Serve(const http::HttpRequest& request);
 
   const Options options_;
   std::atomic<int64_t> refused_{0};
-  std::unique_ptr<service::HttpServer> http_;
+  std::unique_ptr<http::HttpServer> http_;
 };
 
 }  // namespace qkov::agent

@@ -2,8 +2,8 @@
 // qkov-worker: worker/agent/worker_metrics.h): the request checks, the
 // token, and helpers to build metric families read at scrape time in
 // prometheus-cpp's types.
-#ifndef QKOV_SERVER_SERVICE_METRICS_PAGE_H_
-#define QKOV_SERVER_SERVICE_METRICS_PAGE_H_
+#ifndef QKOV_HTTP_METRICS_PAGE_H_
+#define QKOV_HTTP_METRICS_PAGE_H_
 
 #include <prometheus/client_metric.h>
 #include <prometheus/metric_family.h>
@@ -14,9 +14,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "server/service/http_message.h"
+#include "http/http_message.h"
 
-namespace qkov::service {
+namespace qkov::http {
 
 // A sample of a gauge or counter (the value is set in both).
 prometheus::ClientMetric MetricSample(
@@ -37,6 +37,6 @@ HttpReply ServeMetricsPage(
     const std::function<void()>& refused,
     const std::function<std::string()>& scrape);
 
-}  // namespace qkov::service
+}  // namespace qkov::http
 
-#endif  // QKOV_SERVER_SERVICE_METRICS_PAGE_H_
+#endif  // QKOV_HTTP_METRICS_PAGE_H_

@@ -1,9 +1,9 @@
-// The messages of the dashboard's HTTP front (server/service/http_server.h):
+// The messages of the dashboard's HTTP front (http/http_server.h):
 // a request as a handler sees it (every limit already enforced), a reply,
 // and a reply body written over time (ReplyStream, for server-sent events);
 // with the decoding and error replies both sides share.
-#ifndef QKOV_SERVER_SERVICE_HTTP_MESSAGE_H_
-#define QKOV_SERVER_SERVICE_HTTP_MESSAGE_H_
+#ifndef QKOV_HTTP_HTTP_MESSAGE_H_
+#define QKOV_HTTP_HTTP_MESSAGE_H_
 
 #include <cstdint>
 #include <functional>
@@ -20,7 +20,7 @@
 
 struct MHD_Connection;
 
-namespace qkov::service {
+namespace qkov::http {
 
 class HttpServer;
 
@@ -106,6 +106,6 @@ HttpReply ErrorReply(const absl::Status& status, int http = 0);
 // 303 See Other to `to`, not to be cached.
 HttpReply RedirectReply(const std::string& to);
 
-}  // namespace qkov::service
+}  // namespace qkov::http
 
-#endif  // QKOV_SERVER_SERVICE_HTTP_MESSAGE_H_
+#endif  // QKOV_HTTP_HTTP_MESSAGE_H_

@@ -1,4 +1,4 @@
-#include "server/service/http_message.h"
+#include "http/http_message.h"
 
 #include <microhttpd.h>
 
@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/text.h"
 
-namespace qkov::service {
+namespace qkov::http {
 namespace {
 
 int HexDigit(char c) {
@@ -201,4 +201,4 @@ HttpReply ErrorReply(const absl::Status& status, int http) {
   return reply;
 }
 
-}  // namespace qkov::service
+}  // namespace qkov::http

@@ -21,8 +21,8 @@
 //
 // Thread safety: Start once; Stop from any thread; ReplyStream is
 // thread-safe.
-#ifndef QKOV_SERVER_SERVICE_HTTP_SERVER_H_
-#define QKOV_SERVER_SERVICE_HTTP_SERVER_H_
+#ifndef QKOV_HTTP_HTTP_SERVER_H_
+#define QKOV_HTTP_HTTP_SERVER_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -42,14 +42,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/service/http_message.h"
+#include "http/http_message.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;
 struct MHD_OptionItem;
 struct sockaddr_storage;
 
-namespace qkov::service {
+namespace qkov::http {
 
 // Every limit of the front, with the defaults docs/security.md lists
 // (qkov-server's --http_* flags set them).
@@ -185,6 +185,6 @@ class HttpServer {
   bool stopped_ = false;
 };
 
-}  // namespace qkov::service
+}  // namespace qkov::http
 
-#endif  // QKOV_SERVER_SERVICE_HTTP_SERVER_H_
+#endif  // QKOV_HTTP_HTTP_SERVER_H_

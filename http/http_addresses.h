@@ -1,8 +1,8 @@
 // The addresses and names of the dashboard's HTTP front
-// (server/service/http_server.h): a client's address as the key its limits
+// (http/http_server.h): a client's address as the key its limits
 // are counted by, and the name a Host header asks for.
-#ifndef QKOV_SERVER_SERVICE_HTTP_ADDRESSES_H_
-#define QKOV_SERVER_SERVICE_HTTP_ADDRESSES_H_
+#ifndef QKOV_HTTP_HTTP_ADDRESSES_H_
+#define QKOV_HTTP_HTTP_ADDRESSES_H_
 
 #include <sys/socket.h>
 
@@ -10,7 +10,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace qkov::service {
+namespace qkov::http {
 
 // A client's address as a throttling key: IPv4 dotted (also when mapped
 // into IPv6), IPv6 as its /64 ("2001:db8::/64": one host commonly holds a
@@ -24,6 +24,6 @@ bool IsIpLiteral(const std::string& host);
 // bracket that does not close).
 std::string HostName(absl::string_view host);
 
-}  // namespace qkov::service
+}  // namespace qkov::http
 
-#endif  // QKOV_SERVER_SERVICE_HTTP_ADDRESSES_H_
+#endif  // QKOV_HTTP_HTTP_ADDRESSES_H_

@@ -1,10 +1,10 @@
-#include "server/service/metrics_page.h"
+#include "http/metrics_page.h"
 
 #include <utility>
 
 #include "absl/strings/match.h"
 
-namespace qkov::service {
+namespace qkov::http {
 
 prometheus::ClientMetric MetricSample(
     double value, std::vector<prometheus::ClientMetric::Label> labels) {
@@ -63,4 +63,4 @@ HttpReply ServeMetricsPage(
   return reply;
 }
 
-}  // namespace qkov::service
+}  // namespace qkov::http

@@ -1,11 +1,11 @@
-// The HTTP front's client keys and Host names (server/service/http_addresses).
-#include "server/service/http_addresses.h"
+// The HTTP front's client keys and Host names (http/http_addresses).
+#include "http/http_addresses.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
-namespace qkov::service {
+namespace qkov::http {
 namespace {
 
 std::string KeyOfV4(const char* text) {
@@ -50,4 +50,4 @@ TEST(HttpAddressesTest, IpLiteralsOfBothFamilies) {
 }
 
 }  // namespace
-}  // namespace qkov::service
+}  // namespace qkov::http

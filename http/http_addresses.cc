@@ -1,4 +1,4 @@
-#include "server/service/http_addresses.h"
+#include "http/http_addresses.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace qkov::service {
+namespace qkov::http {
 
 std::string ClientKey(const sockaddr* sa) {
   char text[INET6_ADDRSTRLEN] = {0};
@@ -51,4 +51,4 @@ std::string HostName(absl::string_view host) {
   return absl::AsciiStrToLower(host);
 }
 
-}  // namespace qkov::service
+}  // namespace qkov::http

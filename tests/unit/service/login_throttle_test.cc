@@ -1,12 +1,12 @@
-// The dashboard front's pieces that need no socket: login throttling with a
-// fake clock, and percent-decoding of paths, queries and form bodies.
-// (tests/integration/http_attack_test.cc attacks the real server.)
+// The dashboard's login throttle with a fake clock: a burst, then one try
+// back per refill, per client address; a table that stays bounded.
+// (tests/integration/http_session_attack_test.cc attacks the real login.)
+#include "server/service/login_throttle.h"
+
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "server/service/http_server.h"
-#include "server/service/login_throttle.h"
 
 namespace qkov::service {
 namespace {
@@ -51,22 +51,6 @@ TEST(LoginThrottleTest, TheTableStaysBoundedAndKeepsRecentKeys) {
   }
   EXPECT_GT(t.Wait("flood-9999"), absl::ZeroDuration())
       << "the newest keys are kept";
-}
-
-TEST(PercentDecodeTest, PathsQueriesAndRefusals) {
-  std::string out;
-  EXPECT_TRUE(PercentDecode("/sweeps/a%20b", false, &out));
-  EXPECT_EQ(out, "/sweeps/a b");
-  EXPECT_TRUE(PercentDecode("a+b%2Bc", true, &out));
-  EXPECT_EQ(out, "a b+c");
-  EXPECT_TRUE(PercentDecode("a+b", false, &out));
-  EXPECT_EQ(out, "a+b") << "'+' is a space only in queries and forms";
-  EXPECT_TRUE(PercentDecode("caf%C3%A9", false, &out));
-  EXPECT_EQ(out, "caf\xc3\xa9");
-  for (const char* bad :
-       {"app.js%00.html", "%ff", "%c0%af", "%", "%4", "%zz", "%ed%a0%80"}) {
-    EXPECT_FALSE(PercentDecode(bad, false, &out)) << bad;
-  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "server/service/http_server.h"
+#include "http/http_server.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -25,9 +25,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/text.h"
-#include "server/service/http_addresses.h"
+#include "http/http_addresses.h"
 
-namespace qkov::service {
+namespace qkov::http {
 
 namespace {
 
@@ -704,7 +704,7 @@ void HttpServer::MonitorLoop() {
   }
 }
 
-}  // namespace qkov::service
+}  // namespace qkov::http
 
 // libmicrohttpd answers some requests itself, before the dashboard sees them
 // (400 for a malformed request line or header, 414, 431, 505), with no way
@@ -720,8 +720,8 @@ extern "C" MHD_Result MHD_queue_response(MHD_Connection* connection,
   static const QueueFn library_queue =
       reinterpret_cast<QueueFn>(dlsym(RTLD_NEXT, "MHD_queue_response"));
   if (library_queue == nullptr) return MHD_NO;
-  if (response != nullptr) qkov::service::AddSecurityHeaders(response);
+  if (response != nullptr) qkov::http::AddSecurityHeaders(response);
   const MHD_Result queued = library_queue(connection, status_code, response);
-  if (queued == MHD_YES) qkov::service::CountReply(status_code);
+  if (queued == MHD_YES) qkov::http::CountReply(status_code);
   return queued;
 }
