@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls_key", security.tls_key,
                  "client key (PEM) (default $QKOV_TLS_KEY)");
   app.add_option("--tls_server_name", security.tls_server_name,
-                 "name to expect in the server certificate");
+                 "name to expect in the server certificate (default "
+                 "$QKOV_TLS_SERVER_NAME)");
 
   qkov::client::SubmitArgs submit;
   auto* submit_cmd = app.add_subcommand(

@@ -25,6 +25,7 @@ void SecurityFromEnvironment(ChannelSecurity* s) {
   FromEnv(&s->tls_ca, "QKOV_TLS_CA");
   FromEnv(&s->tls_cert, "QKOV_TLS_CERT");
   FromEnv(&s->tls_key, "QKOV_TLS_KEY");
+  FromEnv(&s->tls_server_name, "QKOV_TLS_SERVER_NAME");
 }
 
 absl::StatusOr<SecureChannel> SecureChannel::Create(

@@ -39,7 +39,7 @@ class SecureChannel {
 };
 
 // Fills `security` fields left empty from the environment: QKOV_TOKEN_FILE,
-// QKOV_TLS_CA, QKOV_TLS_CERT, QKOV_TLS_KEY.
+// QKOV_TLS_CA, QKOV_TLS_CERT, QKOV_TLS_KEY, QKOV_TLS_SERVER_NAME.
 void SecurityFromEnvironment(ChannelSecurity* security);
 
 }  // namespace qkov

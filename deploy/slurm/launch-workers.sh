@@ -13,7 +13,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-env_file="" workers=4 concurrent="" time_limit="" partition="" cpus=1 gpus="" slots=1 batch=8 warning=120
+env_file="" workers=4 concurrent="" time_limit="" partition="" cpus=1 gpus="" slots=1 warning=120
+# --batch-trials, else $QKOV_BATCH_TRIALS from the shell, else 8.
+batch=${QKOV_BATCH_TRIALS:-8}
 # A build tree's worker when run from the source tree, else the installed one
 # (the qkov-worker package puts this script in /usr/share/qkov/slurm).
 worker_bin="$root/build/bin/qkov-worker"

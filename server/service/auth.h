@@ -15,7 +15,7 @@
 //
 // Reload() swaps in the file's tokens at once; a token that left the file
 // stays valid, with its role and name, for the overlap Reload() is given
-// (docs/cluster.md, "Rotating tokens"). A file that does not parse changes
+// (docs/cluster.md, "Day two"). A file that does not parse changes
 // nothing.
 //
 // Thread safety: every method is thread-safe; a check sees the tokens of

@@ -48,8 +48,8 @@ ABSL_FLAG(
     "or read-only (docs/security.md); read again on SIGHUP");
 ABSL_FLAG(int, token_overlap_seconds, 900,
           "after a reload (SIGHUP), a token that left --token_file stays "
-          "valid this long (0: refused at once; docs/cluster.md, \"Rotating "
-          "tokens\")");
+          "valid this long (0: refused at once; docs/cluster.md, \"Day "
+          "two\")");
 ABSL_FLAG(double, max_trial_memory_gb, 16,
           "refuse sweeps whose trials would need more memory than this on a "
           "worker (estimated from their shapes, docs/security.md)");

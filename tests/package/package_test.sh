@@ -7,8 +7,9 @@
 #   - nothing runs after install; the qkov user and folders exist;
 #   - the server's unit refuses to start without its token file
 #     (AssertPathExists);
-#   - docs/cluster.md's command blocks, run as written (stand-ins for sudo
-#     and systemctl, below): the TLS block makes the CA, certificate and
+#   - docs/cluster.md's command blocks, run as written by an admin who is
+#     not root, through Debian's sudo and sudoedit (a stand-in for
+#     systemctl only, below): the TLS block makes the CA, certificate and
 #     key; the service-node block writes the tokens and starts the server
 #     as its unit does, as qkov, with TLS, the dashboard and metrics;
 #     --init_tokens never writes twice; one installed worker trains a small
@@ -22,7 +23,10 @@
 #     fresh install the restore block brings back the same results,
 #     skipping a newer copy damaged on disk;
 #   - the man pages and --help of every program name their main flags;
-#   - reinstalling keeps the edited server.env (a conffile) and the tokens;
+#   - the token-rotation block: a new user token served after the reload,
+#     the old one still within its overlap;
+#   - the upgrade block (a backup, the packages again, a restart) keeps the
+#     edited server.env (a conffile), the tokens and the results;
 #   - apt remove keeps the database and the configuration; apt purge
 #     removes them.
 # Exits 77 (ctest: skipped) with one line where the root cannot be made.
@@ -115,14 +119,31 @@ in_root id qkov >/dev/null || fail "no qkov user"
   fail "qkov-server.service was enabled before it was configured"
 [ -s "$root/usr/share/qkov/dashboard/chart.min.js" ] || fail "the dashboard has no Chart.js"
 
-# docs/cluster.md's command blocks run as written, in the root: the block
-# after the comment "<!-- package-test: NAME", without its indentation.
-# The root has no sudo and no systemd, so it gets stand-ins: sudo runs its
-# command (the test is root); sudoedit writes the settings the test chose;
-# systemctl starts and stops qkov-server and qkov-worker as their units do
-# (ExecStart as the unit's User with its EnvironmentFile, AssertPathExists
-# checked, and a stop whose exit status is not 0 or in SuccessExitStatus
-# reported as a failed unit). Timers are not run.
+step "an admin who is not root: a user in the sudo group, Debian's sudo"
+in_root apt-get install -y -q --no-install-recommends sudo >>"$work/apt.log" 2>&1 ||
+  { tail "$work/apt.log"; fail "apt could not install sudo"; }
+in_root useradd -m -s /bin/bash -G sudo admin
+# sudo looks up the host's own name.
+echo "127.0.1.1 $(hostname)" >>"$root/etc/hosts"
+# sudo asks the admin for a password, which the test cannot type: NOPASSWD
+# stands in for it, and apt's non-interactive front end passes through.
+# Nothing else differs from Debian's sudoers (env_reset, secure_path).
+printf '%s\n' 'admin ALL=(ALL:ALL) NOPASSWD: ALL' 'Defaults:admin env_keep += "DEBIAN_FRONTEND"' \
+  >"$root/etc/sudoers.d/package-test"
+chmod 0440 "$root/etc/sudoers.d/package-test"
+in_root runuser -u admin -- sudo -n true || fail "the admin cannot use sudo"
+
+# docs/cluster.md's command blocks run as written, in the root, as the
+# admin above (through the real sudo and sudoedit): the block after the
+# comment "<!-- package-test: NAME", without its indentation. A block that
+# needs root without saying sudo fails here. The root has no systemd, so it
+# gets a stand-in systemctl (in /usr/local/bin, on sudo's secure_path)
+# that starts, stops, reloads and signals qkov-server and qkov-worker as
+# their units do (ExecStart as the unit's User with its EnvironmentFile,
+# AssertPathExists checked, ExecReload, a stop whose exit status is not 0 or
+# in SuccessExitStatus reported as a failed unit) and runs the oneshot
+# backup unit; timers are not run. The admin's editor for sudoedit writes
+# what the test chose for the file it is given.
 doc_block() {
   awk -v name="$1" '
     index($0, "<!-- package-test: " name " ") {want = 1; next}
@@ -130,20 +151,35 @@ doc_block() {
     inside && /^ *```/ {exit}
     inside {print substr($0, indent + 1)}' "$src/docs/cluster.md"
 }
-mkdir -p "$root/tmp/shims"
-printf '#!/bin/sh\nexec "$@"\n' >"$root/tmp/shims/sudo"
-printf '#!/bin/sh\n# "Edits" FILE into the settings the test chose.\ncp /tmp/edited.env "$1"\n' \
-  >"$root/tmp/shims/sudoedit"
-cat >"$root/tmp/shims/systemctl" <<'SHIM'
+cat >"$root/usr/local/bin/package-test-editor" <<'EDITOR'
+#!/bin/sh
+# SUDO_EDITOR of the package test's admin: sudoedit hands it a copy of each
+# file, named after it (/var/tmp/serverXXXX.env, /var/tmp/tokensXXXX); it
+# writes what the test chose for that file.
+for f in "$@"; do
+  case "${f##*/}" in
+    server*.env) cp /tmp/edited.env "$f" ;;
+    tokens*) cp /tmp/edited-tokens "$f" ;;
+    *) echo "package-test-editor: no edit for $f" >&2; exit 1 ;;
+  esac
+done
+EDITOR
+cat >"$root/usr/local/bin/systemctl" <<'SHIM'
 #!/bin/bash
 # systemctl for a root without systemd (tests/package/package_test.sh):
-# start, stop, restart, status, enable --now of qkov-server and qkov-worker.
+# start, stop, restart, reload, kill, status, enable --now of qkov-server,
+# qkov-worker and the oneshot qkov-backup. Changes need root, as systemctl's
+# do; status does not.
 set -euo pipefail
 state=/run/qkov-test
 # The service writes its pid and exit status here, as its unit's user.
-mkdir -p "$state" && chmod 1777 "$state"
+if [ "$1" != status ]; then
+  [ "$(id -u)" = 0 ] || { echo "systemctl (test): $1 needs root (sudo)" >&2; exit 4; }
+  mkdir -p "$state" && chmod 1777 "$state"
+fi
 unit_file() { echo "/lib/systemd/system/${1%.service}.service"; }
 field() { sed -n "s/^$2=//p" "$(unit_file "$1")"; }
+main_pid() { cat "$state/${1%.service}.pid" 2>/dev/null || true; }
 start() {
   local u=${1%.service} p cmd envfile user
   case $u in *.timer) echo "systemctl (test): $u not run"; return 0 ;; esac
@@ -152,6 +188,11 @@ start() {
   done
   cmd=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/\\\n//g;p}' "$(unit_file "$u")")
   envfile=$(field "$u" EnvironmentFile); user=$(field "$u" User)
+  if [ "$(field "$u" Type)" = oneshot ]; then
+    runuser -u "$user" -- bash -c "$cmd" >>"/var/tmp/$u.log" 2>&1 </dev/null ||
+      { echo "$u.service: Failed with result 'exit-code'" >&2; return 1; }
+    return 0
+  fi
   rm -f "$state/$u.exit" /var/lib/qkov/port
   # The service's process, its pid, and its exit status when it ends.
   runuser -u "$user" -- bash -c "set -a; . $envfile; set +a; $cmd & echo \$! >$state/$u.pid; wait \$!; echo \$? >$state/$u.exit" \
@@ -177,23 +218,41 @@ stop() {
 }
 status() {
   local u=${1%.service} pid
-  pid=$(cat "$state/$u.pid" 2>/dev/null || true)
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$u.service: active (running)"; return 0; fi
+  pid=$(main_pid "$u")
+  if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then echo "$u.service: active (running)"; return 0; fi
   echo "$u.service: inactive"; return 3
 }
+reload() {
+  local u=${1%.service} pid cmd
+  pid=$(main_pid "$u"); cmd=$(field "$u" ExecReload)
+  [ -n "$cmd" ] || { echo "Failed to reload $u.service: Job type reload is not applicable" >&2; return 1; }
+  [ -n "$pid" ] || { echo "$u.service is not active, cannot reload" >&2; return 1; }
+  ${cmd//\$MAINPID/$pid}
+}
 action=$1; shift
-[ "${1:-}" = --now ] && { now=1; shift; } || now=0
+now=0 signal=SIGTERM
+while [ "$#" -gt 0 ]; do
+  case $1 in
+    --now) now=1; shift ;;
+    --kill-whom=main|--kill-who=main) shift ;;
+    --signal=*) signal=${1#--signal=}; shift ;;
+    -*) echo "systemctl (test): $1?" >&2; exit 1 ;;
+    *) break ;;
+  esac
+done
 for u in "$@"; do
   case $action in
     start|restart) [ "$action" = restart ] && stop "$u"; start "$u" ;;
     stop) stop "$u" ;;
     status) status "$u" ;;
+    reload) reload "$u" ;;
+    kill) kill -s "${signal#SIG}" "$(main_pid "$u")" ;;
     enable) [ "$now" = 1 ] && start "$u" ;;
     *) echo "systemctl (test): $action?" >&2; exit 1 ;;
   esac
 done
 SHIM
-chmod 0755 "$root"/tmp/shims/*
+chmod 0755 "$root/usr/local/bin/systemctl" "$root/usr/local/bin/package-test-editor"
 # What the reader answers apt's "Do you want to continue?": yes.
 echo 'APT::Get::Assume-Yes "true";' >"$root/etc/apt/apt.conf.d/90package-test"
 # Runs docs/cluster.md's block NAME in the root, in folder DIR, with the
@@ -204,13 +263,14 @@ run_doc_block() {
   block=$(doc_block "$1" | sed "${3:-}")
   [ -n "$block" ] || fail "docs/cluster.md has no block marked package-test: $1"
   echo "docs/cluster.md, $1:"; sed 's/^/  | /' <<<"$block"
-  chroot "$root" /usr/bin/env -i PATH=/tmp/shims:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-    LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive bash -euo pipefail -c "cd $2; $block" \
-    >>"$work/doc-blocks.log" 2>&1 ||
+  chroot "$root" /usr/sbin/runuser -u admin -- /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin \
+    HOME=/home/admin USER=admin LOGNAME=admin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+    SUDO_EDITOR=/usr/local/bin/package-test-editor bash -euo pipefail -c "cd $2; $block" \
+    >>"$work/doc-blocks.log" 2>&1 </dev/null ||
     { tail -20 "$work/doc-blocks.log"; fail "docs/cluster.md's $1 block failed in the root"; }
 }
 in_shims() {
-  chroot "$root" /usr/bin/env -i PATH=/tmp/shims:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+  chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     LANG=C.UTF-8 "$@"
 }
 # The server's settings, as the admin writes them with sudoedit: TLS, the
@@ -319,6 +379,19 @@ cat "$work/worker-stop.out"
   fail "the stopped worker handed no trial back"
 qkov_in_root cancel long >/dev/null 2>&1 || fail "qkov cancel long"
 
+step "docs/cluster.md's token-rotation block: a new user token, the old one valid for the overlap"
+new_user_token=$(in_root openssl rand -hex 24)
+awk -v t="$new_user_token" '$1 == "user" {$2 = t} {print}' "$root/etc/qkov/tokens" >"$root/tmp/edited-tokens"
+run_doc_block tokens /
+printf '%s\n' "$new_user_token" >"$root/tmp/new-user.token"
+in_root qkov --server="$server" --token_file=/tmp/new-user.token --tls_ca=/etc/qkov/tls/ca.pem status \
+  >"$work/tokens.out" 2>&1 || { cat "$work/tokens.out"; fail "the new user token after the reload"; }
+qkov_in_root status >"$work/tokens-old.out" 2>&1 ||
+  { cat "$work/tokens-old.out"; fail "the old user token within its overlap"; }
+grep -q '"event":"tokens_reloaded"' "$root/var/tmp/qkov-server.log" ||
+  fail "the server logged no tokens_reloaded: $(tail -3 "$root/var/tmp/qkov-server.log")"
+cp "$root/tmp/new-user.token" "$root/tmp/user.token"
+
 step "a backup, as qkov-backup.service makes it"
 backup_cmd=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/qkov-backup.service")
 in_root runuser -u qkov -- $backup_cmd >"$work/backup.out" 2>&1 || { cat "$work/backup.out"; fail "the backup"; }
@@ -347,7 +420,15 @@ in_root dpkg-query -W -f='${Conffiles}\n' qkov-server | grep -q ' /etc/qkov/serv
   fail "/etc/qkov/server.env is not a conffile of qkov-server"
 configured=$(md5sum <"$root/etc/qkov/server.env")
 tokens=$(md5sum <"$root/etc/qkov/tokens")
-in_root apt-get install -y -q --reinstall "${in_debs[0]}" >>"$work/apt.log" 2>&1 || fail "apt reinstall"
+backups_before=$(ls "$root"/var/backups/qkov/results-*.db | wc -l)
+# The packages of this build stand in for a newer release.
+run_doc_block upgrade /tmp/debs
+server=127.0.0.1:$(cat "$root/var/lib/qkov/port")
+[ "$(ls "$root"/var/backups/qkov/results-*.db | wc -l)" -gt "$backups_before" ] ||
+  fail "the upgrade block made no backup"
+qkov_in_root results demo --format csv >"$work/upgraded.csv" 2>&1 ||
+  { cat "$work/upgraded.csv"; fail "qkov results after the upgrade"; }
+cmp -s "$work/results.csv" "$work/upgraded.csv" || fail "the results changed across the upgrade"
 [ "$(md5sum <"$root/etc/qkov/server.env")" = "$configured" ] || fail "reinstalling replaced server.env"
 [ "$(md5sum <"$root/etc/qkov/tokens")" = "$tokens" ] || fail "reinstalling changed the tokens"
 [ "$(in_root stat -c %U /var/lib/qkov/results.db)" = qkov ] || fail "the database is not qkov's"

@@ -95,7 +95,8 @@ ABSL_FLAG(std::string, tls_cert, "",
           "client certificate (PEM) (default $QKOV_TLS_CERT)");
 ABSL_FLAG(std::string, tls_key, "", "client key (PEM) (default $QKOV_TLS_KEY)");
 ABSL_FLAG(std::string, tls_server_name, "",
-          "name to expect in the server certificate");
+          "name to expect in the server certificate (default "
+          "$QKOV_TLS_SERVER_NAME)");
 
 namespace {
 

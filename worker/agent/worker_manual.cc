@@ -75,8 +75,9 @@ The bearer token's file, when
 .B \-\-token_file
 is not given.
 .TP
-.BR QKOV_TLS_CA ", " QKOV_TLS_CERT ", " QKOV_TLS_KEY
-The CA, and a client certificate and key, when the flags are not given.
+.BR QKOV_TLS_CA ", " QKOV_TLS_CERT ", " QKOV_TLS_KEY ", " QKOV_TLS_SERVER_NAME
+The CA, a client certificate and key, and the name the server's
+certificate carries, when the flags are not given.
 .TP
 .B CUDA_VISIBLE_DEVICES
 The GPUs
