@@ -12,6 +12,7 @@ synthetic sweep, then Chromium (Debian's) through the DevTools protocol:
     (server-sent events), and the plot follows;
   - a theory sweep's page draws Fig. 4, a fixed-attention sweep's Fig. 3,
     whose points are SQL over the database too;
+  - a sweep with named arms shows each trial's arm, as stored;
   - hostile strings (bidirectional-text controls, HTML, terminal escapes, a
     formula-leading description, a worker's name) are shown escaped, never
     as markup, and a finished sweep's header says so plainly.
@@ -43,6 +44,17 @@ SWEEP = """name: browse
 description: the browser test's sweep
 axes: {{parameterization: [FAFO, CACO], lr_ratio: [1, 20], eta_ov: [0.1], seed: {seeds}}}
 training: {{max_steps: 300, report_every: 50, evaluation: {{num_examples: 128}}}}
+"""
+
+ARMS = """name: arms
+axes:
+  parameterization: [FAFO]
+  eta_ov: [0.1]
+  seed: [1, 2]
+  arm:
+    - {name: baseline, lr_ratio: 1}
+    - {name: faster, lr_ratio: 20, training: {max_steps: 250}}
+training: {max_steps: 300, report_every: 50, evaluation: {num_examples: 128}}
 """
 
 
@@ -290,6 +302,10 @@ class DashboardInBrowser(unittest.TestCase):
         self.qkov('submit', '--preset', 'paper-theory')
         self.qkov('submit', '--preset', 'paper-fixed-attention', '--quick',
                   '--set', 'training.max_steps=300')
+        # A sweep with named arms (docs/sweep-files.md, "Arms").
+        with open(f'{self.dir}/arms.yaml', 'w') as f:
+            f.write(ARMS)
+        self.qkov('submit', f'{self.dir}/arms.yaml')
         # An adaptive sweep: at 300 steps attention stays uniform, so the
         # search ends on its 3 coarse probes, never reaching 0.9.
         self.qkov('submit', '--preset', 'paper-ratio-search', '--quick',
@@ -358,6 +374,24 @@ class DashboardInBrowser(unittest.TestCase):
         self.assertEqual(cells[7], str(len(json.loads(outcome)['probes'])))
         self.assertEqual(cells[7], '3')
         self.shot('search.png')
+        self.assertNoErrors()
+
+        # The arms sweep's table has an arm column, each row its trial's
+        # stored arm, and each arm's trials trained its own settings.
+        b.open(f'{self.base}/sweeps/arms',
+               ready='window.qkov && window.qkov.ready && window.qkov.tableRows.length === 4')
+        heads = b.evaluate("[...document.querySelectorAll('#trials th')].map((h) => h.textContent)")
+        self.assertEqual(heads[:2], ['trial', 'arm'], heads)
+        shown = dict(b.evaluate("[...document.querySelectorAll('#trials tbody tr')]"
+                                ".map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])"))
+        # (int64 settings are JSON strings in the stored config)
+        stored = {t: (arm, int(steps)) for t, arm, steps in self.sql(
+            "SELECT t.trial_id, json_extract(t.config_json, '$.arm'), "
+            "json_extract(t.config_json, '$.training.max_steps') FROM trials t "
+            "JOIN sweeps s ON s.sweep_id = t.sweep_id WHERE s.name = 'arms'")}
+        self.assertEqual(shown, {t: arm for t, (arm, _) in stored.items()})
+        self.assertEqual(sorted(set(stored.values())), [('baseline', 300), ('faster', 250)])
+        self.shot('arms.png')
         self.assertNoErrors()
 
         b.open(f'{self.base}/sweeps/no-such-sweep')
