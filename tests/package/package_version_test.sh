@@ -2,7 +2,8 @@
 # deploy/debian/package-version.sh in a scratch git repository: a snapshot
 # before the first release, the release, a snapshot after it and the next
 # release, each version as expected, and dpkg ordering them so that apt
-# always upgrades (never sees a downgrade).
+# always upgrades (never sees a downgrade). The Python package's version
+# and licence are the project's (CMakeLists.txt, deploy/debian/copyright).
 #
 #   tests/package/package_version_test.sh SOURCE_DIR
 set -euo pipefail
@@ -44,4 +45,11 @@ for v in "$before" "$release" "$after" "$later" "$next"; do
   fi
   prev=$v
 done
-echo "package_version_test: $before < $release < $after < $later < $next"
+project=$(sed -n 's/^project(qkov_sweep .*VERSION \([0-9.]*\)).*/\1/p' "$src/CMakeLists.txt")
+python=$(sed -n 's/^version = "\([^"]*\)".*/\1/p' "$src/client/python/pyproject.toml")
+[ -n "$project" ] && [ "$python" = "$project" ] ||
+  fail "client/python/pyproject.toml's version '$python' is not the project's '$project'"
+grep -q '^license = {text = "Not yet published under a licence' "$src/client/python/pyproject.toml" &&
+  grep -q 'have not yet published this software under a' "$src/deploy/debian/copyright" ||
+  fail "the Python package's licence and deploy/debian/copyright disagree"
+echo "package_version_test: $before < $release < $after < $later < $next; python $python"
