@@ -11,9 +11,9 @@
 #
 # `run` submits the sweeps listed in `sweeps` below to a local qkov-server
 # and trains them with one qkov-worker per core (QKOV_WORKERS), each worker
-# taking one trial at a time. The committed database took 4.8 hours of
-# worker time, 2.0 of them the HateXplain preset's sweep on 2 cores shared
-# with builds (docs/results.md gives each claim's sweep's).
+# taking one trial at a time. The committed database holds 4.8 hours of
+# worker time, wall-clock per attempt (docs/results.md gives each claim's
+# sweep's and says which shared their cores).
 #
 # docs/results/results.db.xz is the database docs/results.md was written
 # from; `run` leaves DIR/results.db, which `xz -9` makes such a file.
