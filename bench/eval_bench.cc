@@ -20,8 +20,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "client/presets.h"
-#include "client/sweep_file.h"
+#include "common/presets.h"
+#include "common/sweep_file.h"
 #include "server/core/sweep_spec.h"
 #include "worker/agent/trial_options.h"
 #include "worker/training/cpu_runtime.h"
@@ -81,14 +81,14 @@ int Main() {
   std::vector<std::string> overrides;
   absl::StatusOr<v1::SweepSpec> spec;
   if (!absl::GetFlag(FLAGS_preset).empty()) {
-    absl::StatusOr<client::Preset> p =
-        client::FindPreset(absl::GetFlag(FLAGS_preset));
+    absl::StatusOr<Preset> p =
+        FindPreset(absl::GetFlag(FLAGS_preset));
     if (!p.ok()) return Fail(p.status());
     if (absl::GetFlag(FLAGS_quick)) overrides = p->quick;
     for (const auto& s : absl::GetFlag(FLAGS_set)) overrides.push_back(s);
-    spec = client::ParseSweepText(p->yaml, p->name, overrides);
+    spec = ParseSweepText(p->yaml, p->name, overrides);
   } else {
-    spec = client::LoadSweepFile(absl::GetFlag(FLAGS_sweep),
+    spec = LoadSweepFile(absl::GetFlag(FLAGS_sweep),
                                  absl::GetFlag(FLAGS_set));
   }
   if (!spec.ok()) return Fail(spec.status());

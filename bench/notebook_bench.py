@@ -1,8 +1,13 @@
 #!/usr/bin/python3
-"""The notebook client's two bulk reads against the CSV route, interleaved.
+"""The notebook client's two bulk reads against the CSV route, interleaved,
+with each read's peak memory against the size of the frame it returns.
 
     bench/notebook_bench.py [--bin build/bin] [--python build/python]
-        [--trials 100000] [--curve_trials 1000] [--points 100] [--rounds 3]
+        [--trials 100000] [--curve_trials 25000] [--points 100] [--rounds 3]
+        [--no_csv]
+
+The defaults are the issue's scale: 100,000 trials of results, and 25,000
+trials x 4 curves x 100 points = 10 million curve points.
 
 Starts a real qkov-server (a fresh SQLite file in a temporary folder, gRPC on
 loopback), submits two synthetic grids and completes every trial over the
@@ -15,13 +20,18 @@ Then, --rounds times in turn, it times
     --format csv` piped into pandas.read_csv;
   - curves():   qkov.Client.curves("curves") against `qkov export curves
     --per point --format csv` piped into pandas.read_csv;
-and prints each round and the medians. It checks that both routes give the
-same number of rows; it prints times and never fails on them
-(docs/PERFORMANCE.md).
+and prints each round and the medians. Each call runs in a fresh Python
+process (`--child`), which reports its time, the frame's size
+(DataFrame.memory_usage(deep=True)) and its peak memory: the process's
+high-water resident set (VmHWM) less its resident set after the imports and
+the connection, i.e. what the read itself held at its peak. It checks that
+both routes give the same number of rows; it prints times and never fails
+on them (docs/PERFORMANCE.md).
 """
 
 import argparse
 import io
+import json
 import os
 import shutil
 import statistics
@@ -85,18 +95,63 @@ def populate(address, with_curves, points):
     return done
 
 
+def rss_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def child(a):
+    """One call in this process: prints a JSON line with seconds, rows,
+    frame_bytes and peak_bytes (VmHWM less the resident set before)."""
+    sys.path.insert(0, os.path.abspath(a.python))
+    import pandas as pd
+    import qkov
+    client = qkov.connect(a.address, deadline=600, progress=False)
+    client.sweeps()  # the channel up before the baseline
+    cli = [a.bin + "/qkov", "--server=" + a.address, "--deadline=600"]
+
+    def csv_route(*args):
+        out = subprocess.run(cli + list(args), capture_output=True,
+                             check=True).stdout
+        return pd.read_csv(io.BytesIO(out))
+
+    calls = {
+        "results()": lambda: client.results("rows"),
+        "results csv": lambda: csv_route("export", "rows", "--format", "csv"),
+        "curves()": lambda: client.curves("curves"),
+        "curves csv": lambda: csv_route("export", "curves", "--per", "point",
+                                        "--format", "csv"),
+    }
+    base = rss_kib("VmRSS")
+    t = time.perf_counter()
+    frame = calls[a.child]()
+    seconds = time.perf_counter() - t
+    peak = (rss_kib("VmHWM") - base) * 1024
+    print(json.dumps({"seconds": seconds, "rows": len(frame),
+                      "frame_bytes": int(frame.memory_usage(deep=True).sum()),
+                      "peak_bytes": peak}))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--python", default="build/python")
     ap.add_argument("--trials", type=int, default=100000)
-    ap.add_argument("--curve_trials", type=int, default=1000)
+    ap.add_argument("--curve_trials", type=int, default=25000)
     ap.add_argument("--points", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no_csv", action="store_true",
+                    help="time the client's reads only")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--address", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child:
+        return child(a)
     sys.path.insert(0, os.path.abspath(a.python))
-    import pandas as pd
-    import qkov
     from qkov.v1 import sweep_pb2, sweep_pb2_grpc
     import grpc
 
@@ -125,40 +180,37 @@ def main():
         print("populate    %d + %d trials completed over gRPC in %.1f s" %
               (n, m, time.time() - t), flush=True)
 
-        client = qkov.connect(address, deadline=600)
-        cli = [a.bin + "/qkov", "--server=" + address, "--deadline=600"]
-
-        def csv_route(*args):
-            out = subprocess.run(cli + list(args), capture_output=True,
-                                 check=True).stdout
-            return pd.read_csv(io.BytesIO(out))
-
-        calls = {
-            "results()": lambda: client.results("rows"),
-            "results csv": lambda: csv_route("export", "rows", "--format",
-                                             "csv"),
-            "curves()": lambda: client.curves("curves"),
-            "curves csv": lambda: csv_route("export", "curves", "--per",
-                                            "point", "--format", "csv"),
-        }
-        times = {k: [] for k in calls}
-        rows = {}
+        names = ["results()", "results csv", "curves()", "curves csv"]
+        if a.no_csv:
+            names = [n for n in names if not n.endswith("csv")]
+        runs = {k: [] for k in names}
         for r in range(a.rounds):
             line = []
-            for name, call in calls.items():
-                t = time.perf_counter()
-                frame = call()
-                times[name].append(time.perf_counter() - t)
-                rows.setdefault(name, len(frame))
-                line.append("%s %.2f s" % (name, times[name][-1]))
+            for name in names:
+                out = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "--child",
+                     name, "--address", address, "--bin", a.bin, "--python",
+                     a.python], capture_output=True, text=True, check=True)
+                runs[name].append(json.loads(out.stdout.strip()
+                                             .splitlines()[-1]))
+                run = runs[name][-1]
+                line.append("%s %.2f s, peak %.0f MB (frame %.0f MB)" % (
+                    name, run["seconds"], run["peak_bytes"] / 1e6,
+                    run["frame_bytes"] / 1e6))
             print("round %d     %s" % (r + 1, "; ".join(line)), flush=True)
-        if rows["results()"] != rows["results csv"] or \
-                rows["curves()"] != rows["curves csv"]:
+        rows = {k: v[0]["rows"] for k, v in runs.items()}
+        if not a.no_csv and (rows["results()"] != rows["results csv"] or
+                             rows["curves()"] != rows["curves csv"]):
             print("MISMATCH: rows %s" % rows)
             return 1
-        for name in calls:
-            print("median      %-12s %.2f s  (%d rows)" %
-                  (name, statistics.median(times[name]), rows[name]))
+        for name in names:
+            peak = statistics.median(x["peak_bytes"] for x in runs[name])
+            size = runs[name][0]["frame_bytes"]
+            print("median      %-12s %.2f s  (%d rows); peak %.0f MB = %.2f x "
+                  "the frame's %.0f MB" % (
+                      name, statistics.median(x["seconds"] for x in runs[name]),
+                      rows[name], peak / 1e6, peak / max(size, 1),
+                      size / 1e6))
         return 0
     finally:
         server.terminate()

@@ -19,11 +19,11 @@
 #include "absl/strings/str_split.h"
 #include "client/matched_results.h"
 #include "client/metric_defaults.h"
-#include "client/presets.h"
-#include "client/sweep_file.h"
 #include "client/table.h"
 #include "common/aggregate.h"
 #include "common/grpc_status.h"
+#include "common/presets.h"
+#include "common/sweep_file.h"
 #include "common/text.h"
 
 namespace qkov::client {
@@ -145,22 +145,14 @@ int ShowPreset(const std::string& name, bool note, bool view) {
 
 int Submit(Connection& conn, const SubmitArgs& args) {
   absl::StatusOr<v1::SweepSpec> spec;
-  if (!args.preset.empty()) {
-    absl::StatusOr<Preset> preset = FindPreset(args.preset);
-    if (!preset.ok()) return ReportError(preset.status());
-    std::vector<std::string> overrides =
-        args.quick ? preset->quick : std::vector<std::string>{};
-    overrides.insert(overrides.end(), args.overrides.begin(),
-                     args.overrides.end());
-    const PresetText text = WithDataPaths(*preset);
-    spec = ParseSweepText(text.yaml, "preset " + preset->name, overrides);
-    if (spec.ok())
-      spec->set_preset(args.quick ? preset->name + " --quick" : preset->name);
-    if (spec.ok() && !text.missing.ok() && StillReadsShippedData(*spec))
-      return ReportError(text.missing);
-  } else if (args.quick) {
-    return ReportError(
-        absl::InvalidArgumentError("--quick goes with --preset"));
+  if (!args.preset.empty() || args.quick) {
+    SweepFileSource source;
+    source.preset = args.preset;
+    source.quick = args.quick;
+    source.overrides = args.overrides;
+    spec = SpecFromSource(source);
+    if (!spec.ok() && args.preset.empty())
+      spec = absl::InvalidArgumentError("--quick goes with --preset");
   } else {
     spec = LoadSweepFile(args.file, args.overrides);
   }

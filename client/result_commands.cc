@@ -18,7 +18,7 @@
 #include "client/commands.h"
 #include "client/matched_results.h"
 #include "client/metric_defaults.h"
-#include "client/sweep_file.h"
+#include "common/sweep_file.h"
 #include "client/table.h"
 #include "common/aggregate.h"
 #include "common/grpc_status.h"

@@ -45,7 +45,7 @@ inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
 // A sweep that reproduces one of the paper's experiments with the task:
 // `qkov presets` lists them, `qkov submit --preset NAME [--quick]` submits
-// one (client/presets.h).
+// one (common/presets.h).
 struct Preset {
   std::string name;
   std::string summary;

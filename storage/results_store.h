@@ -158,6 +158,10 @@ struct TrialRecord {
   // before schema 2, whose config_json is filled instead).
   std::string axes_pb;
   std::string training_pb;
+  // TrialsWithResults only: the first attempt's start and the last
+  // attempt's end (Unix ms; 0: none, or that attempt has not ended).
+  int64_t started_ms = 0;
+  int64_t last_ended_ms = 0;
   std::vector<AttemptRecord> attempt_history;  // filled by GetTrial
   std::vector<ArtifactRecord> artifacts;       // filled by GetTrial
 };

@@ -276,8 +276,11 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
         "SELECT t.trial_id, s.name, t.ordinal, CASE WHEN t.axes_pb IS NULL OR "
         "g.training_pb IS NULL THEN t.config_json ELSE '' END, t.config_hash, "
         "t.state, t.attempts, t.failures, t.last_step, t.updated_ms, "
-        "t.axes_pb, "
-        "g.training_pb FROM trials t JOIN sweeps s USING (sweep_id) LEFT JOIN "
+        "t.axes_pb, g.training_pb, "
+        "(SELECT MIN(a.started_ms) FROM attempts a WHERE a.trial_id = "
+        "t.trial_id), (SELECT a.ended_ms FROM attempts a WHERE a.trial_id = "
+        "t.trial_id ORDER BY a.attempt DESC LIMIT 1) "
+        "FROM trials t JOIN sweeps s USING (sweep_id) LEFT JOIN "
         "trainings g ON g.training_id = t.training_id WHERE t.sweep_id = ? "
         "AND t.updated_ms >= ? ORDER BY t.ordinal";
     ASSIGN_OR_RETURN(Statement * s, db->Cached(kTrialsSql));
@@ -294,6 +297,8 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
         out.back().axes_pb = s->ColumnBlob(10);
         out.back().training_pb = s->ColumnBlob(11);
       }
+      out.back().started_ms = s->ColumnInt64(12);  // NULL reads as 0
+      out.back().last_ended_ms = s->ColumnInt64(13);
     }
     constexpr char kSweepResultsSql[] =
         "SELECT r.trial_id, r.name, r.value FROM results r JOIN trials t USING "

@@ -99,7 +99,7 @@ esac
 echo "== figures"
 "$bin/qkov" plot "$sweep" --out "$data/plots"
 # A preset's quick run: its view (a matched comparison) and what it shows,
-# or why it cannot on this budget (client/presets.cc).
+# or why it cannot on this budget (common/presets.cc).
 preset=""
 quick=0
 for ((i = 0; i < ${#submit_args[@]}; i++)); do

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/aggregate.h"
 #include "common/status_macros.h"
+#include "common/sweep_file.h"
 #include "common/text.h"
 #include "server/core/adaptive_sweep.h"
 #include "server/core/convert.h"
@@ -135,7 +136,26 @@ absl::StatusOr<v1::Trial> Coordinator::ToTrial(const storage::TrialRecord& r) {
 
 absl::StatusOr<v1::SubmitSweepResponse> Coordinator::SubmitSweep(
     const v1::SubmitSweepRequest& r, const storage::Actor& actor) {
-  v1::SweepSpec spec = r.spec();
+  v1::SweepSpec spec;
+  if (r.sweep_file().empty() && r.preset().empty()) {
+    if (r.quick() || !r.overrides().empty())
+      return absl::InvalidArgumentError(
+          "quick, overrides: go with a sweep file or a preset, not a spec");
+    spec = r.spec();
+  } else {
+    if (r.has_spec())
+      return absl::InvalidArgumentError(
+          "spec: give a spec, a sweep file or a preset, not two");
+    SweepFileSource source;
+    source.text = r.sweep_file();
+    source.source_name = r.sweep_file_name().empty()
+                             ? "sweep file"
+                             : TerminalSafe(r.sweep_file_name().substr(0, 200));
+    source.preset = r.preset();
+    source.quick = r.quick();
+    source.overrides.assign(r.overrides().begin(), r.overrides().end());
+    ASSIGN_OR_RETURN(spec, SpecFromSource(source));
+  }
   ApplySpecDefaults(&spec);
   RETURN_IF_ERROR(ValidateSweepSpec(spec, options_.limits));
   std::vector<ExpandedTrial> expanded = ExpandSweep(spec);

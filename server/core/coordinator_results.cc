@@ -19,6 +19,7 @@
 #include "common/aggregate.h"
 #include "common/matched_sweep.h"
 #include "common/status_macros.h"
+#include "common/sweep_file.h"
 #include "common/text.h"
 #include "server/core/convert.h"
 #include "server/core/coordinator.h"
@@ -81,10 +82,9 @@ absl::StatusOr<std::vector<Filter>> RowFilters(
   return filters;
 }
 
-}  // namespace
-
-absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
-    const v1::QueryResultsRequest& r) {
+// The request's checks before any row is read: offset and limit, and the
+// sort key.
+absl::Status CheckRowQuery(const v1::QueryResultsRequest& r) {
   if (r.sweep_name().empty())
     return absl::InvalidArgumentError("sweep_name: must not be empty");
   if (r.offset() < 0 || r.limit() < 0)
@@ -93,31 +93,110 @@ absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
     return absl::InvalidArgumentError(
         absl::StrCat("sort_by: '", TerminalSafe(r.sort_by()),
                      "' is not an axis, state, trial or metric name"));
-  std::vector<std::string> metrics(r.metrics().begin(), r.metrics().end());
+  return absl::OkStatus();
+}
+
+// The indexes of the rows `r` selects: those matching `filters`, sorted by
+// its key (trial order without one), its offset and limit applied. `total`:
+// how many matched before the offset and limit.
+std::vector<size_t> SelectRows(const v1::QueryResultsRequest& r,
+                               const std::vector<v1::ResultRow>& rows,
+                               const std::vector<Filter>& filters,
+                               size_t* total) {
+  std::vector<size_t> kept;
+  kept.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (Matches(rows[i], filters)) kept.push_back(i);
+  }
+  if (!r.sort_by().empty()) SortRows(rows, r.sort_by(), r.descending(), &kept);
+  *total = kept.size();
+  const size_t begin = std::min(kept.size(), static_cast<size_t>(r.offset()));
+  const size_t end =
+      r.limit() == 0
+          ? kept.size()
+          : std::min(kept.size(), begin + static_cast<size_t>(r.limit()));
+  return std::vector<size_t>(kept.begin() + begin, kept.begin() + end);
+}
+
+// The setting columns of one message's rows, `configs` (ConfigSettings of
+// each, in row order): a column per key of `keys` (of type `types`), a row
+// without it listed in `missing`.
+void AddSettingColumns(const std::vector<std::vector<ConfigSetting>>& configs,
+                       const std::vector<std::string>& keys,
+                       const std::vector<ConfigSetting::Type>& types,
+                       v1::ResultColumns* out) {
+  using Type = ConfigSetting::Type;
+  absl::flat_hash_map<std::string, size_t> column_of;
+  std::vector<v1::SettingColumn*> columns;
+  for (size_t j = 0; j < keys.size(); ++j) {
+    columns.push_back(out->add_settings());
+    columns.back()->set_name(keys[j]);
+    column_of[keys[j]] = j;
+  }
+  std::vector<bool> seen(keys.size());
+  for (size_t k = 0; k < configs.size(); ++k) {
+    std::fill(seen.begin(), seen.end(), false);
+    for (const ConfigSetting& s : configs[k]) {
+      const size_t j = column_of.at(s.key);
+      // A key whose type differs between rows (no field has two) would
+      // put a row in two lists; the first type seen holds.
+      if (s.type != types[j] || seen[j]) continue;
+      seen[j] = true;
+      v1::SettingColumn* c = columns[j];
+      switch (s.type) {
+        case Type::kNumber:
+          c->add_numbers(s.number);
+          break;
+        case Type::kInteger:
+          c->add_integers(s.integer);
+          break;
+        case Type::kText:
+          c->add_texts(s.text);
+          break;
+        case Type::kFlag:
+          c->add_flags(s.flag);
+          break;
+      }
+    }
+    for (size_t j = 0; j < keys.size(); ++j) {
+      if (seen[j]) continue;
+      v1::SettingColumn* c = columns[j];
+      c->add_missing(static_cast<int32_t>(k));
+      switch (types[j]) {
+        case Type::kNumber:
+          c->add_numbers(0);
+          break;
+        case Type::kInteger:
+          c->add_integers(0);
+          break;
+        case Type::kText:
+          c->add_texts("");
+          break;
+        case Type::kFlag:
+          c->add_flags(false);
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
+    const v1::QueryResultsRequest& r) {
+  RETURN_IF_ERROR(CheckRowQuery(r));
   ASSIGN_OR_RETURN(std::vector<Filter> filters, RowFilters(r.where()));
   v1::QueryResultsResponse resp;
   RETURN_IF_ERROR(rows_cache_.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
         const std::vector<v1::ResultRow>& rows = stored.rows();
-        std::vector<size_t> kept;
-        kept.reserve(rows.size());
-        for (size_t i = 0; i < rows.size(); ++i) {
-          if (Matches(rows[i], filters)) kept.push_back(i);
-        }
-        if (!r.sort_by().empty())
-          SortRows(rows, r.sort_by(), r.descending(), &kept);
-        resp.set_total_rows(static_cast<int64_t>(kept.size()));
-        const size_t begin =
-            std::min(kept.size(), static_cast<size_t>(r.offset()));
-        const size_t end =
-            r.limit() == 0
-                ? kept.size()
-                : std::min(kept.size(), begin + static_cast<size_t>(r.limit()));
+        size_t total = 0;
+        const std::vector<size_t> kept = SelectRows(r, rows, filters, &total);
+        resp.set_total_rows(static_cast<int64_t>(total));
         // The metrics the request names, or all.
         const std::set<std::string> asked(r.metrics().begin(),
                                           r.metrics().end());
-        for (size_t k = begin; k < end; ++k) {
-          const size_t i = kept[k];
+        for (const size_t i : kept) {
           v1::ResultRow* out = resp.add_rows();
           out->set_trial_id(rows[i].trial_id());
           out->set_state(rows[i].state());
@@ -349,40 +428,54 @@ absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
 
 absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
     const v1::QueryResultsRequest& r, int chunk_rows) {
-  if (r.sweep_name().empty())
-    return absl::InvalidArgumentError("sweep_name: must not be empty");
+  RETURN_IF_ERROR(CheckRowQuery(r));
   ASSIGN_OR_RETURN(std::vector<Filter> filters, RowFilters(r.where()));
   const std::set<std::string> asked(r.metrics().begin(), r.metrics().end());
   std::vector<v1::ResultColumns> chunks;
   RETURN_IF_ERROR(rows_cache_.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
         const std::vector<v1::ResultRow>& rows = stored.rows();
-        std::vector<size_t> kept;
+        size_t total = 0;
+        const std::vector<size_t> kept = SelectRows(r, rows, filters, &total);
         std::set<std::string> names(asked);
-        for (size_t i = 0; i < rows.size(); ++i) {
-          if (!Matches(rows[i], filters)) continue;
-          kept.push_back(i);
+        // The union of the kept rows' setting keys (a first pass; each
+        // chunk computes its rows' settings again rather than hold every
+        // row's at once).
+        std::vector<std::string> keys;
+        std::vector<ConfigSetting::Type> types;
+        absl::flat_hash_map<std::string, size_t> key_index;
+        v1::TrialConfig config;
+        for (const size_t i : kept) {
           if (asked.empty()) {
             for (const auto& [name, value] : rows[i].values())
               names.insert(name);
           }
+          RETURN_IF_ERROR(stored.FullConfig(i, &config));
+          for (const ConfigSetting& s : ConfigSettings(config)) {
+            if (key_index.try_emplace(s.key, keys.size()).second) {
+              keys.push_back(s.key);
+              types.push_back(s.type);
+            }
+          }
         }
-        v1::TrialConfig config;
         for (size_t begin = 0; begin < kept.size() || chunks.empty();
              begin += chunk_rows) {
           const size_t end =
               std::min(kept.size(), begin + static_cast<size_t>(chunk_rows));
           v1::ResultColumns& c = chunks.emplace_back();
-          c.set_total_rows(static_cast<int64_t>(kept.size()));
+          c.set_total_rows(static_cast<int64_t>(total));
           std::vector<v1::MetricColumn*> columns;
           for (const std::string& name : names) {
             columns.push_back(c.add_metrics());
             columns.back()->set_name(name);
             columns.back()->mutable_values()->Reserve(end - begin);
           }
+          std::vector<std::vector<ConfigSetting>> settings;
+          settings.reserve(end - begin);
           for (size_t k = begin; k < end; ++k) {
             const v1::ResultRow& row = rows[kept[k]];
             RETURN_IF_ERROR(stored.FullConfig(kept[k], &config));
+            settings.push_back(ConfigSettings(config));
             c.add_trial_ids(row.trial_id());
             c.add_parameterization(config.parameterization());
             c.add_lr_ratio(config.lr_ratio());
@@ -392,6 +485,13 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
             c.add_task(config.training().task());
             c.add_state(row.state());
             c.add_arm(config.arm());
+            const RowFacts& facts = stored.facts(kept[k]);
+            c.add_ordinal(facts.ordinal);
+            c.add_attempts(facts.attempts);
+            c.add_last_step(facts.last_step);
+            c.add_config_hash(facts.config_hash);
+            c.add_started_ms(facts.started_ms);
+            c.add_ended_ms(facts.ended_ms);
             size_t j = 0;
             for (const std::string& name : names) {
               auto it = row.values().find(name);
@@ -401,6 +501,7 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
                       : it->second);
             }
           }
+          AddSettingColumns(settings, keys, types, &c);
           if (end >= kept.size()) break;
         }
         return absl::OkStatus();

@@ -8,6 +8,24 @@ namespace qkov::core {
 
 namespace v1 = ::qkov::v1;
 
+namespace {
+
+// A state no trial leaves without being queued again.
+bool IsEnded(v1::TrialState state) {
+  switch (state) {
+    case v1::DONE:
+    case v1::FAILED:
+    case v1::DIVERGED:
+    case v1::CANCELLED:
+    case v1::STOPPED_EARLY:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 absl::Status SweepRows::Apply(storage::TrialRecord& record) {
   v1::ResultRow row;
   row.set_trial_id(record.trial_id);
@@ -34,13 +52,19 @@ absl::Status SweepRows::Apply(storage::TrialRecord& record) {
   row.set_state(TrialStateFromString(record.state));
   auto* values = row.mutable_values();
   for (const auto& [k, v] : record.results) (*values)[k] = v;
+  RowFacts facts{record.ordinal,    record.attempts,
+                 record.last_step,  std::move(record.config_hash),
+                 record.started_ms, 0};
+  if (IsEnded(row.state())) facts.ended_ms = record.last_ended_ms;
   auto [at, added] = row_of_.try_emplace(record.trial_id, rows_.size());
   if (added) {
     rows_.push_back(std::move(row));
     training_of_.push_back(training);
+    facts_.push_back(std::move(facts));
   } else {
     rows_[at->second] = std::move(row);
     training_of_[at->second] = training;
+    facts_[at->second] = std::move(facts);
   }
   return absl::OkStatus();
 }

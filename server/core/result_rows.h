@@ -35,9 +35,20 @@ namespace qkov::core {
 // One sweep's rows, in trial order. rows[i].config() carries the axes only
 // (parameterization, lr_ratio, eta_ov, seed, alpha) for trials stored with a
 // binary config; FullConfig(i) is the whole config.
+// A row's bookkeeping beside its results (the notebook client's trials()).
+struct RowFacts {
+  int64_t ordinal = 0;
+  int32_t attempts = 0;
+  int64_t last_step = 0;
+  std::string config_hash;
+  int64_t started_ms = 0;  // the first attempt's start; 0: never started
+  int64_t ended_ms = 0;    // the end of an ended trial's last attempt, else 0
+};
+
 class SweepRows {
  public:
   const std::vector<qkov::v1::ResultRow>& rows() const { return rows_; }
+  const RowFacts& facts(size_t i) const { return facts_[i]; }
   absl::Status FullConfig(size_t i, qkov::v1::TrialConfig* out) const;
 
  private:
@@ -48,6 +59,7 @@ class SweepRows {
   std::vector<qkov::v1::ResultRow> rows_;
   // Per row: index into trainings_ (-1: the row holds its full config).
   std::vector<int> training_of_;
+  std::vector<RowFacts> facts_;
   std::vector<qkov::v1::TrialConfig> trainings_;
   absl::flat_hash_map<std::string, int> training_index_;  // by bytes
   absl::flat_hash_map<std::string, size_t> row_of_;       // by trial id

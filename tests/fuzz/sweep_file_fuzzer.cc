@@ -7,7 +7,7 @@
 // Input: the file, then up to two --set overrides, each after "--8<--".
 #include <set>
 
-#include "client/sweep_file.h"
+#include "common/sweep_file.h"
 #include "server/core/sweep_spec.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 1; i < parts.size(); ++i)
     if (!parts[i].empty()) overrides.push_back(parts[i]);
   absl::StatusOr<qkov::v1::SweepSpec> parsed =
-      qkov::client::ParseSweepText(text, "fuzz.yaml", overrides);
+      qkov::ParseSweepText(text, "fuzz.yaml", overrides);
   if (!parsed.ok()) {
     QKOV_FUZZ_CHECK(!parsed.status().message().empty(), "empty refusal");
     return 0;

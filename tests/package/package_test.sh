@@ -329,13 +329,15 @@ done_rows=$(grep -c ',DONE,\|,done,' "$work/results.csv" || true)
 [ "$done_rows" = 16 ] || { head -5 "$work/results.csv"; fail "$done_rows of 16 trials done"; }
 echo "16 trials done; $(head -1 "$work/results.csv" | cut -c1-100)..."
 
-step "python3-qkov: the installed module reads the same sweep over TLS"
+step "python3-qkov: the installed module (with its dist-info) reads the same sweep over TLS"
 in_root QKOV_SERVER="$server" QKOV_TOKEN_FILE=/tmp/user.token \
   QKOV_TLS_CA=/etc/qkov/tls/ca.pem python3 -c '
-import qkov
+import importlib.metadata, qkov
 frame = qkov.connect().results("demo")
 assert (frame["state"] == "done").sum() == 16, frame
-print(len(frame), "rows,", len(frame.columns), "columns from", qkov.__file__)
+assert importlib.metadata.version("qkov") == qkov.__version__, "dist-info"
+print(len(frame), "rows,", len(frame.columns), "columns from", qkov.__file__,
+      "version", qkov.__version__)
 ' >"$work/python.out" 2>&1 || { cat "$work/python.out"; fail "python3 -c import qkov"; }
 cat "$work/python.out"
 

@@ -3,7 +3,9 @@
 # before the first release, the release, a snapshot after it and the next
 # release, each version as expected, and dpkg ordering them so that apt
 # always upgrades (never sees a downgrade). The Python package's version
-# and licence are the project's (CMakeLists.txt, deploy/debian/copyright).
+# (qkov.__version__, which pyproject.toml reads) and licence are the
+# project's (CMakeLists.txt, deploy/debian/copyright); python3-qkov's
+# dist-info takes the project's version when CMake writes it.
 #
 #   tests/package/package_version_test.sh SOURCE_DIR
 set -euo pipefail
@@ -46,9 +48,12 @@ for v in "$before" "$release" "$after" "$later" "$next"; do
   prev=$v
 done
 project=$(sed -n 's/^project(qkov_sweep .*VERSION \([0-9.]*\)).*/\1/p' "$src/CMakeLists.txt")
-python=$(sed -n 's/^version = "\([^"]*\)".*/\1/p' "$src/client/python/pyproject.toml")
+python=$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' "$src/client/python/qkov/__init__.py")
 [ -n "$project" ] && [ "$python" = "$project" ] ||
-  fail "client/python/pyproject.toml's version '$python' is not the project's '$project'"
+  fail "client/python/qkov/__init__.py's __version__ '$python' is not the project's '$project'"
+grep -q '^dynamic = \["version"\]' "$src/client/python/pyproject.toml" &&
+  grep -q '^version = {attr = "qkov.__version__"}' "$src/client/python/pyproject.toml" ||
+  fail "client/python/pyproject.toml does not take its version from qkov.__version__"
 grep -q '^license = {text = "Not yet published under a licence' "$src/client/python/pyproject.toml" &&
   grep -q 'have not yet published this software under a' "$src/deploy/debian/copyright" ||
   fail "the Python package's licence and deploy/debian/copyright disagree"

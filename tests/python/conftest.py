@@ -30,6 +30,16 @@ training: {{max_steps: 300, report_every: 25, evaluation: {{num_examples: 128}}}
 """
 
 
+TLS_SCRIPT = """set -e
+ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+openssl req -x509 $ec -keyout ca.key -out ca.pem -days 1 -subj /CN=qkov-test-ca 2>/dev/null
+openssl req $ec -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null
+echo 'subjectAltName=DNS:localhost' > server.ext
+openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+  -out server.pem -days 1 -extfile server.ext 2>/dev/null
+"""
+
+
 def _wait_file(path, proc, timeout=30):
     deadline = time.time() + timeout
     while not (os.path.exists(path) and open(path).read().strip()):
@@ -40,8 +50,11 @@ def _wait_file(path, proc, timeout=30):
 
 
 class Server:
-    def __init__(self, http=False):
+    def __init__(self, http=False, suffix="", tls=False):
+        # suffix "-needle": the programs built with the needle task
+        # registered outside config.proto (tests/example_task).
         self.bin = os.path.abspath(BIN)
+        self.suffix = suffix
         self.dir = tempfile.mkdtemp(prefix="qkov-python-")
         d = self.dir
         with open(d + "/tokens", "w") as f:
@@ -52,12 +65,21 @@ class Server:
             with open("%s/%s.token" % (d, name), "w") as f:
                 f.write(token + "\n")
         self.log = open(d + "/server.log", "w")
+        # tls=True: a CA and a certificate for localhost (not 127.0.0.1),
+        # so a client must name the server as the certificate does.
+        tls_flags = []
+        if tls:
+            subprocess.run(["/bin/bash", "-c", TLS_SCRIPT], cwd=d,
+                           check=True, timeout=60)
+            tls_flags = ["--tls_cert=%s/server.pem" % d,
+                         "--tls_key=%s/server.key" % d]
+        self.ca = d + "/ca.pem" if tls else None
         http_flags = ["--http_listen=127.0.0.1:0",
                       "--http_port_file=%s/http.port" % d] if http else []
         self.proc = subprocess.Popen(
-            [BIN + "/qkov-server", "--db=%s/results.db" % d,
+            [BIN + "/qkov-server" + suffix, "--db=%s/results.db" % d,
              "--listen=127.0.0.1:0", "--port_file=%s/port" % d,
-             "--token_file=%s/tokens" % d] + http_flags,
+             "--token_file=%s/tokens" % d] + http_flags + tls_flags,
             stdout=self.log, stderr=subprocess.STDOUT)
         self.address = "127.0.0.1:" + _wait_file(d + "/port", self.proc)
         # The dashboard's base URL, with http=True.
@@ -78,7 +100,8 @@ class Server:
     def train(self):
         with open(self.dir + "/worker.log", "a") as log:
             w = subprocess.Popen(
-                [BIN + "/qkov-worker", "--server=" + self.address,
+                [BIN + "/qkov-worker" + self.suffix,
+                 "--server=" + self.address,
                  "--token_file=" + self.token_file("worker"),
                  "--exit_when_idle"], stdout=log, stderr=subprocess.STDOUT)
         assert w.wait(600) == 0, open(self.dir + "/worker.log").read()[-3000:]

@@ -79,8 +79,8 @@ def test_fetch_from_a_mirror_gives_files_the_presets_read(server, tmp_path):
     with qkov.connect(server.address,
                       token_file=server.token_file("user")) as q:
         trial = q.trial(q.trials("paper-sva-quick")["trial_id"][0])
-    text = trial["config"]["training"]["text"]
-    assert text["train"]["path"] == str(data / "sva/subj_agr_filtered.text")
+    assert trial["config"]["training.text.train.path"] == \
+        str(data / "sva/subj_agr_filtered.text")
 
 
 def test_a_changed_byte_is_refused_naming_both_checksums(server, tmp_path):

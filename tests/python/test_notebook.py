@@ -72,13 +72,15 @@ def test_its_aggregate_equals_the_cli(executed):
     metrics = "distinct_attention,accuracy,train_loss"
     cli = csv(server.cli("results", "paper-ratio-quick", "--by", "lr_ratio",
                          "--metrics", metrics, "--format", "csv").stdout)
-    assert list(agg["lr_ratio"]) == [1, 2, 5, 10, 20]
-    assert_close(agg["lr_ratio"], cli["lr_ratio"], "lr_ratio")
-    assert list(agg["distinct_attention_n"]) == list(cli["n"]) == [3] * 5
+    assert list(agg["config.lr_ratio"]) == [1, 2, 5, 10, 20]
+    assert_close(agg["config.lr_ratio"], cli["lr_ratio"], "lr_ratio")
+    assert list(agg["result.distinct_attention.n"]) == list(cli["n"]) == \
+        [3] * 5
     for i, m in enumerate(metrics.split(",")):
         suffix = "" if i == 0 else ".%d" % i
-        assert_close(agg[m + "_mean"], cli[m + " mean"], m)
-        assert_close(agg[m + "_ci95"], cli["ci95" + suffix], m + " ci95")
+        assert_close(agg["result.%s.mean" % m], cli[m + " mean"], m)
+        assert_close(agg["result.%s.ci95" % m], cli["ci95" + suffix],
+                     m + " ci95")
 
 
 def test_its_matched_table_equals_the_cli(executed):
@@ -94,5 +96,5 @@ def test_its_matched_table_equals_the_cli(executed):
     assert reached == list(cli["reached"])
     ok = matched["reached"] > 0
     assert ok.any()
-    assert_close(matched["distinct_attention_mean"][ok],
+    assert_close(matched["curve.distinct_attention.mean"][ok],
                  cli["distinct_attention mean"][ok], "distinct_attention")

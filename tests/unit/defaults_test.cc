@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "client/sweep_file.h"
+#include "common/sweep_file.h"
 #include "server/core/sweep_spec.h"
 #include "tests/data_available.h"
 #include "worker/agent/trial_options.h"
@@ -117,7 +117,7 @@ TEST(DefaultsTest, TheDocsExampleShowsTheDefaults) {
   const std::string yaml = DocsExample();
   ASSERT_FALSE(yaml.empty()) << "no ```yaml block in docs/sweep-files.md";
   absl::StatusOr<v1::SweepSpec> documented =
-      client::ParseSweepText(yaml, "docs/sweep-files.md");
+      ParseSweepText(yaml, "docs/sweep-files.md");
   ASSERT_TRUE(documented.ok()) << documented.status();
   v1::Training defaults;
   core::ApplyTrainingDefaults(&defaults);
@@ -247,7 +247,7 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   const std::string shared = QKOV_SHARED_DATA_DIR;
   const std::string vocab = shared + "/tokenizers/bert-base-uncased/vocab.txt";
   const std::string hx = shared + "/hatexplain/";
-  auto spec = client::ParseSweepText(
+  auto spec = ParseSweepText(
       "name: hx\naxes: {parameterization: [FAFO], lr_ratio: [30], eta_ov: "
       "[1.0e-3], seed: [1]}\ntraining:\n  task: hatexplain\n  batch_size: 16\n"
       "  text:\n    train: {path: " +
@@ -395,7 +395,7 @@ TEST(TextTaskTest, TheWorkerRefusesBadTextSettingsAsTheServerDoes) {
 TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
   QKOV_SKIP_WITHOUT_DATA("hatexplain", "squad", "sva", "tokenizers");
   const std::string shared = QKOV_SHARED_DATA_DIR;
-  auto spec = client::ParseSweepText(
+  auto spec = ParseSweepText(
       "name: sq\naxes: {parameterization: [FAFO], lr_ratio: [20], eta_ov: "
       "[5.0e-5], seed: [1]}\ntraining:\n  task: squad\n  squad:\n"
       "    train: {path: " +

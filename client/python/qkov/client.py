@@ -1,16 +1,33 @@
-"""qkov's Python client: a sweep's results as pandas DataFrames over gRPC.
+"""qkov's Python client: a sweep's results as pandas DataFrames, and the
+whole SweepService API, over gRPC.
 
 Every frame comes from one server computation, never recomputed here:
-``results`` from QueryResults, ``aggregate`` from AggregateResults,
-``matched`` from MatchSweep and ``curves`` from the StreamCurves stream (one
-call for the whole sweep, every point). docs/notebook.md documents each
-frame's columns.
+``results`` and ``trials`` from StreamResults, ``aggregate`` from
+AggregateResults, ``matched`` from MatchSweep and ``curves`` from the
+StreamCurves stream. One naming rule holds in every frame (docs/notebook.md):
+
+- ``sweep``: the sweep's name, in every frame, so that frames of several
+  sweeps concatenate and stay apart;
+- ``config.<key>``: a setting of the trial's stored config, under the key a
+  sweep file and ``--set`` take (``config.lr_ratio``,
+  ``config.training.optimizer.weight_decay``), as the server names it;
+- ``result.<name>``: a final result (``result.accuracy``); in aggregate and
+  matched frames ``result.<name>.<stat>`` and ``curve.<name>.<stat>``;
+- bookkeeping without a prefix: ``trial_id``, ``state``, ``ordinal``,
+  ``attempts``, ``last_step``, ``config_hash``, ``started_at``,
+  ``ended_at``, ``duration``.
 """
 
+from __future__ import annotations
+
+import html
+import json
 import os
-import shutil
-import subprocess
-import tempfile
+import sys
+import threading
+import time
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, \
+    Tuple, Union
 
 import grpc
 import numpy as np
@@ -24,10 +41,12 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 # most this large; a larger one raises ResourceExhausted.
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
 
-# "arm": the trial's arm in a sweep with arms (docs/sweep-files.md), ""
-# in one without.
-_AXES = ["arm", "parameterization", "lr_ratio", "eta_ov", "seed", "alpha",
-         "task", "state"]
+# The server's row keys (where, sort_by, by) that are settings: the axes.
+_AXIS_KEYS = ("parameterization", "lr_ratio", "eta_ov", "seed", "alpha",
+              "arm")
+_ENDED_STATES = ("done", "failed", "diverged", "cancelled", "stopped_early")
+
+Strings = Union[None, str, Iterable[str]]
 
 
 def _read_token(path):
@@ -48,8 +67,16 @@ def _read(path, what):
                                      (what, path, e.strerror)) from None
 
 
-def connect(address=None, token=None, tls_ca=None, *, token_file=None,
-            tls_cert=None, tls_key=None, tls_server_name=None, deadline=30.0):
+def _in_notebook():
+    # tqdm bars by default only where a notebook kernel runs this.
+    return "ipykernel" in sys.modules
+
+
+def connect(address: Optional[str] = None, token: Optional[str] = None,
+            tls_ca: Optional[str] = None, *, token_file: Optional[str] = None,
+            tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
+            tls_server_name: Optional[str] = None, deadline: float = 30.0,
+            progress: Optional[bool] = None) -> "Client":
     """A Client for qkov-server, configured as the ``qkov`` CLI is.
 
     address: host:port; default $QKOV_SERVER, else 127.0.0.1:50051.
@@ -58,7 +85,12 @@ def connect(address=None, token=None, tls_ca=None, *, token_file=None,
     tls_ca: PEM file of the CA that signed the server's certificate; enables
       TLS. Default $QKOV_TLS_CA. tls_cert and tls_key ($QKOV_TLS_CERT,
       $QKOV_TLS_KEY): a client certificate, where the server asks for one.
-    deadline: seconds each call may take.
+      tls_server_name ($QKOV_TLS_SERVER_NAME): the name the certificate
+      carries, where it is not the address's host.
+    deadline: seconds a call may take; for a stream, seconds it may go
+      without a message (a stalled stream raises DeadlineExceeded).
+    progress: tqdm bars on long reads and watch(); default on in a notebook
+      kernel, off in scripts.
     """
     address = address or os.environ.get("QKOV_SERVER") or DEFAULT_ADDRESS
     if token is None:
@@ -70,9 +102,14 @@ def connect(address=None, token=None, tls_ca=None, *, token_file=None,
                 raise errors.InvalidArgument(
                     "token_file: cannot read %s: %s" %
                     (token_file, e.strerror)) from None
+    if not deadline or deadline <= 0 or deadline != deadline:
+        raise errors.InvalidArgument("deadline: must be a number of seconds "
+                                     "> 0, not %r" % (deadline,))
     tls_ca = tls_ca or os.environ.get("QKOV_TLS_CA")
     tls_cert = tls_cert or os.environ.get("QKOV_TLS_CERT")
     tls_key = tls_key or os.environ.get("QKOV_TLS_KEY")
+    tls_server_name = tls_server_name or os.environ.get(
+        "QKOV_TLS_SERVER_NAME")
     options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
     if tls_ca:
         credentials = grpc.ssl_channel_credentials(
@@ -84,62 +121,118 @@ def connect(address=None, token=None, tls_ca=None, *, token_file=None,
         channel = grpc.secure_channel(address, credentials, options)
     else:
         channel = grpc.insecure_channel(address, options)
-    return Client(channel, address, token, deadline)
+    return Client(channel, address, token, deadline,
+                  _in_notebook() if progress is None else progress)
 
 
 def _state_name(state):
     return sweep_pb2.TrialState.Name(state).lower()
 
 
-def _parameterization_name(p):
-    return config_pb2.Parameterization.Name(p)
+def _state_number(name, what):
+    try:
+        return sweep_pb2.TrialState.Value(name.upper())
+    except ValueError:
+        raise errors.InvalidArgument(
+            "%s: '%s' is not a trial state (%s)" %
+            (what, name, ", ".join(s.lower() for s in
+                                   sweep_pb2.TrialState.keys()[1:]))) \
+            from None
 
 
 def _task_name(kind):
     """config.proto's task name ("fixed_attention"), or "task_<number>" for
-    a task registered outside it (docs/adding-a-task.md), whose name only
-    the programs built with it know."""
+    a task registered outside it (docs/adding-a-task.md). Frames name tasks
+    as the server does (config.training.task); this serves the few places
+    that hold a TaskKind number."""
     if kind in config_pb2.TaskKind.values():
         return config_pb2.TaskKind.Name(kind).lower().replace("task_", "", 1)
     return "task_%d" % kind
 
 
-def _axes_of(trial_id, config, state):
-    training = config.training
-    return {
-        "trial_id": trial_id,
-        "arm": config.arm,
-        "parameterization": _parameterization_name(config.parameterization),
-        "lr_ratio": config.lr_ratio,
-        "eta_ov": config.eta_ov,
-        "seed": config.seed,
-        "alpha": config.alpha,
-        "task": _task_name(training.task),
-        "state": _state_name(state),
-    }
+def _server_key(key):
+    """A frame's column name as the server's row key: config.lr_ratio ->
+    lr_ratio, result.accuracy -> accuracy, trial_id -> trial; other names
+    as given."""
+    if key.startswith("config."):
+        return key[len("config."):]
+    if key.startswith("result."):
+        return key[len("result."):]
+    if key == "trial_id":
+        return "trial"
+    return key
 
 
-def _summary_columns(prefix, summary):
-    return {
-        prefix + "n": summary.n,
-        prefix + "mean": summary.mean,
-        prefix + "std": summary.std,
-        prefix + "ci95": summary.ci95,
-    }
+def _column_of(key):
+    """The server's row key (an aggregate's or matched view's key) as a
+    frame's column: an axis -> config.<axis>, state and trial stay, a
+    metric -> result.<metric>."""
+    if key in _AXIS_KEYS:
+        return "config." + key
+    if key == "trial":
+        return "trial_id"
+    if key == "state":
+        return "state"
+    return "result." + key
+
+
+def _where(where):
+    # KEY=VALUE filters with the frame's names mapped to the server's.
+    out = []
+    for w in _strings(where):
+        key, eq, value = w.partition("=")
+        out.append(_server_key(key.strip()) + eq + value if eq else w)
+    return out
+
+
+def _timestamps(ms):
+    # Unix milliseconds (0: none) to UTC datetimes (NaT: none).
+    ms = pd.Series(np.asarray(ms, dtype=np.int64))
+    return pd.to_datetime(ms.where(ms > 0), unit="ms", utc=True)
+
+
+class Sweep(dict):
+    """A sweep as sweeps() gives its row, a dict; shown as a table in a
+    notebook."""
+
+    def _repr_html_(self):
+        return _html_table("sweep " + str(self.get("name", "")), self)
+
+
+class Trial(dict):
+    """One trial (Client.trial()), a dict; shown as a table in a notebook."""
+
+    def _repr_html_(self):
+        shown = {k: v for k, v in self.items()
+                 if k not in ("config", "results", "attempts", "heatmaps")}
+        shown.update({"config." + k: v for k, v in self["config"].items()})
+        shown.update({"result." + k: v for k, v in self["results"].items()})
+        shown["attempts"] = len(self["attempts"])
+        shown["heatmaps"] = ", ".join(self["heatmaps"]) or "-"
+        return _html_table("trial " + str(self.get("trial_id", "")), shown)
+
+
+def _html_table(title, items):
+    rows = "".join("<tr><th style='text-align:left'>%s</th><td>%s</td></tr>"
+                   % (html.escape(str(k)), html.escape(str(v)))
+                   for k, v in items.items())
+    return "<table><caption>%s</caption>%s</table>" % (html.escape(title),
+                                                        rows)
 
 
 class Client:
     """A connection to qkov-server. Make one with qkov.connect()."""
 
-    def __init__(self, channel, address, token, deadline):
+    def __init__(self, channel, address, token, deadline, progress=False):
         self._channel = channel
         self._stub = sweep_pb2_grpc.SweepServiceStub(channel)
         self.address = address
         self._metadata = (("authorization", "Bearer " + token),) if token \
             else ()
         self._deadline = deadline
+        self._progress = progress
 
-    def close(self):
+    def close(self) -> None:
         self._channel.close()
 
     def __enter__(self):
@@ -156,82 +249,250 @@ class Client:
         except grpc.RpcError as e:
             raise errors.from_rpc_error(e, self.address) from None
 
-    def _stream(self, method, request, deadline=None):
+    def _stream(self, method, request, idle=None):
+        """The stream's messages; raises DeadlineExceeded once `idle`
+        seconds (default the client's deadline) pass without one while the
+        caller waits for the next, cancelling the call."""
+        idle = idle or self._deadline
+        call = getattr(self._stub, method)(request, metadata=self._metadata)
+        waiting = {"since": time.monotonic(), "stalled": False}
+        done = threading.Event()
+
+        def watchdog():
+            # Wakes at most every second, so at most `idle` + 1 s late.
+            while not done.wait(min(1.0, idle)):
+                since = waiting["since"]
+                if since is not None and time.monotonic() - since > idle:
+                    waiting["stalled"] = True
+                    call.cancel()
+                    return
+
+        guard = threading.Thread(target=watchdog, daemon=True,
+                                 name="qkov-stream-deadline")
+        guard.start()
         try:
-            for message in getattr(self._stub, method)(
-                    request, timeout=deadline, metadata=self._metadata):
+            while True:
+                waiting["since"] = time.monotonic()
+                try:
+                    message = next(call)
+                except StopIteration:
+                    return
+                waiting["since"] = None
                 yield message
         except grpc.RpcError as e:
+            if waiting["stalled"]:
+                raise errors.DeadlineExceeded(
+                    "%s: no message from %s for %g s (the stream stalled; "
+                    "connect(deadline=...) sets the wait)" %
+                    (method, self.address, idle),
+                    code=grpc.StatusCode.DEADLINE_EXCEEDED,
+                    address=self.address) from None
             raise errors.from_rpc_error(e, self.address) from None
+        finally:
+            done.set()
+            call.cancel()
 
-    # -- sweeps and trials ----------------------------------------------
+    def _bar(self, progress, **kwargs):
+        if not (self._progress if progress is None else progress):
+            return None
+        from tqdm.auto import tqdm
+        return tqdm(**kwargs)
 
-    def sweeps(self):
+    # -- sweeps ----------------------------------------------------------
+
+    def sweeps(self) -> pd.DataFrame:
         """One row per sweep: name, owner, description, created_at,
-        total_trials, one count column per trial state, cancelled, paused,
-        priority."""
+        total_trials, one count column per trial state (queued ...
+        stopped_early), sweep_cancelled, paused, priority."""
         resp = self._call("ListSweeps", sweep_pb2.ListSweepsRequest())
-        states = [s.lower() for s in sweep_pb2.TrialState.keys()
-                  if s != "TRIAL_STATE_UNSPECIFIED"]
-        rows = []
-        for s in resp.sweeps:
-            row = {"name": s.name, "owner": s.owner,
-                   "description": s.description,
-                   "created_at": pd.Timestamp(
-                       s.created_at.ToNanoseconds(), unit="ns", tz="UTC"),
-                   "total_trials": s.total_trials}
-            row.update({state: 0 for state in states})
-            for c in s.counts:
-                row[_state_name(c.state)] = c.count
-            row.update({"cancelled": s.cancelled, "paused": s.paused,
-                        "priority": s.priority})
-            rows.append(row)
-        columns = ["name", "owner", "description", "created_at",
-                   "total_trials"] + states + ["cancelled", "paused",
-                                               "priority"]
-        return pd.DataFrame(rows, columns=columns)
+        rows = [_sweep_row(s) for s in resp.sweeps]
+        return pd.DataFrame(rows, columns=_SWEEP_COLUMNS)
 
-    def trials(self, sweep, where=None):
-        """One row per trial of `sweep` in trial order: trial_id, ordinal,
-        the axes (arm, parameterization, lr_ratio, eta_ov, seed, alpha,
-        task), state, attempts, last_step, config_hash. `where`: a trial state
-        ("done", "running", ...) to keep only those."""
-        state = 0
-        if where:
-            try:
-                state = sweep_pb2.TrialState.Value(where.upper())
-            except ValueError:
+    def sweep(self, name: str) -> Sweep:
+        """One sweep's row of sweeps() (GetSweep), with the sweep's first
+        start and the trials ended in the last 10 minutes."""
+        s = self._call("GetSweep", sweep_pb2.GetSweepRequest(name=name))
+        row = Sweep(_sweep_row(s))
+        row["first_started_at"] = (pd.Timestamp(
+            s.first_started_at.ToNanoseconds(), unit="ns", tz="UTC")
+            if s.HasField("first_started_at") else pd.NaT)
+        row["ended_last_10min"] = s.ended_last_10min
+        return row
+
+    def submit(self, path_or_dict: Union[None, str, os.PathLike, dict] = None,
+               set: Union[None, dict, Sequence[str]] = None,
+               preset: Optional[str] = None, quick: bool = False) -> str:
+        """Submits a sweep over gRPC: a sweep file (YAML or JSON path), a
+        dict of the same keys, or a preset (`preset`, `quick`), with `set`:
+        KEY=VALUE overrides (a dict or strings). The server reads it as
+        `qkov submit` reads a file (docs/sweep-files.md), so no qkov CLI is
+        needed. Returns the sweep's name; re-submitting a name extends the
+        sweep."""
+        req = sweep_pb2.SubmitSweepRequest()
+        if preset is not None:
+            if path_or_dict is not None:
                 raise errors.InvalidArgument(
-                    "where: '%s' is not a trial state (%s)" %
-                    (where, ", ".join(s.lower() for s in
-                                      sweep_pb2.TrialState.keys()[1:]))) \
-                    from None
-        rows, token = [], ""
-        while True:
-            resp = self._call("ListTrials", sweep_pb2.ListTrialsRequest(
-                sweep_name=sweep, state=state, page_size=10000,
-                page_token=token))
-            for t in resp.trials:
-                row = _axes_of(t.trial_id, t.config, t.state)
-                row.update({"ordinal": t.ordinal, "attempts": t.attempts,
-                            "last_step": t.last_step,
-                            "config_hash": t.config_hash})
-                rows.append(row)
-            token = resp.next_page_token
-            if not token:
-                break
-        columns = ["trial_id", "ordinal"] + _AXES + ["attempts", "last_step",
-                                                     "config_hash"]
-        return pd.DataFrame(rows, columns=columns)
+                    "submit: give a file, a dict or a preset, not two")
+            req.preset, req.quick = preset, quick
+        elif quick:
+            raise errors.InvalidArgument("submit: quick goes with a preset")
+        elif isinstance(path_or_dict, dict):
+            try:
+                req.sweep_file = json.dumps(path_or_dict, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise errors.InvalidArgument(
+                    "submit: the dict is not a sweep file: %s" % e) from None
+            req.sweep_file_name = "dict"
+        elif path_or_dict is not None:
+            path = os.fspath(path_or_dict)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    req.sweep_file = f.read()
+            except (OSError, UnicodeDecodeError) as e:
+                raise errors.InvalidArgument(
+                    "submit: cannot read %s: %s" %
+                    (path, getattr(e, "strerror", None) or e)) from None
+            req.sweep_file_name = path
+            if not req.sweep_file:
+                raise errors.InvalidArgument("submit: %s is empty" % path)
+        else:
+            raise errors.InvalidArgument("submit: give a file, a dict or a "
+                                         "preset")
+        if isinstance(set, dict):
+            set = ["%s=%s" % (k, json.dumps(v) if not isinstance(v, str)
+                              else v) for k, v in set.items()]
+        req.overrides.extend(_strings(set))
+        resp = self._call("SubmitSweep", req)
+        return resp.sweep.name
 
-    def trial(self, trial_id):
-        """A trial as a dict: its config (a dict of the TrialConfig's
-        fields), state, attempts (a list of dicts), results, and heatmaps
-        (name -> dict with x_edges, y_edges and `values`, a numpy array of
-        rows = y bins, columns = x bins)."""
-        from google.protobuf import json_format
+    def cancel(self, sweep: str) -> int:
+        """Cancels the sweep: queued trials are cancelled, running ones
+        stop at their next report. Returns the trials cancelled."""
+        return self._call("CancelSweep", sweep_pb2.CancelSweepRequest(
+            name=sweep)).trials_cancelled
+
+    def pause(self, sweep: str) -> Sweep:
+        """No new leases for the sweep; running trials finish. Returns the
+        sweep's row."""
+        return Sweep(_sweep_row(self._call("PauseSweep", sweep_pb2.
+                                           PauseSweepRequest(name=sweep,
+                                                             paused=True))))
+
+    def resume(self, sweep: str) -> Sweep:
+        """Leases the paused sweep's trials again. Returns its row."""
+        return Sweep(_sweep_row(self._call("PauseSweep", sweep_pb2.
+                                           PauseSweepRequest(name=sweep,
+                                                             paused=False))))
+
+    def retry(self, sweep: str) -> int:
+        """Queues the sweep's failed trials again with a fresh retry budget.
+        Returns the trials queued."""
+        return self._call("RetrySweep", sweep_pb2.RetrySweepRequest(
+            name=sweep)).trials_requeued
+
+    def watch(self, sweep: str, progress: Optional[bool] = None) -> Sweep:
+        """Follows the sweep until nothing is queued or running, with a tqdm
+        bar of ended trials (progress: default the client's). Returns the
+        finished sweep's row."""
+        bar = self._bar(progress, desc=sweep, unit="trial")
+        try:
+            for p in self._stream("WatchSweep",
+                                  sweep_pb2.WatchSweepRequest(name=sweep)):
+                counts = {_state_name(c.state): c.count
+                          for c in p.sweep.counts}
+                if bar is not None:
+                    bar.total = p.sweep.total_trials
+                    bar.update(sum(counts.get(s, 0) for s in _ENDED_STATES)
+                               - bar.n)
+                    bar.set_postfix({s: n for s, n in counts.items() if n},
+                                    refresh=True)
+                if p.finished:
+                    return Sweep(_sweep_row(p.sweep))
+        finally:
+            if bar is not None:
+                bar.close()
+        raise errors.Unavailable("watch: the stream of %s ended before it "
+                                 "finished" % sweep, address=self.address)
+
+    # -- trials and results ---------------------------------------------
+
+    def results(self, sweep: str, where: Strings = None,
+                metrics: Strings = None, sort_by: Optional[str] = None,
+                descending: bool = False, offset: int = 0,
+                limit: Optional[int] = None,
+                progress: Optional[bool] = None) -> pd.DataFrame:
+        """One row per trial: sweep, trial_id, every setting (config.*),
+        state, ordinal, attempts, last_step, config_hash, started_at,
+        ended_at, duration, then each final result (result.*, NaN where a
+        trial has none). `where`: KEY=VALUE equality filters on an axis,
+        the state, the trial or a result (config.lr_ratio=20, state=done);
+        `metrics`: the results to return (default all); `sort_by` (a
+        column), `descending`, `offset`, `limit`: the server's order and
+        page. One server stream in columns, one snapshot."""
+        return self._rows(sweep, where, metrics, sort_by, descending, offset,
+                          limit, progress, with_results=True)
+
+    def trials(self, sweep: str, state: Optional[str] = None,
+               where: Strings = None,
+               progress: Optional[bool] = None) -> pd.DataFrame:
+        """results() without the result columns: every trial's settings,
+        state and bookkeeping, in trial order. `state`: keep only trials in
+        that state ("done", "running", ...)."""
+        filters = _where(where)
+        if state is not None:
+            _state_number(state, "state")
+            filters.append("state=" + state.lower())
+        return self._rows(sweep, filters, None, None, False, 0, None,
+                          progress, with_results=False)
+
+    def _rows(self, sweep, where, metrics, sort_by, descending, offset,
+              limit, progress, with_results):
+        if limit is not None and limit <= 0:
+            raise errors.InvalidArgument("limit: must be > 0, not %r" %
+                                         (limit,))
+        req = sweep_pb2.QueryResultsRequest(
+            sweep_name=sweep, where=_where(where),
+            metrics=[_server_key(m) for m in _strings(metrics)],
+            sort_by=_server_key(sort_by) if sort_by else "",
+            descending=descending, offset=offset, limit=limit or 0)
+        parts = []
+        bar = None
+        try:
+            for c in self._stream("StreamResults", req):
+                if bar is None and len(parts) == 0:
+                    bar = self._bar(progress, total=c.total_rows, unit="row",
+                                    desc=sweep)
+                parts.append(_columns_of(c, with_results))
+                if bar is not None:
+                    bar.update(len(c.trial_ids))
+        finally:
+            if bar is not None:
+                bar.close()
+        return _frame_of(sweep, parts, with_results)
+
+    def trial(self, trial_id: str) -> Trial:
+        """One trial: sweep, ordinal, state, config (a dict of every setting
+        under its sweep-file key, typed: ints, floats, strings, bools),
+        config_hash, last_step, results, attempts (a list of dicts with UTC
+        datetimes), heatmaps (name -> x_edges, y_edges and `values`, a numpy
+        array of rows = y bins, columns = x bins)."""
         t = self._call("GetTrial", sweep_pb2.GetTrialRequest(
             trial_id=trial_id))
+        # The settings as the server names them: the trial's own row.
+        config = {}
+        for c in self._stream("StreamResults", sweep_pb2.QueryResultsRequest(
+                sweep_name=t.sweep_name, where=["trial=" + trial_id])):
+            for s in c.settings:
+                if len(c.trial_ids) != 1 or 0 in s.missing:
+                    continue
+                if len(s.texts):
+                    config[s.name] = s.texts[0]
+                elif len(s.integers):
+                    config[s.name] = int(s.integers[0])
+                elif len(s.flags):
+                    config[s.name] = bool(s.flags[0])
+                else:
+                    config[s.name] = float(s.numbers[0])
         heatmaps = {}
         for h in t.heatmaps:
             x, y = list(h.x_edges), list(h.y_edges)
@@ -241,261 +502,311 @@ class Client:
                 "values": np.array(h.values).reshape(
                     max(len(y) - 1, 0), max(len(x) - 1, 0)),
             }
-        return {
+        return Trial({
             "trial_id": t.trial_id,
             "sweep": t.sweep_name,
             "ordinal": t.ordinal,
-            "config": json_format.MessageToDict(
-                t.config, preserving_proto_field_name=True),
+            "config": config,
             "config_hash": t.config_hash,
             "state": _state_name(t.state),
             "last_step": t.last_step,
             "results": dict(t.results),
-            "attempts": [json_format.MessageToDict(
-                a, preserving_proto_field_name=True)
-                for a in t.attempt_history],
+            "attempts": [{
+                "attempt": a.attempt, "worker_id": a.worker_id,
+                "state": a.state,
+                "started_at": _proto_time(a, "started_at"),
+                "ended_at": _proto_time(a, "ended_at"),
+                "error": a.error,
+                "provenance": json.loads(a.provenance_json or "{}"),
+            } for a in t.attempt_history],
             "heatmaps": heatmaps,
-        }
+        })
 
-    # -- results --------------------------------------------------------
-
-    def results(self, sweep, where=None, metrics=None):
-        """One row per trial: trial_id, the axes (arm, parameterization,
-        lr_ratio, eta_ov, seed, alpha, task, state) and one column per final metric,
-        in name order (NaN where a trial has none). `where`: KEY=VALUE
-        strings (or one); `metrics`: the metric columns (default all). One
-        server stream in columns (StreamResults), one snapshot."""
-        req = sweep_pb2.QueryResultsRequest(
-            sweep_name=sweep, where=_strings(where),
-            metrics=_strings(metrics))
-        parts = {}
-        names = None
-        for c in self._stream("StreamResults", req):
-            if names is None:
-                names = [m.name for m in c.metrics]
-            n = len(c.trial_ids)
-            part = {
-                "trial_id": np.array(c.trial_ids, dtype=object),
-                "arm": (np.array(c.arm, dtype=object) if len(c.arm) == n
-                        else np.full(n, "", dtype=object)),
-                "parameterization": np.fromiter(c.parameterization, np.int64,
-                                                n),
-                "lr_ratio": np.fromiter(c.lr_ratio, np.float64, n),
-                "eta_ov": np.fromiter(c.eta_ov, np.float64, n),
-                "seed": np.fromiter(c.seed, np.uint64, n),
-                "alpha": np.fromiter(c.alpha, np.float64, n),
-                "task": np.fromiter(c.task, np.int64, n),
-                "state": np.fromiter(c.state, np.int64, n),
-            }
-            for m in c.metrics:
-                part[m.name] = np.fromiter(m.values, np.float64, n)
-            for k, v in part.items():
-                parts.setdefault(k, []).append(v)
-        names = names or []
-        columns = ["trial_id"] + _AXES + names
-        if not parts or not len(parts["trial_id"]):
-            return pd.DataFrame(columns=columns)
-        data = {k: np.concatenate(v) for k, v in parts.items()}
-        data["parameterization"] = _names_of(
-            data["parameterization"], config_pb2.Parameterization.Name)
-        data["task"] = _names_of(data["task"], _task_name)
-        data["state"] = _names_of(data["state"], _state_name)
-        data["seed"] = data["seed"].astype(np.int64)
-        return pd.DataFrame(data, columns=columns)
-
-    def aggregate(self, sweep, by, metrics, where=None):
+    def aggregate(self, sweep: str, by: Strings, metrics: Strings,
+                  where: Strings = None) -> pd.DataFrame:
         """The server's summary over the trials that share the `by` keys
-        (over seeds, typically): one row per group, a column per key, then
-        METRIC_n, METRIC_mean, METRIC_std and METRIC_ci95 (Student-t 95%
-        half width) per metric. NaN std and ci95 where n < 2."""
-        by, metrics = _strings(by), _strings(metrics)
+        (over seeds, typically): one row per group: sweep, a column per key
+        (config.<axis>, state), then result.M.n, result.M.mean, result.M.std
+        and result.M.ci95 (Student-t 95% half width; NaN where n < 2) per
+        metric M. Keys and metrics by column name or server key."""
+        by = [_server_key(b) for b in _strings(by)]
+        metrics = [_server_key(m) for m in _strings(metrics)]
         resp = self._call("AggregateResults", sweep_pb2.AggregateResultsRequest(
-            sweep_name=sweep, by=by, metrics=metrics, where=_strings(where)))
+            sweep_name=sweep, by=by, metrics=metrics, where=_where(where)))
+        keys = [_column_of(b) for b in by]
         rows = []
         for g in resp.groups:
-            row = dict(zip(by, g.keys))
+            row = dict(zip(keys, g.keys))
             for m in metrics:
-                row.update(_summary_columns(m + "_", g.metrics[m]))
+                row.update(_summary_columns("result.%s." % m, g.metrics[m]))
             rows.append(row)
-        columns = list(by) + [m + "_" + s for m in metrics
-                              for s in ("n", "mean", "std", "ci95")]
-        return _numeric_keys(pd.DataFrame(rows, columns=columns), by)
+        columns = keys + ["result.%s.%s" % (m, s) for m in metrics
+                          for s in _STATS]
+        frame = _typed_keys(pd.DataFrame(rows, columns=columns), keys)
+        frame.insert(0, "sweep", pd.Categorical([sweep] * len(frame)))
+        return frame
 
-    def matched(self, sweep, curve, levels=None, metrics=None, by=None,
-                window=1, where=None, num_levels=5):
+    def matched(self, sweep: str, curve: str,
+                levels: Optional[Sequence[float]] = None,
+                metrics: Strings = None, by: Strings = None, window: int = 1,
+                where: Strings = None, num_levels: int = 5) -> pd.DataFrame:
         """The matched comparison (docs/metrics.md, "Matched values"): for
         each arm (`by`, default the axes that vary but seed) and each level
         of `curve` (default `num_levels` levels every trial reaches), where
         each trial's curve, smoothed over `window` reports, first reaches
-        the level: trials, reached, step_n/mean/std/ci95, and METRIC_n/mean/
-        std/ci95 of each of `metrics` there. Computed on the server."""
+        the level: sweep, the arm's keys (config.*), level, trials, reached,
+        step.n/mean/std/ci95, and curve.M.n/mean/std/ci95 of each of
+        `metrics` there. Computed on the server."""
         if not metrics:
             raise errors.InvalidArgument(
                 "metrics: name at least one curve to compare")
         resp = self._call("MatchSweep", sweep_pb2.MatchSweepRequest(
             sweep_name=sweep, curve=curve, levels=list(levels or []),
             num_levels=num_levels, window=window, metrics=_strings(metrics),
-            by=_strings(by), where=_strings(where)))
-        keys = list(resp.by)
+            by=[_server_key(b) for b in _strings(by)], where=_where(where)))
+        keys = [_column_of(k) for k in resp.by]
         rows = []
         for g in resp.groups:
             row = dict(zip(keys, g.keys))
             row.update({"level": g.level, "trials": g.trials,
                         "reached": g.reached})
-            row.update(_summary_columns("step_", g.step))
+            row.update(_summary_columns("step.", g.step))
             for m in resp.metrics:
-                row.update(_summary_columns(m + "_", g.metrics[m]))
+                row.update(_summary_columns("curve.%s." % m, g.metrics[m]))
             rows.append(row)
-        columns = keys + ["level", "trials", "reached", "step_n", "step_mean",
-                          "step_std", "step_ci95"] + [
-            m + "_" + s for m in resp.metrics
-            for s in ("n", "mean", "std", "ci95")]
-        frame = _numeric_keys(pd.DataFrame(rows, columns=columns), keys)
+        columns = keys + ["level", "trials", "reached"] + [
+            "step." + s for s in _STATS] + [
+            "curve.%s.%s" % (m, s) for m in resp.metrics for s in _STATS]
+        frame = _typed_keys(pd.DataFrame(rows, columns=columns), keys)
+        frame.insert(0, "sweep", pd.Categorical([sweep] * len(frame)))
         frame.attrs.update({"reference": resp.reference,
                             "window": resp.window,
                             "downwards": resp.downwards,
                             "levels": list(resp.levels)})
         return frame
 
-    def curves(self, sweep, metrics=None, trials=None, max_points=None):
-        """Every reported point of the sweep's curves, long format: trial_id,
-        step, name, value, each trial's points as `qkov export --per point`
-        gives them (the latest attempt's from where it resumed). One server
-        stream, never thinned. `metrics`: the curve names (default all);
-        `trials`: trial ids (default all). Raises ResourceExhausted past
-        max_points (server default 50,000,000) rather than return part."""
-        req = sweep_pb2.StreamCurvesRequest(
-            sweep_name=sweep, names=_strings(metrics),
-            trial_ids=_strings(trials), max_points=max_points or 0)
-        ids, names, steps, values = [], [], [], []
-        for chunk in self._stream("StreamCurves", req):
-            for t in chunk.trials:
+    def curves(self, sweep: str, metrics: Strings = None,
+               trials: Strings = None, max_points: Optional[int] = None,
+               progress: Optional[bool] = None) -> pd.DataFrame:
+        """Every reported point of the sweep's curves, long format: sweep,
+        trial_id, curve, step, value (trial_id and curve Categorical), each
+        trial's points as `qkov export --per point` gives them (the latest
+        attempt's from where it resumed). One server stream, never thinned,
+        built column by column (peak memory about 1.4 times the frame).
+        `metrics`: the curve names (default all); `trials`: trial ids
+        (default all). Raises ResourceExhausted past max_points (server
+        default 50,000,000) rather than return part; iter_curves() reads a
+        sweep too large for memory one trial at a time."""
+        trial_names, curve_names = [], []
+        trial_code, curve_code = {}, {}
+        parts = {"trial": [], "curve": [], "step": [], "value": []}
+        bar = self._bar(progress, unit="trial", desc=sweep)
+        try:
+            for t in self._chunks_of(sweep, metrics, trials, max_points):
+                ti = trial_code.setdefault(t.trial_id, len(trial_names))
+                if ti == len(trial_names):
+                    trial_names.append(t.trial_id)
                 for s in t.series:
+                    ci = curve_code.setdefault(s.name, len(curve_names))
+                    if ci == len(curve_names):
+                        curve_names.append(s.name)
                     n = len(s.steps)
-                    ids.append(np.full(n, t.trial_id, dtype=object))
-                    names.append(np.full(n, s.name, dtype=object))
-                    steps.append(np.fromiter(s.steps, np.int64, n))
-                    values.append(np.fromiter(s.values, np.float64, n))
-        if not steps:
-            return pd.DataFrame({"trial_id": pd.Series(dtype=object),
-                                 "step": pd.Series(dtype=np.int64),
-                                 "name": pd.Series(dtype=object),
-                                 "value": pd.Series(dtype=np.float64)})
-        return pd.DataFrame({"trial_id": np.concatenate(ids),
-                             "step": np.concatenate(steps),
-                             "name": np.concatenate(names),
-                             "value": np.concatenate(values)})
-
-    # -- submit and watch -----------------------------------------------
-
-    def submit(self, path_or_dict=None, set=None, preset=None, quick=False,
-               qkov_cli="qkov"):
-        """Submits a sweep: a sweep file (YAML or JSON path), a dict of the
-        same keys, or a preset (`preset`, `quick`), with `set`: KEY=VALUE
-        overrides (a dict or strings). The sweep file is read by the qkov
-        CLI (`qkov_cli`, found on PATH), the one reader of the format, then
-        submitted to this client's server. Returns the sweep's name."""
-        cli = shutil.which(qkov_cli)
-        if cli is None:
-            raise errors.FailedPrecondition(
-                "submit: the qkov CLI (%s) is not on PATH; install "
-                "qkov-client" % qkov_cli)
-        args = [cli, "--server", self.address, "submit"]
-        temp = None
-        if preset is not None:
-            args += ["--preset", preset] + (["--quick"] if quick else [])
-        elif isinstance(path_or_dict, dict):
-            import json
-            temp = tempfile.NamedTemporaryFile(
-                "w", suffix=".json", delete=False, encoding="utf-8")
-            json.dump(path_or_dict, temp)
-            temp.close()
-            args.append(temp.name)
-        elif path_or_dict is not None:
-            args.append(os.fspath(path_or_dict))
-        else:
-            raise errors.InvalidArgument("submit: give a file, a dict or a "
-                                         "preset")
-        if isinstance(set, dict):
-            set = ["%s=%s" % kv for kv in set.items()]
-        for s in _strings(set):
-            args += ["--set", s]
-        env = dict(os.environ)
-        if self._metadata:
-            token_file = tempfile.NamedTemporaryFile(
-                "w", delete=False, encoding="utf-8")
-            token_file.write(self._metadata[0][1][len("Bearer "):] + "\n")
-            token_file.close()
-            os.chmod(token_file.name, 0o600)
-            env["QKOV_TOKEN_FILE"] = token_file.name
-        try:
-            out = subprocess.run(args, capture_output=True, text=True,
-                                 env=env, timeout=max(self._deadline, 60))
-        finally:
-            if temp is not None:
-                os.unlink(temp.name)
-            if self._metadata:
-                os.unlink(env["QKOV_TOKEN_FILE"])
-        if out.returncode != 0:
-            line = (out.stderr.strip().splitlines() or ["exit %d" %
-                                                        out.returncode])[-1]
-            line = line[len("qkov: "):] if line.startswith("qkov: ") else line
-            raise _CLI_EXIT.get(out.returncode, errors.QkovError)(
-                line, address=self.address)
-        return _submitted_name(out.stdout)
-
-    def watch(self, sweep, progress=True):
-        """Follows the sweep until nothing is queued or running, with a tqdm
-        progress bar of ended trials (progress=False: none). Returns the
-        sweeps() row of the finished sweep as a dict."""
-        bar = None
-        ended_states = ("done", "failed", "diverged", "cancelled",
-                        "stopped_early")
-        try:
-            for p in self._stream("WatchSweep",
-                                  sweep_pb2.WatchSweepRequest(name=sweep)):
-                counts = {_state_name(c.state): c.count
-                          for c in p.sweep.counts}
-                ended = sum(counts.get(s, 0) for s in ended_states)
-                if progress and bar is None:
-                    from tqdm.auto import tqdm
-                    bar = tqdm(total=p.sweep.total_trials, desc=sweep,
-                               unit="trial")
+                    parts["trial"].append(np.full(n, ti, dtype=np.int32))
+                    parts["curve"].append(np.full(n, ci, dtype=np.int32))
+                    parts["step"].append(np.array(s.steps, dtype=np.int64))
+                    parts["value"].append(np.array(s.values,
+                                                   dtype=np.float64))
                 if bar is not None:
-                    bar.total = p.sweep.total_trials
-                    bar.update(ended - bar.n)
-                    bar.set_postfix({s: n for s, n in counts.items() if n},
-                                    refresh=True)
-                if p.finished:
-                    break
+                    bar.update(1)
         finally:
             if bar is not None:
                 bar.close()
-        frame = self.sweeps()
-        rows = frame[frame["name"] == sweep]
-        if rows.empty:
-            raise errors.NotFound("sweep '%s' is gone" % sweep)
-        return rows.iloc[0].to_dict()
+        columns = {}
+        # One column at a time, each column's pieces freed once joined.
+        for name, dtype in (("trial", np.int32), ("curve", np.int32),
+                            ("step", np.int64), ("value", np.float64)):
+            pieces = parts.pop(name)
+            columns[name] = (np.concatenate(pieces) if pieces
+                             else np.empty(0, dtype=dtype))
+            del pieces
+        n = len(columns["step"])
+        return pd.DataFrame({
+            "sweep": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),
+                                               [sweep]),
+            "trial_id": pd.Categorical.from_codes(columns.pop("trial"),
+                                                  trial_names),
+            "curve": pd.Categorical.from_codes(columns.pop("curve"),
+                                               curve_names),
+            "step": columns.pop("step"),
+            "value": columns.pop("value"),
+        }, copy=False)
+
+    def iter_curves(self, sweep: str, metrics: Strings = None,
+                    trials: Strings = None, max_points: Optional[int] = None
+                    ) -> Iterator[Tuple[str, pd.DataFrame]]:
+        """(trial_id, frame) per trial, in trial order, each frame curve,
+        step, value: the same points as curves(), one trial in memory at a
+        time. The stream stays open while the caller works on a trial."""
+        for t in self._chunks_of(sweep, metrics, trials, max_points):
+            curve = np.concatenate([np.full(len(s.steps), s.name, dtype=object)
+                                    for s in t.series]) if t.series else \
+                np.empty(0, dtype=object)
+            yield t.trial_id, pd.DataFrame({
+                "curve": pd.Categorical(curve),
+                "step": np.concatenate([np.array(s.steps, dtype=np.int64)
+                                        for s in t.series])
+                if t.series else np.empty(0, dtype=np.int64),
+                "value": np.concatenate([np.array(s.values, dtype=np.float64)
+                                         for s in t.series])
+                if t.series else np.empty(0, dtype=np.float64)})
+
+    def _chunks_of(self, sweep, metrics, trials, max_points):
+        req = sweep_pb2.StreamCurvesRequest(
+            sweep_name=sweep, names=_strings(metrics),
+            trial_ids=_strings(trials), max_points=max_points or 0)
+        for chunk in self._stream("StreamCurves", req):
+            for t in chunk.trials:
+                yield t
+
+    def sql(self, query: str, max_rows: int = 0) -> pd.DataFrame:
+        """A read-only SQL statement against the results database
+        (docs/schema.md), in the server's sandbox: its columns and rows.
+        `frame.attrs["truncated_by"]` names what cut a truncated answer
+        ("100000 rows"; "" when whole). BLOBs come back as bytes."""
+        resp = self._call("QuerySql", sweep_pb2.QuerySqlRequest(
+            sql=query, max_rows=max_rows))
+        rows = [[_sql_value(v) for v in r.values] for r in resp.rows]
+        frame = pd.DataFrame(rows, columns=list(resp.columns))
+        frame.attrs["truncated_by"] = resp.truncated_by if resp.truncated \
+            else ""
+        return frame
 
 
-_CLI_EXIT = {2: errors.InvalidArgument, 3: errors.NotFound,
-             4: errors.Unavailable, 5: errors.PermissionDenied}
+_STATS = ("n", "mean", "std", "ci95")
+_STATE_NAMES = [s.lower() for s in sweep_pb2.TrialState.keys()
+                if s != "TRIAL_STATE_UNSPECIFIED"]
+_SWEEP_COLUMNS = ["name", "owner", "description", "created_at",
+                  "total_trials"] + _STATE_NAMES + ["sweep_cancelled",
+                                                    "paused", "priority"]
 
 
-def _submitted_name(stdout):
-    # "sweep NAME: N trials (...)" is the CLI's line.
-    for line in stdout.splitlines():
-        parts = line.replace(":", " ").split()
-        if "sweep" in parts and parts.index("sweep") + 1 < len(parts):
-            return parts[parts.index("sweep") + 1]
-    raise errors.QkovError("submit: cannot read the sweep's name from: " +
-                           stdout.strip()[:200])
+def _sweep_row(s):
+    row = {"name": s.name, "owner": s.owner, "description": s.description,
+           "created_at": pd.Timestamp(s.created_at.ToNanoseconds(), unit="ns",
+                                      tz="UTC"),
+           "total_trials": s.total_trials}
+    row.update({state: 0 for state in _STATE_NAMES})
+    for c in s.counts:
+        row[_state_name(c.state)] = c.count
+    # The flag is sweep_cancelled: "cancelled" counts cancelled trials.
+    row.update({"sweep_cancelled": s.cancelled, "paused": s.paused,
+                "priority": s.priority})
+    return row
 
 
-def _names_of(codes, name):
-    # Enum numbers to their names, through the few distinct values.
-    values, inverse = np.unique(codes, return_inverse=True)
-    return np.array([name(int(v)) for v in values], dtype=object)[inverse]
+def _proto_time(message, field):
+    if not message.HasField(field):
+        return pd.NaT
+    return pd.Timestamp(getattr(message, field).ToNanoseconds(), unit="ns",
+                        tz="UTC")
+
+
+def _sql_value(v):
+    kind = v.WhichOneof("kind")
+    if kind is None or kind == "is_null":
+        return None
+    return getattr(v, kind)
+
+
+def _summary_columns(prefix, summary):
+    return {prefix + "n": summary.n, prefix + "mean": summary.mean,
+            prefix + "std": summary.std, prefix + "ci95": summary.ci95}
+
+
+def _setting_values(s, n):
+    # The one list of `s` that holds its n values, as a numpy array.
+    if len(s.numbers) == n and n:
+        return np.array(s.numbers, dtype=np.float64)
+    if len(s.integers) == n and n:
+        return np.array(s.integers, dtype=np.int64)
+    if len(s.texts) == n and n:
+        return np.array(s.texts, dtype=object)
+    if len(s.flags) == n and n:
+        return np.array(s.flags, dtype=bool)
+    return np.empty(0)
+
+
+def _columns_of(c, with_results):
+    """One ResultColumns message as numpy columns; settings and results
+    keyed ("config", key) and ("result", name)."""
+    n = len(c.trial_ids)
+    part = {
+        "trial_id": np.array(c.trial_ids, dtype=object),
+        "state": np.array(c.state, dtype=np.int32),
+        "ordinal": np.array(c.ordinal, dtype=np.int64),
+        "attempts": np.array(c.attempts, dtype=np.int32),
+        "last_step": np.array(c.last_step, dtype=np.int64),
+        "config_hash": np.array(c.config_hash, dtype=object),
+        "started_ms": np.array(c.started_ms, dtype=np.int64),
+        "ended_ms": np.array(c.ended_ms, dtype=np.int64),
+    }
+    for s in c.settings:
+        values = _setting_values(s, n)
+        missing = np.zeros(n, dtype=bool)
+        if len(s.missing):
+            missing[np.array(s.missing, dtype=np.int64)] = True
+        part[("config", s.name)] = (values, missing)
+    if with_results:
+        for m in c.metrics:
+            part[("result", m.name)] = np.array(m.values, dtype=np.float64)
+    return part
+
+
+def _typed_setting(values, missing):
+    # Text -> Categorical, integers -> int64 (nullable Int64 where a row
+    # lacks it), numbers -> float64 (NaN), flags -> bool (nullable boolean).
+    if values.dtype == object:
+        return pd.Categorical(np.where(missing, None, values))
+    if values.dtype == np.int64:
+        return pd.array(values, dtype="Int64").where(~missing) if \
+            missing.any() else values
+    if values.dtype == bool:
+        return pd.array(values, dtype="boolean").where(~missing) if \
+            missing.any() else values
+    return np.where(missing, np.nan, values.astype(np.float64))
+
+
+def _frame_of(sweep, parts, with_results):
+    if not parts:
+        parts = [_columns_of(sweep_pb2.ResultColumns(), with_results)]
+    data = {}
+    n = sum(len(p["trial_id"]) for p in parts)
+    data["sweep"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),
+                                              [sweep])
+    data["trial_id"] = np.concatenate([p["trial_id"] for p in parts])
+    settings = [k for k in parts[0] if isinstance(k, tuple) and
+                k[0] == "config"]
+    for key in settings:
+        values = np.concatenate([p[key][0] for p in parts])
+        missing = np.concatenate([p[key][1] for p in parts])
+        data["config." + key[1]] = _typed_setting(values, missing)
+    states = np.concatenate([p["state"] for p in parts])
+    data["state"] = pd.Categorical.from_codes(
+        np.maximum(states - 1, 0) if n else states, _STATE_NAMES)
+    for name in ("ordinal", "attempts", "last_step", "config_hash"):
+        data[name] = np.concatenate([p[name] for p in parts])
+    started = _timestamps(np.concatenate([p["started_ms"] for p in parts]))
+    ended = _timestamps(np.concatenate([p["ended_ms"] for p in parts]))
+    data["started_at"] = started.array
+    data["ended_at"] = ended.array
+    data["duration"] = (ended - started).array
+    if with_results:
+        for key in [k for k in parts[0] if isinstance(k, tuple) and
+                    k[0] == "result"]:
+            data["result." + key[1]] = np.concatenate([p[key] for p in parts])
+    frame = pd.DataFrame(data)
+    frame.attrs["sweep"] = sweep
+    return frame
 
 
 def _strings(v):
@@ -506,12 +817,14 @@ def _strings(v):
     return [str(x) for x in v]
 
 
-def _numeric_keys(frame, keys):
+def _typed_keys(frame, keys):
     # Keys arrive as the server's strings ("0.5", "FAFO"); numbers become
-    # numbers, as in results().
+    # numbers, repeated text Categorical, as in results().
     for k in keys:
-        if k in ("lr_ratio", "eta_ov", "alpha"):
+        if k in ("config.lr_ratio", "config.eta_ov", "config.alpha"):
             frame[k] = pd.to_numeric(frame[k])
-        elif k == "seed":
+        elif k == "config.seed":
             frame[k] = pd.to_numeric(frame[k]).astype(np.int64)
+        else:
+            frame[k] = pd.Categorical(frame[k])
     return frame

@@ -493,6 +493,134 @@ TEST_F(CoordinatorTest, ResultRowsFollowCompletionsAndPageOnTheServer) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The columns the notebook client reads (ResultColumns): every setting of
+// the stored configs under its sweep-file key, each trial's bookkeeping and
+// times, a result named like an axis kept apart from the axis, and the
+// same sort and page as QueryResults. The sweep arrives as a sweep file's
+// text, as the notebook client submits it.
+TEST_F(CoordinatorTest, ResultColumnsCarryEverySettingAndTheTrialsTimes) {
+  v1::SubmitSweepRequest submit;
+  submit.set_sweep_file(
+      "name: cols\n"
+      "axes: {parameterization: [FAFO], lr_ratio: [1], eta_ov: [0.1], "
+      "seed: [1, 2, 3]}\n"
+      "training: {max_steps: 40, optimizer: {weight_decay: 0.25}}\n");
+  submit.add_overrides("training.batch_size=16");
+  auto submitted = core_->SubmitSweep(submit);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  EXPECT_EQ(submitted->trials_added(), 3);
+
+  const absl::Time t0 = clock_.Now();
+  const std::string w = Register();
+  v1::LeaseTrialRequest lr;
+  lr.set_worker_id(w);
+  lr.set_worker_key(Key(w));
+  auto lease = core_->LeaseTrial(lr);
+  ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
+  clock_.Advance(absl::Seconds(7));
+  v1::CompleteTrialRequest done;
+  done.set_worker_id(w);
+  done.set_worker_key(Key(w));
+  done.set_trial_id(lease->lease().trial_id());
+  done.set_attempt(lease->lease().attempt());
+  (*done.mutable_results())["alpha"] = 0.75;  // a result named like an axis
+  ASSERT_TRUE(core_->CompleteTrial(done).ok());
+  clock_.Advance(absl::Seconds(1));
+
+  v1::QueryResultsRequest q;
+  q.set_sweep_name("cols");
+  auto chunks = core_->ResultColumns(q, 2);
+  ASSERT_TRUE(chunks.ok()) << chunks.status();
+  ASSERT_EQ(chunks->size(), 2u) << "3 rows, 2 a message";
+  const v1::ResultColumns& c = (*chunks)[0];
+  EXPECT_EQ(c.total_rows(), 3);
+  ASSERT_EQ(c.trial_ids_size(), 2);
+  std::map<std::string, const v1::SettingColumn*> by_name;
+  for (const v1::SettingColumn& s : c.settings()) by_name[s.name()] = &s;
+  for (const v1::ResultColumns& other : *chunks) {
+    ASSERT_EQ(other.settings_size(), c.settings_size()) << "same columns";
+  }
+  ASSERT_TRUE(by_name.count("training.optimizer.weight_decay"));
+  EXPECT_DOUBLE_EQ(by_name["training.optimizer.weight_decay"]->numbers(1),
+                   0.25);
+  ASSERT_TRUE(by_name.count("training.batch_size"));
+  EXPECT_EQ(by_name["training.batch_size"]->integers(0), 16);
+  EXPECT_EQ(by_name["training.max_steps"]->integers(0), 40);
+  EXPECT_EQ(by_name["seed"]->integers(1), 2);
+  EXPECT_EQ(by_name["parameterization"]->texts(0), "FAFO");
+  EXPECT_EQ(by_name["training.task"]->texts(0), "synthetic");
+  EXPECT_FALSE(by_name.count("alpha")) << "the synthetic task takes none";
+  EXPECT_EQ(c.metrics_size(), 1);
+  EXPECT_EQ(c.metrics(0).name(), "alpha");
+
+  // The done trial (ordinal 0): its attempt's start and end, the rest never
+  // started.
+  int done_row = -1;
+  for (int i = 0; i < c.trial_ids_size(); ++i) {
+    if (c.trial_ids(i) == lease->lease().trial_id()) done_row = i;
+  }
+  ASSERT_GE(done_row, 0);
+  EXPECT_EQ(c.started_ms(done_row), absl::ToUnixMillis(t0));
+  EXPECT_EQ(c.ended_ms(done_row), absl::ToUnixMillis(t0 + absl::Seconds(7)));
+  EXPECT_EQ(c.attempts(done_row), 1);
+  EXPECT_DOUBLE_EQ(c.metrics(0).values(done_row), 0.75);
+  EXPECT_EQ(c.started_ms(1 - done_row), 0);
+  EXPECT_EQ(c.ended_ms(1 - done_row), 0);
+  EXPECT_EQ(c.ordinal(0), 0);
+  EXPECT_EQ(c.ordinal(1), 1);
+  EXPECT_EQ(c.config_hash(0).size(), 64u);
+
+  // Sorted by the result, one row from offset 0: the done trial.
+  q.set_sort_by("alpha");
+  q.set_limit(1);
+  chunks = core_->ResultColumns(q);
+  ASSERT_TRUE(chunks.ok()) << chunks.status();
+  ASSERT_EQ(chunks->size(), 1u);
+  EXPECT_EQ((*chunks)[0].total_rows(), 3);
+  ASSERT_EQ((*chunks)[0].trial_ids_size(), 1);
+  EXPECT_EQ((*chunks)[0].trial_ids(0), lease->lease().trial_id());
+  q.set_offset(-1);
+  EXPECT_EQ(core_->ResultColumns(q).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// A sweep by source: the text's errors name it and its line; a preset by
+// name; two sources, or overrides with a spec, are refused.
+TEST_F(CoordinatorTest, SubmitReadsASweepFileOrAPresetOnTheServer) {
+  v1::SubmitSweepRequest bad;
+  bad.set_sweep_file("name: x\naxes: {parameterization: [NOPE]}\n");
+  bad.set_sweep_file_name("mine.yaml");
+  absl::Status s = core_->SubmitSweep(bad).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("mine.yaml:2"), std::string::npos) << s;
+
+  v1::SubmitSweepRequest both;
+  both.set_sweep_file("name: x\n");
+  both.set_preset("paper-ratio");
+  EXPECT_EQ(core_->SubmitSweep(both).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::SubmitSweepRequest spec_and_set;
+  spec_and_set.mutable_spec()->set_name("x");
+  spec_and_set.add_overrides("training.max_steps=3");
+  EXPECT_EQ(core_->SubmitSweep(spec_and_set).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::SubmitSweepRequest unknown;
+  unknown.set_preset("no-such-preset");
+  EXPECT_EQ(core_->SubmitSweep(unknown).status().code(),
+            absl::StatusCode::kNotFound);
+
+  v1::SubmitSweepRequest preset;
+  preset.set_preset("paper-ratio");
+  preset.set_quick(true);
+  preset.add_overrides("axes.seed=[1]");
+  auto r = core_->SubmitSweep(preset);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->trials_added(), 0);
+  auto sweep = core_->GetSweep(r->sweep().name());
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(r->sweep().name(), "paper-ratio-quick");
+}
+
 // Watchers share one view of the sweep (Progress with a reuse window): a
 // call inside the window may get the view from before a report, but the
 // next round after it starts early enough to bring that report, with the

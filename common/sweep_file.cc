@@ -1,4 +1,4 @@
-#include "client/sweep_file.h"
+#include "common/sweep_file.h"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
@@ -18,10 +18,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/presets.h"
 #include "common/proto_enums.h"
+#include "common/status_macros.h"
 #include "common/task_kind.h"
 
-namespace qkov::client {
+namespace qkov {
 namespace {
 
 namespace v1 = ::qkov::v1;
@@ -747,4 +749,136 @@ std::string TrialSweepText(const std::string& name,
   return std::string(out.c_str()) + "\n";
 }
 
-}  // namespace qkov::client
+namespace {
+
+void AddSetting(std::vector<ConfigSetting>* out, std::string key,
+                ConfigSetting::Type type) {
+  ConfigSetting& s = out->emplace_back();
+  s.key = std::move(key);
+  s.type = type;
+}
+
+// The settings of message `m` under `prefix`, as EmitMessage writes them.
+void MessageSettings(const google::protobuf::Message& m,
+                     const std::string& prefix,
+                     std::vector<ConfigSetting>* out) {
+  using google::protobuf::FieldDescriptor;
+  using Type = ConfigSetting::Type;
+  const google::protobuf::Descriptor* d = m.GetDescriptor();
+  const google::protobuf::Reflection* r = m.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    const std::string key = absl::StrCat(prefix, f->name());
+    if (f->is_repeated()) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE) continue;
+      std::vector<std::string> values;
+      for (int k = 0; k < r->FieldSize(m, f); ++k)
+        values.push_back(
+            absl::StrFormat("%.17g", r->GetRepeatedDouble(m, f, k)));
+      AddSetting(out, key, Type::kText);
+      out->back().text = absl::StrCat("[", absl::StrJoin(values, ", "), "]");
+      continue;
+    }
+    if (f->has_presence() && !r->HasField(m, f)) continue;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        MessageSettings(r->GetMessage(m, f), key + ".", out);
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        AddSetting(out, key, Type::kInteger);
+        out->back().integer = r->GetInt32(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_INT64:
+        AddSetting(out, key, Type::kInteger);
+        out->back().integer = r->GetInt64(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        AddSetting(out, key, Type::kInteger);
+        out->back().integer = r->GetUInt32(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        AddSetting(out, key, Type::kInteger);
+        out->back().integer = static_cast<int64_t>(r->GetUInt64(m, f));
+        break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        AddSetting(out, key, Type::kNumber);
+        out->back().number = r->GetDouble(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_FLOAT:
+        AddSetting(out, key, Type::kNumber);
+        out->back().number = r->GetFloat(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_STRING:
+        AddSetting(out, key, Type::kText);
+        out->back().text = r->GetString(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        AddSetting(out, key, Type::kFlag);
+        out->back().flag = r->GetBool(m, f);
+        break;
+      case FieldDescriptor::CPPTYPE_ENUM: {
+        std::string name = EnumName(f->enum_type(), r->GetEnumValue(m, f));
+        if (name.empty()) break;
+        AddSetting(out, key, Type::kText);
+        out->back().text = std::move(name);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ConfigSetting> ConfigSettings(const v1::TrialConfig& config) {
+  using Type = ConfigSetting::Type;
+  std::vector<ConfigSetting> out;
+  if (config.parameterization() != v1::PARAMETERIZATION_UNSPECIFIED) {
+    AddSetting(&out, "parameterization", Type::kText);
+    out.back().text = v1::Parameterization_Name(config.parameterization());
+  }
+  AddSetting(&out, "lr_ratio", Type::kNumber);
+  out.back().number = config.lr_ratio();
+  AddSetting(&out, "eta_ov", Type::kNumber);
+  out.back().number = config.eta_ov();
+  AddSetting(&out, "seed", Type::kInteger);
+  out.back().integer = static_cast<int64_t>(config.seed());
+  if (TaskOrSynthetic(config.training().task()).takes_alphas) {
+    AddSetting(&out, "alpha", Type::kNumber);
+    out.back().number = config.alpha();
+  }
+  if (config.has_arm()) {
+    AddSetting(&out, "arm", Type::kText);
+    out.back().text = config.arm();
+  }
+  MessageSettings(config.training(), "training.", &out);
+  return out;
+}
+
+absl::StatusOr<v1::SweepSpec> SpecFromSource(const SweepFileSource& source) {
+  if (source.preset.empty() == source.text.empty())
+    return absl::InvalidArgumentError(
+        "give a sweep file's text or a preset's name, not both or neither");
+  if (source.preset.empty()) {
+    if (source.quick)
+      return absl::InvalidArgumentError("quick goes with a preset");
+    if (source.text.size() > kMaxSweepFileBytes)
+      return absl::InvalidArgumentError(absl::StrCat(
+          source.source_name, ": ", source.text.size(),
+          " bytes; a sweep file may hold at most ", kMaxSweepFileBytes));
+    return ParseSweepText(source.text, source.source_name, source.overrides);
+  }
+  ASSIGN_OR_RETURN(Preset preset, FindPreset(source.preset));
+  std::vector<std::string> overrides =
+      source.quick ? preset.quick : std::vector<std::string>{};
+  overrides.insert(overrides.end(), source.overrides.begin(),
+                   source.overrides.end());
+  const PresetText text = WithDataPaths(preset);
+  ASSIGN_OR_RETURN(
+      v1::SweepSpec spec,
+      ParseSweepText(text.yaml, "preset " + preset.name, overrides));
+  spec.set_preset(source.quick ? preset.name + " --quick" : preset.name);
+  if (!text.missing.ok() && StillReadsShippedData(spec)) return text.missing;
+  return spec;
+}
+
+}  // namespace qkov

@@ -1,4 +1,4 @@
-#include "client/presets.h"
+#include "common/presets.h"
 
 #include <optional>
 #include <set>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "common/data_dirs.h"
 
-namespace qkov::client {
+namespace qkov {
 
 const std::vector<Preset>& Presets() {
   static const auto* presets = [] {
@@ -63,4 +63,4 @@ absl::StatusOr<Preset> FindPreset(const std::string& name) {
       absl::StrCat("no preset named '", name, "' (known: ", known, ")"));
 }
 
-}  // namespace qkov::client
+}  // namespace qkov

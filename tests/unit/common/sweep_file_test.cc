@@ -1,5 +1,5 @@
 // Sweep files: YAML/JSON to SweepSpec, errors with line numbers.
-#include "client/sweep_file.h"
+#include "common/sweep_file.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -7,8 +7,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
-namespace qkov::client {
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace qkov {
 namespace {
 
 constexpr char kDemo[] = R"(name: demo
@@ -205,9 +209,9 @@ search: {metric: ac, op: "<=", target: 0.5, lo: 2, hi: 50, resolution: 1.5,
 }
 
 }  // namespace
-}  // namespace qkov::client
+}  // namespace qkov
 
-namespace qkov::client {
+namespace qkov {
 namespace {
 
 TEST(SweepFileTest, AnOversizedFileIsRefusedBeforeItIsRead) {
@@ -229,9 +233,9 @@ TEST(SweepFileTest, AnOversizedFileIsRefusedBeforeItIsRead) {
 }
 
 }  // namespace
-}  // namespace qkov::client
+}  // namespace qkov
 
-namespace qkov::client {
+namespace qkov {
 namespace {
 
 constexpr char kArms[] = R"(name: arms
@@ -317,16 +321,23 @@ TEST(SweepFileTest, AnArmsUnknownKeyNamesTheArmAndTheKey) {
       << s.status();
 }
 
-// `qkov trial` prints a trial as a sweep file of one point: an arm's trial
-// names its arm, and reads back as the same config.
-TEST(SweepFileTest, AnArmsTrialPrintsAsASweepOfItsArm) {
+// A trial of arm "faster": ratio 30, eta_ov 5e-5, seed 7, weight decay
+// 1e-3.
+v1::TrialConfig ArmTrialConfig(v1::Parameterization p) {
   v1::TrialConfig c;
-  c.set_parameterization(v1::FAFO);
+  c.set_parameterization(p);
   c.set_lr_ratio(30);
   c.set_eta_ov(5e-5);
   c.set_seed(7);
   c.set_arm("faster");
   c.mutable_training()->mutable_optimizer()->set_weight_decay(1e-3);
+  return c;
+}
+
+// `qkov trial` prints a trial as a sweep file of one point: an arm's trial
+// names its arm, and reads back as the same config.
+TEST(SweepFileTest, AnArmsTrialPrintsAsASweepOfItsArm) {
+  const v1::TrialConfig c = ArmTrialConfig(v1::FAFO);
   const std::string text = TrialSweepText("arms", c);
   auto s = ParseSweepText(text, "trial.yaml");
   ASSERT_TRUE(s.ok()) << s.status() << "\n" << text;
@@ -337,5 +348,99 @@ TEST(SweepFileTest, AnArmsTrialPrintsAsASweepOfItsArm) {
   EXPECT_DOUBLE_EQ(s->axes().lr_ratios(0), 30);
 }
 
+// ConfigSettings names each setting by the key a sweep file and `--set`
+// take: every training key, with its value written back as an override,
+// reads back to the same value; the axes by their own names; enums by their
+// sweep-file names; an unset optional setting left out.
+TEST(SweepFileTest, ConfigSettingsAreTheSweepFilesKeys) {
+  v1::TrialConfig c = ArmTrialConfig(v1::CAFO);
+  c.mutable_training()->set_task(v1::TASK_HATEXPLAIN);
+  c.mutable_training()->set_max_steps(1234);
+  const std::vector<ConfigSetting> settings = ConfigSettings(c);
+  std::map<std::string, ConfigSetting> by_key;
+  for (const ConfigSetting& s : settings) {
+    EXPECT_TRUE(by_key.emplace(s.key, s).second) << "twice: " << s.key;
+  }
+  ASSERT_EQ(settings[0].key, "parameterization");
+  EXPECT_EQ(settings[0].text, "CAFO");
+  EXPECT_DOUBLE_EQ(by_key.at("lr_ratio").number, 30);
+  EXPECT_EQ(by_key.at("seed").type, ConfigSetting::Type::kInteger);
+  EXPECT_EQ(by_key.at("seed").integer, 7);
+  EXPECT_EQ(by_key.at("arm").text, "faster");
+  EXPECT_EQ(by_key.at("training.task").text, "hatexplain");
+  EXPECT_EQ(by_key.at("training.max_steps").integer, 1234);
+  EXPECT_DOUBLE_EQ(by_key.at("training.optimizer.weight_decay").number, 1e-3);
+  EXPECT_FALSE(by_key.count("alpha")) << "hatexplain takes no alpha";
+
+  const std::string base = TrialSweepText("keys", c);
+  int training_keys = 0;
+  for (const ConfigSetting& s : settings) {
+    if (s.key.rfind("training.", 0) != 0 || s.key == "training.task") continue;
+    ++training_keys;
+    std::string value;
+    switch (s.type) {
+      case ConfigSetting::Type::kNumber:
+        value = absl::StrFormat("%.17g", s.number);
+        break;
+      case ConfigSetting::Type::kInteger:
+        value = absl::StrCat(s.integer);
+        break;
+      case ConfigSetting::Type::kText:
+        value = s.text.empty() ? "''" : s.text;
+        break;
+      case ConfigSetting::Type::kFlag:
+        value = s.flag ? "true" : "false";
+        break;
+    }
+    auto spec =
+        ParseSweepText(base, "keys.yaml", {absl::StrCat(s.key, "=", value)});
+    ASSERT_TRUE(spec.ok()) << s.key << "=" << value << ": " << spec.status();
+    v1::TrialConfig back = c;
+    *back.mutable_training() = spec->training();
+    bool same = false;
+    for (const ConfigSetting& b : ConfigSettings(back)) {
+      if (b.key != s.key) continue;
+      same = b.type == s.type && b.number == s.number &&
+             b.integer == s.integer && b.text == s.text && b.flag == s.flag;
+    }
+    EXPECT_TRUE(same) << s.key;
+  }
+  EXPECT_GT(training_keys, 3);
+}
+
+// A sweep by source, as the server reads one for the notebook client.
+TEST(SweepFileTest, SpecFromSourceReadsTextOrAPreset) {
+  SweepFileSource text;
+  text.text = "name: t\naxes: {parameterization: [FAFO]}\n";
+  text.source_name = "t.yaml";
+  text.overrides = {"training.max_steps=9"};
+  auto spec = SpecFromSource(text);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training().max_steps(), 9);
+  EXPECT_TRUE(spec->preset().empty());
+  SweepFileSource preset;
+  preset.preset = "paper-ratio";
+  preset.quick = true;
+  spec = SpecFromSource(preset);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->preset(), "paper-ratio --quick");
+  EXPECT_EQ(spec->name(), "paper-ratio-quick");
+  EXPECT_EQ(SpecFromSource(SweepFileSource()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  SweepFileSource both = text;
+  both.preset = "paper-ratio";
+  EXPECT_EQ(SpecFromSource(both).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  SweepFileSource quick_text = text;
+  quick_text.quick = true;
+  EXPECT_EQ(SpecFromSource(quick_text).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  SweepFileSource big;
+  big.text = std::string(kMaxSweepFileBytes + 1, '#');
+  absl::Status s = SpecFromSource(big).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("at most"), std::string::npos) << s;
+}
+
 }  // namespace
-}  // namespace qkov::client
+}  // namespace qkov

@@ -1,14 +1,14 @@
 // Every preset, and its --quick variant, is a sweep file the server accepts.
-#include "client/presets.h"
+#include "common/presets.h"
 
 #include <gtest/gtest.h>
 
-#include "client/sweep_file.h"
+#include "common/sweep_file.h"
 #include "common/task_info.h"
 #include "common/task_kind.h"
 #include "server/core/sweep_spec.h"
 
-namespace qkov::client {
+namespace qkov {
 namespace {
 
 TEST(PresetsTest, EveryPresetAndItsQuickVariantPassTheServersValidation) {
@@ -113,4 +113,4 @@ TEST(PresetsTest, SvaPresetTrainsTheAuthorsSvaSetup) {
 }
 
 }  // namespace
-}  // namespace qkov::client
+}  // namespace qkov

@@ -4,8 +4,8 @@
 // --preset NAME` submits one, with `--quick` for a budget of minutes on 2
 // cores (for the synthetic task every rate x10 and 30k steps;
 // docs/metrics.md explains why it keeps the ordering).
-#ifndef QKOV_CLIENT_PRESETS_H_
-#define QKOV_CLIENT_PRESETS_H_
+#ifndef QKOV_COMMON_PRESETS_H_
+#define QKOV_COMMON_PRESETS_H_
 
 #include <string>
 #include <vector>
@@ -14,10 +14,7 @@
 #include "common/task_info.h"
 #include "qkov/v1/sweep.pb.h"
 
-namespace qkov::client {
-
-// A preset (common/task_info.h): each task declares its own in its entry.
-using Preset = ::qkov::Preset;
+namespace qkov {
 
 // Every task's presets, in the task table's order (Tasks()).
 const std::vector<Preset>& Presets();
@@ -38,6 +35,6 @@ PresetText WithDataPaths(const Preset& preset);
 // starts so).
 bool StillReadsShippedData(const qkov::v1::SweepSpec& spec);
 
-}  // namespace qkov::client
+}  // namespace qkov
 
-#endif  // QKOV_CLIENT_PRESETS_H_
+#endif  // QKOV_COMMON_PRESETS_H_
