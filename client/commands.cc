@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "client/matched_results.h"
 #include "client/metric_defaults.h"
 #include "client/table.h"
@@ -172,7 +173,55 @@ int Submit(Connection& conn, const SubmitArgs& args) {
   return kExitOk;
 }
 
+namespace {
+
+// "leasing paused since 2026-12-07 08:30:00 UTC by alice: upgrade" ("" for
+// leasing that runs, or a server that cannot say).
+std::string LeasingLine(const v1::LeasingState& l) {
+  if (!l.paused()) return "";
+  std::string line = "leasing paused";
+  if (l.has_since()) {
+    absl::StrAppend(&line, " since ",
+                    absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
+                                     absl::FromUnixSeconds(l.since().seconds()),
+                                     absl::UTCTimeZone()));
+  }
+  if (!l.actor().empty()) absl::StrAppend(&line, " by ", l.actor());
+  if (!l.reason().empty()) absl::StrAppend(&line, ": ", l.reason());
+  return TerminalSafe(line) +
+         " (no trial is leased; running ones finish; qkov leasing resume)";
+}
+
+}  // namespace
+
+int Leasing(Connection& conn, const std::string& action,
+            const std::string& reason) {
+  v1::LeasingRequest req;
+  if (action == "pause" || action == "resume") {
+    req.set_paused(action == "pause");
+    req.set_reason(reason);
+  } else if (!action.empty()) {
+    return ReportError(absl::InvalidArgumentError(absl::StrCat(
+        "leasing: '", TerminalSafe(action), "' is not pause or resume")));
+  }
+  v1::LeasingState resp;
+  grpc::Status s = conn.stub()->Leasing(conn.Context().get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  const std::string line = LeasingLine(resp);
+  std::printf("%s\n", line.empty() ? "leasing runs" : line.c_str());
+  return kExitOk;
+}
+
 int Status(Connection& conn, const std::string& sweep) {
+  {
+    // A server-wide pause first: it explains every queued trial below. A
+    // server without the call (UNIMPLEMENTED) has no such switch.
+    v1::LeasingState leasing;
+    grpc::Status s = conn.stub()->Leasing(conn.Context().get(),
+                                          v1::LeasingRequest(), &leasing);
+    if (s.ok() && leasing.paused())
+      std::printf("%s\n\n", LeasingLine(leasing).c_str());
+  }
   std::vector<v1::Sweep> sweeps;
   if (sweep.empty()) {
     v1::ListSweepsResponse resp;

@@ -67,6 +67,10 @@ int Trials(Connection& conn, const std::string& sweep,
 int ShowTrial(Connection& conn, const std::string& trial_id);
 int Cancel(Connection& conn, const std::string& sweep);
 int Pause(Connection& conn, const std::string& sweep, bool paused);
+// `qkov leasing [pause|resume] [--reason TEXT]`: the server-wide switch
+// (an admin's); no action: print its state.
+int Leasing(Connection& conn, const std::string& action,
+            const std::string& reason);
 int Retry(Connection& conn, const std::string& sweep);
 
 }  // namespace qkov::client

@@ -193,6 +193,15 @@ int main(int argc, char** argv) {
   pause_cmd->add_option("sweep", sweep, "sweep name")->required();
   auto* resume_cmd = app.add_subcommand("resume", "resume a paused sweep");
   resume_cmd->add_option("sweep", sweep, "sweep name")->required();
+  std::string leasing_action, leasing_reason;
+  auto* leasing_cmd = app.add_subcommand(
+      "leasing",
+      "the server-wide switch for maintenance: pause (no trial of any sweep "
+      "is leased; running ones finish) or resume; without one, its state");
+  leasing_cmd->add_option("action", leasing_action, "pause or resume")
+      ->check(CLI::IsMember({"pause", "resume"}));
+  leasing_cmd->add_option("--reason", leasing_reason,
+                          "why, shown with the state (at most 200 bytes)");
   auto* retry_cmd = app.add_subcommand(
       "retry", "queue a sweep's failed trials again with a fresh retry budget");
   retry_cmd->add_option("sweep", sweep, "sweep name")->required();
@@ -242,5 +251,7 @@ int main(int argc, char** argv) {
   if (pause_cmd->parsed()) return qkov::client::Pause(conn, sweep, true);
   if (resume_cmd->parsed()) return qkov::client::Pause(conn, sweep, false);
   if (retry_cmd->parsed()) return qkov::client::Retry(conn, sweep);
+  if (leasing_cmd->parsed())
+    return qkov::client::Leasing(conn, leasing_action, leasing_reason);
   return qkov::client::kExitInvalid;
 }

@@ -40,6 +40,23 @@ std::string DefaultDataDir() {
   return CacheDir();
 }
 
+std::string ResolveDataPath(const std::string& path) {
+  constexpr size_t kPrefix = sizeof(kShippedDataPrefix) - 1;
+  if (path.compare(0, kPrefix, kShippedDataPrefix) != 0) return path;
+  const std::string inside = path.substr(kPrefix);
+  for (const std::string& dir : DataSearchPath()) {
+    const std::string candidate = dir + "/" + inside;
+    if (!IsFile(candidate)) continue;
+    if (!candidate.empty() && candidate[0] == '/') return candidate;
+    char* real = realpath(candidate.c_str(), nullptr);
+    if (real == nullptr) return candidate;
+    std::string absolute(real);
+    std::free(real);
+    return absolute;
+  }
+  return path;
+}
+
 std::optional<std::string> FindDataDir(const std::vector<std::string>& files) {
   for (const std::string& dir : DataSearchPath()) {
     bool all = true;

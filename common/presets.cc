@@ -20,7 +20,7 @@ const std::vector<Preset>& Presets() {
   return *presets;
 }
 
-constexpr char kShipped[] = "../shared/data/";
+constexpr const char* kShipped = kShippedDataPrefix;
 
 bool StillReadsShippedData(const v1::SweepSpec& spec) {
   // A path that starts with it (DebugString quotes each string).

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/lease_limits.h"
 #include "common/status_macros.h"
+#include "common/text.h"
 #include "storage/results_store.h"
 
 namespace qkov::storage {
@@ -160,6 +161,49 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
   return a;
 }
 
+absl::Status ResultsStore::SetLeasing(bool paused, const std::string& reason,
+                                      int64_t now_ms, const Actor& actor) {
+  if (!actor.admin)
+    return absl::PermissionDeniedError(absl::StrCat(
+        actor.name.empty() ? "this token" : actor.name, " may not ",
+        paused ? "pause" : "resume", " leasing: an admin's alone"));
+  if (reason.size() > 200 || !IsValidUtf8(reason))
+    return absl::InvalidArgumentError(
+        "reason: must be UTF-8, at most 200 bytes");
+  return Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    constexpr char kLeasingSql[] =
+        "UPDATE leasing SET paused = ?, reason = ?, actor = ?, since_ms = ? "
+        "WHERE id = 1";
+    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeasingSql));
+    s->BindInt64(1, paused ? 1 : 0);
+    s->BindText(2, reason);
+    s->BindText(3, actor.name);
+    s->BindInt64(4, now_ms);
+    RETURN_IF_ERROR(s->Run());
+    leasing_paused_ = paused;
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<LeasingRecord> ResultsStore::Leasing() {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(
+      Statement * s,
+      reader.db()->Cached(
+          "SELECT paused, reason, actor, since_ms FROM leasing WHERE id = 1"));
+  ASSIGN_OR_RETURN(bool row, s->Step());
+  LeasingRecord out;
+  if (row) {
+    out.paused = s->ColumnInt64(0) != 0;
+    out.reason = s->ColumnText(1);
+    out.actor = s->ColumnText(2);
+    out.since_ms = s->ColumnInt64(3);
+  }
+  s->Reset();
+  return out;
+}
+
 absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
     int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
@@ -169,6 +213,8 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     RETURN_IF_ERROR(ResendHeldLocked(worker_id, now_ms, lease_ms, leases));
     if (!leases->empty()) return LeaseAvailability::kLeased;
   }
+  // Stopped for maintenance (SetLeasing): nothing new, ask again later.
+  if (leasing_paused_) return LeaseAvailability::kNoWorkNow;
   // Expired leases are requeued by the server's reaper; when nothing is
   // queued we also reap here, so a lost trial never waits for the reaper.
   int64_t sweep_id = 0;

@@ -278,6 +278,20 @@ UPDATE metrics_latest SET value =
      AND m.step = metrics_latest.step);
 )sql";
 
+// The server-wide leasing switch (docs/cluster.md, "Stop leasing"): one row;
+// while `paused` is 1 no trial of any sweep is leased (held leases go on).
+// `reason` and `actor` say why and who; since_ms when it last changed.
+constexpr char kMigration9[] = R"sql(
+CREATE TABLE leasing (
+  id       INTEGER PRIMARY KEY CHECK (id = 1),
+  paused   INTEGER NOT NULL CHECK (paused IN (0, 1)),
+  reason   TEXT NOT NULL DEFAULT '',
+  actor    TEXT NOT NULL DEFAULT '',
+  since_ms INTEGER NOT NULL
+);
+INSERT INTO leasing (id, paused, since_ms) VALUES (1, 0, 0);
+)sql";
+
 // A migration: its SQL, and for a change SQL alone cannot make, a step run
 // first in the same transaction.
 struct Migration {
@@ -294,7 +308,8 @@ const std::vector<Migration>& Migrations() {
                                  {kMigration5},
                                  {kMigration6},
                                  {kMigration7, &WidenStateChecks},
-                                 {kMigration8}};
+                                 {kMigration8},
+                                 {kMigration9}};
   return *m;
 }
 

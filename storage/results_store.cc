@@ -56,6 +56,14 @@ absl::StatusOr<std::unique_ptr<ResultsStore>> ResultsStore::Open(
     s->checkpointer_ =
         std::make_unique<WalCheckpointer>(path, options, s->db_.get());
   }
+  {
+    absl::MutexLock lock(&s->mu_);
+    ASSIGN_OR_RETURN(Statement * paused,
+                     s->db_->Cached("SELECT paused FROM leasing WHERE id = 1"));
+    ASSIGN_OR_RETURN(bool row, paused->Step());
+    s->leasing_paused_ = row && paused->ColumnInt64(0) != 0;
+    paused->Reset();
+  }
   s->writes_ = std::make_unique<WriteQueue>(s->db_.get(), &s->mu_, [s] {
     s->mu_.AssertHeld();
     if (s->checkpointer_ != nullptr)

@@ -71,6 +71,14 @@ struct Actor {
   bool admin = false;
 };
 
+// The server-wide leasing switch (SetLeasing).
+struct LeasingRecord {
+  bool paused = false;
+  std::string reason;
+  std::string actor;     // who set it
+  int64_t since_ms = 0;  // when it last changed (0: never)
+};
+
 struct SweepRecord {
   int64_t sweep_id = 0;
   std::string name;
@@ -311,6 +319,15 @@ class ResultsStore {
   // The searches of a sweep, by group (NOT_FOUND for an unknown sweep).
   absl::StatusOr<std::vector<SearchRecord>> Searches(
       const std::string& sweep_name);
+
+  // The server-wide switch for maintenance: while paused, LeaseBatch and
+  // CompleteAndLease lease nothing new (kNoWorkNow; a worker's held leases
+  // are still sent again), checked in the transaction that would lease.
+  // An admin's alone (PERMISSION_DENIED otherwise); `reason` at most 200
+  // bytes of UTF-8. Persists across restarts.
+  absl::Status SetLeasing(bool paused, const std::string& reason,
+                          int64_t now_ms, const Actor& actor);
+  absl::StatusOr<LeasingRecord> Leasing();
 
   // Paused sweeps get no new leases; running trials go on.
   absl::Status SetPaused(const std::string& name, bool paused, int64_t now_ms,
@@ -668,6 +685,8 @@ class ResultsStore {
   absl::flat_hash_map<int64_t, int64_t> first_started_ms_
       ABSL_GUARDED_BY(first_started_mu_);
   FollowUpFn follow_up_ ABSL_GUARDED_BY(mu_);
+  // The leasing table's flag, read at Open and written with it.
+  bool leasing_paused_ ABSL_GUARDED_BY(mu_) = false;
   // Set before the first write (SetEventSink), then only read.
   TrialEventSink event_sink_;
   // The events of the write running now (WriteWithEvents).

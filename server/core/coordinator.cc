@@ -228,6 +228,21 @@ absl::StatusOr<v1::Sweep> Coordinator::PauseSweep(
   return GetSweep(r.name());
 }
 
+absl::StatusOr<v1::LeasingState> Coordinator::Leasing(
+    const v1::LeasingRequest& r, const storage::Actor& actor) {
+  if (r.has_paused()) {
+    RETURN_IF_ERROR(store_->SetLeasing(r.paused(), r.reason(), NowMs(), actor));
+    NotifyChange();
+  }
+  ASSIGN_OR_RETURN(storage::LeasingRecord l, store_->Leasing());
+  v1::LeasingState out;
+  out.set_paused(l.paused);
+  out.set_reason(l.reason);
+  out.set_actor(l.actor);
+  if (l.since_ms > 0) *out.mutable_since() = ToTimestamp(l.since_ms);
+  return out;
+}
+
 absl::StatusOr<v1::RetrySweepResponse> Coordinator::RetrySweep(
     const std::string& name, const storage::Actor& actor) {
   if (name.empty())

@@ -108,6 +108,11 @@ class Coordinator {
   // `max_trials` finished trials.
   absl::StatusOr<qkov::v1::MatchedResponse> MatchSweep(
       const qkov::v1::MatchSweepRequest& r, int max_trials);
+  // The server-wide leasing switch (docs/cluster.md, "Stop leasing"): sets
+  // it when `r.paused` is set (an admin's alone: PERMISSION_DENIED), and
+  // returns the state either way.
+  absl::StatusOr<qkov::v1::LeasingState> Leasing(
+      const qkov::v1::LeasingRequest& r, const storage::Actor& actor = {});
   // Runs the statement in the SQL console's sandbox; `cancelled` (may be
   // empty) says the client went away and ends it.
   absl::StatusOr<qkov::v1::QuerySqlResponse> QuerySql(

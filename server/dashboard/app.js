@@ -162,6 +162,7 @@ function renderSweeps(list) {
       el('td', { text: s.owner || '-' }));
   });
   replace(main,
+    leasingBanner(),
     el('h1', { text: `Sweeps (${sweeps.length})` }),
     sweeps.length === 0 ? el('p', { class: 'muted', text: 'No sweeps yet: qkov submit FILE.' }) :
       el('table', { id: 'sweeps' },
@@ -170,8 +171,22 @@ function renderSweeps(list) {
         el('tbody', {}, ...rows)));
 }
 
+// The server-wide leasing switch (/api/v1/leasing; `qkov leasing`), read
+// with the page: a banner while it is paused.
+let leasing = {};
+function leasingBanner() {
+  if (!leasing.paused) return null;
+  let text = 'Leasing is paused server-wide';
+  if (leasing.since) text += ` since ${leasing.since.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}`;
+  if (leasing.actor) text += ` by ${leasing.actor}`;
+  if (leasing.reason) text += `: ${leasing.reason}`;
+  return el('p', { id: 'leasing', class: 'banner', role: 'status',
+    text: `${text}. No trial is leased; running trials finish (qkov leasing resume).` });
+}
+
 async function sweepsPage() {
   crumbs();
+  leasing = await api('/api/v1/leasing');
   renderSweeps(await api('/api/v1/sweeps'));
   markReady();
   follow('/api/v1/events', 'sweeps', renderSweeps);

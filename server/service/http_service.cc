@@ -385,6 +385,8 @@ http::HttpReply HttpService::Get(const http::HttpRequest& req) {
   if (resource == "events" && parts.size() == 4) return Events(req);
   if (resource == "sweeps" && parts.size() == 4)
     return Api(req, [&] { return JsonOf(core_->ListSweeps()); });
+  if (resource == "leasing" && parts.size() == 4)
+    return Api(req, [&] { return JsonOf(core_->Leasing({})); });
   if (resource == "tasks" && parts.size() == 4)
     return Api(req, [] { return absl::StatusOr<std::string>(TasksJson()); });
   if (resource == "sweeps" && parts.size() == 5)

@@ -272,6 +272,14 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
     AddQueueFamilies(*q, absl::ToUnixMillis(now), &out);
     for (const std::string& w : q->lease_holders) holders[w] = true;
   }
+  absl::StatusOr<storage::LeasingRecord> leasing = options_.store->Leasing();
+  if (leasing.ok()) {
+    out.push_back(http::MetricFamilyOf(
+        "qkov_leasing_paused",
+        "1 while leasing is paused server-wide for maintenance (`qkov "
+        "leasing pause`): no trial of any sweep is leased.",
+        MetricType::Gauge, {http::MetricSample(leasing->paused ? 1 : 0)}));
+  }
   AddWorkerFamilies(holders, now, &out);
   AddDatabaseFamilies(&out);
   AddHttpFamilies(&out);

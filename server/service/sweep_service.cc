@@ -181,6 +181,26 @@ grpc::Status SweepServiceImpl::MatchSweep(
   return Reply(core_->MatchSweep(*req, kMatchedMaxTrials), resp);
 }
 
+grpc::Status SweepServiceImpl::Leasing(grpc::ServerContext* ctx,
+                                       const qkov::v1::LeasingRequest* req,
+                                       qkov::v1::LeasingState* resp) {
+  storage::Actor actor;
+  if (grpc::Status a =
+          Authorize(auth_, ctx,
+                    req->has_paused() ? Permission::kWrite : Permission::kRead,
+                    "Leasing", &actor);
+      !a.ok())
+    return a;
+  absl::StatusOr<qkov::v1::LeasingState> r = core_->Leasing(*req, actor);
+  if (r.ok() && req->has_paused()) {
+    log::Info(r->paused() ? "leasing_paused" : "leasing_resumed",
+              {{"actor", actor.name},
+               {"peer", ctx->peer()},
+               {"reason", r->reason()}});
+  }
+  return Reply(std::move(r), resp);
+}
+
 grpc::Status SweepServiceImpl::WatchSweep(
     grpc::ServerContext* ctx, const qkov::v1::WatchSweepRequest* req,
     grpc::ServerWriter<qkov::v1::SweepProgress>* writer) {

@@ -59,6 +59,10 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
   grpc::Status MatchSweep(grpc::ServerContext*,
                           const qkov::v1::MatchSweepRequest*,
                           qkov::v1::MatchedResponse*) override;
+  // Reading is any reader's; setting needs a write token whose holder is
+  // an admin (checked by the store).
+  grpc::Status Leasing(grpc::ServerContext*, const qkov::v1::LeasingRequest*,
+                       qkov::v1::LeasingState*) override;
   // Streams progress: one message at once, then one per change (at most
   // every 200 ms, at least every 5 s), and a last one with finished = true.
   grpc::Status WatchSweep(

@@ -394,6 +394,21 @@ grep -q '"event":"tokens_reloaded"' "$root/var/tmp/qkov-server.log" ||
   fail "the server logged no tokens_reloaded: $(tail -3 "$root/var/tmp/qkov-server.log")"
 cp "$root/tmp/new-user.token" "$root/tmp/user.token"
 
+step "docs/cluster.md's stop-leasing blocks: no lease while paused, seen in status and /metrics"
+run_doc_block stop-leasing /home/admin "s/qkov.lab.example:50051/qkov.lab.example:${server##*:}/"
+qkov_in_root status >"$work/leasing.out" 2>&1 || { cat "$work/leasing.out"; fail "qkov status while paused"; }
+grep -q '^leasing paused since .* by admin: moving the database' "$work/leasing.out" ||
+  { cat "$work/leasing.out"; fail "qkov status does not say leasing is paused"; }
+leasing_metric() {
+  curl -sS --cacert "$root/etc/qkov/tls/ca.pem" -H "Authorization: Bearer $reader" \
+    "https://127.0.0.1:$mport/metrics" | awk '$1 == "qkov_leasing_paused" {print $2}'
+}
+[ "$(leasing_metric)" = 1 ] || fail "qkov_leasing_paused is '$(leasing_metric)' while paused"
+run_doc_block resume-leasing /home/admin "s/qkov.lab.example:50051/qkov.lab.example:${server##*:}/"
+[ "$(leasing_metric)" = 0 ] || fail "qkov_leasing_paused is '$(leasing_metric)' after the resume"
+grep -q '"event":"leasing_paused"' "$root/var/tmp/qkov-server.log" ||
+  fail "the server logged no leasing_paused"
+
 step "a backup, as qkov-backup.service makes it"
 backup_cmd=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/qkov-backup.service")
 in_root runuser -u qkov -- $backup_cmd >"$work/backup.out" 2>&1 || { cat "$work/backup.out"; fail "the backup"; }

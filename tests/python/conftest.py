@@ -19,6 +19,7 @@ sys.path.insert(0, PYTHON_DIR)
 READER = "reader-token-0123456789"
 USER = "user-token-0123456789ab"
 WORKER = "worker-token-0123456789"
+ADMIN = "admin-token-0123456789ab"
 
 # Small but real: two parameterizations x two ratios x three seeds of the
 # synthetic task, so every seed aggregate has n = 3 and the matched view
@@ -58,10 +59,10 @@ class Server:
         self.dir = tempfile.mkdtemp(prefix="qkov-python-")
         d = self.dir
         with open(d + "/tokens", "w") as f:
-            f.write("worker %s\nuser %s alice\nread-only %s\n" %
-                    (WORKER, USER, READER))
+            f.write("worker %s\nuser %s alice\nread-only %s\nadmin %s root\n"
+                    % (WORKER, USER, READER, ADMIN))
         for name, token in (("user", USER), ("worker", WORKER),
-                            ("reader", READER)):
+                            ("reader", READER), ("admin", ADMIN)):
             with open("%s/%s.token" % (d, name), "w") as f:
                 f.write(token + "\n")
         self.log = open(d + "/server.log", "w")

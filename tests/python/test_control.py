@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
 import pytest
 
 import conftest
@@ -78,6 +79,29 @@ def test_a_notebook_drives_a_sweep_over_tls_without_the_cli(tls_server):
                             "tls-control", check=False)
     assert status.returncode == 0, status.stderr
     assert "tls-control" in status.stdout
+
+
+def test_leasing_is_the_admins_switch(tls_server):
+    def connect(who):
+        return qkov.connect(tls_server.address, tls_ca=tls_server.ca,
+                            tls_server_name="localhost",
+                            token_file=tls_server.token_file(who))
+    with connect("user") as user, connect("admin") as admin:
+        assert user.leasing()["paused"] is False
+        with pytest.raises(qkov.PermissionDenied, match="admin"):
+            user.leasing(paused=True)
+        state = admin.leasing(paused=True, reason="moving the database")
+        assert state["paused"] and state["actor"] == "root"
+        assert state["reason"] == "moving the database"
+        assert state["since"] <= pd.Timestamp.now(tz="UTC")
+        status = tls_server.cli("--tls_ca=" + tls_server.ca,
+                                "--tls_server_name=localhost", "status")
+        assert status.stdout.startswith("leasing paused since ")
+        assert "by root: moving the database" in status.stdout
+        assert admin.leasing(paused=False)["paused"] is False
+        status = tls_server.cli("--tls_ca=" + tls_server.ca,
+                                "--tls_server_name=localhost", "status")
+        assert "leasing paused" not in status.stdout
 
 
 def test_tls_needs_the_certificates_name(tls_server):

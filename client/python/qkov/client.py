@@ -390,6 +390,19 @@ class Client:
         return self._call("RetrySweep", sweep_pb2.RetrySweepRequest(
             name=sweep)).trials_requeued
 
+    def leasing(self, paused: Optional[bool] = None,
+                reason: str = "") -> Dict[str, Any]:
+        """The server-wide leasing switch (docs/cluster.md, "Stop leasing"):
+        paused=True stops every lease (running trials finish), False resumes
+        (an admin token's alone); None reads it. Returns paused, reason,
+        actor and since (UTC; NaT: never set)."""
+        req = sweep_pb2.LeasingRequest(reason=reason)
+        if paused is not None:
+            req.paused = paused
+        s = self._call("Leasing", req)
+        return {"paused": s.paused, "reason": s.reason, "actor": s.actor,
+                "since": _proto_time(s, "since")}
+
     def watch(self, sweep: str, progress: Optional[bool] = None) -> Sweep:
         """Follows the sweep until nothing is queued or running, with a tqdm
         bar of ended trials (progress: default the client's). Returns the

@@ -5,7 +5,10 @@
 #include "worker/agent/trial_options.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
+#include <fstream>
 #include <functional>
 
 #include "absl/strings/match.h"
@@ -13,6 +16,7 @@
 #include "common/trial_defaults.h"
 #include "tests/unit/agent/synthetic_config.h"
 #include "worker/agent/settings_reader.h"
+#include "worker/training/text/text_options.h"
 #include "worker/training/theory/theory_options.h"
 
 namespace qkov::agent {
@@ -124,6 +128,38 @@ TEST(TrialOptionsTest, TextEnumsAreRefusedByField) {
   EXPECT_EQ(o.status().message(),
             "training.text.readout: unknown value 0 (expected "
             "READOUT_LAST_TOKEN or READOUT_FIRST_PAD)");
+}
+
+// A trial's shipped data paths (../shared/data/...) are the files this
+// worker finds in its data folders ($QKOV_DATA here), whatever its working
+// directory; other paths are read as written.
+TEST(TrialOptionsTest, ShippedDataPathsAreThisWorkersFiles) {
+  char tmpl[] = "/tmp/qkov-worker-data-XXXXXX";
+  const std::string data = mkdtemp(tmpl);
+  mkdir((data + "/hatexplain").c_str(), 0755);
+  mkdir((data + "/tokenizers").c_str(), 0755);
+  std::ofstream(data + "/hatexplain/train.jsonl") << "{}\n";
+  std::ofstream(data + "/tokenizers/vocab.txt") << "[PAD]\n";
+  const char* old = getenv("QKOV_DATA");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("QKOV_DATA", data.c_str(), 1);
+  v1::TrialConfig c = HateXplainConfig();
+  v1::TextTask* x = c.mutable_training()->mutable_text();
+  x->mutable_train()->set_path("../shared/data/hatexplain/train.jsonl");
+  x->set_vocab_path("../shared/data/tokenizers/vocab.txt");
+  x->mutable_test()->set_path("/elsewhere/test.jsonl");
+  absl::StatusOr<training::TrialOptions> o = ToTrialOptions(c);
+  if (old != nullptr) {
+    setenv("QKOV_DATA", saved.c_str(), 1);
+  } else {
+    unsetenv("QKOV_DATA");
+  }
+  std::system(("rm -rf " + data).c_str());
+  ASSERT_TRUE(o.ok()) << o.status();
+  const auto& t = o->TaskOptions<training::text::TextTaskOptions>();
+  EXPECT_EQ(t.train.path, data + "/hatexplain/train.jsonl");
+  EXPECT_EQ(t.tokenizer.vocab_path, data + "/tokenizers/vocab.txt");
+  EXPECT_EQ(t.test.path, "/elsewhere/test.jsonl");
 }
 
 // The text settings are checked on the proto, by the server's own checks

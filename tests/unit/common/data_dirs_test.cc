@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -81,6 +82,36 @@ TEST(DataDirsTest, TheFirstFolderHoldingEveryFileWins) {
   EXPECT_EQ(FindDataDir({"sva/a.txt"}), first);
   EXPECT_EQ(FindDataDir({"sva/a.txt", "tokenizers/v.txt"}), cache);
   EXPECT_EQ(FindDataDir({"glove/g.txt"}), std::nullopt);
+}
+
+// A sweep's shipped path (../shared/data/...) is found through the search
+// path from any working directory; another path, or one no folder holds,
+// stays as written.
+TEST(DataDirsTest, AShippedPathResolvesThroughTheSearchPath) {
+  const std::string data = TempDir(), home = TempDir();
+  Touch(data, "sva/a.txt");
+  ScopedEnv d("QKOV_DATA", data.c_str());
+  ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+  ScopedEnv h("HOME", home.c_str());
+  EXPECT_EQ(ResolveDataPath("../shared/data/sva/a.txt"), data + "/sva/a.txt");
+  EXPECT_EQ(ResolveDataPath("../shared/data/sva/none.txt"),
+            "../shared/data/sva/none.txt");
+  EXPECT_EQ(ResolveDataPath("/elsewhere/sva/a.txt"), "/elsewhere/sva/a.txt");
+  EXPECT_EQ(ResolveDataPath("sva/a.txt"), "sva/a.txt");
+  // The relative ../shared/data entry, from a folder that has one beside
+  // it: an absolute path, so nothing later depends on the folder.
+  const std::string root = TempDir();
+  mkdir((root + "/shared").c_str(), 0755);
+  mkdir((root + "/shared/data").c_str(), 0755);
+  mkdir((root + "/run").c_str(), 0755);
+  Touch(root + "/shared/data", "glove/g.txt");
+  ScopedEnv no_data("QKOV_DATA", nullptr);
+  char old_cwd[4096];
+  ASSERT_NE(getcwd(old_cwd, sizeof(old_cwd)), nullptr);
+  ASSERT_EQ(chdir((root + "/run").c_str()), 0);
+  const std::string found = ResolveDataPath("../shared/data/glove/g.txt");
+  ASSERT_EQ(chdir(old_cwd), 0);
+  EXPECT_EQ(found, root + "/shared/data/glove/g.txt");
 }
 
 TEST(DataDirsTest, AMissingDatasetNamesTheFetchCommand) {

@@ -53,6 +53,22 @@ class CoordinatorTest : public ::testing::Test {
     return resp->worker_id();
   }
   std::string Key(const std::string& worker_id) { return keys_[worker_id]; }
+  // A lease request of worker `w`, and its completion of `lease`.
+  v1::LeaseTrialRequest LeaseRequest(const std::string& w) {
+    v1::LeaseTrialRequest r;
+    r.set_worker_id(w);
+    r.set_worker_key(Key(w));
+    return r;
+  }
+  v1::CompleteTrialRequest Completion(const std::string& w,
+                                      const v1::Lease& lease) {
+    v1::CompleteTrialRequest r;
+    r.set_worker_id(w);
+    r.set_worker_key(Key(w));
+    r.set_trial_id(lease.trial_id());
+    r.set_attempt(lease.attempt());
+    return r;
+  }
 
   std::map<std::string, std::string> keys_;
 
@@ -512,17 +528,10 @@ TEST_F(CoordinatorTest, ResultColumnsCarryEverySettingAndTheTrialsTimes) {
 
   const absl::Time t0 = clock_.Now();
   const std::string w = Register();
-  v1::LeaseTrialRequest lr;
-  lr.set_worker_id(w);
-  lr.set_worker_key(Key(w));
-  auto lease = core_->LeaseTrial(lr);
+  auto lease = core_->LeaseTrial(LeaseRequest(w));
   ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
   clock_.Advance(absl::Seconds(7));
-  v1::CompleteTrialRequest done;
-  done.set_worker_id(w);
-  done.set_worker_key(Key(w));
-  done.set_trial_id(lease->lease().trial_id());
-  done.set_attempt(lease->lease().attempt());
+  v1::CompleteTrialRequest done = Completion(w, lease->lease());
   (*done.mutable_results())["alpha"] = 0.75;  // a result named like an axis
   ASSERT_TRUE(core_->CompleteTrial(done).ok());
   clock_.Advance(absl::Seconds(1));
@@ -619,6 +628,63 @@ TEST_F(CoordinatorTest, SubmitReadsASweepFileOrAPresetOnTheServer) {
   auto sweep = core_->GetSweep(r->sweep().name());
   ASSERT_TRUE(sweep.ok());
   EXPECT_EQ(r->sweep().name(), "paper-ratio-quick");
+}
+
+// The server-wide leasing switch: an admin's alone; while paused a worker
+// gets NO_WORK_NOW (also as the next lease of a completion) with a
+// retry_after; it holds across a reopen of the store; resumed, leasing goes
+// on.
+TEST_F(CoordinatorTest, LeasingPausedServerWideLeasesNothingNew) {
+  SubmitDemo(3);
+  const std::string w = Register();
+  const v1::LeaseTrialRequest lr = LeaseRequest(w);
+  auto first = core_->LeaseTrial(lr);
+  ASSERT_EQ(first->outcome(), v1::LeaseTrialResponse::LEASED);
+
+  v1::LeasingRequest pause;
+  pause.set_paused(true);
+  pause.set_reason("upgrade to 0.2");
+  EXPECT_EQ(
+      core_->Leasing(pause, storage::Actor{"alice", false}).status().code(),
+      absl::StatusCode::kPermissionDenied);
+  auto state = core_->Leasing(pause, storage::Actor{"root", true});
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_TRUE(state->paused());
+  EXPECT_EQ(state->actor(), "root");
+  EXPECT_EQ(state->reason(), "upgrade to 0.2");
+  EXPECT_TRUE(state->has_since());
+
+  auto none = core_->LeaseTrial(lr);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->outcome(), v1::LeaseTrialResponse::NO_WORK_NOW);
+  EXPECT_GT(none->retry_after().seconds() + none->retry_after().nanos(), 0);
+  // The running trial finishes; its completion leases nothing next.
+  v1::CompleteTrialRequest done = Completion(w, first->lease());
+  (*done.mutable_results())["accuracy"] = 1;
+  done.set_lease_next(true);
+  auto next = core_->CompleteTrial(done);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->next().outcome(), v1::LeaseTrialResponse::NO_WORK_NOW);
+
+  // A restart keeps it paused.
+  core_.reset();
+  store_.reset();
+  store_ = std::move(*storage::ResultsStore::Open(dir_ + "/r.db"));
+  core_ = std::make_unique<Coordinator>(store_.get(), &clock_,
+                                        CoordinatorOptions());
+  EXPECT_TRUE(core_->Leasing({})->paused());
+  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(),
+            v1::LeaseTrialResponse::NO_WORK_NOW);
+
+  v1::LeasingRequest resume;
+  resume.set_paused(false);
+  EXPECT_FALSE(core_->Leasing(resume, storage::Actor{"root", true})->paused());
+  EXPECT_EQ(core_->LeaseTrial(lr)->outcome(), v1::LeaseTrialResponse::LEASED);
+  v1::LeasingRequest long_reason = pause;
+  long_reason.set_reason(std::string(201, 'x'));
+  EXPECT_EQ(
+      core_->Leasing(long_reason, storage::Actor{"root", true}).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 // Watchers share one view of the sweep (Progress with a reuse window): a

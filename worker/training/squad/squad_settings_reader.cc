@@ -1,5 +1,6 @@
 #include "worker/training/squad/squad_settings_reader.h"
 
+#include "common/data_dirs.h"
 #include "common/transformer_shape.h"
 #include "worker/training/squad/squad_options.h"
 
@@ -10,7 +11,7 @@ namespace v1 = ::qkov::v1;
 
 SquadSource ToSource(const v1::SquadData& d) {
   SquadSource s;
-  s.path = d.path();
+  s.path = ResolveDataPath(d.path());  // as this worker finds it
   s.article_begin = d.article_begin();
   s.article_end = d.article_end();
   s.max_questions = d.max_questions();
@@ -26,13 +27,13 @@ absl::Status ReadSquad(const v1::Training& training, TrialOptions* o) {
   q.validation = ToSource(x.validation());
   q.validation_questions = x.validation_questions();
   q.train_f1_questions = x.train_f1_questions();
-  q.tokenizer.encoder_path = x.encoder_path();
-  q.tokenizer.merges_path = x.merges_path();
+  q.tokenizer.encoder_path = ResolveDataPath(x.encoder_path());
+  q.tokenizer.merges_path = ResolveDataPath(x.merges_path());
   q.tokenizer.encoder_sha256 =
       x.encoder_sha256() == "none" ? "" : x.encoder_sha256();
   q.tokenizer.merges_sha256 =
       x.merges_sha256() == "none" ? "" : x.merges_sha256();
-  q.glove_path = x.glove_path();
+  q.glove_path = ResolveDataPath(x.glove_path());
   q.prompt.crop_chars = x.crop_chars();
   q.prompt.max_prompt_tokens = x.max_prompt_tokens();
   q.prompt.max_answer_tokens = x.max_answer_tokens();

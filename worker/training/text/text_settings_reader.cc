@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "common/data_dirs.h"
 #include "common/proto_enums.h"
 #include "common/status_macros.h"
 #include "common/transformer_shape.h"
@@ -19,8 +20,9 @@ absl::Status ToSource(const v1::TextData& d, const std::string& field,
   if (d.path().empty()) return absl::OkStatus();  // no such split
   ASSIGN_OR_RETURN(out->format,
                    ParseTextFormat(absl::StrCat(field, ".format"), d.format()));
-  out->path = d.path();
-  out->divisions_path = d.divisions_path();
+  // A shipped path (../shared/data/...) as this worker finds it.
+  out->path = ResolveDataPath(d.path());
+  out->divisions_path = ResolveDataPath(d.divisions_path());
   out->split = d.split();
   out->max_examples = d.max_examples();
   out->sha256 = d.sha256();
@@ -53,7 +55,7 @@ absl::Status ReadText(const v1::Training& training, TrialOptions* o) {
   t.train_fraction = x.train_fraction();
   t.validation_fraction = x.validation_fraction();
   t.split_seed = x.split_seed();
-  t.tokenizer.vocab_path = x.vocab_path();
+  t.tokenizer.vocab_path = ResolveDataPath(x.vocab_path());
   t.tokenizer.vocab_sha256 = x.vocab_sha256() == "none" ? "" : x.vocab_sha256();
   t.tokenizer.lowercase = x.lowercase();
   t.tokenizer.strip_accents = x.lowercase();  // as Hugging Face's default
