@@ -39,6 +39,7 @@ ARTIFACTS = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else 'build/test-a
 READER = 'reader-token-0123456789'
 USER = 'user-token-0123456789ab'
 WORKER = 'worker-token-0123456789'
+ADMIN = 'admin-token-0123456789ab'
 
 SWEEP = """name: browse
 description: the browser test's sweep
@@ -79,8 +80,9 @@ class DashboardInBrowser(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix='qkov-dashboard-')
         d = cls.dir
         with open(f'{d}/tokens', 'w') as f:
-            f.write(f'worker {WORKER}\nuser {USER} alice\nread-only {READER}\n')
-        for name, token in (('user', USER), ('worker', WORKER)):
+            f.write(f'worker {WORKER}\nuser {USER} alice\nread-only {READER}\n'
+                    f'admin {ADMIN} root\n')
+        for name, token in (('user', USER), ('worker', WORKER), ('admin', ADMIN)):
             with open(f'{d}/{name}.token', 'w') as f:
                 f.write(token + '\n')
         cls.db = f'{d}/results.db'
@@ -399,6 +401,26 @@ class DashboardInBrowser(unittest.TestCase):
                          "no sweep named 'no-such-sweep'")
         # The one error this page may report: the 404 of the API call.
         self.assertTrue(b.errors and all('404' in text for _, text in b.errors), b.errors)
+
+    def test_sweeps_page_says_leasing_is_paused(self):
+        # Runs last (names sort), in the logged-in browser: the banner while
+        # an admin has paused leasing server-wide, none once resumed.
+        b = self.browser
+        b.errors.clear()
+        admin = [f'{BIN}/qkov', f'--server={self.grpc}', f'--token_file={self.dir}/admin.token']
+        subprocess.run(admin + ['leasing', 'pause', '--reason', 'moving <the> database'],
+                       check=True, capture_output=True, timeout=60)
+        b.open(f'{self.base}/')
+        banner = b.evaluate("(document.getElementById('leasing') || {}).textContent")
+        self.assertIsNotNone(banner)
+        self.assertIn('Leasing is paused server-wide since ', banner)
+        self.assertIn(' by root: moving <the> database.', banner)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#leasing b, #leasing the').length"), 0)
+        self.shot('leasing-paused.png')
+        subprocess.run(admin + ['leasing', 'resume'], check=True, capture_output=True, timeout=60)
+        b.open(f'{self.base}/')
+        self.assertIsNone(b.evaluate("document.getElementById('leasing')"))
+        self.assertNoErrors()
 
     def test_shows_hostile_strings_escaped(self):
         # Runs after test_pages_plot_and_live_updates (names sort), in its
