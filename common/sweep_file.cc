@@ -829,7 +829,8 @@ void MessageSettings(const google::protobuf::Message& m,
 
 }  // namespace
 
-std::vector<ConfigSetting> ConfigSettings(const v1::TrialConfig& config) {
+std::vector<ConfigSetting> AxisSettings(const v1::TrialConfig& config,
+                                        v1::TaskKind task) {
   using Type = ConfigSetting::Type;
   std::vector<ConfigSetting> out;
   if (config.parameterization() != v1::PARAMETERIZATION_UNSPECIFIED) {
@@ -842,7 +843,7 @@ std::vector<ConfigSetting> ConfigSettings(const v1::TrialConfig& config) {
   out.back().number = config.eta_ov();
   AddSetting(&out, "seed", Type::kInteger);
   out.back().integer = static_cast<int64_t>(config.seed());
-  if (TaskOrSynthetic(config.training().task()).takes_alphas) {
+  if (TaskOrSynthetic(task).takes_alphas) {
     AddSetting(&out, "alpha", Type::kNumber);
     out.back().number = config.alpha();
   }
@@ -850,7 +851,20 @@ std::vector<ConfigSetting> ConfigSettings(const v1::TrialConfig& config) {
     AddSetting(&out, "arm", Type::kText);
     out.back().text = config.arm();
   }
-  MessageSettings(config.training(), "training.", &out);
+  return out;
+}
+
+std::vector<ConfigSetting> TrainingSettings(const v1::Training& training) {
+  std::vector<ConfigSetting> out;
+  MessageSettings(training, "training.", &out);
+  return out;
+}
+
+std::vector<ConfigSetting> ConfigSettings(const v1::TrialConfig& config) {
+  std::vector<ConfigSetting> out =
+      AxisSettings(config, config.training().task());
+  for (ConfigSetting& s : TrainingSettings(config.training()))
+    out.push_back(std::move(s));
   return out;
 }
 

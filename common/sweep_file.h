@@ -64,6 +64,11 @@ struct ConfigSetting {
 // setting and an unspecified enum are left out, as is alpha where the task
 // takes none). The notebook client's config.* columns (ResultColumns).
 std::vector<ConfigSetting> ConfigSettings(const qkov::v1::TrialConfig& config);
+// Its two parts: the axes (alpha where `task` takes alphas) and the
+// training settings, which the trials of one sweep (or arm) share.
+std::vector<ConfigSetting> AxisSettings(const qkov::v1::TrialConfig& config,
+                                        qkov::v1::TaskKind task);
+std::vector<ConfigSetting> TrainingSettings(const qkov::v1::Training& training);
 
 // A sweep given by source rather than as a SweepSpec: the text of a sweep
 // file, or a preset's name (with `quick`), each with `overrides`, read as

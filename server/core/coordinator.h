@@ -78,7 +78,7 @@ class Coordinator {
   // The same rows in columns (ResultColumns), `chunk_rows` rows a message,
   // from one snapshot of the sweep's rows.
   absl::StatusOr<std::vector<qkov::v1::ResultColumns>> ResultColumns(
-      const qkov::v1::QueryResultsRequest& r, int chunk_rows = 10000);
+      const qkov::v1::QueryResultsRequest& r, int chunk_rows = 2000);
   // The same rows grouped and summarized (common/aggregate.h).
   absl::StatusOr<qkov::v1::AggregateResultsResponse> AggregateResults(
       const qkov::v1::AggregateResultsRequest& r);

@@ -118,29 +118,63 @@ std::vector<size_t> SelectRows(const v1::QueryResultsRequest& r,
   return std::vector<size_t>(kept.begin() + begin, kept.begin() + end);
 }
 
-// The setting columns of one message's rows, `configs` (ConfigSettings of
-// each, in row order): a column per key of `keys` (of type `types`), a row
-// without it listed in `missing`.
-void AddSettingColumns(const std::vector<std::vector<ConfigSetting>>& configs,
-                       const std::vector<std::string>& keys,
-                       const std::vector<ConfigSetting::Type>& types,
-                       v1::ResultColumns* out) {
+// The settings of a sweep's rows (ConfigSettings of each), each distinct
+// training's part computed once: the rows of one sweep share a few.
+class RowSettings {
+ public:
+  explicit RowSettings(const SweepRows& rows) : rows_(rows) {}
+
+  // Calls `fn` with every setting of row i, axes first.
+  template <typename Fn>
+  absl::Status ForEach(size_t i, const Fn& fn) {
+    const int t = rows_.TrainingIndex(i);
+    if (t < 0) {  // a row whose config holds its training
+      RETURN_IF_ERROR(rows_.FullConfig(i, &scratch_));
+      for (const ConfigSetting& s : ConfigSettings(scratch_)) fn(s);
+      return absl::OkStatus();
+    }
+    const v1::Training& training = rows_.Training(t).training();
+    for (const ConfigSetting& s :
+         AxisSettings(rows_.rows()[i].config(), training.task()))
+      fn(s);
+    auto it = training_.find(t);
+    if (it == training_.end())
+      it = training_.emplace(t, TrainingSettings(training)).first;
+    for (const ConfigSetting& s : it->second) fn(s);
+    return absl::OkStatus();
+  }
+
+ private:
+  const SweepRows& rows_;
+  absl::flat_hash_map<int, std::vector<ConfigSetting>> training_;
+  v1::TrialConfig scratch_;
+};
+
+// The setting columns of one message: a column per key of `keys` (of type
+// `types`) for the rows `kept[begin, end)`, text dictionary-encoded, a row
+// without the setting listed in `missing`.
+absl::Status AddSettingColumns(RowSettings& settings,
+                               const std::vector<size_t>& kept, size_t begin,
+                               size_t end, const std::vector<std::string>& keys,
+                               const std::vector<ConfigSetting::Type>& types,
+                               v1::ResultColumns* out) {
   using Type = ConfigSetting::Type;
   absl::flat_hash_map<std::string, size_t> column_of;
   std::vector<v1::SettingColumn*> columns;
+  std::vector<absl::flat_hash_map<std::string, int32_t>> codes(keys.size());
   for (size_t j = 0; j < keys.size(); ++j) {
     columns.push_back(out->add_settings());
     columns.back()->set_name(keys[j]);
     column_of[keys[j]] = j;
   }
   std::vector<bool> seen(keys.size());
-  for (size_t k = 0; k < configs.size(); ++k) {
+  for (size_t k = begin; k < end; ++k) {
     std::fill(seen.begin(), seen.end(), false);
-    for (const ConfigSetting& s : configs[k]) {
+    RETURN_IF_ERROR(settings.ForEach(kept[k], [&](const ConfigSetting& s) {
       const size_t j = column_of.at(s.key);
       // A key whose type differs between rows (no field has two) would
       // put a row in two lists; the first type seen holds.
-      if (s.type != types[j] || seen[j]) continue;
+      if (s.type != types[j] || seen[j]) return;
       seen[j] = true;
       v1::SettingColumn* c = columns[j];
       switch (s.type) {
@@ -150,18 +184,22 @@ void AddSettingColumns(const std::vector<std::vector<ConfigSetting>>& configs,
         case Type::kInteger:
           c->add_integers(s.integer);
           break;
-        case Type::kText:
-          c->add_texts(s.text);
+        case Type::kText: {
+          auto [at, added] = codes[j].try_emplace(
+              s.text, static_cast<int32_t>(c->categories_size()));
+          if (added) c->add_categories(s.text);
+          c->add_codes(at->second);
           break;
+        }
         case Type::kFlag:
           c->add_flags(s.flag);
           break;
       }
-    }
+    }));
     for (size_t j = 0; j < keys.size(); ++j) {
       if (seen[j]) continue;
       v1::SettingColumn* c = columns[j];
-      c->add_missing(static_cast<int32_t>(k));
+      c->add_missing(static_cast<int32_t>(k - begin));
       switch (types[j]) {
         case Type::kNumber:
           c->add_numbers(0);
@@ -170,7 +208,7 @@ void AddSettingColumns(const std::vector<std::vector<ConfigSetting>>& configs,
           c->add_integers(0);
           break;
         case Type::kText:
-          c->add_texts("");
+          c->add_codes(-1);
           break;
         case Type::kFlag:
           c->add_flags(false);
@@ -178,6 +216,7 @@ void AddSettingColumns(const std::vector<std::vector<ConfigSetting>>& configs,
       }
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -439,25 +478,25 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
         const std::vector<size_t> kept = SelectRows(r, rows, filters, &total);
         std::set<std::string> names(asked);
         // The union of the kept rows' setting keys (a first pass; each
-        // chunk computes its rows' settings again rather than hold every
+        // chunk walks its rows' settings again rather than hold every
         // row's at once).
+        RowSettings settings(stored);
         std::vector<std::string> keys;
         std::vector<ConfigSetting::Type> types;
         absl::flat_hash_map<std::string, size_t> key_index;
-        v1::TrialConfig config;
         for (const size_t i : kept) {
           if (asked.empty()) {
             for (const auto& [name, value] : rows[i].values())
               names.insert(name);
           }
-          RETURN_IF_ERROR(stored.FullConfig(i, &config));
-          for (const ConfigSetting& s : ConfigSettings(config)) {
+          RETURN_IF_ERROR(settings.ForEach(i, [&](const ConfigSetting& s) {
             if (key_index.try_emplace(s.key, keys.size()).second) {
               keys.push_back(s.key);
               types.push_back(s.type);
             }
-          }
+          }));
         }
+        v1::TrialConfig config;
         for (size_t begin = 0; begin < kept.size() || chunks.empty();
              begin += chunk_rows) {
           const size_t end =
@@ -470,21 +509,23 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
             columns.back()->set_name(name);
             columns.back()->mutable_values()->Reserve(end - begin);
           }
-          std::vector<std::vector<ConfigSetting>> settings;
-          settings.reserve(end - begin);
           for (size_t k = begin; k < end; ++k) {
             const v1::ResultRow& row = rows[kept[k]];
-            RETURN_IF_ERROR(stored.FullConfig(kept[k], &config));
-            settings.push_back(ConfigSettings(config));
+            // The axes are the row's own; the task its shared training's
+            // (no copy of the training per row).
+            const int t = stored.TrainingIndex(kept[k]);
+            if (t < 0) RETURN_IF_ERROR(stored.FullConfig(kept[k], &config));
+            const v1::TrialConfig& axes = t < 0 ? config : row.config();
             c.add_trial_ids(row.trial_id());
-            c.add_parameterization(config.parameterization());
-            c.add_lr_ratio(config.lr_ratio());
-            c.add_eta_ov(config.eta_ov());
-            c.add_seed(config.seed());
-            c.add_alpha(config.alpha());
-            c.add_task(config.training().task());
+            c.add_parameterization(axes.parameterization());
+            c.add_lr_ratio(axes.lr_ratio());
+            c.add_eta_ov(axes.eta_ov());
+            c.add_seed(axes.seed());
+            c.add_alpha(axes.alpha());
+            c.add_task(t < 0 ? config.training().task()
+                             : stored.Training(t).training().task());
             c.add_state(row.state());
-            c.add_arm(config.arm());
+            c.add_arm(axes.arm());
             const RowFacts& facts = stored.facts(kept[k]);
             c.add_ordinal(facts.ordinal);
             c.add_attempts(facts.attempts);
@@ -501,7 +542,8 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
                       : it->second);
             }
           }
-          AddSettingColumns(settings, keys, types, &c);
+          RETURN_IF_ERROR(
+              AddSettingColumns(settings, kept, begin, end, keys, types, &c));
           if (end >= kept.size()) break;
         }
         return absl::OkStatus();

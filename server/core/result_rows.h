@@ -50,6 +50,13 @@ class SweepRows {
   const std::vector<qkov::v1::ResultRow>& rows() const { return rows_; }
   const RowFacts& facts(size_t i) const { return facts_[i]; }
   absl::Status FullConfig(size_t i, qkov::v1::TrialConfig* out) const;
+  // Row i's training, shared by the rows of one sweep (or arm): its index
+  // (-1 for a row stored before schema 2, whose config holds it) and the
+  // config that holds it (its `training` alone set).
+  int TrainingIndex(size_t i) const { return training_of_[i]; }
+  const qkov::v1::TrialConfig& Training(int index) const {
+    return trainings_[index];
+  }
 
  private:
   friend class ResultRowsCache;

@@ -468,20 +468,28 @@ class Client:
             metrics=[_server_key(m) for m in _strings(metrics)],
             sort_by=_server_key(sort_by) if sort_by else "",
             descending=descending, offset=offset, limit=limit or 0)
-        parts = []
+        rows = None
         bar = None
         try:
             for c in self._stream("StreamResults", req):
-                if bar is None and len(parts) == 0:
-                    bar = self._bar(progress, total=c.total_rows, unit="row",
+                if rows is None:
+                    # Every column allocated once, at the size the first
+                    # message announces: no concatenation, no second copy.
+                    page = max(0, c.total_rows - offset)
+                    rows = _Rows(min(page, limit) if limit else page, c,
+                                 with_results, self.address)
+                    bar = self._bar(progress, total=rows.n, unit="row",
                                     desc=sweep)
-                parts.append(_columns_of(c, with_results))
+                rows.add(c)
                 if bar is not None:
                     bar.update(len(c.trial_ids))
         finally:
             if bar is not None:
                 bar.close()
-        return _frame_of(sweep, parts, with_results)
+        if rows is None:
+            rows = _Rows(0, sweep_pb2.ResultColumns(), with_results,
+                         self.address)
+        return rows.frame(sweep)
 
     def trial(self, trial_id: str) -> Trial:
         """One trial: sweep, ordinal, state, config (a dict of every setting
@@ -498,8 +506,8 @@ class Client:
             for s in c.settings:
                 if len(c.trial_ids) != 1 or 0 in s.missing:
                     continue
-                if len(s.texts):
-                    config[s.name] = s.texts[0]
+                if len(s.codes):
+                    config[s.name] = s.categories[s.codes[0]]
                 elif len(s.integers):
                     config[s.name] = int(s.integers[0])
                 elif len(s.flags):
@@ -605,43 +613,73 @@ class Client:
         trial_id, curve, step, value (trial_id and curve Categorical), each
         trial's points as `qkov export --per point` gives them (the latest
         attempt's from where it resumed). One server stream, never thinned,
-        built column by column (peak memory about 1.4 times the frame).
+        built column by column (peak memory under twice the frame's).
         `metrics`: the curve names (default all); `trials`: trial ids
         (default all). Raises ResourceExhausted past max_points (server
         default 50,000,000) rather than return part; iter_curves() reads a
         sweep too large for memory one trial at a time."""
         trial_names, curve_names = [], []
         trial_code, curve_code = {}, {}
-        parts = {"trial": [], "curve": [], "step": [], "value": []}
+        # Per message (about 1 MB: many trials): its points' steps and
+        # values, and per series its trial's and curve's code and length.
+        # The pieces hold the frame's numbers once; joined a column at a
+        # time, the codes repeated per point only at the end, in the
+        # smallest dtype that holds them.
+        parts = {"tcode": [], "ccode": [], "length": [], "step": [],
+                 "value": []}
         bar = self._bar(progress, unit="trial", desc=sweep)
         try:
-            for t in self._chunks_of(sweep, metrics, trials, max_points):
-                ti = trial_code.setdefault(t.trial_id, len(trial_names))
-                if ti == len(trial_names):
-                    trial_names.append(t.trial_id)
-                for s in t.series:
-                    ci = curve_code.setdefault(s.name, len(curve_names))
-                    if ci == len(curve_names):
+            for chunk in self._curve_chunks(sweep, metrics, trials,
+                                            max_points):
+                series = [(t.trial_id, s) for t in chunk.trials
+                          for s in t.series]
+                lengths = np.fromiter((len(s.steps) for _, s in series),
+                                      np.int64, len(series))
+                n = int(lengths.sum())
+                tcodes = np.empty(len(series), np.int32)
+                ccodes = np.empty(len(series), np.int8)
+                for i, (trial_id, s) in enumerate(series):
+                    tcodes[i] = trial_code.setdefault(trial_id,
+                                                      len(trial_names))
+                    if tcodes[i] == len(trial_names):
+                        trial_names.append(trial_id)
+                    c = curve_code.get(s.name)
+                    if c is None:
+                        if len(curve_names) == 127:
+                            raise errors.ResourceExhausted(
+                                "curves: more than 127 curve names; ask "
+                                "for some with metrics=",
+                                address=self.address)
+                        c = curve_code[s.name] = len(curve_names)
                         curve_names.append(s.name)
-                    n = len(s.steps)
-                    parts["trial"].append(np.full(n, ti, dtype=np.int32))
-                    parts["curve"].append(np.full(n, ci, dtype=np.int32))
-                    parts["step"].append(np.array(s.steps, dtype=np.int64))
-                    parts["value"].append(np.array(s.values,
-                                                   dtype=np.float64))
+                    ccodes[i] = c
+                parts["tcode"].append(tcodes)
+                parts["ccode"].append(ccodes)
+                parts["length"].append(lengths)
+                parts["step"].append(np.fromiter(
+                    (x for _, s in series for x in s.steps), np.int64, n))
+                parts["value"].append(np.fromiter(
+                    (x for _, s in series for x in s.values), np.float64, n))
+                del series
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(len(chunk.trials))
         finally:
             if bar is not None:
                 bar.close()
         columns = {}
         # One column at a time, each column's pieces freed once joined.
-        for name, dtype in (("trial", np.int32), ("curve", np.int32),
-                            ("step", np.int64), ("value", np.float64)):
+        for name, dtype in (("step", np.int64), ("value", np.float64),
+                            ("length", np.int64), ("tcode", np.int32),
+                            ("ccode", np.int8)):
             pieces = parts.pop(name)
             columns[name] = (np.concatenate(pieces) if pieces
                              else np.empty(0, dtype=dtype))
             del pieces
+        lengths = columns.pop("length")
+        columns["trial"] = np.repeat(
+            columns.pop("tcode").astype(_code_dtype(len(trial_names))),
+            lengths)
+        columns["curve"] = np.repeat(columns.pop("ccode"), lengths)
         n = len(columns["step"])
         return pd.DataFrame({
             "sweep": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),
@@ -673,11 +711,14 @@ class Client:
                                          for s in t.series])
                 if t.series else np.empty(0, dtype=np.float64)})
 
-    def _chunks_of(self, sweep, metrics, trials, max_points):
+    def _curve_chunks(self, sweep, metrics, trials, max_points):
         req = sweep_pb2.StreamCurvesRequest(
             sweep_name=sweep, names=_strings(metrics),
             trial_ids=_strings(trials), max_points=max_points or 0)
-        for chunk in self._stream("StreamCurves", req):
+        return self._stream("StreamCurves", req)
+
+    def _chunks_of(self, sweep, metrics, trials, max_points):
+        for chunk in self._curve_chunks(sweep, metrics, trials, max_points):
             for t in chunk.trials:
                 yield t
 
@@ -736,90 +777,119 @@ def _summary_columns(prefix, summary):
             prefix + "std": summary.std, prefix + "ci95": summary.ci95}
 
 
-def _setting_values(s, n):
-    # The one list of `s` that holds its n values, as a numpy array.
-    if len(s.numbers) == n and n:
-        return np.array(s.numbers, dtype=np.float64)
-    if len(s.integers) == n and n:
-        return np.array(s.integers, dtype=np.int64)
-    if len(s.texts) == n and n:
-        return np.array(s.texts, dtype=object)
-    if len(s.flags) == n and n:
-        return np.array(s.flags, dtype=bool)
-    return np.empty(0)
+class _Rows:
+    """The columns of results() and trials(), allocated once for `n` rows
+    and filled message by message (ResultColumns): text settings as
+    Categorical codes against one list of categories, so no row holds a
+    string of its own but its trial id and config hash."""
 
+    def __init__(self, n, first, with_results, address):
+        self.n, self.at, self.address = n, 0, address
+        self.trial_id = np.empty(n, dtype=object)
+        self.config_hash = np.empty(n, dtype=object)
+        self.ints = {"state": np.zeros(n, np.int32),
+                     "ordinal": np.zeros(n, np.int64),
+                     "attempts": np.zeros(n, np.int32),
+                     "last_step": np.zeros(n, np.int64),
+                     "started_ms": np.zeros(n, np.int64),
+                     "ended_ms": np.zeros(n, np.int64)}
+        # name -> [kind, values, missing, categories, index of a category]
+        self.settings = {}
+        for c in first.settings:
+            if len(c.codes) or len(c.categories):
+                kind, values = "text", np.full(n, -1, np.int32)
+            elif len(c.integers):
+                kind, values = "int", np.zeros(n, np.int64)
+            elif len(c.flags):
+                kind, values = "flag", np.zeros(n, bool)
+            else:
+                kind, values = "num", np.zeros(n, np.float64)
+            self.settings[c.name] = [kind, values, np.zeros(n, bool), [], {}]
+        self.metrics = {m.name: np.full(n, np.nan) for m in first.metrics} \
+            if with_results else {}
 
-def _columns_of(c, with_results):
-    """One ResultColumns message as numpy columns; settings and results
-    keyed ("config", key) and ("result", name)."""
-    n = len(c.trial_ids)
-    part = {
-        "trial_id": np.array(c.trial_ids, dtype=object),
-        "state": np.array(c.state, dtype=np.int32),
-        "ordinal": np.array(c.ordinal, dtype=np.int64),
-        "attempts": np.array(c.attempts, dtype=np.int32),
-        "last_step": np.array(c.last_step, dtype=np.int64),
-        "config_hash": np.array(c.config_hash, dtype=object),
-        "started_ms": np.array(c.started_ms, dtype=np.int64),
-        "ended_ms": np.array(c.ended_ms, dtype=np.int64),
-    }
-    for s in c.settings:
-        values = _setting_values(s, n)
-        missing = np.zeros(n, dtype=bool)
-        if len(s.missing):
-            missing[np.array(s.missing, dtype=np.int64)] = True
-        part[("config", s.name)] = (values, missing)
-    if with_results:
+    def add(self, c):
+        k = len(c.trial_ids)
+        a, b = self.at, self.at + k
+        if b > self.n:
+            raise errors.Internal("StreamResults sent more rows than the %d "
+                                  "it announced" % self.n,
+                                  address=self.address)
+        self.trial_id[a:b] = list(c.trial_ids)
+        self.config_hash[a:b] = list(c.config_hash)
+        for name, column in self.ints.items():
+            column[a:b] = getattr(c, name)
+        for s in c.settings:
+            kind, values, missing, categories, index = self.settings[s.name]
+            if kind == "text":
+                codes = np.array(s.codes, np.int32)
+                if len(s.categories):
+                    for cat in s.categories:
+                        if cat not in index:
+                            index[cat] = len(categories)
+                            categories.append(cat)
+                    remap = np.array([index[cat] for cat in s.categories],
+                                     np.int32)
+                    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)],
+                                     -1)
+                values[a:b] = codes
+            elif kind == "int":
+                values[a:b] = s.integers
+            elif kind == "flag":
+                values[a:b] = s.flags
+            else:
+                values[a:b] = s.numbers
+            if len(s.missing):
+                missing[a + np.array(s.missing, np.int64)] = True
         for m in c.metrics:
-            part[("result", m.name)] = np.array(m.values, dtype=np.float64)
-    return part
+            if m.name in self.metrics:
+                self.metrics[m.name][a:b] = m.values
+        self.at = b
+
+    def frame(self, sweep):
+        n = self.at  # what came (a sweep that shrank between reads: fewer)
+        data = {"sweep": pd.Categorical.from_codes(np.zeros(n, np.int8),
+                                                   [sweep]),
+                "trial_id": self.trial_id[:n]}
+        for name, (kind, values, missing, categories, _) in \
+                self.settings.items():
+            values, missing = values[:n], missing[:n]
+            if kind == "text":
+                column = pd.Categorical.from_codes(values, categories)
+            elif kind == "int":
+                column = pd.arrays.IntegerArray(values, missing) \
+                    if missing.any() else values
+            elif kind == "flag":
+                column = pd.arrays.BooleanArray(values, missing) \
+                    if missing.any() else values
+            else:
+                column = np.where(missing, np.nan, values) \
+                    if missing.any() else values
+            data["config." + name] = column
+        states = self.ints["state"][:n]
+        data["state"] = pd.Categorical.from_codes(
+            np.maximum(states - 1, 0).astype(np.int8), _STATE_NAMES)
+        for name in ("ordinal", "attempts", "last_step"):
+            data[name] = self.ints[name][:n]
+        data["config_hash"] = self.config_hash[:n]
+        started = _timestamps(self.ints["started_ms"][:n])
+        ended = _timestamps(self.ints["ended_ms"][:n])
+        data["started_at"] = started.array
+        data["ended_at"] = ended.array
+        data["duration"] = (ended - started).array
+        for name, values in self.metrics.items():
+            data["result." + name] = values[:n]
+        frame = pd.DataFrame(data, copy=False)
+        frame.attrs["sweep"] = sweep
+        return frame
 
 
-def _typed_setting(values, missing):
-    # Text -> Categorical, integers -> int64 (nullable Int64 where a row
-    # lacks it), numbers -> float64 (NaN), flags -> bool (nullable boolean).
-    if values.dtype == object:
-        return pd.Categorical(np.where(missing, None, values))
-    if values.dtype == np.int64:
-        return pd.array(values, dtype="Int64").where(~missing) if \
-            missing.any() else values
-    if values.dtype == bool:
-        return pd.array(values, dtype="boolean").where(~missing) if \
-            missing.any() else values
-    return np.where(missing, np.nan, values.astype(np.float64))
-
-
-def _frame_of(sweep, parts, with_results):
-    if not parts:
-        parts = [_columns_of(sweep_pb2.ResultColumns(), with_results)]
-    data = {}
-    n = sum(len(p["trial_id"]) for p in parts)
-    data["sweep"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),
-                                              [sweep])
-    data["trial_id"] = np.concatenate([p["trial_id"] for p in parts])
-    settings = [k for k in parts[0] if isinstance(k, tuple) and
-                k[0] == "config"]
-    for key in settings:
-        values = np.concatenate([p[key][0] for p in parts])
-        missing = np.concatenate([p[key][1] for p in parts])
-        data["config." + key[1]] = _typed_setting(values, missing)
-    states = np.concatenate([p["state"] for p in parts])
-    data["state"] = pd.Categorical.from_codes(
-        np.maximum(states - 1, 0) if n else states, _STATE_NAMES)
-    for name in ("ordinal", "attempts", "last_step", "config_hash"):
-        data[name] = np.concatenate([p[name] for p in parts])
-    started = _timestamps(np.concatenate([p["started_ms"] for p in parts]))
-    ended = _timestamps(np.concatenate([p["ended_ms"] for p in parts]))
-    data["started_at"] = started.array
-    data["ended_at"] = ended.array
-    data["duration"] = (ended - started).array
-    if with_results:
-        for key in [k for k in parts[0] if isinstance(k, tuple) and
-                    k[0] == "result"]:
-            data["result." + key[1]] = np.concatenate([p[key] for p in parts])
-    frame = pd.DataFrame(data)
-    frame.attrs["sweep"] = sweep
-    return frame
+def _code_dtype(categories):
+    # The smallest signed integer type of Categorical codes for that many.
+    for dtype in (np.int8, np.int16, np.int32):
+        if categories < np.iinfo(dtype).max:
+            return dtype
+    return np.int64
 
 
 def _strings(v):

@@ -556,8 +556,12 @@ TEST_F(CoordinatorTest, ResultColumnsCarryEverySettingAndTheTrialsTimes) {
   EXPECT_EQ(by_name["training.batch_size"]->integers(0), 16);
   EXPECT_EQ(by_name["training.max_steps"]->integers(0), 40);
   EXPECT_EQ(by_name["seed"]->integers(1), 2);
-  EXPECT_EQ(by_name["parameterization"]->texts(0), "FAFO");
-  EXPECT_EQ(by_name["training.task"]->texts(0), "synthetic");
+  const v1::SettingColumn* p = by_name["parameterization"];
+  ASSERT_EQ(p->categories_size(), 1) << "one value, sent once";
+  EXPECT_EQ(p->categories(0), "FAFO");
+  EXPECT_EQ(p->codes_size(), 2);
+  EXPECT_EQ(p->codes(1), 0);
+  EXPECT_EQ(by_name["training.task"]->categories(0), "synthetic");
   EXPECT_FALSE(by_name.count("alpha")) << "the synthetic task takes none";
   EXPECT_EQ(c.metrics_size(), 1);
   EXPECT_EQ(c.metrics(0).name(), "alpha");
