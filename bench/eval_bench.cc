@@ -81,15 +81,13 @@ int Main() {
   std::vector<std::string> overrides;
   absl::StatusOr<v1::SweepSpec> spec;
   if (!absl::GetFlag(FLAGS_preset).empty()) {
-    absl::StatusOr<Preset> p =
-        FindPreset(absl::GetFlag(FLAGS_preset));
+    absl::StatusOr<Preset> p = FindPreset(absl::GetFlag(FLAGS_preset));
     if (!p.ok()) return Fail(p.status());
     if (absl::GetFlag(FLAGS_quick)) overrides = p->quick;
     for (const auto& s : absl::GetFlag(FLAGS_set)) overrides.push_back(s);
     spec = ParseSweepText(p->yaml, p->name, overrides);
   } else {
-    spec = LoadSweepFile(absl::GetFlag(FLAGS_sweep),
-                                 absl::GetFlag(FLAGS_set));
+    spec = LoadSweepFile(absl::GetFlag(FLAGS_sweep), absl::GetFlag(FLAGS_set));
   }
   if (!spec.ok()) return Fail(spec.status());
   core::ApplySpecDefaults(&*spec);

@@ -146,14 +146,14 @@ int ShowPreset(const std::string& name, bool note, bool view) {
 
 int Submit(Connection& conn, const SubmitArgs& args) {
   absl::StatusOr<v1::SweepSpec> spec;
-  if (!args.preset.empty() || args.quick) {
+  if (args.quick && args.preset.empty()) {
+    spec = absl::InvalidArgumentError("--quick goes with --preset");
+  } else if (!args.preset.empty()) {
     SweepFileSource source;
     source.preset = args.preset;
     source.quick = args.quick;
     source.overrides = args.overrides;
     spec = SpecFromSource(source);
-    if (!spec.ok() && args.preset.empty())
-      spec = absl::InvalidArgumentError("--quick goes with --preset");
   } else {
     spec = LoadSweepFile(args.file, args.overrides);
   }

@@ -18,10 +18,10 @@
 #include "client/commands.h"
 #include "client/matched_results.h"
 #include "client/metric_defaults.h"
-#include "common/sweep_file.h"
 #include "client/table.h"
 #include "common/aggregate.h"
 #include "common/grpc_status.h"
+#include "common/sweep_file.h"
 #include "common/text.h"
 
 namespace qkov::client {
