@@ -3,8 +3,10 @@ qkov-worker for the notebook client's tests. QKOV_BIN: the folder of the
 built programs; QKOV_PYTHON: the folder holding the generated qkov package
 (build/python), which tests import."""
 
+import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +50,29 @@ def _wait_file(path, proc, timeout=30):
             raise RuntimeError("%s never appeared" % path)
         time.sleep(0.05)
     return open(path).read().strip()
+
+
+def freeze(pid, timeout=30):
+    """SIGSTOP, then wait until every thread of `pid` is stopped: the
+    kernel stops a process thread by thread as each is next scheduled, so
+    a loaded machine can let a thread answer a request after kill()
+    returns. Raises if the stop is not complete within `timeout` s."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while True:
+        states = []
+        for stat in glob.glob("/proc/%d/task/*/stat" % pid):
+            try:
+                with open(stat) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except OSError:
+                pass  # a thread that ended meanwhile
+        if states and all(s in ("T", "t") for s in states):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("pid %d not stopped after %g s: %s" %
+                                 (pid, timeout, "".join(states)))
+        time.sleep(0.01)
 
 
 class Server:

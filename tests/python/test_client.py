@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import qkov
+from conftest import freeze
 
 SWEEP = "nb"
 METRICS = ["train_loss", "distinct_attention", "accuracy"]
@@ -364,7 +365,7 @@ def test_a_stalled_stream_raises_deadline_exceeded(server):
     with qkov.connect(server.address, token_file=server.token_file("user"),
                       deadline=2) as c:
         assert len(c.results(SWEEP)) == 12  # the channel is up
-        os.kill(server.proc.pid, signal.SIGSTOP)
+        freeze(server.proc.pid)  # every thread stopped
         try:
             with pytest.raises(qkov.DeadlineExceeded, match="StreamResults"):
                 c.results(SWEEP)
