@@ -27,7 +27,8 @@
 //              reporting while the history grows to each of
 //              --history_rows: report latency and rate with 0, 1 and 8
 //              watchers (+4 dashboard event streams), interleaved, and each
-//              read path's time (bench/history_run.h)
+//              read path's time; with --history_delete_points, a sweep
+//              deleted while they report (bench/history_run.h)
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
 #include <httplib.h>
@@ -82,6 +83,9 @@ ABSL_FLAG(std::vector<std::string>, history_watchers,
           std::vector<std::string>({"0:0", "1:0", "8:4"}),
           "history: settings W:E of W watch streams and E dashboard event "
           "streams, measured in turn");
+ABSL_FLAG(int64_t, history_delete_points, 0,
+          "history: last, delete a cancelled sweep of this many curve points "
+          "while the workers report (0: none)");
 ABSL_FLAG(int, report_every_ms, 0,
           "history: each worker's report interval (0: back to back)");
 ABSL_FLAG(std::string, runs, "submit,direct,cycles,batched,rpc,ingest,overhead",
@@ -197,6 +201,7 @@ int main(int argc, char** argv) {
     h.seconds = absl::GetFlag(FLAGS_seconds);
     h.rounds = absl::GetFlag(FLAGS_history_rounds);
     h.report_every_ms = absl::GetFlag(FLAGS_report_every_ms);
+    h.delete_points = absl::GetFlag(FLAGS_history_delete_points);
     if (!qkov::bench::HistoryRun(h)) return stop_early();
   }
 

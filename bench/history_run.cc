@@ -165,6 +165,80 @@ Interval Measure(std::vector<Reporter>& reporters, double seconds,
   return out;
 }
 
+// A sweep of 100 trials and `points` curve points, cancelled, deleted while
+// `reporters` report back to back; the same interval without a deletion
+// first.
+bool DeleteDuring(const HistoryOptions& o, std::vector<Reporter>& reporters,
+                  v1::SweepService::Stub* sweeps) {
+  const char* kOld = "history-old";
+  {
+    grpc::ClientContext ctx;
+    v1::SubmitSweepRequest req;
+    *req.mutable_spec() = Spec(kOld, 100);
+    req.mutable_spec()->set_priority(200);  // leased before any other
+    v1::SubmitSweepResponse resp;
+    if (!sweeps->SubmitSweep(&ctx, req, &resp).ok()) return false;
+  }
+  std::vector<Reporter> old(100);
+  for (int i = 0; i < 100; ++i) {
+    old[i].worker = Connect(o.address, 100000 + i);
+    if (!Lease(old[i].worker, &old[i].lease)) return false;
+    for (int64_t sent = 0; sent < o.delete_points / 100;) {
+      const int steps = static_cast<int>(std::max<int64_t>(
+          1, std::min<int64_t>(
+                 250, (o.delete_points / 100 - sent) / kNamesPerStep)));
+      if (!Report(old[i], steps)) return false;
+      sent += steps * kNamesPerStep;
+    }
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::CancelSweepRequest req;
+    req.set_name(kOld);
+    v1::CancelSweepResponse resp;
+    if (!sweeps->CancelSweep(&ctx, req, &resp).ok()) return false;
+  }
+  auto line = [](const char* what, const Interval& iv) {
+    std::printf(
+        "history     %-34s %7.0f reports/s  p50 %6.2f ms  p99 %6.2f ms  "
+        "max %7.2f ms\n",
+        what, iv.latencies_ms.size() / iv.seconds,
+        Quantile(iv.latencies_ms, 0.5), Quantile(iv.latencies_ms, 0.99),
+        Quantile(iv.latencies_ms, 1.0));
+  };
+  line("reports, no deletion", Measure(reporters, o.seconds, 0));
+  std::atomic<double> took{-1};
+  v1::DeleteSweepResponse deleted;
+  std::thread deleter([&] {
+    const auto t0 = Clock::now();
+    grpc::ClientContext ctx;
+    v1::DeleteSweepRequest req;
+    req.set_name(kOld);
+    if (sweeps->DeleteSweep(&ctx, req, &deleted).ok()) took = Since(t0);
+  });
+  // Reports for as long as the deletion takes (at least o.seconds).
+  Interval during;
+  while (took < 0) {
+    Interval iv = Measure(reporters, o.seconds, 0);
+    during.seconds += iv.seconds;
+    during.latencies_ms.insert(during.latencies_ms.end(),
+                               iv.latencies_ms.begin(), iv.latencies_ms.end());
+    if (during.seconds > 600) break;  // a deletion that never ends
+  }
+  deleter.join();
+  if (took < 0) return false;
+  line("reports, during the deletion", during);
+  std::printf(
+      "history     delete: %lld trials, %lld points in %.2f s (%.0f "
+      "points/s), %.1f MB freed in the file\n",
+      static_cast<long long>(deleted.trials_deleted()),
+      static_cast<long long>(deleted.metric_points_deleted()), took.load(),
+      deleted.metric_points_deleted() / took.load(),
+      deleted.bytes_freed() / 1e6);
+  std::fflush(stdout);
+  return true;
+}
+
 // The median of `n` timings of `read`, in milliseconds.
 double TimeRead(const std::function<bool()>& read, int n = 3) {
   std::vector<double> t;
@@ -333,6 +407,10 @@ bool HistoryRun(const HistoryOptions& o) {
                   static_cast<long long>(rows), name.c_str(), TimeRead(read));
     }
     std::fflush(stdout);
+  }
+  if (o.delete_points > 0 && !DeleteDuring(o, reporters, sweeps.get())) {
+    std::fprintf(stderr, "history: the deletion run failed\n");
+    return false;
   }
   return true;
 }

@@ -4,7 +4,10 @@
 // simulated workers' ReportMetrics latency (p50, p99) and rate under each
 // setting of watchers (by default none, one `qkov watch` stream, and eight
 // of them beside four dashboard event streams); then each read path's time
-// on the same database.
+// on the same database. With delete_points, last: a cancelled sweep of that
+// many curve points deleted (DeleteSweep) while the workers report, against
+// an interval without: the deletion's time and the reports' p50, p99 and
+// maximum latency of each.
 #ifndef QKOV_BENCH_HISTORY_RUN_H_
 #define QKOV_BENCH_HISTORY_RUN_H_
 
@@ -27,6 +30,7 @@ struct HistoryOptions {
   int report_every_ms = 0;
   // (watch streams, dashboard event streams) settings, interleaved.
   std::vector<std::pair<int, int>> settings = {{0, 0}, {1, 0}, {8, 4}};
+  int64_t delete_points = 0;  // 0: no deletion
 };
 
 // Prints one line per (history size, round, watcher setting) and per read

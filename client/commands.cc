@@ -357,6 +357,40 @@ int Cancel(Connection& conn, const std::string& sweep) {
   return kExitOk;
 }
 
+int Delete(Connection& conn, const std::string& sweep, bool yes) {
+  if (!yes) {
+    // What would go, and how to say so: nothing is deleted without --yes.
+    v1::GetSweepRequest get;
+    get.set_name(sweep);
+    v1::Sweep s;
+    grpc::Status st = conn.stub()->GetSweep(conn.Context().get(), get, &s);
+    if (!st.ok()) return ReportError(FromGrpcStatus(st), conn.address());
+    std::fprintf(stderr,
+                 "qkov: delete removes sweep %s and its %lld trials with "
+                 "every curve and result; add --yes to delete it\n",
+                 sweep.c_str(), static_cast<long long>(s.total_trials()));
+    return kExitInvalid;
+  }
+  v1::DeleteSweepRequest req;
+  req.set_name(sweep);
+  v1::DeleteSweepResponse resp;
+  // The server deletes in writes of 50,000 points (about a second per
+  // million on 2 cores); a large sweep takes longer than one call's usual
+  // wait. Cut short, it goes on server-side, and the same command again
+  // finishes it.
+  grpc::Status s = conn.stub()->DeleteSweep(
+      conn.Context(absl::Minutes(10)).get(), req, &resp);
+  if (!s.ok()) return ReportError(FromGrpcStatus(s), conn.address());
+  std::printf(
+      "sweep %s deleted: %lld trials, %lld curve points; %.1f MB free in the "
+      "database file for new rows (VACUUM returns it to the disk, "
+      "docs/cluster.md)\n",
+      sweep.c_str(), static_cast<long long>(resp.trials_deleted()),
+      static_cast<long long>(resp.metric_points_deleted()),
+      resp.bytes_freed() / 1e6);
+  return kExitOk;
+}
+
 int Pause(Connection& conn, const std::string& sweep, bool paused) {
   v1::PauseSweepRequest req;
   req.set_name(sweep);

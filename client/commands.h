@@ -66,6 +66,9 @@ int Trials(Connection& conn, const std::string& sweep,
            const std::string& state);
 int ShowTrial(Connection& conn, const std::string& trial_id);
 int Cancel(Connection& conn, const std::string& sweep);
+// Deletes an ended sweep with everything stored under it (DeleteSweep);
+// without `yes`, says what would go and exits 2.
+int Delete(Connection& conn, const std::string& sweep, bool yes);
 int Pause(Connection& conn, const std::string& sweep, bool paused);
 // `qkov leasing [pause|resume] [--reason TEXT]`: the server-wide switch
 // (an admin's); no action: print its state.

@@ -1,5 +1,6 @@
 #include "client/connection.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -28,8 +29,14 @@ Connection::Connection(const std::string& address, absl::Duration deadline,
 }
 
 std::unique_ptr<grpc::ClientContext> Connection::Context() const {
+  return Context(absl::ZeroDuration());
+}
+
+std::unique_ptr<grpc::ClientContext> Connection::Context(
+    absl::Duration at_least) const {
   auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  ctx->set_deadline(
+      absl::ToChronoTime(absl::Now() + std::max(deadline_, at_least)));
   channel_.Apply(ctx.get());
   return ctx;
 }

@@ -36,6 +36,9 @@ class Connection {
   const std::string& address() const { return address_; }
   // A context with the per-call deadline and the token.
   std::unique_ptr<grpc::ClientContext> Context() const;
+  // The same, waiting at least `at_least` (a call whose work grows with the
+  // data, such as DeleteSweep).
+  std::unique_ptr<grpc::ClientContext> Context(absl::Duration at_least) const;
 
  private:
   std::string address_;

@@ -188,6 +188,14 @@ int main(int argc, char** argv) {
       "cancel", "cancel a sweep (running trials stop within a heartbeat)");
   cancel_cmd->add_option("sweep", sweep, "sweep name")->required();
 
+  bool delete_yes = false;
+  auto* delete_cmd = app.add_subcommand(
+      "delete",
+      "delete an ended sweep with its trials, curves and results (cancel it "
+      "first); the owner's or an admin's");
+  delete_cmd->add_option("sweep", sweep, "sweep name")->required();
+  delete_cmd->add_flag("--yes", delete_yes, "delete it (without: say what)");
+
   auto* pause_cmd = app.add_subcommand(
       "pause", "stop leasing a sweep's trials (running ones finish)");
   pause_cmd->add_option("sweep", sweep, "sweep name")->required();
@@ -248,6 +256,8 @@ int main(int argc, char** argv) {
   if (trials_cmd->parsed()) return qkov::client::Trials(conn, sweep, state);
   if (trial_cmd->parsed()) return qkov::client::ShowTrial(conn, trial_id);
   if (cancel_cmd->parsed()) return qkov::client::Cancel(conn, sweep);
+  if (delete_cmd->parsed())
+    return qkov::client::Delete(conn, sweep, delete_yes);
   if (pause_cmd->parsed()) return qkov::client::Pause(conn, sweep, true);
   if (resume_cmd->parsed()) return qkov::client::Pause(conn, sweep, false);
   if (retry_cmd->parsed()) return qkov::client::Retry(conn, sweep);

@@ -292,6 +292,24 @@ CREATE TABLE leasing (
 INSERT INTO leasing (id, paused, since_ms) VALUES (1, 0, 0);
 )sql";
 
+// Deleted sweeps (ResultsStore::DeleteSweep, `qkov delete`): who deleted
+// which sweep when, with its trial count. ended_ms is NULL while its rows are
+// being deleted (the sweep row stays, cancelled, until the last); a sweep in
+// that state refuses every change but the deletion. A sweep id is never
+// reused: new sweeps are numbered above every id here (trial ids carry it).
+constexpr char kMigration10[] = R"sql(
+CREATE TABLE deleted_sweeps (
+  sweep_id      INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL,
+  owner         TEXT NOT NULL,
+  actor         TEXT NOT NULL,
+  trials        INTEGER NOT NULL,
+  metric_points INTEGER NOT NULL DEFAULT 0,
+  started_ms    INTEGER NOT NULL,
+  ended_ms      INTEGER
+);
+)sql";
+
 // A migration: its SQL, and for a change SQL alone cannot make, a step run
 // first in the same transaction.
 struct Migration {
@@ -309,7 +327,8 @@ const std::vector<Migration>& Migrations() {
                                  {kMigration6},
                                  {kMigration7, &WidenStateChecks},
                                  {kMigration8},
-                                 {kMigration9}};
+                                 {kMigration9},
+                                 {kMigration10}};
   return *m;
 }
 

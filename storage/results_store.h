@@ -71,6 +71,15 @@ struct Actor {
   bool admin = false;
 };
 
+// What DeleteSweep removed.
+struct DeletedSweep {
+  int64_t trials = 0;
+  int64_t metric_points = 0;  // curve points (rows of metrics)
+  // The database's free pages after less before this call, in bytes: space
+  // inside the file that new rows reuse (VACUUM gives it back to the disk).
+  int64_t bytes_freed = 0;
+};
+
 // The server-wide leasing switch (SetLeasing).
 struct LeasingRecord {
   bool paused = false;
@@ -297,13 +306,26 @@ class ResultsStore {
 
   absl::StatusOr<SweepRecord> GetSweep(const std::string& name);  // NOT_FOUND
   absl::StatusOr<std::vector<SweepRecord>> ListSweeps();
-  // These three change a sweep: NOT_FOUND, or PERMISSION_DENIED when
-  // `actor` may not (see Actor), checked in the transaction that changes it.
+  // These change a sweep: NOT_FOUND, or PERMISSION_DENIED when `actor` may
+  // not (see Actor), checked in the transaction that changes it;
+  // FAILED_PRECONDITION for a sweep being deleted.
   //
   // Marks the sweep cancelled; queued and running trials become cancelled
   // (running leases stop at their next heartbeat). Returns trials cancelled.
   absl::StatusOr<int64_t> CancelSweep(const std::string& name, int64_t now_ms,
                                       const Actor& actor = {});
+  // Deletes a sweep and everything stored under it (trials, attempts,
+  // curves, results, artifacts, searches, counts). FAILED_PRECONDITION
+  // while a trial is queued, running or preempted (cancel it first). The
+  // first write marks it deleted (deleted_sweeps; every other change of it
+  // is refused from then on) and cancelled; whole trials then go in writes
+  // of about kDeletePointsPerWrite curve points, so that workers' writes
+  // wait at most one of them; the last write removes the sweep's row and
+  // frees its name. Interrupted (a restart), calling it again finishes it.
+  static constexpr int64_t kDeletePointsPerWrite = 50000;
+  absl::StatusOr<DeletedSweep> DeleteSweep(const std::string& name,
+                                           int64_t now_ms,
+                                           const Actor& actor = {});
   // The follow-up of adaptive sweeps. The store runs it in the transaction
   // that submits an adaptive sweep and in each that ends trials of it (done,
   // diverged, failed; once per sweep and transaction; not for a cancelled
@@ -621,6 +643,18 @@ class ResultsStore {
   absl::Status CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
                                  int64_t* cancelled)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // DeleteSweep's steps: marks the sweep deleted (returns its id), deletes
+  // whole trials up to about kDeletePointsPerWrite points (false when none
+  // was left), then the sweep's own rows.
+  absl::StatusOr<int64_t> MarkDeletedLocked(const std::string& name,
+                                            int64_t now_ms, const Actor& actor)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<bool> DeleteTrialsLocked(int64_t sweep_id, DeletedSweep* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status DeleteSweepRowsLocked(int64_t sweep_id, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The database's free pages, in bytes.
+  absl::StatusOr<int64_t> FreeBytesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Inserts `trials` into the sweep after its last ordinal (a config_hash
   // already there is left as it is) and counts them queued. Returns how
   // many were added; *existing gets how many were there.

@@ -1,5 +1,5 @@
-// ResultsStore: sweeps (submit and extend, read, cancel, pause, retry) and
-// the owner check every change of a sweep makes.
+// ResultsStore: sweeps (submit and extend, read, cancel, pause, retry,
+// delete) and the owner check every change of a sweep makes.
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "storage/results_store.h"
 
@@ -24,9 +26,16 @@ constexpr char kSweepOwnerSql[] =
     "SELECT sweep_id, owner FROM sweeps WHERE name = ?";
 constexpr char kCountsSql[] =
     "SELECT state, n FROM sweep_counts WHERE sweep_id = ? AND n > 0";
+// Numbered above every sweep, deleted ones included: a trial id (which
+// carries its sweep's id) never names two trials.
 constexpr char kInsertSweepSql[] =
-    "INSERT INTO sweeps (name, description, spec_json, priority, max_attempts, "
-    "created_ms, updated_ms, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    "INSERT INTO sweeps (sweep_id, name, description, spec_json, priority, "
+    "max_attempts, created_ms, updated_ms, owner) VALUES ("
+    "1 + MAX((SELECT COALESCE(MAX(sweep_id), 0) FROM sweeps), "
+    "(SELECT COALESCE(MAX(sweep_id), 0) FROM deleted_sweeps)), "
+    "?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr char kDeletingSql[] =
+    "SELECT 1 FROM deleted_sweeps WHERE sweep_id = ?";
 constexpr char kUpdateSweepSpecSql[] =
     "UPDATE sweeps SET description = ?, spec_json = ?, priority = ?, "
     "max_attempts = ?, "
@@ -188,6 +197,17 @@ absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
                      "; only its owner or an admin "
                      "may ",
                      verb, " it"));
+  }
+  if (absl::string_view(verb) != "delete") {
+    ASSIGN_OR_RETURN(Statement * d, db_->Cached(kDeletingSql));
+    d->BindInt64(1, id);
+    ASSIGN_OR_RETURN(bool deleting, d->Step());
+    d->Reset();
+    if (deleting) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "sweep '", name, "' is being deleted; `qkov delete ", name,
+          "` finishes it, and the name is free again after"));
+    }
   }
   return id;
 }
@@ -388,6 +408,164 @@ absl::Status ResultsStore::CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
   s->BindInt64(1, now_ms);
   s->BindInt64(2, sweep_id);
   return s->Run();
+}
+
+absl::StatusOr<DeletedSweep> ResultsStore::DeleteSweep(const std::string& name,
+                                                       int64_t now_ms,
+                                                       const Actor& actor) {
+  int64_t sweep_id = 0;
+  int64_t free_before = 0;
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    ASSIGN_OR_RETURN(free_before, FreeBytesLocked());
+    ASSIGN_OR_RETURN(sweep_id, MarkDeletedLocked(name, now_ms, actor));
+    return absl::OkStatus();
+  }));
+  DeletedSweep out;
+  // Ends: each write deletes at least one of the sweep's trials, and none is
+  // added to a sweep being deleted.
+  for (bool more = true; more;) {
+    RETURN_IF_ERROR(Write([&]() -> absl::Status {
+      mu_.AssertHeld();
+      DeletedSweep step;
+      ASSIGN_OR_RETURN(more, DeleteTrialsLocked(sweep_id, &step));
+      return absl::OkStatus();
+    }));
+  }
+  RETURN_IF_ERROR(Write([&]() -> absl::Status {
+    mu_.AssertHeld();
+    RETURN_IF_ERROR(DeleteSweepRowsLocked(sweep_id, now_ms));
+    // The whole deletion's counts, an interrupted call's writes included.
+    constexpr char kTotalsSql[] =
+        "SELECT trials, metric_points FROM deleted_sweeps WHERE sweep_id = ?";
+    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kTotalsSql));
+    t->BindInt64(1, sweep_id);
+    ASSIGN_OR_RETURN(bool row, t->Step());
+    if (row) {
+      out.trials = t->ColumnInt64(0);
+      out.metric_points = t->ColumnInt64(1);
+    }
+    t->Reset();
+    ASSIGN_OR_RETURN(int64_t free_after, FreeBytesLocked());
+    out.bytes_freed = std::max<int64_t>(0, free_after - free_before);
+    return absl::OkStatus();
+  }));
+  {
+    absl::MutexLock lock(&first_started_mu_);
+    first_started_ms_.erase(sweep_id);
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> ResultsStore::MarkDeletedLocked(const std::string& name,
+                                                        int64_t now_ms,
+                                                        const Actor& actor) {
+  ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(name, actor, "delete"));
+  constexpr char kLiveSql[] =
+      "SELECT COALESCE(SUM(n), 0) FROM sweep_counts WHERE sweep_id = ? AND "
+      "state IN ('queued', 'running', 'preempted')";
+  ASSIGN_OR_RETURN(Statement * live, db_->Cached(kLiveSql));
+  live->BindInt64(1, id);
+  ASSIGN_OR_RETURN(bool row, live->Step());
+  const int64_t n = row ? live->ColumnInt64(0) : 0;
+  live->Reset();
+  if (n > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sweep '", name, "' has ", n,
+        " trial(s) queued, running or preempted; cancel it first (qkov "
+        "cancel ",
+        name, ")"));
+  }
+  constexpr char kMarkSql[] =
+      "INSERT INTO deleted_sweeps (sweep_id, name, owner, actor, trials, "
+      "started_ms) SELECT sweep_id, name, owner, ?2, "
+      "(SELECT COUNT(*) FROM trials WHERE sweep_id = ?1), ?3 FROM sweeps "
+      "WHERE sweep_id = ?1 ON CONFLICT (sweep_id) DO NOTHING";
+  ASSIGN_OR_RETURN(Statement * mark, db_->Cached(kMarkSql));
+  mark->BindInt64(1, id);
+  mark->BindText(2, actor.name);
+  mark->BindInt64(3, now_ms);
+  RETURN_IF_ERROR(mark->Run());
+  int64_t ignored = 0;
+  RETURN_IF_ERROR(CancelSweepLocked(id, now_ms, &ignored));
+  return id;
+}
+
+absl::StatusOr<bool> ResultsStore::DeleteTrialsLocked(int64_t sweep_id,
+                                                      DeletedSweep* out) {
+  constexpr char kNextSql[] =
+      "SELECT trial_id FROM trials WHERE sweep_id = ? ORDER BY ordinal "
+      "LIMIT 256";
+  // Children first (foreign keys), each by its primary key's first column.
+  static constexpr const char* kPerTrial[] = {
+      "DELETE FROM metrics WHERE trial_id = ?",
+      "DELETE FROM metrics_latest WHERE trial_id = ?",
+      "DELETE FROM results WHERE trial_id = ?",
+      "DELETE FROM artifacts WHERE trial_id = ?",
+      "DELETE FROM attempts WHERE trial_id = ?",
+      "DELETE FROM trials WHERE trial_id = ?"};
+  std::vector<std::string> ids;
+  {
+    ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextSql));
+    next->BindInt64(1, sweep_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, next->Step());
+      if (!row) break;
+      ids.push_back(next->ColumnText(0));
+    }
+    next->Reset();
+  }
+  for (const std::string& id : ids) {
+    for (const char* sql : kPerTrial) {
+      ASSIGN_OR_RETURN(Statement * d, db_->Cached(sql));
+      d->BindText(1, id);
+      RETURN_IF_ERROR(d->Run());
+      if (sql == kPerTrial[0]) out->metric_points += db_->Changes();
+    }
+    ++out->trials;
+    if (out->metric_points >= kDeletePointsPerWrite) break;
+  }
+  // Counted as they go, so that a deletion finished after a restart counts
+  // the points of the writes before it too.
+  constexpr char kCountSql[] =
+      "UPDATE deleted_sweeps SET metric_points = metric_points + ? "
+      "WHERE sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * count, db_->Cached(kCountSql));
+  count->BindInt64(1, out->metric_points);
+  count->BindInt64(2, sweep_id);
+  RETURN_IF_ERROR(count->Run());
+  return !ids.empty();
+}
+
+absl::Status ResultsStore::DeleteSweepRowsLocked(int64_t sweep_id,
+                                                 int64_t now_ms) {
+  static constexpr const char* kPerSweep[] = {
+      "DELETE FROM searches WHERE sweep_id = ?",
+      "DELETE FROM sweep_ended WHERE sweep_id = ?",
+      "DELETE FROM sweep_counts WHERE sweep_id = ?",
+      "DELETE FROM sweeps WHERE sweep_id = ?"};
+  for (const char* sql : kPerSweep) {
+    ASSIGN_OR_RETURN(Statement * d, db_->Cached(sql));
+    d->BindInt64(1, sweep_id);
+    RETURN_IF_ERROR(d->Run());
+  }
+  constexpr char kEndedSql[] =
+      "UPDATE deleted_sweeps SET ended_ms = ? WHERE sweep_id = ?";
+  ASSIGN_OR_RETURN(Statement * e, db_->Cached(kEndedSql));
+  e->BindInt64(1, now_ms);
+  e->BindInt64(2, sweep_id);
+  return e->Run();
+}
+
+absl::StatusOr<int64_t> ResultsStore::FreeBytesLocked() {
+  int64_t v[2] = {0, 0};
+  const char* pragmas[] = {"PRAGMA freelist_count", "PRAGMA page_size"};
+  for (int i = 0; i < 2; ++i) {
+    ASSIGN_OR_RETURN(auto s, db_->Prepare(pragmas[i]));
+    ASSIGN_OR_RETURN(bool row, s->Step());
+    if (row) v[i] = s->ColumnInt64(0);
+  }
+  return v[0] * v[1];
 }
 
 absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,

@@ -219,6 +219,25 @@ absl::StatusOr<v1::CancelSweepResponse> Coordinator::CancelSweep(
   return resp;
 }
 
+absl::StatusOr<v1::DeleteSweepResponse> Coordinator::DeleteSweep(
+    const std::string& name, const storage::Actor& actor) {
+  if (name.empty())
+    return absl::InvalidArgumentError("name: must not be empty");
+  ASSIGN_OR_RETURN(storage::DeletedSweep d,
+                   store_->DeleteSweep(name, NowMs(), actor));
+  rows_cache_.Forget(name);
+  {
+    absl::MutexLock lock(&views_mu_);
+    views_.erase(name);
+  }
+  NotifyChange();
+  v1::DeleteSweepResponse resp;
+  resp.set_trials_deleted(d.trials);
+  resp.set_metric_points_deleted(d.metric_points);
+  resp.set_bytes_freed(d.bytes_freed);
+  return resp;
+}
+
 absl::StatusOr<v1::Sweep> Coordinator::PauseSweep(
     const v1::PauseSweepRequest& r, const storage::Actor& actor) {
   if (r.name().empty())

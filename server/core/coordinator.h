@@ -64,6 +64,10 @@ class Coordinator {
   absl::StatusOr<qkov::v1::ListSweepsResponse> ListSweeps();
   absl::StatusOr<qkov::v1::CancelSweepResponse> CancelSweep(
       const std::string& name, const storage::Actor& actor = {});
+  // The same owner rule; also drops what the coordinator holds of the sweep
+  // in memory (result rows, progress views).
+  absl::StatusOr<qkov::v1::DeleteSweepResponse> DeleteSweep(
+      const std::string& name, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::Sweep> PauseSweep(
       const qkov::v1::PauseSweepRequest& r, const storage::Actor& actor = {});
   absl::StatusOr<qkov::v1::RetrySweepResponse> RetrySweep(

@@ -97,6 +97,11 @@ std::shared_ptr<ResultRowsCache::Entry> ResultRowsCache::EntryFor(
   return entries_.front().second;
 }
 
+void ResultRowsCache::Forget(const std::string& sweep) {
+  absl::MutexLock lock(&mu_);
+  entries_.remove_if([&](const auto& e) { return e.first == sweep; });
+}
+
 absl::Status ResultRowsCache::WithRows(
     const std::string& sweep,
     const std::function<absl::Status(const SweepRows&)>& fn) {

@@ -88,6 +88,9 @@ class ResultRowsCache {
   absl::Status WithRows(
       const std::string& sweep,
       const std::function<absl::Status(const SweepRows&)>& fn);
+  // Drops the sweep's rows (a deleted sweep: its name may come back as
+  // another sweep); a read in progress keeps its own copy.
+  void Forget(const std::string& sweep);
 
  private:
   struct Entry {

@@ -63,6 +63,28 @@ grpc::Status SweepServiceImpl::CancelSweep(
   return Reply(std::move(r), resp);
 }
 
+grpc::Status SweepServiceImpl::DeleteSweep(
+    grpc::ServerContext* ctx, const qkov::v1::DeleteSweepRequest* req,
+    qkov::v1::DeleteSweepResponse* resp) {
+  storage::Actor actor;
+  if (grpc::Status a =
+          Authorize(auth_, ctx, Permission::kWrite, "DeleteSweep", &actor);
+      !a.ok())
+    return a;
+  absl::StatusOr<qkov::v1::DeleteSweepResponse> r =
+      core_->DeleteSweep(req->name(), actor);
+  if (r.ok()) {
+    log::Info("sweep_deleted",
+              {{"sweep", req->name()},
+               {"by", actor.name},
+               {"peer", ctx->peer()},
+               {"trials_deleted", r->trials_deleted()},
+               {"metric_points_deleted", r->metric_points_deleted()},
+               {"bytes_freed", r->bytes_freed()}});
+  }
+  return Reply(std::move(r), resp);
+}
+
 grpc::Status SweepServiceImpl::PauseSweep(
     grpc::ServerContext* ctx, const qkov::v1::PauseSweepRequest* req,
     qkov::v1::Sweep* resp) {

@@ -26,6 +26,9 @@ class SweepServiceImpl final : public qkov::v1::SweepService::Service {
   grpc::Status CancelSweep(grpc::ServerContext*,
                            const qkov::v1::CancelSweepRequest*,
                            qkov::v1::CancelSweepResponse*) override;
+  grpc::Status DeleteSweep(grpc::ServerContext*,
+                           const qkov::v1::DeleteSweepRequest*,
+                           qkov::v1::DeleteSweepResponse*) override;
   grpc::Status PauseSweep(grpc::ServerContext*,
                           const qkov::v1::PauseSweepRequest*,
                           qkov::v1::Sweep*) override;

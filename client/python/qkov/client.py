@@ -371,6 +371,18 @@ class Client:
         return self._call("CancelSweep", sweep_pb2.CancelSweepRequest(
             name=sweep)).trials_cancelled
 
+    def delete(self, sweep: str) -> Dict[str, int]:
+        """Deletes an ended sweep with its trials, curves and results
+        (FailedPrecondition while a trial is queued or running: cancel it
+        first). Waits at least 10 minutes for a large sweep. Returns
+        trials_deleted, metric_points_deleted and bytes_freed (space in the
+        database file that new rows reuse)."""
+        r = self._call("DeleteSweep", sweep_pb2.DeleteSweepRequest(name=sweep),
+                       deadline=max(self._deadline, 600.0))
+        return {"trials_deleted": r.trials_deleted,
+                "metric_points_deleted": r.metric_points_deleted,
+                "bytes_freed": r.bytes_freed}
+
     def pause(self, sweep: str) -> Sweep:
         """No new leases for the sweep; running trials finish. Returns the
         sweep's row."""

@@ -3,7 +3,8 @@
 // rows through a second connection. Shared by the store's test files
 // (results_store_test.cc: schema, migrations, writes, WAL;
 // results_store_lease_test.cc: leases, fencing, scheduling, ownership;
-// results_store_group_commit_test.cc: the writer's group commit).
+// results_store_group_commit_test.cc: the writer's group commit;
+// results_store_delete_test.cc: deleting a sweep).
 #ifndef QKOV_TESTS_UNIT_STORAGE_RESULTS_STORE_FIXTURE_H_
 #define QKOV_TESTS_UNIT_STORAGE_RESULTS_STORE_FIXTURE_H_
 
