@@ -319,10 +319,10 @@ bool HistoryRun(const HistoryOptions& o) {
         std::printf(
             "history     rows %8lld  round %d  %d watcher(s) + %d event "
             "stream(s): %7.0f reports/s  p50 %6.2f ms  p99 %6.2f ms  CPU "
-            "%4.0f%%%s\n",
+            "%4.0f%% of a core%s\n",
             static_cast<long long>(rows), round, watchers, streams,
             iv.latencies_ms.size() / iv.seconds, Quantile(iv.latencies_ms, 0.5),
-            Quantile(iv.latencies_ms, 0.99),
+            Quantile(iv.latencies_ms, 0.99), 100 * iv.cpu_seconds / iv.seconds,
             iv.failed ? absl::StrCat("  (", iv.failed, " failed)").c_str()
                       : "");
         std::fflush(stdout);
