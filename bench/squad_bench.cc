@@ -19,9 +19,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "common/trial_defaults.h"
+#include "worker/tasks/squad/squad_trainer.h"
+#include "worker/tasks/synthetic/synthetic_task.h"
 #include "worker/training/cpu_runtime.h"
-#include "worker/training/squad/squad_trainer.h"
-#include "worker/training/synthetic/synthetic_task.h"
 
 ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
 ABSL_FLAG(int64_t, steps, 10, "timed steps (micro-batches)");

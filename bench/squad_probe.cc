@@ -11,9 +11,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "worker/tasks/squad/glove.h"
+#include "worker/tasks/squad/squad_trainer.h"
 #include "worker/training/cpu_runtime.h"
-#include "worker/training/squad/glove.h"
-#include "worker/training/squad/squad_trainer.h"
 
 ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
 ABSL_FLAG(int32_t, train_articles, 40,

@@ -11,8 +11,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "worker/tasks/text/text_options.h"
 #include "worker/training/cpu_runtime.h"
-#include "worker/training/text/text_options.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, data, "../shared/data", "the shared data folder");
@@ -56,7 +56,7 @@ int Main() {
   const int64_t warmup = absl::GetFlag(FLAGS_warmup);
   const int64_t steps = absl::GetFlag(FLAGS_steps);
   TrialOptions o;
-  o.kind = TaskKind::kText;
+  o.task = "text";
   auto p = ParseParameterization(absl::GetFlag(FLAGS_parameterization));
   if (!p.ok()) {
     std::fprintf(stderr, "text_bench: %s\n", p.status().ToString().c_str());

@@ -15,8 +15,8 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "worker/tasks/synthetic/synthetic_trainer.h"
 #include "worker/training/cpu_runtime.h"
-#include "worker/training/synthetic/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
 ABSL_FLAG(std::string, mode, "speed", "speed | trial");

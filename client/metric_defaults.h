@@ -16,7 +16,7 @@ namespace qkov::client {
 using ::qkov::MetricDefaults;
 
 inline const MetricDefaults& MetricDefaultsFor(v1::TaskKind task) {
-  return TaskOrSynthetic(task).views;
+  return TaskOrDefault(task).views;
 }
 
 // The defaults for a sweep's rows (a vector or a proto's repeated field):
@@ -24,9 +24,8 @@ inline const MetricDefaults& MetricDefaultsFor(v1::TaskKind task) {
 // task's for an empty sweep.
 template <typename Rows>
 const MetricDefaults& MetricDefaultsFor(const Rows& rows) {
-  return TaskOrSynthetic(rows.empty()
-                             ? v1::TASK_KIND_UNSPECIFIED
-                             : rows.begin()->config().training().task())
+  return TaskOrDefault(rows.empty() ? v1::TASK_KIND_UNSPECIFIED
+                                    : rows.begin()->config().training().task())
       .views;
 }
 

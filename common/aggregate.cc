@@ -118,7 +118,7 @@ std::string KeyOf(const qkov::v1::ResultRow& row, const std::string& key) {
   if (key == "lr_ratio") return FormatKeyNumber(c.lr_ratio());
   if (key == "eta_ov") return FormatKeyNumber(c.eta_ov());
   if (key == "alpha")
-    return TaskOrSynthetic(c.training().task()).takes_alphas || c.alpha() != 0
+    return TaskOrDefault(c.training().task()).takes_alphas || c.alpha() != 0
                ? FormatKeyNumber(c.alpha())
                : "";
   if (key == "seed") return absl::StrCat(c.seed());

@@ -731,7 +731,7 @@ std::string TrialSweepText(const std::string& name,
       << config.eta_ov() << YAML::EndSeq;
   out << YAML::Key << "seed" << YAML::Value << YAML::Flow << YAML::BeginSeq
       << config.seed() << YAML::EndSeq;
-  if (TaskOrSynthetic(config.training().task()).takes_alphas) {
+  if (TaskOrDefault(config.training().task()).takes_alphas) {
     out << YAML::Key << "alpha" << YAML::Value << YAML::Flow << YAML::BeginSeq
         << config.alpha() << YAML::EndSeq;
   }
@@ -843,7 +843,7 @@ std::vector<ConfigSetting> AxisSettings(const v1::TrialConfig& config,
   out.back().number = config.eta_ov();
   AddSetting(&out, "seed", Type::kInteger);
   out.back().integer = static_cast<int64_t>(config.seed());
-  if (TaskOrSynthetic(task).takes_alphas) {
+  if (TaskOrDefault(task).takes_alphas) {
     AddSetting(&out, "alpha", Type::kNumber);
     out.back().number = config.alpha();
   }

@@ -1,32 +1,18 @@
 #include "common/task_info.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/squad/squad_task_info.h"
-#include "worker/training/synthetic/synthetic_task_info.h"
-#include "worker/training/text/text_task_info.h"
-#include "worker/training/theory/theory_task_info.h"
 
 namespace qkov {
 namespace {
 
-// This repository's tasks, one line each, declared in their folders under
-// worker/training/; RegisterTask appends the others.
+// Every registered task; sorted by kind at the first lookup.
 std::vector<TaskInfo>* TaskList() {
-  static std::vector<TaskInfo>* const tasks = new std::vector<TaskInfo>{
-      // clang-format off
-      SyntheticTaskInfo(),
-      TheoryTaskInfo(),
-      FixedAttentionTaskInfo(),
-      text::TextTaskInfo("text", defaults::kHateXplainText, "jsonl"),
-      text::HateXplainTaskInfo(),
-      text::SvaTaskInfo(),
-      squad::SquadTaskInfo(),
-      // clang-format on
-  };
+  static std::vector<TaskInfo>* const tasks = new std::vector<TaskInfo>;
   return tasks;
 }
 
@@ -44,15 +30,31 @@ std::atomic<bool> looked_up{false};
 }  // namespace
 
 const std::vector<TaskInfo>& Tasks() {
-  looked_up.store(true, std::memory_order_relaxed);
+  // Registration order is the link's; the list's order is the kinds'.
+  static const bool sorted = [] {
+    looked_up.store(true, std::memory_order_relaxed);
+    std::vector<TaskInfo>* tasks = TaskList();
+    std::sort(
+        tasks->begin(), tasks->end(),
+        [](const TaskInfo& a, const TaskInfo& b) { return a.kind < b.kind; });
+    if (tasks->empty()) {
+      std::fprintf(stderr,
+                   "qkov: no task is registered (link qkov_tasks; "
+                   "worker/tasks/CMakeLists.txt)\n");
+      std::abort();
+    }
+    return true;
+  }();
+  (void)sorted;
   return *TaskList();
 }
 
+const TaskInfo& DefaultTask() { return Tasks().front(); }
+
 void RegisterTask(TaskInfo task) {
   if (task.name.empty()) DieRegistering(task.name, "no name");
-  if (task.kind < kFirstRegisteredTaskKind)
-    DieRegistering(task.name, absl::StrCat("kind ", task.kind, " is below ",
-                                           kFirstRegisteredTaskKind));
+  if (task.kind < 1)
+    DieRegistering(task.name, absl::StrCat("kind ", task.kind, " is below 1"));
   for (const TaskInfo& t : *TaskList()) {
     if (t.name == task.name) DieRegistering(task.name, "the name is taken");
     if (t.kind == task.kind)

@@ -2,12 +2,10 @@
 // its name as sweep files spell it, which axes it takes, the final results
 // it stores (with their ranges) and the curves it reports (docs/metrics.md),
 // the metrics and figures the CLI shows when the user names none, and the
-// presets that reproduce the paper's experiments with it. One
-// entry per task in Tasks(): this repository's tasks, each declared in its
-// folder under worker/training/ (synthetic_task_info.cc, ...) and listed in
-// task_info.cc's table, and tasks defined elsewhere (a lab's own,
-// tests/example_task) added by a TaskRegistration in their own folder
-// (docs/adding-a-task.md).
+// presets that reproduce the paper's experiments with it. One entry per
+// task in Tasks(), each added by a TaskRegistration in its package's folder
+// (this repository's under worker/tasks/, a lab's own anywhere;
+// docs/adding-a-task.md): this file knows the interface, never a task.
 // The coordinator, the CLI and the dashboard look a task up here instead of
 // testing its kind. common/task_kind.h maps the proto's TaskKind to these
 // entries.
@@ -60,15 +58,16 @@ struct Preset {
   std::vector<std::string> quick_view;
 };
 
-// The first TaskKind number of a task registered outside config.proto.
+// The first TaskKind number of a task config.proto does not name; the
+// numbers below it are config.proto's.
 inline constexpr int kFirstRegisteredTaskKind = 1000;
 
 struct TaskInfo {
   std::string name;  // as sweep files spell it: "fixed_attention"
-  // Its qkov.v1.TaskKind number: 0 for config.proto's own tasks (the value
-  // TASK_<NAME>); >= kFirstRegisteredTaskKind, unique, for a task registered
-  // outside it, whose configs carry the number (proto3 enums keep numbers
-  // they do not name; JSON prints it as an integer).
+  // Its qkov.v1.TaskKind number, unique: config.proto's TASK_<NAME> for a
+  // task config.proto names (task_info_test holds each to it), else
+  // >= kFirstRegisteredTaskKind, which configs carry as it is (proto3 enums
+  // keep numbers they do not name; JSON prints it as an integer).
   int kind = 0;
   // The qkov.v1.Training field that holds the task's own settings:
   // synthetic (the synthetic and fixed-attention tasks), theory, text or
@@ -103,24 +102,33 @@ inline void AddResult(TaskInfo* task, std::string name, double lo, double hi) {
   task->results.push_back({std::move(name), lo, hi});
 }
 
-// Every task, in the order `qkov` lists them: the table's, then the
-// registered ones in the order they registered.
+// Every task, in the order `qkov` lists them: by kind, so config.proto's
+// in its order (the first, TASK_SYNTHETIC, is the default task), then the
+// others in the order of their numbers.
 const std::vector<TaskInfo>& Tasks();
+
+// The task a sweep runs when it names none: the first of Tasks().
+const TaskInfo& DefaultTask();
 
 // Adds `task` to Tasks(). Called before main() by a TaskRegistration (the
 // task list is read-only once the program looks a task up, so lookups need
-// no lock). Dies, naming the task, on an empty or taken name, or a kind
-// below kFirstRegisteredTaskKind or taken, or when called after the first
-// lookup.
+// no lock). Dies, naming the task, on an empty or taken name, a kind below
+// 1 or taken, or when called after the first lookup.
 void RegisterTask(TaskInfo task);
 
-// Registers a task at static initialization, from the task's own folder:
+// Registers a task at static initialization, from its package's folder:
 //   const qkov::TaskRegistration kNeedle(NeedleTaskInfo());
-// Link the file as an object library (a static archive drops objects nothing
-// refers to; docs/adding-a-task.md).
+//   const qkov::TaskRegistration kSva(6, SvaTaskInfo());  // TASK_SVA
+// Link the file whole (worker/tasks/CMakeLists.txt's qkov_task_package, or
+// an object library: a static archive drops members nothing refers to;
+// docs/adding-a-task.md).
 class TaskRegistration {
  public:
   explicit TaskRegistration(TaskInfo task) { RegisterTask(std::move(task)); }
+  TaskRegistration(int kind, TaskInfo task) {
+    task.kind = kind;
+    RegisterTask(std::move(task));
+  }
 };
 
 // The task named `name`, or nullptr.

@@ -22,14 +22,7 @@ std::string ProtoTaskName(int kind) {
 
 }  // namespace
 
-int TaskKindNumber(const TaskInfo& task) {
-  if (task.kind != 0) return task.kind;
-  qkov::v1::TaskKind kind;
-  return qkov::v1::TaskKind_Parse(
-             absl::StrCat("TASK_", absl::AsciiStrToUpper(task.name)), &kind)
-             ? static_cast<int>(kind)
-             : 0;
-}
+int TaskKindNumber(const TaskInfo& task) { return task.kind; }
 
 std::string TaskName(qkov::v1::TaskKind kind) {
   const TaskInfo* t = FindTask(kind);
@@ -48,12 +41,10 @@ const TaskInfo* FindTask(qkov::v1::TaskKind kind) {
     auto* x = new Index;
     x->in_proto.resize(qkov::v1::TaskKind_MAX + 1);
     for (const TaskInfo& t : Tasks()) {
-      if (t.kind != 0) {
+      if (t.kind >= 0 && t.kind < static_cast<int>(x->in_proto.size()))
+        x->in_proto[t.kind] = &t;
+      else
         x->registered.push_back(&t);
-        continue;
-      }
-      const int k = TaskKindNumber(t);
-      if (k > 0 && ProtoTaskName(k) == t.name) x->in_proto[k] = &t;
     }
     return x;
   }();
@@ -65,9 +56,9 @@ const TaskInfo* FindTask(qkov::v1::TaskKind kind) {
   return nullptr;
 }
 
-const TaskInfo& TaskOrSynthetic(qkov::v1::TaskKind kind) {
+const TaskInfo& TaskOrDefault(qkov::v1::TaskKind kind) {
   const TaskInfo* t = FindTask(kind);
-  return t != nullptr ? *t : *FindTask("synthetic");
+  return t != nullptr ? *t : DefaultTask();
 }
 
 }  // namespace qkov

@@ -9,8 +9,7 @@
 
 namespace qkov {
 
-// The task's TaskKind number: its `kind` for a registered task, else
-// config.proto's TASK_<NAME> (0 if config.proto has none).
+// The task's TaskKind number (its `kind`).
 int TaskKindNumber(const TaskInfo& task);
 
 // The task as sweep files spell it: TASK_FIXED_ATTENTION ->
@@ -21,9 +20,10 @@ std::string TaskName(qkov::v1::TaskKind kind);
 // The task of `kind` (config.proto's or a registered number), or nullptr.
 const TaskInfo* FindTask(qkov::v1::TaskKind kind);
 
-// The task of `kind`, or the synthetic task's for an unknown or unspecified
-// kind (the views of a sweep whose rows carry none).
-const TaskInfo& TaskOrSynthetic(qkov::v1::TaskKind kind);
+// The task of `kind`, or the default task (DefaultTask(), config.proto's
+// first) for an unknown or unspecified kind (the views of a sweep whose rows
+// carry none).
+const TaskInfo& TaskOrDefault(qkov::v1::TaskKind kind);
 
 }  // namespace qkov
 

@@ -4,24 +4,14 @@
 
 #include "common/static_registry.h"
 #include "common/task_kind.h"
-#include "worker/training/squad/squad_settings.h"
-#include "worker/training/synthetic/synthetic_settings.h"
-#include "worker/training/text/text_settings.h"
-#include "worker/training/theory/theory_settings.h"
 
 namespace qkov {
 namespace {
 
-// This repository's settings messages, an entry each, declared in their
-// folders under worker/training/; RegisterTaskSettings appends the others.
-std::vector<TaskSettings> BuiltIn() {
-  return {SyntheticSettings(), TheorySettings(), text::TextSettings(),
-          squad::SquadSettings()};
-}
-
+// Every registered settings message (each task package registers its own).
 StaticRegistry<TaskSettings>& Registry() {
   static auto* const registry =
-      new StaticRegistry<TaskSettings>("task settings", BuiltIn());
+      new StaticRegistry<TaskSettings>("task settings", {});
   return *registry;
 }
 
@@ -33,8 +23,8 @@ const TaskSettings* FindTaskSettings(absl::string_view name) {
 
 const TaskSettings& TaskSettingsOf(const qkov::v1::Training& training) {
   const TaskSettings* s =
-      FindTaskSettings(TaskOrSynthetic(training.task()).settings);
-  return s != nullptr ? *s : Registry().Entries().front();
+      FindTaskSettings(TaskOrDefault(training.task()).settings);
+  return s != nullptr ? *s : *FindTaskSettings(DefaultTask().settings);
 }
 
 void RegisterTaskSettings(TaskSettings settings) {

@@ -3,12 +3,12 @@
 // in before it expands a sweep, the checks the server runs on a submission
 // and the worker's agent again on every leased trial (the same values
 // refused in the same words), and the model of a trial's memory the server
-// refuses oversized trials by. One entry per message, declared in the folder
-// of the tasks that read it (worker/training/text/text_settings.h, ...;
-// proto-aware, torch-free) and listed in task_settings.cc's table, or added
-// from a task's own folder by a TaskSettingsRegistration
-// (docs/adding-a-task.md). The server and the agent look the entry up by
-// the task instead of testing which message a task reads.
+// refuses oversized trials by. One entry per message, registered by a
+// TaskSettingsRegistration in the folder of the package whose tasks read it
+// (worker/tasks/text/text_settings.cc, a lab's own anywhere; proto-aware,
+// torch-free; docs/adding-a-task.md): this file names no task. The server and
+// the agent look the entry up by the task instead of testing which message a
+// task reads.
 #ifndef QKOV_COMMON_TASK_SETTINGS_H_
 #define QKOV_COMMON_TASK_SETTINGS_H_
 
@@ -40,6 +40,10 @@ struct TaskSettings {
   // ..."). nullptr: no model to hold (0 bytes).
   int64_t (*memory_bytes)(const qkov::v1::Training& training) = nullptr;
   std::string (*memory_sizes)(const qkov::v1::Training& training) = nullptr;
+  // Bytes each further trial adds to a stack of the task's trials that a
+  // worker trains together (TaskInfo::stacks; server/core/trial_memory.h's
+  // EstimateStackedTrialBytes). nullptr: none stack.
+  int64_t (*stacked_trial_bytes)(const qkov::v1::Training& training) = nullptr;
 };
 
 // A memory estimate made in double (the product of the largest accepted

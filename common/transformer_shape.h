@@ -1,5 +1,5 @@
 // The shape of a transformer, shared by the text tasks' classifier and
-// SQuAD's decoder (worker/training/text/text_model.h): their settings
+// SQuAD's decoder (worker/tasks/text/text_model.h): their settings
 // messages (qkov.v1.TextTask, qkov.v1.SquadTask) hold the same six fields
 // flat (a stored config's field names are kept: docs/architecture.md,
 // "Decisions"), read into this struct by TransformerShapeOf wherever a

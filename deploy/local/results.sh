@@ -8,6 +8,11 @@
 #                                          # from the database DB (or DB.xz)
 #   deploy/local/results.sh submit DIR     # submit the sweeps into
 #                                          # DIR/results.db, train nothing
+#   deploy/local/results.sh check DIR [SECONDS] [REFERENCE]
+#                                          # train them again for SECONDS
+#                                          # (default 480) and compare with
+#                                          # REFERENCE (default the committed
+#                                          # database)
 #
 # `run` submits the sweeps listed in `sweeps` below to a local qkov-server
 # and trains them with one qkov-worker per core (QKOV_WORKERS), each worker
@@ -17,6 +22,21 @@
 #
 # docs/results/results.db.xz is the database docs/results.md was written
 # from; `run` leaves DIR/results.db, which `xz -9` makes such a file.
+#
+# `check` is how a change shows it moves no number: it submits the sweeps,
+# the short ones first (check_order below), trains them as `run` does for
+# SECONDS, and compares every final result and curve point the new
+# database holds with REFERENCE's (a database, or one compressed with xz),
+# matched by sweep name, config hash and metric name (and step): bit for
+# bit (SQLite keeps the doubles as they were reported). It prints the
+# counts and exits 1 if any value differs or nothing was compared. At the
+# default, the quick synthetic, ODE, fixed-attention and SQuAD sweeps end
+# and the two text ablations train for about four minutes on 2 cores.
+# Bit for bit holds only on the same BLAS kernels (provenance's `blas`:
+# OpenBLAS picks them by CPU), which `check` prints for both databases; on
+# another machine, make the reference with the code before the change:
+# `QKOV_BUILD_DIR=OLD_BUILD results.sh check REF_DIR`, then
+# `results.sh check NEW_DIR 480 REF_DIR/results.db`.
 #
 # `write` serves a copy of DB (the original is never opened for writing) on
 # a Unix socket named the same on every run, asks that server for the
@@ -62,8 +82,12 @@ sweeps=(
 # the sweep of its task that holds the most finished trials of both arms
 # (docs/report.md, "Which sweep serves a claim").
 
+# The sweeps `check` submits, as indices into `sweeps`: the quick ones,
+# whose trials end in seconds, before the two text ablations.
+check_order=(0 1 2 3 6 7 4 5)
+
 usage() {
-  sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -100,27 +124,112 @@ submit_sweeps() {
   [ -e "$dir/results.db" ] && { echo "results.sh: $dir/results.db exists" >&2; exit 2; }
   start_server "$dir/results.db" "$dir" 127.0.0.1:0
   export QKOV_SERVER="127.0.0.1:$(cat "$dir/server.port")"
-  local s
+  local s i
+  local order=("${@:2}")
+  [ ${#order[@]} -gt 0 ] || order=("${!sweeps[@]}")
   set -f  # split each line into arguments; `[...]` is not a file pattern
-  for s in "${sweeps[@]}"; do
+  for i in "${order[@]}"; do
+    s=${sweeps[$i]}
     # shellcheck disable=SC2086  # the arguments are split on purpose
     "$bin/qkov" submit $s
   done
   set +f
 }
 
+# start_workers DIR: one worker per core (QKOV_WORKERS), one trial at a
+# time, each leaving when the queue is empty; their pids in worker_pids.
+worker_pids=()
+start_workers() {
+  local workers=${QKOV_WORKERS:-$(nproc)} i
+  for i in $(seq 1 "$workers"); do
+    "$bin/qkov-worker" --server="$QKOV_SERVER" --name="results-$i" \
+      --batch_trials=1 --exit_when_idle 2>>"$1/worker-$i.log" &
+    worker_pids+=($!)
+    pids+=($!)
+  done
+}
+
+# compare NEW_DB REFERENCE_DB: the counts of results and curve points of
+# NEW_DB that the reference holds too, and of those that differ; 1 if any
+# differs or none was compared.
+compare() {
+  sqlite3 -readonly "$1" "ATTACH 'file:$2?mode=ro' AS ref;
+    CREATE TEMP VIEW new_results AS
+      SELECT s.name AS sweep, t.config_hash AS h, r.name AS n, r.value AS v
+      FROM main.sweeps s JOIN main.trials t USING (sweep_id)
+      JOIN main.results r USING (trial_id);
+    CREATE TEMP VIEW ref_results AS
+      SELECT s.name AS sweep, t.config_hash AS h, r.name AS n, r.value AS v
+      FROM ref.sweeps s JOIN ref.trials t USING (sweep_id)
+      JOIN ref.results r USING (trial_id);
+    CREATE TEMP VIEW new_points AS
+      SELECT DISTINCT s.name AS sweep, t.config_hash AS h, m.name AS n,
+             m.step AS step, m.value AS v
+      FROM main.sweeps s JOIN main.trials t USING (sweep_id)
+      JOIN main.metrics m USING (trial_id);
+    CREATE TEMP VIEW ref_points AS
+      SELECT DISTINCT s.name AS sweep, t.config_hash AS h, m.name AS n,
+             m.step AS step, m.value AS v
+      FROM ref.sweeps s JOIN ref.trials t USING (sweep_id)
+      JOIN ref.metrics m USING (trial_id);
+    SELECT 'results', COUNT(*), SUM(o.n IS NULL),
+           SUM(o.n IS NOT NULL AND o.v IS NOT n.v)
+    FROM new_results n LEFT JOIN ref_results o USING (sweep, h, n);
+    SELECT 'curve points', COUNT(*), SUM(o.n IS NULL),
+           SUM(o.n IS NOT NULL AND o.v IS NOT n.v)
+    FROM new_points n LEFT JOIN ref_points o USING (sweep, h, n, step);
+    SELECT 'differ', n.sweep, n.h, n.n, n.v, o.v
+    FROM new_results n JOIN ref_results o USING (sweep, h, n)
+    WHERE o.v IS NOT n.v LIMIT 5;" | awk -F'|' '
+    $1 == "differ" { print "  differs: " $2 " " substr($3, 1, 12) " " $4 ": " $5 " (reference " $6 ")"; next }
+    { stored = $2; absent = $3 + 0; differ = $4 + 0; same = stored - absent - differ
+      printf "%s: %d stored, %d compared, %d identical, %d differ\n", $1, stored, stored - absent, same, differ
+      if (differ > 0 || stored - absent == 0) bad = 1 }
+    END { exit bad }'
+}
+
+# The BLAS kernels (provenance's `blas`) database $1 trained with.
+blas_of() {
+  sqlite3 -readonly "$1" "SELECT DISTINCT json_extract(provenance_json, '$.blas')
+    FROM attempts WHERE provenance_json <> '' LIMIT 1;"
+}
+
+check() {
+  local dir seconds=${2:-480} reference=${3:-$root/docs/results/results.db.xz}
+  dir=$(realpath -m "$1")
+  reference=$(realpath "$reference")
+  submit_sweeps "$dir" "${check_order[@]}"
+  start_workers "$dir"
+  local deadline=$((SECONDS + seconds)) p
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    local alive=0
+    for p in "${worker_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 1 ] || break
+    sleep 1
+  done
+  "$bin/qkov" status
+  cleanup
+  pids=()
+  local ref
+  ref=$(mktemp)
+  case "$reference" in
+    *.xz) xz -dc "$reference" >"$ref" ;;
+    *) cp "$reference" "$ref" ;;
+  esac
+  echo "blas: this run's $(blas_of "$dir/results.db")"
+  echo "      the reference's $(blas_of "$ref")"
+  local rc=0
+  compare "$dir/results.db" "$ref" || rc=1
+  rm -f "$ref"
+  return "$rc"
+}
+
 run() {
   local dir
   dir=$(realpath -m "$1")
   submit_sweeps "$dir"
-  local workers=${QKOV_WORKERS:-$(nproc)} i
-  local worker_pids=()
-  for i in $(seq 1 "$workers"); do
-    "$bin/qkov-worker" --server="$QKOV_SERVER" --name="results-$i" \
-      --batch_trials=1 --exit_when_idle 2>>"$dir/worker-$i.log" &
-    worker_pids+=($!)
-    pids+=($!)
-  done
+  start_workers "$dir"
+  local i
   for i in "${worker_pids[@]}"; do wait "$i"; done
   "$bin/qkov" status
   cleanup
@@ -176,5 +285,6 @@ case "${1:-}" in
   run) [ $# -eq 2 ] || usage; run "$2" ;;
   write) [ $# -ge 2 ] && [ $# -le 3 ] || usage; write "$2" "${3:-}" ;;
   submit) [ $# -eq 2 ] || usage; submit_sweeps "$(realpath -m "$2")"; cleanup ;;
+  check) [ $# -ge 2 ] && [ $# -le 4 ] || usage; check "$2" "${3:-}" "${4:-}" ;;
   *) usage ;;
 esac

@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "qkov/v1/sweep.pb.h"
 #include "server/core/ratio_search.h"
-#include "server/core/sweep_spec.h"
+#include "server/core/sweep_expansion.h"
 #include "storage/results_store.h"
 
 namespace qkov::core {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/text.h"
 #include "common/trial_rules.h"
-#include "server/core/sweep_spec.h"
+#include "server/core/training_spec.h"
 
 namespace qkov::core {
 namespace {

@@ -1,11 +1,7 @@
 #include "server/core/sweep_spec.h"
 
-#include <google/protobuf/descriptor.h>
-#include <google/protobuf/reflection.h>
-#include <google/protobuf/stubs/strutil.h>
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -13,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/proto_enums.h"
+#include "common/task_info.h"
 #include "common/task_kind.h"
 #include "common/task_settings.h"
 #include "common/text.h"
@@ -43,55 +40,13 @@ absl::Status CheckInt(const std::string& field, int64_t x, int64_t lo,
 
 }  // namespace
 
-void ApplyTrainingDefaults(Training* t) {
-  namespace d = ::qkov::defaults;
-  if (t->task() == qkov::v1::TASK_KIND_UNSPECIFIED)
-    t->set_task(qkov::v1::TASK_SYNTHETIC);
-  auto* s = t->mutable_synthetic();
-  if (s->vocab_size() == 0) s->set_vocab_size(d::kVocabSize);
-  if (s->num_common() == 0) s->set_num_common(d::kNumCommon);
-  if (s->num_classes() == 0) s->set_num_classes(d::kNumClasses);
-  if (s->distinct_per_class() == 0)
-    s->set_distinct_per_class(d::kDistinctPerClass);
-  if (s->seq_len() == 0) s->set_seq_len(d::kSeqLen);
-  auto* o = t->mutable_optimizer();
-  if (o->kind() == qkov::v1::OPTIMIZER_KIND_UNSPECIFIED)
-    o->set_kind(qkov::v1::SGD);
-  if (o->adam_beta1() == 0) o->set_adam_beta1(d::kAdamBeta1);
-  if (o->adam_beta2() == 0) o->set_adam_beta2(d::kAdamBeta2);
-  if (o->adam_eps() == 0) o->set_adam_eps(d::kAdamEps);
-  if (o->schedule() == qkov::v1::SCHEDULE_KIND_UNSPECIFIED)
-    o->set_schedule(qkov::v1::CONSTANT);
-  auto* i = t->mutable_init();
-  if (i->qk() == qkov::v1::INIT_KIND_UNSPECIFIED)
-    i->set_qk(qkov::v1::INIT_IDENTITY);
-  if (i->ov() == qkov::v1::INIT_KIND_UNSPECIFIED)
-    i->set_ov(qkov::v1::INIT_IDENTITY);
-  if (i->identity_scale() == 0) i->set_identity_scale(d::kIdentityScale);
-  if (t->max_steps() == 0) t->set_max_steps(d::kMaxSteps);
-  if (t->batch_size() == 0) t->set_batch_size(d::kBatchSize);
-  if (t->report_every() == 0) t->set_report_every(d::kReportEvery);
-  if (t->target_loss() == 0) t->set_target_loss(d::kTargetLoss);
-  if (t->loss_window() == 0) t->set_loss_window(d::kLossWindow);
-  auto* e = t->mutable_evaluation();
-  if (e->num_examples() == 0) e->set_num_examples(d::kNumExamples);
-  if (e->eval_seed() == 0) e->set_eval_seed(d::kEvalSeed);
-  if (e->tau_attention() == 0) e->set_tau_attention(d::kTauAttention);
-  if (e->tau_probability() == 0) e->set_tau_probability(d::kTauProbability);
-  if (e->dtap_attention_edges().empty()) {
-    for (double x : d::kDtapEdges) e->add_dtap_attention_edges(x);
-  }
-  if (e->dtap_probability_edges().empty()) {
-    for (double x : d::kDtapEdges) e->add_dtap_probability_edges(x);
-  }
-}
-
 namespace {
 
 // ApplySpecDefaults but for the arms.
 void ApplyOwnDefaults(qkov::v1::SweepSpec* spec) {
   if (spec->training().task() == qkov::v1::TASK_KIND_UNSPECIFIED)
-    spec->mutable_training()->set_task(qkov::v1::TASK_SYNTHETIC);
+    spec->mutable_training()->set_task(
+        static_cast<qkov::v1::TaskKind>(DefaultTask().kind));
   // First: where the task's defaults differ from the shared ones, its own
   // are set before the shared fill the rest.
   if (auto* apply = TaskSettingsOf(spec->training()).apply_defaults)
@@ -120,86 +75,6 @@ void ApplySpecDefaults(qkov::v1::SweepSpec* spec) {
   // defaults are not worth a copy of the spec each.
   if (spec->axes().arms_size() <= kMaxArms)
     ApplyArmDefaults(raw, &ApplyOwnDefaults, spec);
-}
-
-absl::Status ValidateTraining(const Training& t, absl::string_view prefix) {
-  if (FindTask(t.task()) == nullptr) {
-    return Invalid(absl::StrCat(prefix, "task"),
-                   absl::StrCat("unknown task ", static_cast<int>(t.task()),
-                                " (", TaskNameList(), ")"));
-  }
-  if (absl::Status st = TaskSettingsOf(t).check(t, prefix); !st.ok()) return st;
-  const auto& o = t.optimizer();
-  if (!qkov::v1::OptimizerKind_IsValid(o.kind()) || o.kind() == 0)
-    return Invalid(absl::StrCat(prefix, "optimizer.kind"),
-                   absl::StrCat("unknown optimizer ", o.kind(),
-                                " (expected SGD or ADAMW)"));
-  if (!qkov::v1::ScheduleKind_IsValid(o.schedule()) || o.schedule() == 0)
-    return Invalid(
-        absl::StrCat(prefix, "optimizer.schedule"),
-        absl::StrCat("unknown schedule ", o.schedule(),
-                     " (expected CONSTANT, COSINE_WARMUP, QK_RAMP or "
-                     "ONE_CYCLE)"));
-  if (absl::Status st =
-          rules::CheckOneCycle(prefix, o.schedule() == qkov::v1::ONE_CYCLE,
-                               TaskOrSynthetic(t.task()).allows_one_cycle);
-      !st.ok())
-    return st;
-  const auto& in = t.init();
-  for (auto [field, kind] : {std::pair<const char*, int>{"init.qk", in.qk()},
-                             std::pair<const char*, int>{"init.ov", in.ov()}}) {
-    if (!qkov::v1::InitKind_IsValid(kind) || kind == 0)
-      return Invalid(
-          absl::StrCat(prefix, field),
-          absl::StrCat("unknown init ", kind,
-                       " (expected INIT_IDENTITY or INIT_DEFAULT_LINEAR)"));
-  }
-  for (auto [rule, value] :
-       {std::pair{rules::kMomentum, o.momentum()},
-        std::pair{rules::kWeightDecay, o.weight_decay()},
-        std::pair{rules::kAdamBeta1, o.adam_beta1()},
-        std::pair{rules::kAdamBeta2, o.adam_beta2()},
-        std::pair{rules::kAdamEps, o.adam_eps()},
-        std::pair{rules::kIdentityScale, in.identity_scale()}}) {
-    if (absl::Status st = rules::Check(prefix, rule, value); !st.ok())
-      return st;
-  }
-  if (absl::Status st = rules::CheckRun(prefix, t.max_steps(), t.batch_size(),
-                                        t.report_every(), t.loss_window(),
-                                        t.target_loss(), o.warmup_steps());
-      !st.ok())
-    return st;
-  const auto& e = t.evaluation();
-  if (absl::Status st =
-          rules::Check(prefix, rules::kNumExamples, e.num_examples());
-      !st.ok())
-    return st;
-  if (e.eval_every() > 0) {
-    for (auto [rule, value] :
-         {std::pair{rules::kEvalEvery, e.eval_every()},
-          std::pair{rules::kEvalExamples, e.eval_examples()}}) {
-      if (absl::Status st = rules::Check(prefix, rule, value); !st.ok())
-        return st;
-    }
-  } else if (e.eval_every() < 0) {
-    return rules::Check(prefix, rules::kEvalEvery, e.eval_every());
-  }
-  for (auto [rule, value] :
-       {std::pair{rules::kTauAttention, e.tau_attention()},
-        std::pair{rules::kTauProbability, e.tau_probability()}}) {
-    if (absl::Status st = rules::Check(prefix, rule, value); !st.ok())
-      return st;
-  }
-  for (auto [field, edges] :
-       {std::pair{"evaluation.dtap_attention_edges", &e.dtap_attention_edges()},
-        std::pair{"evaluation.dtap_probability_edges",
-                  &e.dtap_probability_edges()}}) {
-    if (absl::Status st = rules::CheckEdges(
-            prefix, field, absl::MakeConstSpan(edges->data(), edges->size()));
-        !st.ok())
-      return st;
-  }
-  return absl::OkStatus();
 }
 
 namespace {
@@ -260,7 +135,7 @@ absl::Status ValidateTaskAxes(const qkov::v1::SweepSpec& spec) {
   const auto& axes = spec.axes();
   // An unknown task is refused by ValidateTraining; its axes are checked as
   // the synthetic task's meanwhile.
-  const TaskInfo& task = TaskOrSynthetic(spec.training().task());
+  const TaskInfo& task = TaskOrDefault(spec.training().task());
   if (!task.parameterized) {
     if (!axes.parameterizations().empty())
       return Invalid("spec.axes.parameterizations",
@@ -396,211 +271,6 @@ absl::Status ValidateSweepSpec(const qkov::v1::SweepSpec& spec,
       !st.ok())
     return st;
   return CheckInt("spec.priority", spec.priority(), -1000000, 1000000);
-}
-
-namespace {
-
-// A string protobuf's JSON printer writes unescaped: printable ASCII other
-// than '"', '\\', '<' and '>' (which it writes as \u003c / \u003e).
-bool PlainJsonString(const std::string& s) {
-  for (const char ch : s) {
-    if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' || ch == '<' ||
-        ch == '>')
-      return false;
-  }
-  return true;
-}
-
-// CanonicalJson of a flat message, only string, int32 and repeated double
-// fields (heatmaps, provenance), whose strings are plain and doubles finite,
-// written directly: what protobuf's printer gives (SimpleDtoa for doubles,
-// fields in declaration order, defaults printed), without its generic path
-// (a type resolver and a tree of default values per message). False: not
-// such a message; the library prints it. sweep_spec_test checks the two
-// agree byte for byte on random messages.
-bool FlatJson(const google::protobuf::Message& m, std::string* out) {
-  using google::protobuf::FieldDescriptor;
-  const google::protobuf::Descriptor* d = m.GetDescriptor();
-  const google::protobuf::Reflection* r = m.GetReflection();
-  if (d->oneof_decl_count() > 0) return false;
-  std::string json = "{";
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FieldDescriptor* f = d->field(i);
-    if (f->has_presence() && !f->is_repeated()) return false;
-    absl::StrAppend(&json, i ? "," : "", "\"", f->name(), "\":");
-    if (f->is_repeated()) {
-      if (f->cpp_type() != FieldDescriptor::CPPTYPE_DOUBLE) return false;
-      const auto values = r->GetRepeatedFieldRef<double>(m, f);
-      json += "[";
-      for (int k = 0; k < values.size(); ++k) {
-        if (!std::isfinite(values.Get(k))) return false;
-        absl::StrAppend(&json, k ? "," : "",
-                        google::protobuf::SimpleDtoa(values.Get(k)));
-      }
-      json += "]";
-      continue;
-    }
-    switch (f->cpp_type()) {
-      case FieldDescriptor::CPPTYPE_STRING: {
-        if (f->type() != FieldDescriptor::TYPE_STRING) return false;
-        const std::string s = r->GetString(m, f);
-        if (!PlainJsonString(s)) return false;
-        absl::StrAppend(&json, "\"", s, "\"");
-        break;
-      }
-      case FieldDescriptor::CPPTYPE_INT32:
-        absl::StrAppend(&json, r->GetInt32(m, f));
-        break;
-      default:
-        return false;
-    }
-  }
-  json += "}";
-  *out = std::move(json);
-  return true;
-}
-
-}  // namespace
-
-std::string CanonicalJson(const google::protobuf::Message& message) {
-  std::string out;
-  if (FlatJson(message, &out)) return out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = true;
-  // Printing a valid in-memory message cannot fail.
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  return out;
-}
-
-namespace {
-
-// The JSON member `"key":value` that CanonicalJson(c) contains, so that a
-// trial's canonical JSON can be assembled from per-axis pieces printed once
-// instead of printing every message of a 100k grid.
-std::string MemberOf(const qkov::v1::TrialConfig& c, const std::string& key) {
-  const std::string json = CanonicalJson(c);
-  const std::string tag = "\"" + key + "\":";
-  const size_t begin = json.find(tag);
-  int depth = 0;
-  bool in_string = false;
-  size_t i = begin + tag.size();
-  for (; i < json.size(); ++i) {
-    const char ch = json[i];
-    if (in_string) {
-      if (ch == '\\')
-        ++i;
-      else if (ch == '"')
-        in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '{' || ch == '[') {
-      ++depth;
-    } else if (ch == '}' || ch == ']') {
-      if (depth == 0) break;
-      --depth;
-    } else if (ch == ',' && depth == 0) {
-      break;
-    }
-  }
-  return json.substr(begin, i - begin);
-}
-
-}  // namespace
-
-std::string TrainingPb(const qkov::v1::SweepSpec& spec) {
-  qkov::v1::TrialConfig training_only;
-  *training_only.mutable_training() = spec.training();
-  return training_only.SerializeAsString();
-}
-
-std::vector<ExpandedTrial> ExpandSweep(const qkov::v1::SweepSpec& spec) {
-  std::vector<ExpandedTrial> out;
-  const auto& axes = spec.axes();
-  std::vector<int> params(axes.parameterizations().begin(),
-                          axes.parameterizations().end());
-  if (params.empty())
-    params.push_back(qkov::v1::PARAMETERIZATION_UNSPECIFIED);  // theory
-  std::vector<double> alphas(axes.alphas().begin(), axes.alphas().end());
-  if (alphas.empty())
-    alphas.push_back(0);  // unset: not a fixed-attention trial
-  const std::vector<qkov::v1::Arm> arms = ArmsOf(spec);
-  const bool named = !axes.arms().empty();
-  out.reserve(params.size() * std::max(1, axes.lr_ratios_size()) *
-              std::max(1, axes.eta_ovs_size()) * axes.seeds_size() *
-              alphas.size() * arms.size());
-  // Canonical JSON = {parameterization, lr_ratio, eta_ov, seed, training,
-  // alpha[, arm]} in field order, exactly as CanonicalJson(TrialConfig)
-  // prints it (sweep_spec_test checks the two agree); `arm` is printed only
-  // where it is set.
-  std::vector<std::string> p_json, s_json, a_json;
-  qkov::v1::TrialConfig c;
-  for (double a : alphas) {
-    c.set_alpha(a);
-    a_json.push_back(MemberOf(c, "alpha"));
-  }
-  for (int p : params) {
-    c.set_parameterization(static_cast<qkov::v1::Parameterization>(p));
-    p_json.push_back(MemberOf(c, "parameterization"));
-  }
-  for (uint64_t sd : axes.seeds()) {
-    c.set_seed(sd);
-    s_json.push_back(MemberOf(c, "seed"));
-  }
-  for (const qkov::v1::Arm& arm : arms) {
-    std::vector<double> ratios(axes.lr_ratios().begin(),
-                               axes.lr_ratios().end());
-    if (arm.has_lr_ratio()) ratios = {arm.lr_ratio()};
-    std::vector<double> etas(axes.eta_ovs().begin(), axes.eta_ovs().end());
-    if (arm.has_eta_ov()) etas = {arm.eta_ov()};
-    std::vector<std::string> r_json, e_json;
-    for (double r : ratios) {
-      c.set_lr_ratio(r);
-      r_json.push_back(MemberOf(c, "lr_ratio"));
-    }
-    for (double e : etas) {
-      c.set_eta_ov(e);
-      e_json.push_back(MemberOf(c, "eta_ov"));
-    }
-    *c.mutable_training() = arm.training();
-    const std::string training_json = MemberOf(c, "training");
-    std::string arm_json;
-    std::string training_pb;
-    if (named) {
-      c.set_arm(arm.name());
-      arm_json = absl::StrCat(",", MemberOf(c, "arm"));
-      qkov::v1::TrialConfig training_only;
-      *training_only.mutable_training() = arm.training();
-      training_pb = training_only.SerializeAsString();
-    }
-    for (size_t pi = 0; pi < params.size(); ++pi) {
-      for (size_t ri = 0; ri < ratios.size(); ++ri) {
-        for (size_t ei = 0; ei < etas.size(); ++ei) {
-          for (int si = 0; si < axes.seeds_size(); ++si) {
-            for (size_t ai = 0; ai < alphas.size(); ++ai) {
-              ExpandedTrial t;
-              t.config.set_parameterization(
-                  static_cast<qkov::v1::Parameterization>(params[pi]));
-              t.config.set_lr_ratio(ratios[ri]);
-              t.config.set_eta_ov(etas[ei]);
-              t.config.set_seed(axes.seeds(si));
-              t.config.set_alpha(alphas[ai]);
-              if (named) t.config.set_arm(arm.name());
-              t.config_json =
-                  absl::StrCat("{", p_json[pi], ",", r_json[ri], ",",
-                               e_json[ei], ",", s_json[si], ",", training_json,
-                               ",", a_json[ai], arm_json, "}");
-              t.axes_pb = t.config.SerializeAsString();
-              t.training_pb = training_pb;
-              t.config_hash = Sha256Hex(t.config_json);
-              out.push_back(std::move(t));
-            }
-          }
-        }
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace qkov::core

@@ -19,12 +19,9 @@ std::string TrialMemorySizes(const qkov::v1::Training& t) {
 }
 
 int64_t EstimateStackedTrialBytes(const qkov::v1::Training& t) {
-  if (!TaskOrSynthetic(t.task()).stacks) return 0;
-  const double v = t.synthetic().vocab_size();
-  const double seq = t.synthetic().seq_len();
-  const double b = t.batch_size();
-  return ClampedBytes(4 * (18 * v * v + 16 * b * v + 4 * b * seq) +
-                      16 * b * seq + 65536);
+  if (!TaskOrDefault(t.task()).stacks) return 0;
+  const TaskSettings& s = TaskSettingsOf(t);
+  return s.stacked_trial_bytes == nullptr ? 0 : s.stacked_trial_bytes(t);
 }
 
 int TrialsThatFit(const qkov::v1::Training& t, int64_t budget_bytes,

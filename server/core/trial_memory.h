@@ -29,14 +29,12 @@ int64_t EstimateTrialMemoryBytes(const qkov::v1::Training& training);
 std::string TrialMemorySizes(const qkov::v1::Training& training);
 
 // An upper estimate of the memory one more trial adds to a stack of trials
-// that a worker trains together (the synthetic task, the only kind that
-// stacks): its four circuit factors with their gradients and two optimizer
-// moments, and the QK and OV circuits formed on report steps (18 V^2
-// floats), the analytic engine's per-trial buffers (16 B V + 4 B T floats),
-// its batch's tokens on host and device (2 B T int64) and its random
-// streams and statistics (64 KiB). 0 for kinds that train one trial
-// at a time. tests/integration/stack_memory_test.cc holds it against the
-// memory a stack of trials takes.
+// that a worker trains together: its settings message's model
+// (TaskSettings::stacked_trial_bytes; the synthetic task's is its circuits,
+// gradients, optimizer moments and buffers, worker/tasks/synthetic/
+// synthetic_settings.cc). 0 for tasks that train one trial at a time.
+// tests/integration/stack_memory_test.cc holds it against the memory a
+// stack of trials takes.
 int64_t EstimateStackedTrialBytes(const qkov::v1::Training& training);
 
 // How many trials of `training` one lease may hold for a worker with

@@ -195,7 +195,6 @@ absl::Status CheckNeedle(const TrialOptions& o) {
 
 const NeedleTrainer kTrainer;
 const training::TrainingTaskRegistration kNeedle({
-    training::TaskKind{},  // assigned
     "needle",
     {"needle"},
     &kTrainer,

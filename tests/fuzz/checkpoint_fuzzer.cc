@@ -13,7 +13,7 @@
 #include <fstream>
 
 #include "tests/fuzz/fuzz_support.h"
-#include "tests/unit/training/synthetic/small_trial.h"
+#include "tests/unit/tasks/synthetic/small_trial.h"
 #include "worker/training/trainer.h"
 
 namespace training = qkov::training;

@@ -6,7 +6,7 @@
 // (Decode(Encode(text)) == text for any bytes) and each id's span covers
 // exactly its bytes.
 #include "tests/fuzz/fuzz_support.h"
-#include "worker/training/text/gpt2_bpe.h"
+#include "worker/tasks/text/gpt2_bpe.h"
 
 namespace text = qkov::training::text;
 

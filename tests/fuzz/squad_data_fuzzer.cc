@@ -5,7 +5,7 @@
 // question has as many answer starts as answers, each start inside its
 // context (counted in code points, as the file counts).
 #include "tests/fuzz/fuzz_support.h"
-#include "worker/training/squad/squad_data.h"
+#include "worker/tasks/squad/squad_data.h"
 
 namespace squad = qkov::training::squad;
 

@@ -6,7 +6,7 @@
 // accepted file gives examples whose labels index label_names and whose
 // rationales have one value in [0, 1] per word.
 #include "tests/fuzz/fuzz_support.h"
-#include "worker/training/text/datasets.h"
+#include "worker/tasks/text/datasets.h"
 
 namespace text = qkov::training::text;
 

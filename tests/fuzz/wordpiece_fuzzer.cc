@@ -7,7 +7,7 @@
 // piece the index of a word.
 #include "absl/strings/str_split.h"
 #include "tests/fuzz/fuzz_support.h"
-#include "worker/training/text/wordpiece.h"
+#include "worker/tasks/text/wordpiece.h"
 
 namespace text = qkov::training::text;
 

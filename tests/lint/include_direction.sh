@@ -22,7 +22,9 @@ rules=(
   "storage/:server/ worker/ client/ http/"
   "server/core/:server/service/"
   "server/:worker/ client/"
-  "worker/training/:worker/agent/"
+  "worker/training/:worker/agent/ worker/tasks/ worker/data/"
+  "worker/agent/:worker/tasks/ worker/data/"
+  "worker/tasks/:worker/data/"
   "worker/data/:worker/agent/"
   "worker/:server/ client/ storage/"
   "client/:server/ worker/ storage/ http/"
@@ -58,5 +60,12 @@ while read -r entry; do
     failed=1
   }
 done <<<"$allowed"
-[ "$failed" = 0 ] && echo "include_direction: every include of $(wc -l <<<"$found") goes the right way, but the $(grep -c . <<<"$allowed" || true) listed"
+listed=$(grep -c . <<<"$allowed" || true)
+if [ "$failed" = 0 ]; then
+  if [ "$listed" = 0 ]; then
+    echo "include_direction: every include of $(wc -l <<<"$found") goes the right way"
+  else
+    echo "include_direction: every include of $(wc -l <<<"$found") goes the right way, but the $listed listed"
+  fi
+fi
 exit "$failed"

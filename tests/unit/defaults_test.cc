@@ -15,10 +15,10 @@
 #include "server/core/sweep_spec.h"
 #include "tests/data_available.h"
 #include "worker/agent/trial_options.h"
+#include "worker/tasks/squad/squad_options.h"
+#include "worker/tasks/text/text_options.h"
+#include "worker/tasks/theory/theory_options.h"
 #include "worker/training/config.h"
-#include "worker/training/squad/squad_options.h"
-#include "worker/training/text/text_options.h"
-#include "worker/training/theory/theory_options.h"
 #include "worker/training/trainer.h"
 
 namespace qkov {
@@ -267,7 +267,7 @@ TEST(TextTaskTest, ASweepFileOfEachTextTaskReachesTheWorkerComplete) {
   *config.mutable_training() = spec->training();
   absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->kind, training::TaskKind::kText);
+  EXPECT_EQ(o->task, "hatexplain");
   EXPECT_EQ(
       o->TaskOptions<training::text::TextTaskOptions>().model.shape.d_model,
       64);
@@ -418,7 +418,7 @@ TEST(SquadTaskTest, ASweepFileReachesTheWorkerWithTheAuthorsSettings) {
   *config.mutable_training() = spec->training();
   absl::StatusOr<training::TrialOptions> o = agent::ToTrialOptions(config);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->kind, training::TaskKind::kSquad);
+  EXPECT_EQ(o->task, "squad");
   const training::squad::SquadTaskOptions& q =
       o->TaskOptions<training::squad::SquadTaskOptions>();
   EXPECT_EQ(q.model.shape.layers, 6);

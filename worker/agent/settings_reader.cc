@@ -3,25 +3,14 @@
 #include <vector>
 
 #include "common/static_registry.h"
-#include "worker/training/squad/squad_settings_reader.h"
-#include "worker/training/synthetic/synthetic_settings_reader.h"
-#include "worker/training/text/text_settings_reader.h"
-#include "worker/training/theory/theory_settings_reader.h"
 
 namespace qkov::agent {
 namespace {
 
-// This repository's readers, an entry each, declared in their folders under
-// worker/training/; RegisterSettingsReader appends the others.
-std::vector<SettingsReader> BuiltIn() {
-  return {training::SyntheticSettingsReader(), training::TheorySettingsReader(),
-          training::text::TextSettingsReader(),
-          training::squad::SquadSettingsReader()};
-}
-
+// Every registered reader (each task package registers its own).
 StaticRegistry<SettingsReader>& Registry() {
   static auto* const registry =
-      new StaticRegistry<SettingsReader>("settings reader", BuiltIn());
+      new StaticRegistry<SettingsReader>("settings reader", {});
   return *registry;
 }
 

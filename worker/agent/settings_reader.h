@@ -1,11 +1,10 @@
 // How the worker's agent reads a task's settings message (a qkov.v1.Training
 // field; common/task_settings.h checked it first) into the options its
-// trainer uses as they are: one reader per message, declared in the folder
-// of the tasks that read it (worker/training/text/text_settings_reader.h,
-// ...; compiled into the agent, the one library that links the proto and the
-// trainers) and listed in settings_reader.cc's table, or added from a task's
-// own folder by a SettingsReaderRegistration (docs/adding-a-task.md).
-// ToTrialOptions looks the reader up by the task's `settings`.
+// trainer uses as they are: one reader per message, registered by a
+// SettingsReaderRegistration in the folder of the package whose tasks read
+// it (worker/tasks/text/text_settings_reader.cc, a lab's own anywhere;
+// docs/adding-a-task.md). ToTrialOptions looks the reader up by the task's
+// `settings`.
 #ifndef QKOV_WORKER_AGENT_SETTINGS_READER_H_
 #define QKOV_WORKER_AGENT_SETTINGS_READER_H_
 

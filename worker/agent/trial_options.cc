@@ -74,14 +74,12 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
     const v1::TrialConfig& c) {
   training::TrialOptions o;
   const v1::Training& t = c.training();
-  const training::TrainingTask* task =
-      training::TrainingTaskNamed(TaskName(t.task()));
-  if (task == nullptr) {
+  o.task = TaskName(t.task());
+  if (training::TrainingTaskNamed(o.task) == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "training.task: unknown value ", static_cast<int>(t.task()),
         " (expected ", training::TrainedTaskNames(), ")"));
   }
-  o.kind = task->kind;
   // The task's settings message is checked here, on the proto, by the
   // server's own check (common/task_settings.h; field paths relative to the
   // training settings, as TrialOptions::Validate's); Validate checks the
@@ -89,7 +87,7 @@ absl::StatusOr<training::TrialOptions> ToTrialOptions(
   RETURN_IF_ERROR(TaskSettingsOf(t).check(t, ""));
   // The text and SQuAD tasks' settings are read for those tasks only (the
   // task table's `settings`); other settings keep their defaults.
-  const TaskInfo& info = TaskOrSynthetic(t.task());
+  const TaskInfo& info = TaskOrDefault(t.task());
   const SettingsReader* reader = FindSettingsReader(info.settings);
   if (reader == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("training.", info.settings,

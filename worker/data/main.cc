@@ -46,10 +46,10 @@
 #include "worker/data/data_manual.h"
 #include "worker/data/dataset_files.h"
 #include "worker/data/fetch.h"
-#include "worker/training/squad/squad_data.h"
-#include "worker/training/text/datasets.h"
-#include "worker/training/text/gpt2_bpe.h"
-#include "worker/training/text/wordpiece.h"
+#include "worker/tasks/squad/squad_data.h"
+#include "worker/tasks/text/datasets.h"
+#include "worker/tasks/text/gpt2_bpe.h"
+#include "worker/tasks/text/wordpiece.h"
 
 ABSL_FLAG(std::string, format, "jsonl",
           "jsonl, hatexplain, hatexplain_official, linzen_tsv, sva_filtered, "

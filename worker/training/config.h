@@ -31,13 +31,6 @@ inline bool OvFactorized(Parameterization p) {
   return p == Parameterization::kFafo || p == Parameterization::kCafo;
 }
 
-// The kinds of trial the worker trains; each has one entry, with its
-// trainer, in task_registry.h. These are this repository's trainers; a
-// trainer registered from another folder gets the next number (its index in
-// TrainingTasks()).
-enum class TaskKind { kSynthetic, kFixedAttention, kTheory, kText, kSquad };
-const char* TaskKindName(TaskKind kind);
-
 enum class OptimizerKind { kSgd, kAdamW };
 enum class ScheduleKind { kConstant, kCosineWarmup, kQkRamp, kOneCycle };
 enum class InitKind { kIdentity, kDefaultLinear };
@@ -87,7 +80,10 @@ struct EvalOptions {
 };
 
 struct TrialOptions {
-  TaskKind kind = TaskKind::kSynthetic;
+  // The task, as the task table (common/task_info.h) names it; its trainer
+  // is the task registry's entry that trains it (task_registry.h). Empty:
+  // the default task (DefaultTask(), config.proto's first).
+  std::string task;
   Parameterization parameterization = Parameterization::kFafo;
   double lr_ratio = 1.0;  // eta_QK / eta_OV
   double eta_ov = 1e-2;
@@ -117,6 +113,9 @@ struct TrialOptions {
   // ToTrialOptions), and the text and SQuAD settings are not checked again
   // here.
   absl::Status Validate() const;
+
+  // `task`, or the default task's name when it is empty.
+  const std::string& TaskName() const;
 
   // task_options as the T its task reads; T's defaults when it holds none.
   // Throws std::bad_any_cast when it holds another task's (a programming

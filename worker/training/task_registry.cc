@@ -1,29 +1,19 @@
 #include "worker/training/task_registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "common/task_info.h"
-#include "worker/training/squad/squad_task_trainer.h"
-#include "worker/training/synthetic/fixed_attention.h"
-#include "worker/training/synthetic/synthetic_trainer.h"
-#include "worker/training/text/text_trainer.h"
-#include "worker/training/theory/theory_trainer.h"
 
 namespace qkov::training {
 namespace {
 
-// This repository's trainers, one line each; RegisterTrainingTask appends
-// the others.
+// Every registered trainer; sorted at the first lookup.
 std::vector<TrainingTask>* TrainingTaskList() {
-  // Each entry is declared in its task's folder; in TaskKind's order.
-  static std::vector<TrainingTask>* const tasks = new std::vector<TrainingTask>{
-      SyntheticTrainingTask(),    FixedAttentionTrainingTask(),
-      TheoryTrainingTask(),       text::TextTrainingTask(),
-      squad::SquadTrainingTask(),
-  };
+  static std::vector<TrainingTask>* const tasks = new std::vector<TrainingTask>;
   return tasks;
 }
 
@@ -39,18 +29,13 @@ std::atomic<bool> looked_up{false};
 }  // namespace
 
 const std::vector<TrainingTask>& TrainingTasks() {
-  // The first lookup seals the list and checks the registered entries
-  // against the task table (registered at static initialization too, in an
-  // order C++ leaves open, so not checkable when each registers).
+  // The first lookup seals the list, checks each entry against the task
+  // table (registered at static initialization too, in an order C++ leaves
+  // open, so not checkable when each registers) and sorts it by the kind of
+  // the first task each trains.
   static const bool checked = [] {
     looked_up.store(true, std::memory_order_relaxed);
-    const std::vector<TrainingTask>& tasks = *TrainingTaskList();
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      if (static_cast<size_t>(tasks[i].kind) != i)
-        DieRegistering(tasks[i].name,
-                       "its TaskKind is not its place in the "
-                       "table (TrainingTaskFor indexes by it)");
-    }
+    std::vector<TrainingTask>& tasks = *TrainingTaskList();
     for (const TrainingTask& t : tasks) {
       for (const std::string& name : t.task_names)
         if (FindTask(name) == nullptr)
@@ -58,6 +43,11 @@ const std::vector<TrainingTask>& TrainingTasks() {
                          absl::StrCat("the task table has no task ", name,
                                       " (register its TaskInfo)"));
     }
+    std::sort(tasks.begin(), tasks.end(),
+              [](const TrainingTask& a, const TrainingTask& b) {
+                return FindTask(a.task_names.front())->kind <
+                       FindTask(b.task_names.front())->kind;
+              });
     return true;
   }();
   (void)checked;
@@ -81,12 +71,7 @@ void RegisterTrainingTask(TrainingTask task) {
     DieRegistering(task.name,
                    "registered after the first lookup (register "
                    "at static initialization)");
-  task.kind = static_cast<TaskKind>(tasks->size());
   tasks->push_back(std::move(task));
-}
-
-const TrainingTask& TrainingTaskFor(TaskKind kind) {
-  return TrainingTasks()[static_cast<size_t>(kind)];
 }
 
 const TrainingTask* TrainingTaskNamed(absl::string_view task_name) {

@@ -1,13 +1,10 @@
-// The tasks the worker trains, one entry each: the training kind, its name,
-// the task table's names it trains (common/task_info.h; the text trainer
-// trains text, hatexplain and sva), its trainer, and the checks of the
-// options only it reads. This repository's trainers are task_registry.cc's
-// table, one line each, of entries each task's folder declares
-// (theory/theory_trainer.h's TheoryTrainingTask(), ...); a task defined
-// elsewhere adds its entry with a
-// TrainingTaskRegistration in its own folder (docs/adding-a-task.md).
-// RunTrials, the agent's conversion of a lease and TrialOptions::Validate
-// look a task up here instead of testing its kind.
+// The trainers the worker has, one entry each: its name, the task table's
+// names it trains (common/task_info.h; the text trainer trains text,
+// hatexplain and sva), its trainer, and the checks of the options only it
+// reads. Each task package registers its entry from its own folder with a
+// TrainingTaskRegistration (worker/tasks/*/..._trainer.cc, a lab's own
+// anywhere; docs/adding-a-task.md). RunTrials and TrialOptions::Validate
+// look a trial's task up here by its name instead of testing it.
 #ifndef QKOV_WORKER_TRAINING_TASK_REGISTRY_H_
 #define QKOV_WORKER_TRAINING_TASK_REGISTRY_H_
 
@@ -23,9 +20,7 @@
 namespace qkov::training {
 
 struct TrainingTask {
-  // The table's TaskKind; a registered task's is assigned (its index here).
-  TaskKind kind;
-  const char* name;                     // TaskKindName
+  const char* name;                     // the trainer's, for refusals
   std::vector<std::string> task_names;  // the task table's names it trains
   const TaskTrainer* trainer;
   // The task's own checks (its rates and settings), with field paths
@@ -36,10 +31,11 @@ struct TrainingTask {
   bool trains_a_model = true;
 };
 
-// Every task, in TaskKind's order: the table's, then the registered ones.
+// Every trainer, in the order of the task table's kinds of the first task
+// each trains (config.proto's first).
 const std::vector<TrainingTask>& TrainingTasks();
 
-// Adds `task` (its kind is ignored and assigned) to TrainingTasks(). Called
+// Adds `task` to TrainingTasks(). Called
 // before main() by a TrainingTaskRegistration, like common/task_info.h's
 // RegisterTask; dies, naming the task, on a name trained already, a task
 // name the task table lacks, a null trainer or check, or when called after
@@ -52,9 +48,6 @@ class TrainingTaskRegistration {
     RegisterTrainingTask(std::move(task));
   }
 };
-
-// The entry of `kind` (every TaskKind has one).
-const TrainingTask& TrainingTaskFor(TaskKind kind);
 
 // The entry that trains the task table's `task_name`, or nullptr.
 const TrainingTask* TrainingTaskNamed(absl::string_view task_name);

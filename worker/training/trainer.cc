@@ -25,21 +25,21 @@ std::string TorchVersion() {
                       ".", TORCH_VERSION_PATCH);
 }
 
-const TaskTrainer& TrainerFor(TaskKind kind) {
-  return *TrainingTaskFor(kind).trainer;
+const TaskTrainer& TrainerFor(const TrialOptions& options) {
+  return *TrainingTaskNamed(options.TaskName())->trainer;
 }
 
 absl::Status CheckBatchable(const std::vector<TrialOptions>& options) {
   if (options.empty()) return absl::InvalidArgumentError("no trials");
   for (const TrialOptions& o : options) {
     if (absl::Status s = o.Validate(); !s.ok()) return s;
-    if (o.kind != options[0].kind) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "trials in one batch need one task kind (",
-          TaskKindName(options[0].kind), " and ", TaskKindName(o.kind), ")"));
+    if (o.TaskName() != options[0].TaskName()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("trials in one batch need one task (",
+                       options[0].TaskName(), " and ", o.TaskName(), ")"));
     }
   }
-  return TrainerFor(options[0].kind).CheckBatchable(options);
+  return TrainerFor(options[0]).CheckBatchable(options);
 }
 
 absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
@@ -53,7 +53,7 @@ absl::StatusOr<std::vector<TrialOutcome>> RunTrials(
         "one observer and one resume checkpoint (or \"\") per trial");
   }
   return CatchTorchErrors([&] {
-    return TrainerFor(options[0].kind)
+    return TrainerFor(options[0])
         .Train(options, observers, device, resume_from);
   });
 }

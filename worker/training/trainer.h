@@ -30,10 +30,11 @@
 
 namespace qkov::training {
 
-// The trainer of `kind`.
-const TaskTrainer& TrainerFor(TaskKind kind);
+// The trainer of `options`' task; the options must be valid
+// (TrialOptions::Validate: a task this worker trains).
+const TaskTrainer& TrainerFor(const TrialOptions& options);
 
-// OK when the trials can train in one batch: all valid, of one kind, and
+// OK when the trials can train in one batch: all valid, of one task, and
 // batchable by its trainer.
 absl::Status CheckBatchable(const std::vector<TrialOptions>& options);
 

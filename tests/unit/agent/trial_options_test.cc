@@ -16,8 +16,8 @@
 #include "common/trial_defaults.h"
 #include "tests/unit/agent/synthetic_config.h"
 #include "worker/agent/settings_reader.h"
-#include "worker/training/text/text_options.h"
-#include "worker/training/theory/theory_options.h"
+#include "worker/tasks/text/text_options.h"
+#include "worker/tasks/theory/theory_options.h"
 
 namespace qkov::agent {
 namespace {
@@ -32,7 +32,7 @@ TEST(TrialOptionsTest, ConvertsEveryEnumOfASyntheticTrial) {
   c.mutable_training()->mutable_init()->set_ov(v1::INIT_DEFAULT_LINEAR);
   absl::StatusOr<training::TrialOptions> o = ToTrialOptions(c);
   ASSERT_TRUE(o.ok()) << o.status();
-  EXPECT_EQ(o->kind, training::TaskKind::kSynthetic);
+  EXPECT_EQ(o->task, "synthetic");
   EXPECT_EQ(o->parameterization, training::Parameterization::kCafo);
   EXPECT_EQ(o->optimizer.kind, training::OptimizerKind::kAdamW);
   EXPECT_EQ(o->optimizer.schedule, training::ScheduleKind::kQkRamp);
@@ -57,7 +57,7 @@ TEST(TrialOptionsTest, UnknownEnumValuesAreRefusedByField) {
          c->mutable_training()->set_task(static_cast<v1::TaskKind>(99));
        },
        "training.task: unknown value 99 (expected synthetic, "
-       "fixed_attention, theory, text, hatexplain, sva or squad)"},
+       "theory, fixed_attention, text, hatexplain, sva or squad)"},
       {[](v1::TrialConfig* c) {
          c->mutable_training()->mutable_optimizer()->set_kind(
              v1::OPTIMIZER_KIND_UNSPECIFIED);

@@ -7,12 +7,15 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "common/task_kind.h"
 #include "qkov/v1/config.pb.h"
 
 namespace qkov {
 namespace {
 
+// Each package registers its tasks from its own folder with config.proto's
+// number; each number must be the value config.proto names after the task.
 TEST(TaskInfoTest, EveryProtoTaskKindHasOneEntryUnderItsName) {
   std::set<std::string> names;
   for (const TaskInfo& t : Tasks()) {
@@ -25,14 +28,19 @@ TEST(TaskInfoTest, EveryProtoTaskKindHasOneEntryUnderItsName) {
     const auto kind = static_cast<v1::TaskKind>(k);
     const TaskInfo* t = FindTask(kind);
     ASSERT_NE(t, nullptr) << v1::TaskKind_Name(kind);
-    EXPECT_EQ(t->name, TaskName(kind));
+    EXPECT_EQ("TASK_" + absl::AsciiStrToUpper(t->name),
+              v1::TaskKind_Name(kind));
+    EXPECT_EQ(t->kind, k);
     EXPECT_EQ(FindTask(t->name), t);
   }
   EXPECT_EQ(kinds, static_cast<int>(Tasks().size()));
   EXPECT_EQ(FindTask(v1::TASK_KIND_UNSPECIFIED), nullptr);
   EXPECT_EQ(FindTask(static_cast<v1::TaskKind>(99)), nullptr);
   EXPECT_EQ(FindTask("no_such_task"), nullptr);
-  EXPECT_EQ(TaskOrSynthetic(static_cast<v1::TaskKind>(99)).name, "synthetic");
+  EXPECT_EQ(TaskOrDefault(static_cast<v1::TaskKind>(99)).name, "synthetic");
+  EXPECT_EQ(&DefaultTask(), FindTask(v1::TASK_SYNTHETIC));
+  for (size_t i = 1; i < Tasks().size(); ++i)
+    EXPECT_LT(Tasks()[i - 1].kind, Tasks()[i].kind) << Tasks()[i].name;
   EXPECT_EQ(FindTask(v1::TASK_FIXED_ATTENTION)->name, "fixed_attention");
 }
 

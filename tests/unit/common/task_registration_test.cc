@@ -71,8 +71,11 @@ TEST(TaskRegistrationTest, ARegisteredTaskIsFoundByNameAndNumber) {
   EXPECT_EQ(FindTask("registry_probe"), t);
   EXPECT_EQ(TaskName(kind), "registry_probe");
   EXPECT_EQ(TaskKindNumber(*t), kProbeKind);
-  // After the table's own tasks, which keep config.proto's numbers.
-  EXPECT_EQ(&Tasks().back(), t);
+  // After config.proto's tasks, which keep its numbers: the list is in the
+  // order of the kinds, whatever the order of registration.
+  EXPECT_LT(FindTask("squad"), t);
+  for (size_t i = 1; i < Tasks().size(); ++i)
+    EXPECT_LT(Tasks()[i - 1].kind, Tasks()[i].kind);
   EXPECT_EQ(TaskKindNumber(*FindTask("squad")), v1::TASK_SQUAD);
   EXPECT_EQ(FindTask(v1::TASK_SQUAD)->name, "squad");
   EXPECT_EQ(FinalResultNames("registry_probe").size(), 1u);
@@ -88,8 +91,11 @@ TEST(TaskRegistrationDeathTest, AmbiguousOrLateRegistrationsDieNamingTheTask) {
   EXPECT_DEATH(RegisterTask(Probe("other", kProbeKind)),
                "cannot register task \"other\": kind 1007 is the task "
                "registry_probe's");
-  EXPECT_DEATH(RegisterTask(Probe("low", 3)),
-               "cannot register task \"low\": kind 3 is below 1000");
+  EXPECT_DEATH(RegisterTask(Probe("low", 0)),
+               "cannot register task \"low\": kind 0 is below 1");
+  EXPECT_DEATH(RegisterTask(Probe("twin", 3)),
+               "cannot register task \"twin\": kind 3 is the task "
+               "fixed_attention's");
   EXPECT_DEATH(RegisterTask(Probe("", kProbeKind + 1)),
                "cannot register task \"\": no name");
   (void)Tasks();  // a lookup: the list is read without a lock from now on

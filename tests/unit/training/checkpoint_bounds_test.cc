@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tests/unit/training/synthetic/small_trial.h"
-#include "tests/unit/training/synthetic/synthetic_runs.h"
+#include "tests/unit/tasks/synthetic/small_trial.h"
+#include "tests/unit/tasks/synthetic/synthetic_runs.h"
 #include "worker/training/checkpoint.h"
 #include "worker/training/trainer.h"
 

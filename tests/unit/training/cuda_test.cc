@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tests/unit/tasks/synthetic/synthetic_runs.h"
 #include "tests/unit/training/shared_data.h"
-#include "tests/unit/training/synthetic/synthetic_runs.h"
+#include "worker/tasks/synthetic/synthetic_trainer.h"
 #include "worker/training/device_memory.h"
-#include "worker/training/synthetic/synthetic_trainer.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "common/trial_defaults.h"
+#include "worker/tasks/squad/squad_options.h"
+#include "worker/tasks/text/gpt2_bpe.h"
+#include "worker/tasks/text/text_options.h"
 #include "worker/training/config.h"
-#include "worker/training/squad/squad_options.h"
-#include "worker/training/text/gpt2_bpe.h"
-#include "worker/training/text/text_options.h"
 
 namespace qkov::training::testing {
 
@@ -43,7 +43,7 @@ inline const text::Gpt2BpeTokenizer& SharedGpt2() {
 // edges from `d` (common/trial_defaults.h, as the presets take them).
 inline TrialOptions TextTrialOptions(const defaults::TextDefaults& d) {
   TrialOptions o;
-  o.kind = TaskKind::kText;
+  o.task = "text";
   o.parameterization = Parameterization::kFafo;
   o.seed = 1234;
   o.batch_size = 32;

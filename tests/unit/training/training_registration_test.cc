@@ -44,23 +44,21 @@ TaskInfo ProbeInfo() {
 
 const ProbeTrainer kProbeTrainer;
 const TaskRegistration kProbeInfo(ProbeInfo());
-const TrainingTaskRegistration kProbe({TaskKind{},
-                                       "trainer_probe",
-                                       {"trainer_probe"},
-                                       &kProbeTrainer,
-                                       &CheckProbe});
+const TrainingTaskRegistration kProbe(
+    {"trainer_probe", {"trainer_probe"}, &kProbeTrainer, &CheckProbe});
 
-TEST(TrainingRegistrationTest, ARegisteredTrainerGetsTheNextKindAndTrains) {
+TEST(TrainingRegistrationTest,
+     ARegisteredTrainerComesAfterTheBuiltInsAndTrains) {
   const TrainingTask* t = TrainingTaskNamed("trainer_probe");
   ASSERT_NE(t, nullptr);
-  // After the table's five trainers.
-  EXPECT_EQ(static_cast<int>(t->kind), 5);
-  EXPECT_EQ(&TrainingTaskFor(t->kind), t);
-  EXPECT_STREQ(TaskKindName(t->kind), "trainer_probe");
+  // Its kind is above config.proto's, so it sorts after the five packages'
+  // trainers.
+  ASSERT_EQ(TrainingTasks().size(), 6u);
+  EXPECT_EQ(&TrainingTasks().back(), t);
   EXPECT_NE(TrainedTaskNames().find("trainer_probe"), std::string::npos);
 
   TrialOptions o;
-  o.kind = t->kind;
+  o.task = "trainer_probe";
   o.seed = 77;
   o.lr_ratio = 3;
   absl::StatusOr<TrialOutcome> out = RunTrial(o, nullptr);
@@ -76,22 +74,19 @@ TEST(TrainingRegistrationTest, ARegisteredTrainerGetsTheNextKindAndTrains) {
 }
 
 TEST(TrainingRegistrationDeathTest, BadOrLateRegistrationsDieNamingIt) {
-  EXPECT_DEATH(
-      RegisterTrainingTask(
-          {TaskKind{}, "again", {"synthetic"}, &kProbeTrainer, &CheckProbe}),
-      "cannot register trainer \"again\": synthetic is trained by "
-      "synthetic");
-  EXPECT_DEATH(
-      RegisterTrainingTask({TaskKind{}, "empty", {"x"}, nullptr, &CheckProbe}),
-      "cannot register trainer \"empty\": no name, trainer or check");
   EXPECT_DEATH(RegisterTrainingTask(
-                   {TaskKind{}, "none", {}, &kProbeTrainer, &CheckProbe}),
+                   {"again", {"synthetic"}, &kProbeTrainer, &CheckProbe}),
+               "cannot register trainer \"again\": synthetic is trained by "
+               "synthetic");
+  EXPECT_DEATH(RegisterTrainingTask({"empty", {"x"}, nullptr, &CheckProbe}),
+               "cannot register trainer \"empty\": no name, trainer or check");
+  EXPECT_DEATH(RegisterTrainingTask({"none", {}, &kProbeTrainer, &CheckProbe}),
                "cannot register trainer \"none\": trains no task");
   (void)TrainingTasks();  // a lookup: the list is read without a lock now
-  EXPECT_DEATH(RegisterTrainingTask(
-                   {TaskKind{}, "late", {"late"}, &kProbeTrainer, &CheckProbe}),
-               "cannot register trainer \"late\": registered after the first "
-               "lookup");
+  EXPECT_DEATH(
+      RegisterTrainingTask({"late", {"late"}, &kProbeTrainer, &CheckProbe}),
+      "cannot register trainer \"late\": registered after the first "
+      "lookup");
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// The text classification tasks' entries in the task table
+// (common/task_info.h), registered by text_task_info.cc. No LibTorch, no
+// proto: every program links it.
+#ifndef QKOV_WORKER_TASKS_TEXT_TEXT_TASK_INFO_H_
+#define QKOV_WORKER_TASKS_TEXT_TEXT_TASK_INFO_H_
+
+#include "common/task_info.h"
+
+namespace qkov::text {
+
+// One text classification task (docs/text-tasks.md): text (JSON lines of
+// your own), hatexplain and sva differ in their name, model and training
+// defaults, and the data files' format when the sweep names none.
+TaskInfo TextTaskInfo(const char* name, const defaults::TextDefaults& defaults,
+                      const char* format);
+
+// HateXplain and subject-verb agreement: TextTaskInfo with the authors'
+// defaults and file formats, and the presets of the paper's runs.
+TaskInfo HateXplainTaskInfo();
+TaskInfo SvaTaskInfo();
+
+}  // namespace qkov::text
+
+#endif  // QKOV_WORKER_TASKS_TEXT_TEXT_TASK_INFO_H_
