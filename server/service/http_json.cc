@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/task_info.h"
+#include "qkov/v1/config.pb.h"
 
 namespace qkov::service {
 
@@ -29,11 +29,12 @@ std::string TasksJson() {
     const MetricDefaults& v = t.views;
     tasks.push_back({
         {"name", t.name},
-        // As a sweep's JSON spells it: config.proto's name, or a
-        // registered task's number.
-        {"kind", t.kind != 0 ? nlohmann::json(t.kind)
-                             : nlohmann::json(absl::StrCat(
-                                   "TASK_", absl::AsciiStrToUpper(t.name)))},
+        // As a sweep's JSON spells it: config.proto's name of the number,
+        // or the number of a task config.proto does not name.
+        {"kind", qkov::v1::TaskKind_IsValid(t.kind)
+                     ? nlohmann::json(qkov::v1::TaskKind_Name(
+                           static_cast<qkov::v1::TaskKind>(t.kind)))
+                     : nlohmann::json(t.kind)},
         {"settings", t.settings},
         {"parameterized", t.parameterized},
         {"takes_alphas", t.takes_alphas},
