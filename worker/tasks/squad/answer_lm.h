@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "worker/training/heatmap.h"
 #include "worker/tasks/squad/squad_data.h"
 #include "worker/tasks/text/gpt2_bpe.h"
 #include "worker/tasks/text/text_model.h"
+#include "worker/training/heatmap.h"
 
 namespace qkov::training::squad {
 

@@ -1,6 +1,7 @@
 // The agent's reader of training.squad (worker/agent/settings_reader.h):
 // into SquadTaskOptions (squad_options.h): the data,
-// tokenizer, decoder and training of the SQuAD task. Proto-aware: the worker links it.
+// tokenizer, decoder and training of the SQuAD task. Proto-aware: the worker
+// links it.
 #ifndef QKOV_WORKER_TASKS_SQUAD_SQUAD_SETTINGS_READER_H_
 #define QKOV_WORKER_TASKS_SQUAD_SQUAD_SETTINGS_READER_H_
 

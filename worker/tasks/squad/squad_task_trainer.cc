@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "worker/training/seeding.h"
 #include "worker/tasks/squad/answer_lm.h"
 #include "worker/tasks/squad/glove.h"
 #include "worker/tasks/squad/squad_options.h"
 #include "worker/tasks/squad/squad_trainer.h"
+#include "worker/training/seeding.h"
 
 namespace qkov::training::squad {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "worker/training/config.h"
-#include "worker/training/heatmap.h"
 #include "worker/tasks/synthetic/model.h"
 #include "worker/tasks/synthetic/synthetic_task.h"
+#include "worker/training/config.h"
+#include "worker/training/heatmap.h"
 
 namespace qkov::training {
 

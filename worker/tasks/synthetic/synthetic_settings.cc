@@ -51,8 +51,8 @@ std::string SyntheticSizes(const qkov::v1::Training& t) {
 TaskSettings SyntheticSettings() {
   // name, apply_defaults, check, memory_bytes, memory_sizes,
   // stacked_trial_bytes
-  return {"synthetic",      nullptr,         &CheckSynthetic,
-          &SyntheticBytes,  &SyntheticSizes, &SyntheticStackedBytes};
+  return {"synthetic",     nullptr,         &CheckSynthetic,
+          &SyntheticBytes, &SyntheticSizes, &SyntheticStackedBytes};
 }
 
 namespace {

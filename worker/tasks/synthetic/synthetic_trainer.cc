@@ -6,13 +6,13 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/checkpoint_bounds.h"
-#include "worker/training/optimizer.h"
 #include "worker/tasks/synthetic/analytic_gradients.h"
 #include "worker/tasks/synthetic/metrics.h"
 #include "worker/tasks/synthetic/model.h"
 #include "worker/tasks/synthetic/mt19937.h"
 #include "worker/tasks/synthetic/synthetic_task.h"
+#include "worker/training/checkpoint_bounds.h"
+#include "worker/training/optimizer.h"
 #include "worker/training/torch_status.h"
 
 namespace qkov::training {
@@ -585,10 +585,7 @@ absl::StatusOr<std::vector<TrialOutcome>> SyntheticTrainer::Train(
 
 TrainingTask SyntheticTrainingTask() {
   static const SyntheticTrainer trainer;
-  return {"synthetic",
-          {"synthetic"},
-          &trainer,
-          [](const TrialOptions& o) {
+  return {"synthetic", {"synthetic"}, &trainer, [](const TrialOptions& o) {
             if (absl::Status s = CheckLrRatio(o); !s.ok()) return s;
             return o.synthetic.Validate();
           }};

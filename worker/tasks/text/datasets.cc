@@ -15,8 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "common/sha256.h"
 #include "common/trial_rules.h"
-#include "worker/training/seeding.h"
 #include "worker/tasks/text/json_errors.h"
+#include "worker/training/seeding.h"
 
 namespace qkov::training::text {
 namespace {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "worker/training/heatmap.h"
 #include "worker/tasks/text/encoding.h"
 #include "worker/tasks/text/text_model.h"
 #include "worker/tasks/text/text_options.h"
+#include "worker/training/heatmap.h"
 
 namespace qkov::training::text {
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/training/config.h"
 #include "worker/tasks/text/text_options.h"
+#include "worker/training/config.h"
 
 namespace qkov::training::text {
 

@@ -10,9 +10,9 @@
 
 #include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
-#include "worker/training/param_group.h"
 #include "worker/tasks/text/datasets.h"
 #include "worker/tasks/text/wordpiece.h"
+#include "worker/training/param_group.h"
 
 namespace qkov::training::text {
 

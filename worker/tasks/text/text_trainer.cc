@@ -8,14 +8,14 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "worker/training/checkpoint.h"
-#include "worker/training/optimizer.h"
-#include "worker/training/seeding.h"
 #include "worker/tasks/text/encoding.h"
 #include "worker/tasks/text/text_metrics.h"
 #include "worker/tasks/text/text_model.h"
 #include "worker/tasks/text/text_options.h"
 #include "worker/tasks/text/wordpiece.h"
+#include "worker/training/checkpoint.h"
+#include "worker/training/optimizer.h"
+#include "worker/training/seeding.h"
 #include "worker/training/torch_status.h"
 
 namespace qkov::training::text {
@@ -569,10 +569,7 @@ absl::StatusOr<TrialOutcome> TextTrainer::TrainOne(
 
 TrainingTask TextTrainingTask() {
   static const TextTrainer trainer;
-  return {"text",
-          {"text", "hatexplain", "sva"},
-          &trainer,
-          &CheckLrRatio};
+  return {"text", {"text", "hatexplain", "sva"}, &trainer, &CheckLrRatio};
 }
 
 namespace {

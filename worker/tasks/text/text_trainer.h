@@ -7,9 +7,9 @@
 #ifndef QKOV_WORKER_TASKS_TEXT_TEXT_TRAINER_H_
 #define QKOV_WORKER_TASKS_TEXT_TEXT_TRAINER_H_
 
+#include "worker/tasks/text/text_options.h"
 #include "worker/training/task_registry.h"
 #include "worker/training/task_trainer.h"
-#include "worker/tasks/text/text_options.h"
 
 namespace qkov::training::text {
 

@@ -35,8 +35,9 @@ absl::Status CheckTheorySettings(const qkov::v1::Training& t,
 TaskSettings TheorySettings() {
   // name, apply_defaults, check, memory_bytes, memory_sizes,
   // stacked_trial_bytes (no model to hold)
-  return {"theory", &ApplyTheoryDefaults, &CheckTheorySettings, nullptr,
-          nullptr,  nullptr};
+  return {
+      "theory", &ApplyTheoryDefaults, &CheckTheorySettings, nullptr, nullptr,
+      nullptr};
 }
 
 namespace {

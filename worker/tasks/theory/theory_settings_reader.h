@@ -1,5 +1,6 @@
 // The agent's reader of training.theory (worker/agent/settings_reader.h):
-// into TheoryOptions (theory_options.h), the ODE's. Proto-aware: the worker links it.
+// into TheoryOptions (theory_options.h), the ODE's. Proto-aware: the worker
+// links it.
 #ifndef QKOV_WORKER_TASKS_THEORY_THEORY_SETTINGS_READER_H_
 #define QKOV_WORKER_TASKS_THEORY_THEORY_SETTINGS_READER_H_
 

@@ -5,10 +5,10 @@
 #ifndef QKOV_WORKER_TASKS_THEORY_THEORY_TRAINER_H_
 #define QKOV_WORKER_TASKS_THEORY_THEORY_TRAINER_H_
 
-#include "worker/training/task_registry.h"
-#include "worker/training/task_trainer.h"
 #include "worker/tasks/theory/theory.h"
 #include "worker/tasks/theory/theory_options.h"
+#include "worker/training/task_registry.h"
+#include "worker/training/task_trainer.h"
 
 namespace qkov::training {
 

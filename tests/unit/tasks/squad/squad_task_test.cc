@@ -12,8 +12,8 @@
 #include "tests/data_available.h"
 #include "tests/unit/training/result_names_check.h"
 #include "tests/unit/training/shared_data.h"
-#include "worker/training/optimizer.h"
 #include "worker/tasks/squad/squad_task_trainer.h"
+#include "worker/training/optimizer.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {

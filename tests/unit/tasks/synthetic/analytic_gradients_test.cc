@@ -11,10 +11,10 @@
 #include <random>
 
 #include "tests/unit/tasks/synthetic/synthetic_runs.h"
-#include "worker/training/cpu_runtime.h"
 #include "worker/tasks/synthetic/model.h"
 #include "worker/tasks/synthetic/synthetic_task.h"
 #include "worker/tasks/synthetic/synthetic_trainer.h"
+#include "worker/training/cpu_runtime.h"
 
 namespace qkov::training {
 namespace {
