@@ -205,7 +205,7 @@ std::map<std::string, int> EnumNames(
     const google::protobuf::EnumDescriptor* type) {
   if (type == qkov::v1::TaskKind_descriptor()) {
     std::map<std::string, int> tasks;
-    for (const TaskInfo& t : Tasks()) tasks[t.name] = TaskKindNumber(t);
+    for (const TaskInfo& t : Tasks()) tasks[t.name] = t.kind;
     return tasks;
   }
   std::string prefix;

@@ -4,7 +4,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 
 namespace qkov {
 namespace {
@@ -21,8 +20,6 @@ std::string ProtoTaskName(int kind) {
 }
 
 }  // namespace
-
-int TaskKindNumber(const TaskInfo& task) { return task.kind; }
 
 std::string TaskName(qkov::v1::TaskKind kind) {
   const TaskInfo* t = FindTask(kind);

@@ -9,9 +9,6 @@
 
 namespace qkov {
 
-// The task's TaskKind number (its `kind`).
-int TaskKindNumber(const TaskInfo& task);
-
 // The task as sweep files spell it: TASK_FIXED_ATTENTION ->
 // "fixed_attention", a registered task's number -> its name; "" for
 // TASK_KIND_UNSPECIFIED and unknown numbers.

@@ -70,13 +70,13 @@ TEST(TaskRegistrationTest, ARegisteredTaskIsFoundByNameAndNumber) {
   EXPECT_EQ(t->name, "registry_probe");
   EXPECT_EQ(FindTask("registry_probe"), t);
   EXPECT_EQ(TaskName(kind), "registry_probe");
-  EXPECT_EQ(TaskKindNumber(*t), kProbeKind);
+  EXPECT_EQ(t->kind, kProbeKind);
   // After config.proto's tasks, which keep its numbers: the list is in the
   // order of the kinds, whatever the order of registration.
   EXPECT_LT(FindTask("squad"), t);
   for (size_t i = 1; i < Tasks().size(); ++i)
     EXPECT_LT(Tasks()[i - 1].kind, Tasks()[i].kind);
-  EXPECT_EQ(TaskKindNumber(*FindTask("squad")), v1::TASK_SQUAD);
+  EXPECT_EQ(FindTask("squad")->kind, v1::TASK_SQUAD);
   EXPECT_EQ(FindTask(v1::TASK_SQUAD)->name, "squad");
   EXPECT_EQ(FinalResultNames("registry_probe").size(), 1u);
   EXPECT_NE(TaskNameList().find("registry_probe"), std::string::npos);
