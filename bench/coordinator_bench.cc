@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
                                  config.coordinator);
     v1::SubmitSweepRequest req;
     *req.mutable_spec() = Spec("direct", 40000);
-    if (!core.SubmitSweep(req).ok()) std::abort();
+    if (!core.sweeps().SubmitSweep(req).ok()) std::abort();
     std::atomic<int64_t> cycles{0};
     std::atomic<bool> stop{false};
     std::vector<std::thread> pool;
@@ -236,20 +236,20 @@ int main(int argc, char** argv) {
         v1::RegisterWorkerRequest reg;
         reg.set_name(absl::StrCat("direct-", k));
         Worker w;
-        auto registered = core.RegisterWorker(reg);
+        auto registered = core.workers().RegisterWorker(reg);
         w.id = registered->worker_id();
         w.key = registered->worker_key();
         v1::LeaseTrialRequest lr;
         lr.set_worker_id(w.id);
         lr.set_worker_key(w.key);
         lr.set_max_trials(batch);
-        auto lease = core.LeaseTrial(lr);
+        auto lease = core.workers().LeaseTrial(lr);
         while (!stop && lease.ok() &&
                lease->outcome() == v1::LeaseTrialResponse::LEASED) {
           if (batch == 1) {
             v1::CompleteTrialRequest c = Completion(w, lease->lease());
             c.set_lease_next(true);
-            auto resp = core.CompleteTrial(c);
+            auto resp = core.workers().CompleteTrial(c);
             if (!resp.ok()) std::abort();
             *lease = resp->next();
             ++cycles;
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
           *c.add_trials() = Completion(w, lease->lease());
           for (const v1::Lease& l : lease->more())
             *c.add_trials() = Completion(w, l);
-          auto resp = core.CompleteTrials(c);
+          auto resp = core.workers().CompleteTrials(c);
           if (!resp.ok()) std::abort();
           *lease = resp->next();
           cycles += c.trials_size();

@@ -1,5 +1,7 @@
-// ResultsStore: workers and leases (register, lease, fence, heartbeat, fail,
-// expire).
+// LeaseQueries (storage/lease_queries.h), and StoreCore's fencing step,
+// CheckLease.
+#include "storage/lease_queries.h"
+
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -11,7 +13,6 @@
 #include "common/lease_limits.h"
 #include "common/status_macros.h"
 #include "common/text.h"
-#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -101,14 +102,14 @@ LeaseRecord LeaseOf(const Statement& s, int next, int pb_col) {
 
 }  // namespace
 
-absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
+absl::Status LeaseQueries::RegisterWorker(const std::string& worker_id,
                                           const std::string& name, int slots,
                                           const std::string& provenance_json,
                                           const WorkerIdentity& identity,
                                           int64_t now_ms) {
-  return Write([&]() -> absl::Status {
-    mu_.AssertHeld();
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kInsertWorkerSql));
+  return core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kInsertWorkerSql));
     s->BindText(1, worker_id);
     s->BindText(2, name);
     s->BindInt64(3, slots);
@@ -121,9 +122,9 @@ absl::Status ResultsStore::RegisterWorker(const std::string& worker_id,
   });
 }
 
-absl::StatusOr<ResultsStore::WorkerIdentity> ResultsStore::GetWorkerIdentity(
+absl::StatusOr<WorkerIdentity> LeaseQueries::GetWorkerIdentity(
     const std::string& worker_id) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->worker_readers->Acquire());
   ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kWorkerIdentitySql));
   s->BindText(1, worker_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
@@ -136,7 +137,7 @@ absl::StatusOr<ResultsStore::WorkerIdentity> ResultsStore::GetWorkerIdentity(
   return w;
 }
 
-absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
+absl::StatusOr<LeaseAvailability> LeaseQueries::LeaseNext(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
     LeaseRecord* lease) {
   std::vector<LeaseRecord> leases;
@@ -146,13 +147,13 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseNext(
   return a;
 }
 
-absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
+absl::StatusOr<LeaseAvailability> LeaseQueries::LeaseBatch(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
     int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
     bool resend_held) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
-  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->WriteWithEvents([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(
         a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases,
                             sizer, resend_held));
@@ -161,7 +162,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatch(
   return a;
 }
 
-absl::Status ResultsStore::SetLeasing(bool paused, const std::string& reason,
+absl::Status LeaseQueries::SetLeasing(bool paused, const std::string& reason,
                                       int64_t now_ms, const Actor& actor) {
   if (!actor.admin)
     return absl::PermissionDeniedError(absl::StrCat(
@@ -170,24 +171,24 @@ absl::Status ResultsStore::SetLeasing(bool paused, const std::string& reason,
   if (reason.size() > 200 || !IsValidUtf8(reason))
     return absl::InvalidArgumentError(
         "reason: must be UTF-8, at most 200 bytes");
-  return Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  return core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     constexpr char kLeasingSql[] =
         "UPDATE leasing SET paused = ?, reason = ?, actor = ?, since_ms = ? "
         "WHERE id = 1";
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeasingSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kLeasingSql));
     s->BindInt64(1, paused ? 1 : 0);
     s->BindText(2, reason);
     s->BindText(3, actor.name);
     s->BindInt64(4, now_ms);
     RETURN_IF_ERROR(s->Run());
-    leasing_paused_ = paused;
+    core_->leasing_paused = paused;
     return absl::OkStatus();
   });
 }
 
-absl::StatusOr<LeasingRecord> ResultsStore::Leasing() {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+absl::StatusOr<LeasingRecord> LeaseQueries::Leasing() {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   ASSIGN_OR_RETURN(
       Statement * s,
       reader.db()->Cached(
@@ -204,7 +205,7 @@ absl::StatusOr<LeasingRecord> ResultsStore::Leasing() {
   return out;
 }
 
-absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
+absl::StatusOr<LeaseAvailability> LeaseQueries::LeaseBatchLocked(
     const std::string& worker_id, int64_t now_ms, int64_t lease_ms,
     int max_trials, std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
     bool resend_held) {
@@ -214,7 +215,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     if (!leases->empty()) return LeaseAvailability::kLeased;
   }
   // Stopped for maintenance (SetLeasing): nothing new, ask again later.
-  if (leasing_paused_) return LeaseAvailability::kNoWorkNow;
+  if (core_->leasing_paused) return LeaseAvailability::kNoWorkNow;
   // Expired leases are requeued by the server's reaper; when nothing is
   // queued we also reap here, so a lost trial never waits for the reaper.
   int64_t sweep_id = 0;
@@ -224,13 +225,13 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
       ASSIGN_OR_RETURN(int64_t reaped, ExpireLeasesLocked(now_ms));
       if (reaped == 0) break;
     }
-    ASSIGN_OR_RETURN(Statement * pick, db_->Cached(kNextSweepSql));
+    ASSIGN_OR_RETURN(Statement * pick, core_->db->Cached(kNextSweepSql));
     ASSIGN_OR_RETURN(bool have_sweep, pick->Step());
     if (!have_sweep) continue;
     sweep_id = pick->ColumnInt64(0);
     sweep_name = pick->ColumnText(1);
     pick->Reset();  // done with it: no read cursor left open
-    ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextQueuedSql));
+    ASSIGN_OR_RETURN(Statement * next, core_->db->Cached(kNextQueuedSql));
     next->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool found, next->Step());
     if (!found) continue;
@@ -239,7 +240,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
     next->Reset();
   }
   if (leases->empty()) {
-    ASSIGN_OR_RETURN(Statement * any, db_->Cached(kAnyRunningSql));
+    ASSIGN_OR_RETURN(Statement * any, core_->db->Cached(kAnyRunningSql));
     ASSIGN_OR_RETURN(bool r, any->Step());
     const bool running = r && any->ColumnInt64(0) != 0;
     return running ? LeaseAvailability::kNoWorkNow : LeaseAvailability::kNoWork;
@@ -258,7 +259,7 @@ absl::StatusOr<LeaseAvailability> ResultsStore::LeaseBatchLocked(
 // Up to max_trials - 1 more queued trials of the sweep and
 // parameterization of the first lease, in queue order: trials one worker
 // trains in one stacked batch.
-absl::Status ResultsStore::AddCompanionsLocked(
+absl::Status LeaseQueries::AddCompanionsLocked(
     int64_t sweep_id, const std::string& parameterization, int max_trials,
     std::vector<LeaseRecord>* leases) {
   constexpr char kCompanionsSql[] =
@@ -268,7 +269,7 @@ absl::Status ResultsStore::AddCompanionsLocked(
       "WHERE t.sweep_id = ? AND t.state = 'queued' AND "
       "t.parameterization = ? AND t.trial_id != ? "
       "ORDER BY t.queue_rank, t.ordinal LIMIT ?";
-  ASSIGN_OR_RETURN(Statement * more, db_->Cached(kCompanionsSql));
+  ASSIGN_OR_RETURN(Statement * more, core_->db->Cached(kCompanionsSql));
   more->BindInt64(1, sweep_id);
   more->BindText(2, parameterization);
   more->BindText(3, (*leases)[0].trial_id);
@@ -282,27 +283,27 @@ absl::Status ResultsStore::AddCompanionsLocked(
 
 // Marks each lease's trial running under `worker_id` until now + lease_ms,
 // records its attempt, and queues its leased event.
-absl::Status ResultsStore::StartLeasesLocked(const std::string& worker_id,
+absl::Status LeaseQueries::StartLeasesLocked(const std::string& worker_id,
                                              int64_t now_ms, int64_t lease_ms,
                                              const std::string& sweep_name,
                                              std::vector<LeaseRecord>* leases) {
   for (LeaseRecord& l : *leases) {
     l.sweep_name = sweep_name;
     l.expires_ms = now_ms + lease_ms;
-    ASSIGN_OR_RETURN(Statement * start, db_->Cached(kStartLeaseSql));
+    ASSIGN_OR_RETURN(Statement * start, core_->db->Cached(kStartLeaseSql));
     start->BindText(1, worker_id);
     start->BindInt64(2, l.expires_ms);
     start->BindInt64(3, now_ms);
     start->BindText(4, l.trial_id);
     RETURN_IF_ERROR(start->Run());
-    ASSIGN_OR_RETURN(Statement * att, db_->Cached(kInsertAttemptSql));
+    ASSIGN_OR_RETURN(Statement * att, core_->db->Cached(kInsertAttemptSql));
     att->BindText(1, l.trial_id);
     att->BindInt64(2, l.attempt);
     att->BindText(3, worker_id);
     att->BindInt64(4, now_ms);
     att->BindInt64(5, l.checkpoint_step);
     RETURN_IF_ERROR(att->Run());
-    if (event_sink_) {
+    if (core_->event_sink) {
       TrialEvent e;
       e.kind = TrialEvent::Kind::kLeased;
       e.trial_id = l.trial_id;
@@ -310,13 +311,13 @@ absl::Status ResultsStore::StartLeasesLocked(const std::string& worker_id,
       e.attempt = l.attempt;
       e.worker_id = worker_id;
       e.state = kRunning;
-      events_.push_back(std::move(e));
+      core_->events.push_back(std::move(e));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
+absl::Status LeaseQueries::ResendHeldLocked(const std::string& worker_id,
                                             int64_t now_ms, int64_t lease_ms,
                                             std::vector<LeaseRecord>* leases) {
   constexpr char kHeldSql[] =
@@ -326,7 +327,7 @@ absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
       "LEFT JOIN trainings g ON g.training_id = t.training_id "
       "WHERE t.state = 'running' AND t.lease_expires_ms >= ? AND "
       "t.lease_worker = ? ORDER BY t.queue_rank, t.ordinal LIMIT ?";
-  ASSIGN_OR_RETURN(Statement * held, db_->Cached(kHeldSql));
+  ASSIGN_OR_RETURN(Statement * held, core_->db->Cached(kHeldSql));
   held->BindInt64(1, now_ms);
   held->BindText(2, worker_id);
   held->BindInt64(3, limits::kMaxLeaseTrials);
@@ -339,7 +340,7 @@ absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
     leases->push_back(std::move(l));
   }
   for (const LeaseRecord& l : *leases) {
-    ASSIGN_OR_RETURN(Statement * renew, db_->Cached(kRenewSql));
+    ASSIGN_OR_RETURN(Statement * renew, core_->db->Cached(kRenewSql));
     renew->BindInt64(1, l.expires_ms);
     renew->BindInt64(2, 0);
     renew->BindInt64(3, now_ms);
@@ -349,27 +350,27 @@ absl::Status ResultsStore::ResendHeldLocked(const std::string& worker_id,
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ResultsStore::ExtendRunningLeases(int64_t until_ms) {
+absl::StatusOr<int64_t> LeaseQueries::ExtendRunningLeases(int64_t until_ms) {
   int64_t n = 0;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     constexpr char kExtendSql[] =
         "UPDATE trials SET lease_expires_ms = ? "
         "WHERE state = 'running' AND lease_expires_ms < ?";
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kExtendSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kExtendSql));
     s->BindInt64(1, until_ms);
     s->BindInt64(2, until_ms);
     RETURN_IF_ERROR(s->Run());
-    n = db_->Changes();
+    n = core_->db->Changes();
     return absl::OkStatus();
   }));
   return n;
 }
 
-absl::Status ResultsStore::CheckLease(const std::string& worker_id,
-                                      const std::string& trial_id, int attempt,
-                                      int64_t now_ms) {
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
+absl::Status StoreCore::CheckLease(const std::string& worker_id,
+                                   const std::string& trial_id, int attempt,
+                                   int64_t now_ms) {
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kLeaseStateSql));
   s->BindText(1, trial_id);
   ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row)
@@ -402,20 +403,21 @@ absl::Status ResultsStore::CheckLease(const std::string& worker_id,
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> ResultsStore::Heartbeat(const std::string& worker_id,
+absl::StatusOr<bool> LeaseQueries::Heartbeat(const std::string& worker_id,
                                              const std::string& trial_id,
                                              int attempt, int64_t step,
                                              int64_t now_ms, int64_t lease_ms,
                                              int64_t* expires_ms) {
   bool renewed = false;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     renewed = false;
-    absl::Status lease = CheckLease(worker_id, trial_id, attempt, now_ms);
+    absl::Status lease =
+        core_->CheckLease(worker_id, trial_id, attempt, now_ms);
     if (absl::IsFailedPrecondition(lease) || absl::IsNotFound(lease))
       return absl::OkStatus();
     RETURN_IF_ERROR(lease);
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRenewSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kRenewSql));
     *expires_ms = now_ms + lease_ms;
     s->BindInt64(1, *expires_ms);
     s->BindInt64(2, step);
@@ -480,22 +482,23 @@ absl::StatusOr<std::string> EndAttemptAndRequeue(
 
 }  // namespace
 
-absl::StatusOr<std::string> ResultsStore::FailTrial(
+absl::StatusOr<std::string> LeaseQueries::FailTrial(
     const std::string& worker_id, const std::string& trial_id, int attempt,
     const std::string& reason, bool preempted, const std::string& checkpoint,
     int64_t checkpoint_step, int64_t now_ms, bool permanent) {
   std::string state;
-  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
-    mu_.AssertHeld();
-    if (absl::Status lease = CheckLease(worker_id, trial_id, attempt, now_ms);
+  RETURN_IF_ERROR(core_->WriteWithEvents([&]() -> absl::Status {
+    core_->mu.AssertHeld();
+    if (absl::Status lease =
+            core_->CheckLease(worker_id, trial_id, attempt, now_ms);
         !lease.ok()) {
       // A repeated call (its first reply lost) is answered as before.
       if (!absl::IsFailedPrecondition(lease)) return lease;
       ASSIGN_OR_RETURN(const bool repeated,
-                       EndedByLocked(worker_id, trial_id, attempt,
-                                     preempted ? kPreempted : kFailed));
+                       core_->EndedByLocked(worker_id, trial_id, attempt,
+                                            preempted ? kPreempted : kFailed));
       if (!repeated) return lease;
-      ASSIGN_OR_RETURN(Statement * s, db_->Cached(kLeaseStateSql));
+      ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kLeaseStateSql));
       s->BindText(1, trial_id);
       ASSIGN_OR_RETURN(bool row, s->Step());
       state = row ? s->ColumnText(0) : "";
@@ -503,36 +506,36 @@ absl::StatusOr<std::string> ResultsStore::FailTrial(
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(
-        state, EndAttemptAndRequeue(db_.get(), trial_id, attempt,
+        state, EndAttemptAndRequeue(core_->db.get(), trial_id, attempt,
                                     preempted ? kPreempted : kFailed, reason,
                                     preempted, checkpoint, checkpoint_step,
                                     now_ms, permanent));
-    RETURN_IF_ERROR(RecordEndLocked(
+    RETURN_IF_ERROR(core_->RecordEndLocked(
         preempted ? TrialEvent::Kind::kPreempted : TrialEvent::Kind::kFailed,
         trial_id, attempt, worker_id, state, reason, now_ms));
     if (state == kFailed)
-      RETURN_IF_ERROR(AfterTrialsEndedLocked({trial_id}, now_ms));
+      RETURN_IF_ERROR(core_->AfterTrialsEndedLocked({trial_id}, now_ms));
     return absl::OkStatus();
   }));
   return state;
 }
 
-absl::StatusOr<int64_t> ResultsStore::ExpireLeases(int64_t now_ms) {
+absl::StatusOr<int64_t> LeaseQueries::ExpireLeases(int64_t now_ms) {
   int64_t n = 0;
-  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->WriteWithEvents([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(n, ExpireLeasesLocked(now_ms));
     // Throughput buckets older than an hour (docs/schema.md, sweep_ended).
     constexpr char kPruneEndedSql[] =
         "DELETE FROM sweep_ended WHERE bucket < ?";
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPruneEndedSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kPruneEndedSql));
     s->BindInt64(1, now_ms / 10000 - 360);
     return s->Run();
   }));
   return n;
 }
 
-absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
+absl::StatusOr<int64_t> LeaseQueries::ExpireLeasesLocked(int64_t now_ms) {
   struct Expired {
     std::string trial_id;
     int attempt;
@@ -540,7 +543,7 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
   };
   std::vector<Expired> expired;
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kExpiredSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kExpiredSql));
     s->BindInt64(1, now_ms);
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
@@ -554,19 +557,19 @@ absl::StatusOr<int64_t> ResultsStore::ExpireLeasesLocked(int64_t now_ms) {
   for (const Expired& e : expired) {
     ASSIGN_OR_RETURN(
         const std::string state,
-        EndAttemptAndRequeue(db_.get(), e.trial_id, e.attempt, "lost", kReason,
-                             false, "", 0, now_ms));
-    RETURN_IF_ERROR(RecordEndLocked(TrialEvent::Kind::kExpired, e.trial_id,
-                                    e.attempt, e.worker_id, state, kReason,
-                                    now_ms));
+        EndAttemptAndRequeue(core_->db.get(), e.trial_id, e.attempt, "lost",
+                             kReason, false, "", 0, now_ms));
+    RETURN_IF_ERROR(core_->RecordEndLocked(TrialEvent::Kind::kExpired,
+                                           e.trial_id, e.attempt, e.worker_id,
+                                           state, kReason, now_ms));
     if (state == kFailed) failed.push_back(e.trial_id);
   }
-  RETURN_IF_ERROR(AfterTrialsEndedLocked(failed, now_ms));
+  RETURN_IF_ERROR(core_->AfterTrialsEndedLocked(failed, now_ms));
   return static_cast<int64_t>(expired.size());
 }
 
-absl::StatusOr<bool> ResultsStore::AllIdle() {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+absl::StatusOr<bool> LeaseQueries::AllIdle() {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   ASSIGN_OR_RETURN(Statement * s, reader.db()->Cached(kAnyActiveSql));
   ASSIGN_OR_RETURN(bool row, s->Step());
   return !(row && s->ColumnInt64(0) != 0);

@@ -195,7 +195,7 @@ END;
 )sql";
 
 // Migration 6: adaptive sweeps. `adaptive` marks a sweep that adds trials
-// from its own results (ResultsStore::SetFollowUp); `searches` holds, per
+// from its own results (SearchQueries::SetFollowUp); `searches` holds, per
 // sweep and combination of its other axes (grp), a ratio search's state and
 // outcome (qkov.v1.SearchOutcome as JSON), rewritten in the transaction that
 // ends each of the sweep's trials.
@@ -292,7 +292,7 @@ CREATE TABLE leasing (
 INSERT INTO leasing (id, paused, since_ms) VALUES (1, 0, 0);
 )sql";
 
-// Deleted sweeps (ResultsStore::DeleteSweep, `qkov delete`): who deleted
+// Deleted sweeps (SweepQueries::DeleteSweep, `qkov delete`): who deleted
 // which sweep when, with its trial count. ended_ms is NULL while its rows are
 // being deleted (the sweep row stays, cancelled, until the last); a sweep in
 // that state refuses every change but the deletion. A sweep id is never

@@ -1,5 +1,8 @@
-// ResultsStore: what a running trial reports (metric points, the completion
-// with its results, artifacts and provenance).
+// ResultQueries (storage/result_queries.h): what a running trial reports
+// (metric points, the completion with its results, artifacts and
+// provenance); and StoreCore's step EndedByLocked.
+#include "storage/result_queries.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -10,7 +13,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -121,13 +123,13 @@ constexpr char kEndAttemptSql[] =
 
 }  // namespace
 
-absl::Status ResultsStore::InsertMetrics(
+absl::Status ResultQueries::InsertMetrics(
     const std::string& trial_id, int attempt,
     const std::vector<MetricRecord>& points) {
   for (size_t begin = 0; begin < points.size(); begin += kRowsPerInsert) {
     const int rows = static_cast<int>(
         std::min<size_t>(kRowsPerInsert, points.size() - begin));
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertMetricsSql(rows)));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(UpsertMetricsSql(rows)));
     s->BindText(1, trial_id);
     s->BindInt64(2, attempt);
     for (int i = 0; i < rows; ++i) {
@@ -143,7 +145,7 @@ absl::Status ResultsStore::InsertMetrics(
   while (curve != curves.end()) {
     const int rows = static_cast<int>(
         std::min<size_t>(kRowsPerInsert, std::distance(curve, curves.end())));
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertLatestSql(rows)));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(UpsertLatestSql(rows)));
     s->BindText(1, trial_id);
     s->BindInt64(2, attempt);
     for (int i = 0; i < rows; ++i, ++curve) {
@@ -159,51 +161,51 @@ absl::Status ResultsStore::InsertMetrics(
   return absl::OkStatus();
 }
 
-absl::Status ResultsStore::AddMetrics(const std::string& worker_id,
-                                      const std::string& trial_id, int attempt,
-                                      const std::vector<MetricRecord>& points,
-                                      int64_t now_ms) {
-  return Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+absl::Status ResultQueries::AddMetrics(const std::string& worker_id,
+                                       const std::string& trial_id, int attempt,
+                                       const std::vector<MetricRecord>& points,
+                                       int64_t now_ms) {
+  return core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     return AddMetricsLocked(worker_id, trial_id, attempt, points, now_ms);
   });
 }
 
-absl::Status ResultsStore::AddMetricsLocked(
+absl::Status ResultQueries::AddMetricsLocked(
     const std::string& worker_id, const std::string& trial_id, int attempt,
     const std::vector<MetricRecord>& points, int64_t now_ms) {
-  RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
+  RETURN_IF_ERROR(core_->CheckLease(worker_id, trial_id, attempt, now_ms));
   RETURN_IF_ERROR(InsertMetrics(trial_id, attempt, points));
   int64_t max_step = 0;
   for (const MetricRecord& p : points) max_step = std::max(max_step, p.step);
   constexpr char kStepSql[] =
       "UPDATE trials SET last_step = MAX(last_step, ?), updated_ms = ? WHERE "
       "trial_id = ?";
-  ASSIGN_OR_RETURN(Statement * u, db_->Cached(kStepSql));
+  ASSIGN_OR_RETURN(Statement * u, core_->db->Cached(kStepSql));
   u->BindInt64(1, max_step);
   u->BindInt64(2, now_ms);
   u->BindText(3, trial_id);
   return u->Run();
 }
 
-absl::Status ResultsStore::CompleteTrial(const Completion& c, int64_t now_ms) {
-  return WriteWithEvents([&]() -> absl::Status {
-    mu_.AssertHeld();
+absl::Status ResultQueries::CompleteTrial(const Completion& c, int64_t now_ms) {
+  return core_->WriteWithEvents([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(const bool wrote, CompleteTrialLocked(c, now_ms));
     if (!wrote) return absl::OkStatus();
-    return AfterTrialsEndedLocked({c.trial_id}, now_ms);
+    return core_->AfterTrialsEndedLocked({c.trial_id}, now_ms);
   });
 }
 
-absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
+absl::StatusOr<LeaseAvailability> ResultQueries::CompleteAndLease(
     absl::Span<const Completion> completions, const std::string& worker_id,
     int64_t now_ms, int64_t lease_ms, int max_trials,
     std::vector<LeaseRecord>* leases, const LeaseSizer& sizer,
     bool resend_held) {
   LeaseAvailability a = LeaseAvailability::kNoWork;
   leases->clear();
-  RETURN_IF_ERROR(WriteWithEvents([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->WriteWithEvents([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     std::vector<std::string> ended;
     for (const Completion& c : completions) {
       ASSIGN_OR_RETURN(const bool wrote, CompleteTrialLocked(c, now_ms));
@@ -211,25 +213,26 @@ absl::StatusOr<LeaseAvailability> ResultsStore::CompleteAndLease(
     }
     // Adaptive sweeps grow once per sweep, from all of the batch's results,
     // before the next lease (which may take a new probe).
-    RETURN_IF_ERROR(AfterTrialsEndedLocked(ended, now_ms));
+    RETURN_IF_ERROR(core_->AfterTrialsEndedLocked(ended, now_ms));
     if (max_trials <= 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(
-        a, LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials, leases,
-                            sizer, resend_held));
+        a, leases_->LeaseBatchLocked(worker_id, now_ms, lease_ms, max_trials,
+                                     leases, sizer, resend_held));
     return absl::OkStatus();
   }));
   return a;
 }
 
-absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
-                                                       int64_t now_ms) {
+absl::StatusOr<bool> ResultQueries::CompleteTrialLocked(const Completion& c,
+                                                        int64_t now_ms) {
   const char* state = c.diverged ? kDiverged : kDone;
   if (absl::Status lease =
-          CheckLease(c.worker_id, c.trial_id, c.attempt, now_ms);
+          core_->CheckLease(c.worker_id, c.trial_id, c.attempt, now_ms);
       !lease.ok()) {
     if (!absl::IsFailedPrecondition(lease)) return lease;
-    ASSIGN_OR_RETURN(const bool repeated,
-                     EndedByLocked(c.worker_id, c.trial_id, c.attempt, state));
+    ASSIGN_OR_RETURN(
+        const bool repeated,
+        core_->EndedByLocked(c.worker_id, c.trial_id, c.attempt, state));
     if (!repeated) return lease;
     return false;
   }
@@ -237,7 +240,7 @@ absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
   for (auto it = c.results.begin(); it != c.results.end();) {
     const int rows = static_cast<int>(
         std::min<size_t>(kRowsPerInsert, std::distance(it, c.results.end())));
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(UpsertResultsSql(rows)));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(UpsertResultsSql(rows)));
     s->BindText(1, c.trial_id);
     s->BindInt64(2, c.attempt);
     for (int i = 0; i < rows; ++i, ++it) {
@@ -247,7 +250,7 @@ absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
     RETURN_IF_ERROR(s->Run());
   }
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpsertArtifactSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kUpsertArtifactSql));
     for (const ArtifactRecord& a : c.artifacts) {
       s->Reset();
       s->BindText(1, c.trial_id);
@@ -258,13 +261,13 @@ absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
       RETURN_IF_ERROR(s->Run());
     }
   }
-  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kEndTrialSql));
+  ASSIGN_OR_RETURN(Statement * t, core_->db->Cached(kEndTrialSql));
   t->BindText(1, state);
   t->BindInt64(2, c.steps);
   t->BindInt64(3, now_ms);
   t->BindText(4, c.trial_id);
   RETURN_IF_ERROR(t->Run());
-  ASSIGN_OR_RETURN(Statement * a, db_->Cached(kEndAttemptSql));
+  ASSIGN_OR_RETURN(Statement * a, core_->db->Cached(kEndAttemptSql));
   a->BindText(1, state);
   a->BindInt64(2, now_ms);
   a->BindText(3, "");
@@ -272,19 +275,19 @@ absl::StatusOr<bool> ResultsStore::CompleteTrialLocked(const Completion& c,
   a->BindText(5, c.trial_id);
   a->BindInt64(6, c.attempt);
   RETURN_IF_ERROR(a->Run());
-  RETURN_IF_ERROR(RecordEndLocked(TrialEvent::Kind::kCompleted, c.trial_id,
-                                  c.attempt, c.worker_id, state, "", now_ms));
+  RETURN_IF_ERROR(core_->RecordEndLocked(TrialEvent::Kind::kCompleted,
+                                         c.trial_id, c.attempt, c.worker_id,
+                                         state, "", now_ms));
   return true;
 }
 
-absl::StatusOr<bool> ResultsStore::EndedByLocked(const std::string& worker_id,
-                                                 const std::string& trial_id,
-                                                 int attempt,
-                                                 const char* state) {
+absl::StatusOr<bool> StoreCore::EndedByLocked(const std::string& worker_id,
+                                              const std::string& trial_id,
+                                              int attempt, const char* state) {
   constexpr char kAttemptSql[] =
       "SELECT state = ? AND worker_id = ? FROM attempts "
       "WHERE trial_id = ? AND attempt = ?";
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kAttemptSql));
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kAttemptSql));
   s->BindText(1, state);
   s->BindText(2, worker_id);
   s->BindText(3, trial_id);

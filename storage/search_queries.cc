@@ -1,6 +1,10 @@
-// ResultsStore: adaptive sweeps (the follow-up that adds their trials, run
-// in the transactions that submit them and end their trials; their stored
-// searches; early stops and the peers' values they are judged against).
+// SearchQueries (storage/search_queries.h): adaptive sweeps (their stored
+// searches; early stops and the peers' values they are judged against);
+// and StoreCore's steps that run the follow-up adding their trials, in the
+// transactions that submit them and end their trials: FollowUpLocked,
+// AfterTrialsEndedLocked.
+#include "storage/search_queries.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,7 +16,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -39,15 +42,15 @@ constexpr char kUpsertSearchSql[] =
 
 }  // namespace
 
-void ResultsStore::SetFollowUp(FollowUpFn follow_up) {
-  absl::MutexLock lock(&mu_);
-  follow_up_ = std::move(follow_up);
+void SearchQueries::SetFollowUp(FollowUpFn follow_up) {
+  absl::MutexLock lock(&core_->mu);
+  core_->follow_up = std::move(follow_up);
 }
 
-absl::Status ResultsStore::AfterTrialsEndedLocked(
+absl::Status StoreCore::AfterTrialsEndedLocked(
     absl::Span<const std::string> trial_ids, int64_t now_ms) {
   std::vector<int64_t> sweeps;  // adaptive, not cancelled, each once
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kTrialSweepSql));
+  ASSIGN_OR_RETURN(Statement * s, db->Cached(kTrialSweepSql));
   for (const std::string& trial_id : trial_ids) {
     s->Reset();
     s->BindText(1, trial_id);
@@ -65,18 +68,18 @@ absl::Status ResultsStore::AfterTrialsEndedLocked(
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
-                                                     int64_t now_ms) {
-  if (!follow_up_) {
+absl::StatusOr<int64_t> StoreCore::FollowUpLocked(int64_t sweep_id,
+                                                  int64_t now_ms) {
+  if (!follow_up) {
     return absl::FailedPreconditionError(
-        "an adaptive sweep needs a follow-up (ResultsStore::SetFollowUp), and "
+        "an adaptive sweep needs a follow-up (SearchQueries::SetFollowUp), and "
         "this store has none");
   }
   SweepRecord sweep;
   sweep.sweep_id = sweep_id;
   sweep.adaptive = true;
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepByIdSql));
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(kSweepByIdSql));
     s->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (!row) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
@@ -88,7 +91,7 @@ absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
   std::vector<TrialRecord> trials;
   absl::flat_hash_map<std::string, size_t> index;
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepTrialsSql));
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(kSweepTrialsSql));
     s->BindInt64(1, sweep_id);
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
@@ -105,7 +108,7 @@ absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
     }
   }
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepResultsSql));
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(kSweepResultsSql));
     s->BindInt64(1, sweep_id);
     while (true) {
       ASSIGN_OR_RETURN(bool row, s->Step());
@@ -115,7 +118,7 @@ absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
         trials[it->second].results[s->ColumnText(1)] = s->ColumnDouble(2);
     }
   }
-  ASSIGN_OR_RETURN(FollowUp grown, follow_up_(sweep, trials));
+  ASSIGN_OR_RETURN(FollowUp grown, follow_up(sweep, trials));
   int64_t added = 0;
   if (!grown.trials.empty()) {
     ASSIGN_OR_RETURN(const int64_t training_id,
@@ -125,7 +128,7 @@ absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
         added, InsertTrialsLocked(sweep_id, training_id, grown.trials, now_ms,
                                   &existing));
   }
-  ASSIGN_OR_RETURN(Statement * u, db_->Cached(kUpsertSearchSql));
+  ASSIGN_OR_RETURN(Statement * u, db->Cached(kUpsertSearchSql));
   for (const SearchRecord& r : grown.searches) {
     u->Reset();
     u->BindInt64(1, sweep_id);
@@ -138,11 +141,11 @@ absl::StatusOr<int64_t> ResultsStore::FollowUpLocked(int64_t sweep_id,
   return added;
 }
 
-absl::StatusOr<std::vector<SearchRecord>> ResultsStore::Searches(
+absl::StatusOr<std::vector<SearchRecord>> SearchQueries::Searches(
     const std::string& sweep_name) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
-  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
+  ASSIGN_OR_RETURN(const int64_t sweep_id, core_->SweepId(db, sweep_name));
   constexpr char kSearchesSql[] =
       "SELECT grp, state, outcome_json FROM searches WHERE sweep_id = ? ORDER "
       "BY grp";
@@ -157,38 +160,39 @@ absl::StatusOr<std::vector<SearchRecord>> ResultsStore::Searches(
   return out;
 }
 
-absl::Status ResultsStore::StopEarly(const std::string& worker_id,
-                                     const std::string& trial_id, int attempt,
-                                     const std::string& reason,
-                                     int64_t now_ms) {
-  return WriteWithEvents([&]() -> absl::Status {
-    mu_.AssertHeld();
-    RETURN_IF_ERROR(CheckLease(worker_id, trial_id, attempt, now_ms));
+absl::Status SearchQueries::StopEarly(const std::string& worker_id,
+                                      const std::string& trial_id, int attempt,
+                                      const std::string& reason,
+                                      int64_t now_ms) {
+  return core_->WriteWithEvents([&]() -> absl::Status {
+    core_->mu.AssertHeld();
+    RETURN_IF_ERROR(core_->CheckLease(worker_id, trial_id, attempt, now_ms));
     constexpr char kStopTrialSql[] =
         "UPDATE trials SET state = 'stopped_early', lease_worker = NULL, "
         "lease_expires_ms = NULL, checkpoint = NULL, checkpoint_step = 0, "
         "updated_ms = ? WHERE trial_id = ?";
-    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kStopTrialSql));
+    ASSIGN_OR_RETURN(Statement * t, core_->db->Cached(kStopTrialSql));
     t->BindInt64(1, now_ms);
     t->BindText(2, trial_id);
     RETURN_IF_ERROR(t->Run());
     constexpr char kStopAttemptSql[] =
         "UPDATE attempts SET state = 'stopped_early', ended_ms = ?, error = ? "
         "WHERE trial_id = ? AND attempt = ?";
-    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kStopAttemptSql));
+    ASSIGN_OR_RETURN(Statement * a, core_->db->Cached(kStopAttemptSql));
     a->BindInt64(1, now_ms);
     a->BindText(2, reason);
     a->BindText(3, trial_id);
     a->BindInt64(4, attempt);
     RETURN_IF_ERROR(a->Run());
-    return RecordEndLocked(TrialEvent::Kind::kStoppedEarly, trial_id, attempt,
-                           worker_id, kStoppedEarly, reason, now_ms);
+    return core_->RecordEndLocked(TrialEvent::Kind::kStoppedEarly, trial_id,
+                                  attempt, worker_id, kStoppedEarly, reason,
+                                  now_ms);
   });
 }
 
-absl::StatusOr<std::vector<double>> ResultsStore::PeerValuesAt(
+absl::StatusOr<std::vector<double>> SearchQueries::PeerValuesAt(
     const std::string& trial_id, const std::string& name, int64_t step) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->worker_readers->Acquire());
   // For each other trial of the sweep, the newest of its attempts (a few
   // rows of `attempts`) with a point (name, step): point lookups by the
   // whole primary key, whatever the length of the trials' histories.
@@ -213,14 +217,14 @@ absl::StatusOr<std::vector<double>> ResultsStore::PeerValuesAt(
   return out;
 }
 
-absl::StatusOr<double> ResultsStore::BestSoFar(const std::string& trial_id,
-                                               const std::string& name,
-                                               int64_t step, bool higher) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+absl::StatusOr<double> SearchQueries::BestSoFar(const std::string& trial_id,
+                                                const std::string& name,
+                                                int64_t step, bool higher) {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->worker_readers->Acquire());
   Database* db = reader.db();
   RETURN_IF_ERROR(db->Execute("BEGIN"));  // one snapshot
   absl::StatusOr<double> out = [&]() -> absl::StatusOr<double> {
-    ASSIGN_OR_RETURN(const auto cutoff, AttemptCutoffs(db, trial_id));
+    ASSIGN_OR_RETURN(const auto cutoff, core_->AttemptCutoffs(db, trial_id));
     struct Summary {
       int64_t attempt, step;
       double extreme;  // NaN: no value
@@ -271,9 +275,9 @@ absl::StatusOr<double> ResultsStore::BestSoFar(const std::string& trial_id,
   return out;
 }
 
-absl::StatusOr<std::pair<int64_t, std::string>> ResultsStore::SweepSpecOfTrial(
+absl::StatusOr<std::pair<int64_t, std::string>> SearchQueries::SweepSpecOfTrial(
     const std::string& trial_id) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, worker_readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->worker_readers->Acquire());
   constexpr char kSpecSql[] =
       "SELECT s.sweep_id, s.spec_json FROM trials t JOIN sweeps s USING "
       "(sweep_id) WHERE t.trial_id = ?";

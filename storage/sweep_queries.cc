@@ -1,5 +1,7 @@
-// ResultsStore: sweeps (submit and extend, read, cancel, pause, retry,
-// delete) and the owner check every change of a sweep makes.
+// SweepQueries (storage/sweep_queries.h), and StoreCore's steps about
+// sweeps and their trials: SweepId, TrainingIdLocked, InsertTrialsLocked.
+#include "storage/sweep_queries.h"
+
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -11,7 +13,6 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
-#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -78,7 +79,7 @@ SweepRecord ReadSweep(const Statement& s) {
 
 }  // namespace
 
-absl::Status ResultsStore::FillCounts(Database* db, SweepRecord* sweep) {
+absl::Status SweepQueries::FillCounts(Database* db, SweepRecord* sweep) {
   ASSIGN_OR_RETURN(Statement * s, db->Cached(kCountsSql));
   s->BindInt64(1, sweep->sweep_id);
   sweep->counts.clear();
@@ -101,9 +102,9 @@ absl::Status ResultsStore::FillCounts(Database* db, SweepRecord* sweep) {
   th->Reset();
   // The first start never changes once there is one: read it until then.
   {
-    absl::MutexLock lock(&first_started_mu_);
-    auto known = first_started_ms_.find(sweep->sweep_id);
-    if (known != first_started_ms_.end()) {
+    absl::MutexLock lock(&core_->first_started_mu);
+    auto known = core_->first_started_ms.find(sweep->sweep_id);
+    if (known != core_->first_started_ms.end()) {
       sweep->first_started_ms = known->second;
       return absl::OkStatus();
     }
@@ -116,14 +117,14 @@ absl::Status ResultsStore::FillCounts(Database* db, SweepRecord* sweep) {
   ASSIGN_OR_RETURN(row, th->Step());
   sweep->first_started_ms = row ? th->ColumnInt64(0) : 0;
   if (sweep->first_started_ms > 0) {
-    absl::MutexLock lock(&first_started_mu_);
-    first_started_ms_[sweep->sweep_id] = sweep->first_started_ms;
+    absl::MutexLock lock(&core_->first_started_mu);
+    core_->first_started_ms[sweep->sweep_id] = sweep->first_started_ms;
   }
   th->Reset();
   return absl::OkStatus();
 }
 
-absl::StatusOr<SweepRecord> ResultsStore::SweepOn(Database* db,
+absl::StatusOr<SweepRecord> SweepQueries::SweepOn(Database* db,
                                                   const std::string& name) {
   ASSIGN_OR_RETURN(Statement * s, db->Cached(kSelectSweepSql));
   s->BindText(1, name);
@@ -136,13 +137,13 @@ absl::StatusOr<SweepRecord> ResultsStore::SweepOn(Database* db,
   return r;
 }
 
-absl::StatusOr<SweepRecord> ResultsStore::GetSweepLocked(
+absl::StatusOr<SweepRecord> SweepQueries::GetSweepLocked(
     const std::string& name) {
-  return SweepOn(db_.get(), name);
+  return SweepOn(core_->db.get(), name);
 }
 
-absl::StatusOr<int64_t> ResultsStore::SweepId(Database* db,
-                                              const std::string& name) {
+absl::StatusOr<int64_t> StoreCore::SweepId(Database* db,
+                                           const std::string& name) {
   constexpr char kSweepIdSql[] = "SELECT sweep_id FROM sweeps WHERE name = ?";
   ASSIGN_OR_RETURN(Statement * s, db->Cached(kSweepIdSql));
   s->BindText(1, name);
@@ -154,13 +155,13 @@ absl::StatusOr<int64_t> ResultsStore::SweepId(Database* db,
   return id;
 }
 
-absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
+absl::StatusOr<SubmitOutcome> SweepQueries::SubmitSweep(
     const SweepRecord& sweep, const std::vector<NewTrial>& trials,
     int64_t now_ms, const Actor& actor) {
   SubmitOutcome out;
-  RETURN_IF_ERROR(Write(
+  RETURN_IF_ERROR(core_->Write(
       [&]() -> absl::Status {
-        mu_.AssertHeld();
+        core_->mu.AssertHeld();
         out = SubmitOutcome();
         // A large grid's rows and index entries (two of them keyed by
         // hashes, so inserted at random places) outgrow SQLite's 2 MiB page
@@ -171,19 +172,19 @@ absl::StatusOr<SubmitOutcome> ResultsStore::SubmitSweep(
         if (big) {
           const size_t kib = std::min<size_t>(4 * trials.size(), 256 << 10);
           RETURN_IF_ERROR(
-              db_->Execute(absl::StrCat("PRAGMA cache_size = -", kib)));
+              core_->db->Execute(absl::StrCat("PRAGMA cache_size = -", kib)));
         }
         absl::Status s = SubmitSweepLocked(sweep, trials, now_ms, actor, &out);
-        if (big) db_->Execute("PRAGMA cache_size = -2000").IgnoreError();
+        if (big) core_->db->Execute("PRAGMA cache_size = -2000").IgnoreError();
         return s;
       },
       /*alone=*/true));
   return out;
 }
 
-absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
+absl::StatusOr<int64_t> SweepQueries::OwnedSweepIdLocked(
     const std::string& name, const Actor& actor, const char* verb) {
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kSweepOwnerSql));
+  ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kSweepOwnerSql));
   s->BindText(1, name);
   ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row)
@@ -199,7 +200,7 @@ absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
                      verb, " it"));
   }
   if (absl::string_view(verb) != "delete") {
-    ASSIGN_OR_RETURN(Statement * d, db_->Cached(kDeletingSql));
+    ASSIGN_OR_RETURN(Statement * d, core_->db->Cached(kDeletingSql));
     d->BindInt64(1, id);
     ASSIGN_OR_RETURN(bool deleting, d->Step());
     d->Reset();
@@ -212,7 +213,7 @@ absl::StatusOr<int64_t> ResultsStore::OwnedSweepIdLocked(
   return id;
 }
 
-absl::Status ResultsStore::SubmitSweepLocked(
+absl::Status SweepQueries::SubmitSweepLocked(
     const SweepRecord& sweep, const std::vector<NewTrial>& trials,
     int64_t now_ms, const Actor& actor, SubmitOutcome* result) {
   SubmitOutcome& out = *result;
@@ -224,7 +225,7 @@ absl::Status ResultsStore::SubmitSweepLocked(
   if (existing.ok()) {
     sweep_id = existing->sweep_id;
   } else if (absl::IsNotFound(existing.status())) {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kInsertSweepSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kInsertSweepSql));
     s->BindText(1, sweep.name);
     s->BindText(2, sweep.description);
     s->BindText(3, sweep.spec_json);
@@ -234,25 +235,26 @@ absl::Status ResultsStore::SubmitSweepLocked(
     s->BindInt64(7, now_ms);
     s->BindText(8, actor.name);
     RETURN_IF_ERROR(s->Run());
-    sweep_id = sqlite3_last_insert_rowid(db_->raw());
+    sweep_id = sqlite3_last_insert_rowid(core_->db->raw());
   } else {
     return existing.status();
   }
   // The submission's training part, stored once (0: none given).
   ASSIGN_OR_RETURN(const int64_t training_id,
-                   TrainingIdLocked(sweep.training_pb));
-  ASSIGN_OR_RETURN(out.added, InsertTrialsLocked(sweep_id, training_id, trials,
-                                                 now_ms, &out.existing));
+                   core_->TrainingIdLocked(sweep.training_pb));
+  ASSIGN_OR_RETURN(out.added,
+                   core_->InsertTrialsLocked(sweep_id, training_id, trials,
+                                             now_ms, &out.existing));
   if (existing.ok()) {
     constexpr char kRequeueCancelledSql[] =
         "UPDATE trials SET state = 'queued', queue_rank = 0, updated_ms = ? "
         "WHERE sweep_id = ? AND state = 'cancelled'";
-    ASSIGN_OR_RETURN(Statement * r, db_->Cached(kRequeueCancelledSql));
+    ASSIGN_OR_RETURN(Statement * r, core_->db->Cached(kRequeueCancelledSql));
     r->BindInt64(1, now_ms);
     r->BindInt64(2, sweep_id);
     RETURN_IF_ERROR(r->Run());
-    out.requeued = db_->Changes();
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kUpdateSweepSpecSql));
+    out.requeued = core_->db->Changes();
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kUpdateSweepSpecSql));
     s->BindText(1, sweep.description);
     s->BindText(2, sweep.spec_json);
     s->BindInt64(3, sweep.priority);
@@ -264,17 +266,18 @@ absl::Status ResultsStore::SubmitSweepLocked(
   if (sweep.adaptive) {
     constexpr char kAdaptiveSql[] =
         "UPDATE sweeps SET adaptive = 1 WHERE sweep_id = ?";
-    ASSIGN_OR_RETURN(Statement * a, db_->Cached(kAdaptiveSql));
+    ASSIGN_OR_RETURN(Statement * a, core_->db->Cached(kAdaptiveSql));
     a->BindInt64(1, sweep_id);
     RETURN_IF_ERROR(a->Run());
-    ASSIGN_OR_RETURN(const int64_t grown, FollowUpLocked(sweep_id, now_ms));
+    ASSIGN_OR_RETURN(const int64_t grown,
+                     core_->FollowUpLocked(sweep_id, now_ms));
     out.added += grown;
   }
   ASSIGN_OR_RETURN(out.sweep, GetSweepLocked(sweep.name));
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ResultsStore::TrainingIdLocked(
+absl::StatusOr<int64_t> StoreCore::TrainingIdLocked(
     const std::string& training_pb) {
   if (training_pb.empty()) return 0;
   constexpr char kInsertTrainingSql[] =
@@ -282,10 +285,10 @@ absl::StatusOr<int64_t> ResultsStore::TrainingIdLocked(
       "ON CONFLICT (training_pb) DO NOTHING";
   constexpr char kTrainingIdSql[] =
       "SELECT training_id FROM trainings WHERE training_pb = ?";
-  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kInsertTrainingSql));
+  ASSIGN_OR_RETURN(Statement * t, db->Cached(kInsertTrainingSql));
   t->BindBlob(1, training_pb);
   RETURN_IF_ERROR(t->Run());
-  ASSIGN_OR_RETURN(Statement * id, db_->Cached(kTrainingIdSql));
+  ASSIGN_OR_RETURN(Statement * id, db->Cached(kTrainingIdSql));
   id->BindBlob(1, training_pb);
   ASSIGN_OR_RETURN(bool row, id->Step());
   if (!row) return absl::InternalError("training row missing after insert");
@@ -294,14 +297,14 @@ absl::StatusOr<int64_t> ResultsStore::TrainingIdLocked(
   return training_id;
 }
 
-absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
+absl::StatusOr<int64_t> StoreCore::InsertTrialsLocked(
     int64_t sweep_id, int64_t training_id, const std::vector<NewTrial>& trials,
     int64_t now_ms, int64_t* existing) {
   *existing = 0;
   int64_t added = 0;
   int64_t base_ordinal = 0;
   {
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kMaxOrdinalSql));
+    ASSIGN_OR_RETURN(Statement * s, db->Cached(kMaxOrdinalSql));
     s->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (row) base_ordinal = s->ColumnInt64(0) + 1;
@@ -315,7 +318,7 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
     ASSIGN_OR_RETURN(arm_training_ids[t.training_pb],
                      TrainingIdLocked(t.training_pb));
   }
-  ASSIGN_OR_RETURN(Statement * ins, db_->Cached(kInsertTrialSql));
+  ASSIGN_OR_RETURN(Statement * ins, db->Cached(kInsertTrialSql));
   for (const NewTrial& t : trials) {
     const int64_t ordinal = base_ordinal + added;
     const int64_t trial_training_id =
@@ -340,7 +343,7 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
       ins->BindInt64(13, trial_training_id);
     }
     RETURN_IF_ERROR(ins->Run());
-    if (db_->Changes() > 0) {
+    if (db->Changes() > 0) {
       ++added;
     } else {
       ++*existing;
@@ -352,7 +355,7 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
     constexpr char kCountAddedSql[] =
         "UPDATE sweep_counts SET n = n + ? WHERE sweep_id = ? AND state = "
         "'queued'";
-    ASSIGN_OR_RETURN(Statement * c, db_->Cached(kCountAddedSql));
+    ASSIGN_OR_RETURN(Statement * c, db->Cached(kCountAddedSql));
     c->BindInt64(1, added);
     c->BindInt64(2, sweep_id);
     RETURN_IF_ERROR(c->Run());
@@ -360,13 +363,13 @@ absl::StatusOr<int64_t> ResultsStore::InsertTrialsLocked(
   return added;
 }
 
-absl::StatusOr<SweepRecord> ResultsStore::GetSweep(const std::string& name) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+absl::StatusOr<SweepRecord> SweepQueries::GetSweep(const std::string& name) {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   return SweepOn(reader.db(), name);
 }
 
-absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+absl::StatusOr<std::vector<SweepRecord>> SweepQueries::ListSweeps() {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
   std::vector<SweepRecord> out;
   {
@@ -381,42 +384,42 @@ absl::StatusOr<std::vector<SweepRecord>> ResultsStore::ListSweeps() {
   return out;
 }
 
-absl::StatusOr<int64_t> ResultsStore::CancelSweep(const std::string& name,
+absl::StatusOr<int64_t> SweepQueries::CancelSweep(const std::string& name,
                                                   int64_t now_ms,
                                                   const Actor& actor) {
   int64_t cancelled = 0;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(name, actor, "cancel"));
     return CancelSweepLocked(id, now_ms, &cancelled);
   }));
   return cancelled;
 }
 
-absl::Status ResultsStore::CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
+absl::Status SweepQueries::CancelSweepLocked(int64_t sweep_id, int64_t now_ms,
                                              int64_t* cancelled) {
-  ASSIGN_OR_RETURN(Statement * a, db_->Cached(kCancelAttemptsSql));
+  ASSIGN_OR_RETURN(Statement * a, core_->db->Cached(kCancelAttemptsSql));
   a->BindInt64(1, now_ms);
   a->BindInt64(2, sweep_id);
   RETURN_IF_ERROR(a->Run());
-  ASSIGN_OR_RETURN(Statement * t, db_->Cached(kCancelTrialsSql));
+  ASSIGN_OR_RETURN(Statement * t, core_->db->Cached(kCancelTrialsSql));
   t->BindInt64(1, now_ms);
   t->BindInt64(2, sweep_id);
   RETURN_IF_ERROR(t->Run());
-  *cancelled = db_->Changes();
-  ASSIGN_OR_RETURN(Statement * s, db_->Cached(kCancelSweepSql));
+  *cancelled = core_->db->Changes();
+  ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kCancelSweepSql));
   s->BindInt64(1, now_ms);
   s->BindInt64(2, sweep_id);
   return s->Run();
 }
 
-absl::StatusOr<DeletedSweep> ResultsStore::DeleteSweep(const std::string& name,
+absl::StatusOr<DeletedSweep> SweepQueries::DeleteSweep(const std::string& name,
                                                        int64_t now_ms,
                                                        const Actor& actor) {
   int64_t sweep_id = 0;
   int64_t free_before = 0;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(free_before, FreeBytesLocked());
     ASSIGN_OR_RETURN(sweep_id, MarkDeletedLocked(name, now_ms, actor));
     return absl::OkStatus();
@@ -425,20 +428,20 @@ absl::StatusOr<DeletedSweep> ResultsStore::DeleteSweep(const std::string& name,
   // Ends: each write deletes at least one of the sweep's trials, and none is
   // added to a sweep being deleted.
   for (bool more = true; more;) {
-    RETURN_IF_ERROR(Write([&]() -> absl::Status {
-      mu_.AssertHeld();
+    RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+      core_->mu.AssertHeld();
       DeletedSweep step;
       ASSIGN_OR_RETURN(more, DeleteTrialsLocked(sweep_id, &step));
       return absl::OkStatus();
     }));
   }
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     RETURN_IF_ERROR(DeleteSweepRowsLocked(sweep_id, now_ms));
     // The whole deletion's counts, an interrupted call's writes included.
     constexpr char kTotalsSql[] =
         "SELECT trials, metric_points FROM deleted_sweeps WHERE sweep_id = ?";
-    ASSIGN_OR_RETURN(Statement * t, db_->Cached(kTotalsSql));
+    ASSIGN_OR_RETURN(Statement * t, core_->db->Cached(kTotalsSql));
     t->BindInt64(1, sweep_id);
     ASSIGN_OR_RETURN(bool row, t->Step());
     if (row) {
@@ -451,20 +454,20 @@ absl::StatusOr<DeletedSweep> ResultsStore::DeleteSweep(const std::string& name,
     return absl::OkStatus();
   }));
   {
-    absl::MutexLock lock(&first_started_mu_);
-    first_started_ms_.erase(sweep_id);
+    absl::MutexLock lock(&core_->first_started_mu);
+    core_->first_started_ms.erase(sweep_id);
   }
   return out;
 }
 
-absl::StatusOr<int64_t> ResultsStore::MarkDeletedLocked(const std::string& name,
+absl::StatusOr<int64_t> SweepQueries::MarkDeletedLocked(const std::string& name,
                                                         int64_t now_ms,
                                                         const Actor& actor) {
   ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(name, actor, "delete"));
   constexpr char kLiveSql[] =
       "SELECT COALESCE(SUM(n), 0) FROM sweep_counts WHERE sweep_id = ? AND "
       "state IN ('queued', 'running', 'preempted')";
-  ASSIGN_OR_RETURN(Statement * live, db_->Cached(kLiveSql));
+  ASSIGN_OR_RETURN(Statement * live, core_->db->Cached(kLiveSql));
   live->BindInt64(1, id);
   ASSIGN_OR_RETURN(bool row, live->Step());
   const int64_t n = row ? live->ColumnInt64(0) : 0;
@@ -481,7 +484,7 @@ absl::StatusOr<int64_t> ResultsStore::MarkDeletedLocked(const std::string& name,
       "started_ms) SELECT sweep_id, name, owner, ?2, "
       "(SELECT COUNT(*) FROM trials WHERE sweep_id = ?1), ?3 FROM sweeps "
       "WHERE sweep_id = ?1 ON CONFLICT (sweep_id) DO NOTHING";
-  ASSIGN_OR_RETURN(Statement * mark, db_->Cached(kMarkSql));
+  ASSIGN_OR_RETURN(Statement * mark, core_->db->Cached(kMarkSql));
   mark->BindInt64(1, id);
   mark->BindText(2, actor.name);
   mark->BindInt64(3, now_ms);
@@ -491,7 +494,7 @@ absl::StatusOr<int64_t> ResultsStore::MarkDeletedLocked(const std::string& name,
   return id;
 }
 
-absl::StatusOr<bool> ResultsStore::DeleteTrialsLocked(int64_t sweep_id,
+absl::StatusOr<bool> SweepQueries::DeleteTrialsLocked(int64_t sweep_id,
                                                       DeletedSweep* out) {
   constexpr char kNextSql[] =
       "SELECT trial_id FROM trials WHERE sweep_id = ? ORDER BY ordinal "
@@ -506,7 +509,7 @@ absl::StatusOr<bool> ResultsStore::DeleteTrialsLocked(int64_t sweep_id,
       "DELETE FROM trials WHERE trial_id = ?"};
   std::vector<std::string> ids;
   {
-    ASSIGN_OR_RETURN(Statement * next, db_->Cached(kNextSql));
+    ASSIGN_OR_RETURN(Statement * next, core_->db->Cached(kNextSql));
     next->BindInt64(1, sweep_id);
     while (true) {
       ASSIGN_OR_RETURN(bool row, next->Step());
@@ -517,10 +520,10 @@ absl::StatusOr<bool> ResultsStore::DeleteTrialsLocked(int64_t sweep_id,
   }
   for (const std::string& id : ids) {
     for (const char* sql : kPerTrial) {
-      ASSIGN_OR_RETURN(Statement * d, db_->Cached(sql));
+      ASSIGN_OR_RETURN(Statement * d, core_->db->Cached(sql));
       d->BindText(1, id);
       RETURN_IF_ERROR(d->Run());
-      if (sql == kPerTrial[0]) out->metric_points += db_->Changes();
+      if (sql == kPerTrial[0]) out->metric_points += core_->db->Changes();
     }
     ++out->trials;
     if (out->metric_points >= kDeletePointsPerWrite) break;
@@ -530,14 +533,14 @@ absl::StatusOr<bool> ResultsStore::DeleteTrialsLocked(int64_t sweep_id,
   constexpr char kCountSql[] =
       "UPDATE deleted_sweeps SET metric_points = metric_points + ? "
       "WHERE sweep_id = ?";
-  ASSIGN_OR_RETURN(Statement * count, db_->Cached(kCountSql));
+  ASSIGN_OR_RETURN(Statement * count, core_->db->Cached(kCountSql));
   count->BindInt64(1, out->metric_points);
   count->BindInt64(2, sweep_id);
   RETURN_IF_ERROR(count->Run());
   return !ids.empty();
 }
 
-absl::Status ResultsStore::DeleteSweepRowsLocked(int64_t sweep_id,
+absl::Status SweepQueries::DeleteSweepRowsLocked(int64_t sweep_id,
                                                  int64_t now_ms) {
   static constexpr const char* kPerSweep[] = {
       "DELETE FROM searches WHERE sweep_id = ?",
@@ -545,38 +548,38 @@ absl::Status ResultsStore::DeleteSweepRowsLocked(int64_t sweep_id,
       "DELETE FROM sweep_counts WHERE sweep_id = ?",
       "DELETE FROM sweeps WHERE sweep_id = ?"};
   for (const char* sql : kPerSweep) {
-    ASSIGN_OR_RETURN(Statement * d, db_->Cached(sql));
+    ASSIGN_OR_RETURN(Statement * d, core_->db->Cached(sql));
     d->BindInt64(1, sweep_id);
     RETURN_IF_ERROR(d->Run());
   }
   constexpr char kEndedSql[] =
       "UPDATE deleted_sweeps SET ended_ms = ? WHERE sweep_id = ?";
-  ASSIGN_OR_RETURN(Statement * e, db_->Cached(kEndedSql));
+  ASSIGN_OR_RETURN(Statement * e, core_->db->Cached(kEndedSql));
   e->BindInt64(1, now_ms);
   e->BindInt64(2, sweep_id);
   return e->Run();
 }
 
-absl::StatusOr<int64_t> ResultsStore::FreeBytesLocked() {
+absl::StatusOr<int64_t> SweepQueries::FreeBytesLocked() {
   int64_t v[2] = {0, 0};
   const char* pragmas[] = {"PRAGMA freelist_count", "PRAGMA page_size"};
   for (int i = 0; i < 2; ++i) {
-    ASSIGN_OR_RETURN(auto s, db_->Prepare(pragmas[i]));
+    ASSIGN_OR_RETURN(auto s, core_->db->Prepare(pragmas[i]));
     ASSIGN_OR_RETURN(bool row, s->Step());
     if (row) v[i] = s->ColumnInt64(0);
   }
   return v[0] * v[1];
 }
 
-absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,
+absl::Status SweepQueries::SetPaused(const std::string& name, bool paused,
                                      int64_t now_ms, const Actor& actor) {
-  return Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  return core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(int64_t id, OwnedSweepIdLocked(
                                      name, actor, paused ? "pause" : "resume"));
     constexpr char kPauseSql[] =
         "UPDATE sweeps SET paused = ?, updated_ms = ? WHERE sweep_id = ?";
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kPauseSql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kPauseSql));
     s->BindInt64(1, paused ? 1 : 0);
     s->BindInt64(2, now_ms);
     s->BindInt64(3, id);
@@ -584,23 +587,23 @@ absl::Status ResultsStore::SetPaused(const std::string& name, bool paused,
   });
 }
 
-absl::StatusOr<int64_t> ResultsStore::RetryFailed(const std::string& name,
+absl::StatusOr<int64_t> SweepQueries::RetryFailed(const std::string& name,
                                                   int64_t now_ms,
                                                   const Actor& actor) {
   int64_t n = 0;
-  RETURN_IF_ERROR(Write([&]() -> absl::Status {
-    mu_.AssertHeld();
+  RETURN_IF_ERROR(core_->Write([&]() -> absl::Status {
+    core_->mu.AssertHeld();
     ASSIGN_OR_RETURN(int64_t sweep_id,
                      OwnedSweepIdLocked(name, actor, "retry"));
     constexpr char kRetrySql[] =
         "UPDATE trials SET state = 'queued', failures = 0, queue_rank = 0, "
         "updated_ms = ? "
         "WHERE sweep_id = ? AND state = 'failed'";
-    ASSIGN_OR_RETURN(Statement * s, db_->Cached(kRetrySql));
+    ASSIGN_OR_RETURN(Statement * s, core_->db->Cached(kRetrySql));
     s->BindInt64(1, now_ms);
     s->BindInt64(2, sweep_id);
     RETURN_IF_ERROR(s->Run());
-    n = db_->Changes();
+    n = core_->db->Changes();
     return absl::OkStatus();
   }));
   return n;

@@ -1,5 +1,8 @@
-// ResultsStore: reading trials back (lists, one trial with its attempts,
-// results and heatmaps, curves across attempts).
+// TrialQueries (storage/trial_queries.h): reading trials back (lists, one
+// trial with its attempts, results and heatmaps, curves across attempts);
+// and StoreCore's step AttemptCutoffs.
+#include "storage/trial_queries.h"
+
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -10,7 +13,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "storage/results_store.h"
 
 namespace qkov::storage {
 namespace {
@@ -58,7 +60,7 @@ absl::StatusOr<std::vector<TrialRecord>> ReadTrials(Statement* s) {
 
 }  // namespace
 
-absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
+absl::StatusOr<std::map<std::string, double>> TrialQueries::LatestMetrics(
     const std::string& trial_id) {
   ASSIGN_OR_RETURN(auto all, LatestMetricsOf({trial_id}));
   auto it = all.find(trial_id);
@@ -67,10 +69,10 @@ absl::StatusOr<std::map<std::string, double>> ResultsStore::LatestMetrics(
 }
 
 absl::StatusOr<std::map<std::string, std::map<std::string, double>>>
-ResultsStore::LatestMetricsOf(const std::vector<std::string>& trial_ids) {
+TrialQueries::LatestMetricsOf(const std::vector<std::string>& trial_ids) {
   std::map<std::string, std::map<std::string, double>> out;
   if (trial_ids.empty()) return out;
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
   constexpr char kLatestSql[] =
       "SELECT name, value FROM metrics_latest WHERE trial_id = ?1 AND "
@@ -96,8 +98,8 @@ ResultsStore::LatestMetricsOf(const std::vector<std::string>& trial_ids) {
   return out;
 }
 
-absl::StatusOr<ResultsStore::QueueState> ResultsStore::ReadQueueState() {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+absl::StatusOr<QueueState> TrialQueries::ReadQueueState() {
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
   constexpr char kByStateSql[] =
       "SELECT state, SUM(n) FROM sweep_counts GROUP BY state";
@@ -146,12 +148,12 @@ absl::StatusOr<ResultsStore::QueueState> ResultsStore::ReadQueueState() {
   return out;
 }
 
-absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
+absl::StatusOr<std::vector<TrialRecord>> TrialQueries::ListTrials(
     const std::string& sweep_name, const std::string& state,
     int64_t after_ordinal, int limit) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
-  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
+  ASSIGN_OR_RETURN(const int64_t sweep_id, core_->SweepId(db, sweep_name));
   static const std::string sql = absl::StrCat(
       kTrialColumns,
       "WHERE t.sweep_id = ? AND (? = '' OR t.state = ?) AND t.ordinal > ? ",
@@ -165,11 +167,11 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::ListTrials(
   return ReadTrials(s);
 }
 
-absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
+absl::StatusOr<std::vector<TrialRecord>> TrialQueries::TrialsUpdatedSince(
     const std::string& sweep_name, int64_t since_ms) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
-  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
+  ASSIGN_OR_RETURN(const int64_t sweep_id, core_->SweepId(db, sweep_name));
   static const std::string sql = absl::StrCat(
       kTrialColumns,
       "WHERE t.sweep_id = ? AND t.updated_ms >= ? ORDER BY t.ordinal");
@@ -179,11 +181,11 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsUpdatedSince(
   return ReadTrials(s);
 }
 
-absl::StatusOr<std::vector<TrialChange>> ResultsStore::RecentChanges(
+absl::StatusOr<std::vector<TrialChange>> TrialQueries::RecentChanges(
     const std::string& sweep_name, int64_t since_ms, int limit) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
-  ASSIGN_OR_RETURN(const int64_t sweep_id, SweepId(db, sweep_name));
+  ASSIGN_OR_RETURN(const int64_t sweep_id, core_->SweepId(db, sweep_name));
   constexpr char kSql[] =
       "SELECT trial_id, state, last_step FROM trials WHERE sweep_id = ? AND "
       "updated_ms >= ? ORDER BY updated_ms DESC LIMIT ?";
@@ -200,9 +202,9 @@ absl::StatusOr<std::vector<TrialChange>> ResultsStore::RecentChanges(
   return out;
 }
 
-absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
+absl::StatusOr<TrialRecord> TrialQueries::GetTrial(
     const std::string& trial_id) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
   // One snapshot for the four statements.
   RETURN_IF_ERROR(db->Execute("BEGIN"));
@@ -253,9 +255,9 @@ absl::StatusOr<TrialRecord> ResultsStore::GetTrial(
   return out;
 }
 
-absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
+absl::StatusOr<std::vector<TrialRecord>> TrialQueries::TrialsWithResults(
     const std::string& sweep_name, int64_t since_ms) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
   // One snapshot for the three statements.
   RETURN_IF_ERROR(db->Execute("BEGIN"));
@@ -321,7 +323,7 @@ absl::StatusOr<std::vector<TrialRecord>> ResultsStore::TrialsWithResults(
   return out;
 }
 
-absl::StatusOr<std::map<int64_t, int64_t>> ResultsStore::AttemptCutoffs(
+absl::StatusOr<std::map<int64_t, int64_t>> StoreCore::AttemptCutoffs(
     Database* db, const std::string& trial_id) {
   constexpr char kStartStepsSql[] =
       "SELECT attempt, start_step FROM attempts WHERE trial_id = ? ORDER BY "
@@ -340,11 +342,11 @@ absl::StatusOr<std::map<int64_t, int64_t>> ResultsStore::AttemptCutoffs(
   return cutoff;
 }
 
-absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
+absl::StatusOr<std::vector<MetricRecord>> TrialQueries::Metrics(
     const std::string& trial_id, const std::string& name) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
-  ASSIGN_OR_RETURN(const auto cutoff, AttemptCutoffs(db, trial_id));
+  ASSIGN_OR_RETURN(const auto cutoff, core_->AttemptCutoffs(db, trial_id));
   constexpr char kAllMetricsSql[] =
       "SELECT attempt, step, name, value FROM metrics WHERE trial_id = ? ORDER "
       "BY name, step, attempt";
@@ -374,9 +376,9 @@ absl::StatusOr<std::vector<MetricRecord>> ResultsStore::Metrics(
   return out;
 }
 
-absl::StatusOr<std::map<std::string, std::string>> ResultsStore::ArtifactsNamed(
+absl::StatusOr<std::map<std::string, std::string>> TrialQueries::ArtifactsNamed(
     const std::vector<std::string>& trial_ids, const std::string& name) {
-  ASSIGN_OR_RETURN(ReaderPool::Lease reader, readers_->Acquire());
+  ASSIGN_OR_RETURN(ReaderPool::Lease reader, core_->readers->Acquire());
   Database* db = reader.db();
   constexpr char kArtifactSql[] =
       "SELECT content FROM artifacts WHERE trial_id = ? AND name = ?";

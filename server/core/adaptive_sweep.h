@@ -5,7 +5,7 @@
 // lr_ratio with every seed of the sweep, and adds the next as results come.
 //
 // GrowSearch is the store's follow-up for such a sweep
-// (storage::ResultsStore::SetFollowUp): the store calls it in the
+// (storage::SearchQueries::SetFollowUp): the store calls it in the
 // transaction that submits the sweep and in each that ends one of its
 // trials, with every trial of the sweep, and inserts the probes it names
 // (by config hash, so a probe already there is left as it is) in that same
@@ -62,7 +62,7 @@ bool JudgedAt(const qkov::v1::EarlyStopping& rule, int64_t max_steps,
 // Whether a trial of a sweep with early stopping stops at `step`, having
 // reported `value` there: `best_so_far` its best value of the curve up to
 // and including `step`, `peers` the sweep's other trials' values at `step`
-// (ResultsStore::PeerValuesAt), `max_steps` the trial's budget. Empty when
+// (SearchQueries::PeerValuesAt), `max_steps` the trial's budget. Empty when
 // it goes on; otherwise the reason, one line.
 std::string EarlyStopReason(const qkov::v1::EarlyStopping& rule,
                             int64_t max_steps, int64_t step, double value,

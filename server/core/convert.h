@@ -1,6 +1,6 @@
 // Conversions between the store's records and the API's messages that the
-// Coordinator (coordinator.cc: the client API; coordinator_workers.cc: the
-// worker API) and its result rows (result_rows.cc) share.
+// Coordinator's subjects (sweep_control.cc, result_reader.cc,
+// worker_desk.cc) and its result rows (result_rows.cc) share.
 #ifndef QKOV_SERVER_CORE_CONVERT_H_
 #define QKOV_SERVER_CORE_CONVERT_H_
 

@@ -111,7 +111,8 @@ absl::Status ResultRowsCache::WithRows(
   if (entry->loaded && now - entry->refreshed_ms < kMinRefreshMs)
     return fn(entry->rows);
   absl::StatusOr<std::vector<storage::TrialRecord>> changed =
-      store_->TrialsWithResults(sweep, entry->loaded ? entry->read_from_ms : 0);
+      store_->trials().TrialsWithResults(
+          sweep, entry->loaded ? entry->read_from_ms : 0);
   if (!changed.ok()) {
     // An unknown sweep is not kept.
     absl::MutexLock l(&mu_);

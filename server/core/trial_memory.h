@@ -1,7 +1,7 @@
 // How much memory a trial takes on its worker, estimated from its settings
 // before it runs: the server refuses a sweep whose trials would not fit
 // (SweepLimits), and sizes a worker's batch lease to its memory budget
-// (coordinator_workers.cc).
+// (worker_desk.cc).
 #ifndef QKOV_SERVER_CORE_TRIAL_MEMORY_H_
 #define QKOV_SERVER_CORE_TRIAL_MEMORY_H_
 

@@ -22,7 +22,7 @@ http::HttpReply HttpService::Events(const http::HttpRequest& req) {
   f.sweep = req.Param("sweep");
   f.since = absl::Now();
   if (!f.sweep.empty()) {
-    if (absl::Status s = core_->GetSweep(f.sweep).status(); !s.ok())
+    if (absl::Status s = core_->sweeps().GetSweep(f.sweep).status(); !s.ok())
       return http::ErrorReply(s);
   }
   {
@@ -49,7 +49,7 @@ http::HttpReply HttpService::Events(const http::HttpRequest& req) {
     if (it != streams_by_key_.end() && --it->second <= 0)
       streams_by_key_.erase(it);
   });
-  const uint64_t read_at = core_->ChangeCount();
+  const uint64_t read_at = core_->changes().ChangeCount();
   std::string first = Event(f, nullptr);
   if (first.empty()) {
     return http::ErrorReply(
@@ -66,13 +66,14 @@ http::HttpReply HttpService::Events(const http::HttpRequest& req) {
   }
   // A change between the first read and the registration may have had its
   // round of events without this stream: one more round.
-  if (core_->ChangeCount() != read_at) core_->NotifyChange();
+  if (core_->changes().ChangeCount() != read_at)
+    core_->changes().NotifyChange();
   return reply;
 }
 
 // `event: sweeps` carries the sweep list; with ?sweep=NAME, `event:
 // progress` carries that sweep and the trials that changed since the last
-// event (id, state, last step; the Coordinator::kBriefProgressTrials most
+// event (id, state, last step; the SweepControl::kBriefProgressTrials most
 // recently changed, newest first). "" when it cannot be read.
 std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
   if (f.sweep.empty()) {
@@ -80,7 +81,7 @@ std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
     if (sweeps_json != nullptr) {
       json = *sweeps_json;
     } else {
-      absl::StatusOr<std::string> list = JsonOf(core_->ListSweeps());
+      absl::StatusOr<std::string> list = JsonOf(core_->sweeps().ListSweeps());
       if (!list.ok()) return "";
       json = *std::move(list);
     }
@@ -88,7 +89,7 @@ std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
   }
   absl::Time since = f.since;
   absl::StatusOr<v1::SweepProgress> p =
-      core_->Progress(f.sweep, &since, /*brief=*/true);
+      core_->sweeps().Progress(f.sweep, &since, /*brief=*/true);
   if (!p.ok()) return "";
   absl::StatusOr<std::string> json = ToJson(*p);
   if (!json.ok()) return "";
@@ -105,10 +106,10 @@ std::string HttpService::Event(Follower& f, const std::string* sweeps_json) {
 // another.
 void HttpService::EventsLoop() {
   absl::Duration cost;
-  uint64_t seen = core_->ChangeCount();
+  uint64_t seen = core_->changes().ChangeCount();
   while (!stopping_) {
-    const bool changed =
-        core_->WaitForChange(seen, absl::Now() + absl::Seconds(1)) != seen;
+    const bool changed = core_->changes().WaitForChange(
+                             seen, absl::Now() + absl::Seconds(1)) != seen;
     if (stopping_) return;
     {
       absl::MutexLock lock(&streams_mu_);
@@ -130,7 +131,7 @@ void HttpService::EventsLoop() {
     while (!stopping_ && absl::Now() < next)
       absl::SleepFor(std::min(absl::Milliseconds(200), next - absl::Now()));
     if (stopping_) return;
-    seen = core_->ChangeCount();
+    seen = core_->changes().ChangeCount();
     const absl::Duration cpu0 = ThreadCpuTime();
     // A follower's `since` is this thread's alone once it is registered, so
     // the round needs the lock only to list them.
@@ -143,7 +144,7 @@ void HttpService::EventsLoop() {
     for (const auto& follower : round) {
       Follower& f = *follower;
       if (f.sweep.empty() && !sweeps.has_value()) {
-        absl::StatusOr<std::string> json = JsonOf(core_->ListSweeps());
+        absl::StatusOr<std::string> json = JsonOf(core_->sweeps().ListSweeps());
         sweeps = json.ok() ? *std::move(json) : "";
       }
       if (f.sweep.empty() && sweeps->empty()) continue;

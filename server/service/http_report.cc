@@ -24,21 +24,21 @@ http::HttpReply HttpService::ReportPage(const http::HttpRequest& req) {
   }
   report::ReportSource source;
   source.server = "this server";
-  source.list_sweeps = [this] { return core_->ListSweeps(); };
+  source.list_sweeps = [this] { return core_->sweeps().ListSweeps(); };
   source.get_sweep = [this](const std::string& name) {
-    return core_->GetSweep(name);
+    return core_->sweeps().GetSweep(name);
   };
   source.match = [this](const v1::MatchSweepRequest& r) {
-    return core_->MatchSweep(r, config_.matched_max_trials);
+    return core_->results().MatchSweep(r, config_.matched_max_trials);
   };
   source.query = [this](const v1::QueryResultsRequest& r) {
-    return core_->QueryResults(r);
+    return core_->results().QueryResults(r);
   };
   source.get_trial = [this](const std::string& id) {
-    return core_->GetTrial(id);
+    return core_->sweeps().GetTrial(id);
   };
   source.curves = [this](const v1::GetTrialMetricsRequest& r) {
-    return core_->GetTrialMetrics(r);
+    return core_->results().GetTrialMetrics(r);
   };
   absl::StatusOr<report::Report> built = report::BuildReport(source, args);
   if (!built.ok()) return http::ErrorReply(built.status());

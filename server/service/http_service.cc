@@ -199,7 +199,8 @@ http::HttpReply HttpService::Export(const http::HttpRequest& req,
   http::HttpReply reply = Api(req, [&]() -> absl::StatusOr<std::string> {
     v1::QueryResultsRequest q;
     q.set_sweep_name(sweep);
-    ASSIGN_OR_RETURN(v1::QueryResultsResponse rows, core_->QueryResults(q));
+    ASSIGN_OR_RETURN(v1::QueryResultsResponse rows,
+                     core_->results().QueryResults(q));
     if (!csv) return ToJson(rows);
     std::set<std::string> metrics;
     for (const auto& r : rows.rows())
@@ -259,10 +260,10 @@ absl::StatusOr<std::string> HttpService::Matched(const http::HttpRequest& req,
   args.max_trials = config_.matched_max_trials;
   SweepSource source;
   source.query = [this](const v1::QueryResultsRequest& q) {
-    return core_->QueryResults(q);
+    return core_->results().QueryResults(q);
   };
   source.curves = [this](const v1::GetTrialMetricsRequest& q) {
-    return core_->GetTrialMetrics(q);
+    return core_->results().GetTrialMetrics(q);
   };
   absl::StatusOr<MatchedTable> matched = MatchSweep(args, source);
   if (!matched.ok()) {
@@ -310,7 +311,7 @@ std::optional<http::HttpReply> HttpService::SweepSubview(
       ASSIGN_OR_RETURN(int64_t limit, IntParam(req, "limit", 100, 1, 1000));
       q.set_offset(offset);
       q.set_limit(limit);
-      return JsonOf(core_->QueryResults(q));
+      return JsonOf(core_->results().QueryResults(q));
     });
   }
   if (view == "export.csv" || view == "export.json")
@@ -322,7 +323,7 @@ std::optional<http::HttpReply> HttpService::SweepSubview(
       for (const auto& b : req.Params("by")) q.add_by(b);
       for (const auto& m : req.Params("metric")) q.add_metrics(m);
       for (const auto& w : req.Params("where")) q.add_where(w);
-      return JsonOf(core_->AggregateResults(q));
+      return JsonOf(core_->results().AggregateResults(q));
     });
   }
   if (view == "curves") {
@@ -338,7 +339,7 @@ std::optional<http::HttpReply> HttpService::SweepSubview(
       q.set_offset(offset);
       q.set_limit(limit);
       q.set_max_points(static_cast<int32_t>(points));
-      return JsonOf(core_->SweepCurves(q));
+      return JsonOf(core_->results().SweepCurves(q));
     });
   }
   if (view == "heatmaps") {
@@ -349,7 +350,7 @@ std::optional<http::HttpReply> HttpService::SweepSubview(
       ASSIGN_OR_RETURN(int64_t per_group,
                        IntParam(req, "per_group", 50, 1, 1000));
       q.set_per_group(static_cast<int32_t>(per_group));
-      return JsonOf(core_->SweepHeatmaps(q));
+      return JsonOf(core_->results().SweepHeatmaps(q));
     });
   }
   if (view == "matched")
@@ -384,25 +385,25 @@ http::HttpReply HttpService::Get(const http::HttpRequest& req) {
     return not_found();
   if (resource == "events" && parts.size() == 4) return Events(req);
   if (resource == "sweeps" && parts.size() == 4)
-    return Api(req, [&] { return JsonOf(core_->ListSweeps()); });
+    return Api(req, [&] { return JsonOf(core_->sweeps().ListSweeps()); });
   if (resource == "leasing" && parts.size() == 4)
-    return Api(req, [&] { return JsonOf(core_->Leasing({})); });
+    return Api(req, [&] { return JsonOf(core_->sweeps().Leasing({})); });
   if (resource == "tasks" && parts.size() == 4)
     return Api(req, [] { return absl::StatusOr<std::string>(TasksJson()); });
   if (resource == "sweeps" && parts.size() == 5)
-    return Api(req, [&] { return JsonOf(core_->GetSweep(name)); });
+    return Api(req, [&] { return JsonOf(core_->sweeps().GetSweep(name)); });
   if (resource == "sweeps" && parts.size() == 6) {
     std::optional<http::HttpReply> reply = SweepSubview(req, name, view);
     return reply.has_value() ? *std::move(reply) : not_found();
   }
   if (resource == "trials" && parts.size() == 5)
-    return Api(req, [&] { return JsonOf(core_->GetTrial(name)); });
+    return Api(req, [&] { return JsonOf(core_->sweeps().GetTrial(name)); });
   if (resource == "trials" && view == "metrics") {
     return Api(req, [&] {
       v1::GetTrialMetricsRequest q;
       q.set_trial_id(name);
       for (const auto& n : req.Params("name")) q.add_names(n);
-      return JsonOf(core_->GetTrialMetrics(q));
+      return JsonOf(core_->results().GetTrialMetrics(q));
     });
   }
   return not_found();

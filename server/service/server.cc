@@ -275,7 +275,7 @@ absl::Status QkovServer::StartCoordinator(const ServerConfig& config) {
       store_.get(), Clock::Real(), coordinator_options, sql_console_.get());
   // Leases of a server that stopped run on from now, not from before it
   // stopped (docs/protocol.md, "Coordinator restarts").
-  absl::StatusOr<int64_t> resumed = coordinator_->ResumeLeases();
+  absl::StatusOr<int64_t> resumed = coordinator_->workers().ResumeLeases();
   if (!resumed.ok()) return resumed.status();
   if (*resumed > 0) {
     // Each expires a lease period from now unless renewed.
@@ -361,7 +361,7 @@ absl::Status QkovServer::StartDashboard(const ServerConfig& config) {
   ASSIGN_OR_RETURN(http_,
                    HttpService::Start(http, coordinator_.get(), auth_.get()));
   warmer_ = std::thread([this] {
-    absl::Status st = coordinator_->WarmResultRows(
+    absl::Status st = coordinator_->results().WarmResultRows(
         core::ResultRowsCache::kMaxSweeps,
         [this] { return stop_.HasBeenNotified(); });
     if (!st.ok()) log::Warning("dashboard_warm_failed", {{"error", st}});
@@ -407,7 +407,7 @@ void QkovServer::StartReaper(const ServerConfig& config) {
       std::max(absl::Milliseconds(100), config.coordinator.lease_duration / 4);
   reaper_ = std::thread([this, period]() {
     while (!stop_.WaitForNotificationWithTimeout(period)) {
-      absl::StatusOr<int64_t> n = coordinator_->ReapExpiredLeases();
+      absl::StatusOr<int64_t> n = coordinator_->workers().ReapExpiredLeases();
       if (!n.ok()) {
         log::Emit(log::Severity::kError, "lease_reaper_failed",
                   {{"error", n.status()}}, log::RateLimit{5, absl::Minutes(1)});
@@ -424,7 +424,7 @@ void QkovServer::Shutdown(absl::Duration grace) {
   if (http_ != nullptr) http_->Stop();
   // Watch streams end and researchers' reads stop now, not after the grace:
   // the grace is for workers' calls, whose results must be stored.
-  if (coordinator_ != nullptr) coordinator_->StopWatches();
+  if (coordinator_ != nullptr) coordinator_->changes().StopWatches();
   if (store_ != nullptr) store_->StopReads();
   stop_.Notify();
   if (reaper_.joinable()) reaper_.join();

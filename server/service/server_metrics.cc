@@ -202,8 +202,8 @@ namespace {
 
 // The queue as the database counts it: trials by state, the leasable
 // depth, the oldest wait, the leases in flight.
-void AddQueueFamilies(const storage::ResultsStore::QueueState& q,
-                      int64_t now_ms, std::vector<MetricFamily>* out) {
+void AddQueueFamilies(const storage::QueueState& q, int64_t now_ms,
+                      std::vector<MetricFamily>* out) {
   std::vector<ClientMetric> by_state;
   for (const char* state :
        {storage::kQueued, storage::kRunning, storage::kDone, storage::kDiverged,
@@ -262,8 +262,8 @@ void AddHttpFamilies(std::vector<MetricFamily>* out) {
 std::vector<MetricFamily> ServerMetrics::CollectState() {
   std::vector<MetricFamily> out;
   const absl::Time now = absl::Now();
-  absl::StatusOr<storage::ResultsStore::QueueState> q =
-      options_.store->ReadQueueState();
+  absl::StatusOr<storage::QueueState> q =
+      options_.store->trials().ReadQueueState();
   out.push_back(http::MetricFamilyOf(
       "qkov_store_up", "1 when the last scrape read the database, else 0.",
       MetricType::Gauge, {http::MetricSample(q.ok() ? 1 : 0)}));
@@ -272,7 +272,8 @@ std::vector<MetricFamily> ServerMetrics::CollectState() {
     AddQueueFamilies(*q, absl::ToUnixMillis(now), &out);
     for (const std::string& w : q->lease_holders) holders[w] = true;
   }
-  absl::StatusOr<storage::LeasingRecord> leasing = options_.store->Leasing();
+  absl::StatusOr<storage::LeasingRecord> leasing =
+      options_.store->leases().Leasing();
   if (leasing.ok()) {
     out.push_back(http::MetricFamilyOf(
         "qkov_leasing_paused",

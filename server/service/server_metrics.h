@@ -4,7 +4,7 @@
 //     (storage::TrialEvent, only what committed), every gRPC call (the
 //     interceptor below), worker calls (CoordinatorOptions::on_worker_call);
 //   - state, read at each scrape: trials by state and the queue from the
-//     database's counts (ResultsStore::ReadQueueState), the database and
+//     database's counts (TrialQueries::ReadQueueState), the database and
 //     WAL files' sizes and their volume's free space, the writer's
 //     transaction times, HTTP replies by code;
 //   - qkov_build_info, the code version every result's provenance carries.

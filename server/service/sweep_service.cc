@@ -15,7 +15,7 @@ grpc::Status SweepServiceImpl::SubmitSweep(
       !a.ok())
     return a;
   absl::StatusOr<qkov::v1::SubmitSweepResponse> r =
-      core_->SubmitSweep(*req, actor);
+      core_->sweeps().SubmitSweep(*req, actor);
   if (r.ok()) {
     log::Info("sweep_submitted", {{"sweep", r->sweep().name()},
                                   {"owner", actor.name},
@@ -32,7 +32,7 @@ grpc::Status SweepServiceImpl::GetSweep(grpc::ServerContext* ctx,
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetSweep");
       !a.ok())
     return a;
-  return Reply(core_->GetSweep(req->name()), resp);
+  return Reply(core_->sweeps().GetSweep(req->name()), resp);
 }
 
 grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
@@ -41,7 +41,7 @@ grpc::Status SweepServiceImpl::ListSweeps(grpc::ServerContext* ctx,
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListSweeps");
       !a.ok())
     return a;
-  return Reply(core_->ListSweeps(), resp);
+  return Reply(core_->sweeps().ListSweeps(), resp);
 }
 
 grpc::Status SweepServiceImpl::CancelSweep(
@@ -53,7 +53,7 @@ grpc::Status SweepServiceImpl::CancelSweep(
       !a.ok())
     return a;
   absl::StatusOr<qkov::v1::CancelSweepResponse> r =
-      core_->CancelSweep(req->name(), actor);
+      core_->sweeps().CancelSweep(req->name(), actor);
   if (r.ok()) {
     log::Info("sweep_cancelled", {{"sweep", req->name()},
                                   {"by", actor.name},
@@ -72,7 +72,7 @@ grpc::Status SweepServiceImpl::DeleteSweep(
       !a.ok())
     return a;
   absl::StatusOr<qkov::v1::DeleteSweepResponse> r =
-      core_->DeleteSweep(req->name(), actor);
+      core_->sweeps().DeleteSweep(req->name(), actor);
   if (r.ok()) {
     log::Info("sweep_deleted",
               {{"sweep", req->name()},
@@ -93,7 +93,7 @@ grpc::Status SweepServiceImpl::PauseSweep(
           Authorize(auth_, ctx, Permission::kWrite, "PauseSweep", &actor);
       !a.ok())
     return a;
-  return Reply(core_->PauseSweep(*req, actor), resp);
+  return Reply(core_->sweeps().PauseSweep(*req, actor), resp);
 }
 
 grpc::Status SweepServiceImpl::RetrySweep(
@@ -104,7 +104,7 @@ grpc::Status SweepServiceImpl::RetrySweep(
           Authorize(auth_, ctx, Permission::kWrite, "RetrySweep", &actor);
       !a.ok())
     return a;
-  return Reply(core_->RetrySweep(req->name(), actor), resp);
+  return Reply(core_->sweeps().RetrySweep(req->name(), actor), resp);
 }
 
 grpc::Status SweepServiceImpl::ListTrials(
@@ -113,7 +113,7 @@ grpc::Status SweepServiceImpl::ListTrials(
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "ListTrials");
       !a.ok())
     return a;
-  return Reply(core_->ListTrials(*req), resp);
+  return Reply(core_->sweeps().ListTrials(*req), resp);
 }
 
 grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
@@ -122,7 +122,7 @@ grpc::Status SweepServiceImpl::GetTrial(grpc::ServerContext* ctx,
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "GetTrial");
       !a.ok())
     return a;
-  return Reply(core_->GetTrial(req->trial_id()), resp);
+  return Reply(core_->sweeps().GetTrial(req->trial_id()), resp);
 }
 
 grpc::Status SweepServiceImpl::QueryResults(
@@ -131,7 +131,7 @@ grpc::Status SweepServiceImpl::QueryResults(
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QueryResults");
       !a.ok())
     return a;
-  return Reply(core_->QueryResults(*req), resp);
+  return Reply(core_->results().QueryResults(*req), resp);
 }
 
 grpc::Status SweepServiceImpl::AggregateResults(
@@ -141,7 +141,7 @@ grpc::Status SweepServiceImpl::AggregateResults(
           Authorize(auth_, ctx, Permission::kRead, "AggregateResults");
       !a.ok())
     return a;
-  return Reply(core_->AggregateResults(*req), resp);
+  return Reply(core_->results().AggregateResults(*req), resp);
 }
 
 grpc::Status SweepServiceImpl::GetTrialMetrics(
@@ -151,7 +151,7 @@ grpc::Status SweepServiceImpl::GetTrialMetrics(
           Authorize(auth_, ctx, Permission::kRead, "GetTrialMetrics");
       !a.ok())
     return a;
-  return Reply(core_->GetTrialMetrics(*req), resp);
+  return Reply(core_->results().GetTrialMetrics(*req), resp);
 }
 
 grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
@@ -160,8 +160,9 @@ grpc::Status SweepServiceImpl::QuerySql(grpc::ServerContext* ctx,
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "QuerySql");
       !a.ok())
     return a;
-  return Reply(core_->QuerySql(*req, [ctx] { return ctx->IsCancelled(); }),
-               resp);
+  return Reply(
+      core_->results().QuerySql(*req, [ctx] { return ctx->IsCancelled(); }),
+      resp);
 }
 
 grpc::Status SweepServiceImpl::StreamResults(
@@ -172,7 +173,7 @@ grpc::Status SweepServiceImpl::StreamResults(
       !a.ok())
     return a;
   absl::StatusOr<std::vector<qkov::v1::ResultColumns>> chunks =
-      core_->ResultColumns(*req);
+      core_->results().ResultColumns(*req);
   if (!chunks.ok()) return ToGrpcStatus(chunks.status());
   for (const qkov::v1::ResultColumns& c : *chunks) {
     if (ctx->IsCancelled() || !writer->Write(c))
@@ -188,8 +189,8 @@ grpc::Status SweepServiceImpl::StreamCurves(
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "StreamCurves");
       !a.ok())
     return a;
-  return ToGrpcStatus(
-      core_->StreamCurves(*req, [&](const qkov::v1::StreamCurvesChunk& chunk) {
+  return ToGrpcStatus(core_->results().StreamCurves(
+      *req, [&](const qkov::v1::StreamCurvesChunk& chunk) {
         return !ctx->IsCancelled() && writer->Write(chunk);
       }));
 }
@@ -200,7 +201,7 @@ grpc::Status SweepServiceImpl::MatchSweep(
   if (grpc::Status a = Authorize(auth_, ctx, Permission::kRead, "MatchSweep");
       !a.ok())
     return a;
-  return Reply(core_->MatchSweep(*req, kMatchedMaxTrials), resp);
+  return Reply(core_->results().MatchSweep(*req, kMatchedMaxTrials), resp);
 }
 
 grpc::Status SweepServiceImpl::Leasing(grpc::ServerContext* ctx,
@@ -213,7 +214,8 @@ grpc::Status SweepServiceImpl::Leasing(grpc::ServerContext* ctx,
                     "Leasing", &actor);
       !a.ok())
     return a;
-  absl::StatusOr<qkov::v1::LeasingState> r = core_->Leasing(*req, actor);
+  absl::StatusOr<qkov::v1::LeasingState> r =
+      core_->sweeps().Leasing(*req, actor);
   if (r.ok() && req->has_paused()) {
     log::Info(r->paused() ? "leasing_paused" : "leasing_resumed",
               {{"actor", actor.name},
@@ -231,14 +233,16 @@ grpc::Status SweepServiceImpl::WatchSweep(
     return a;
   absl::Time since = absl::InfinitePast();
   // Counted before each read, so a change made during it is not missed.
-  uint64_t seen = core_->ChangeCount();
-  auto ended = [&] { return ctx->IsCancelled() || core_->Stopping(); };
+  uint64_t seen = core_->changes().ChangeCount();
+  auto ended = [&] {
+    return ctx->IsCancelled() || core_->changes().Stopping();
+  };
   std::string sent_sweep;  // the sweep as last sent
   absl::Time sent_at = absl::InfinitePast();
   while (!ended()) {
     absl::StatusOr<qkov::v1::SweepProgress> p =
-        core_->Progress(req->name(), &since, /*brief=*/false,
-                        core::Coordinator::kProgressReuse);
+        core_->sweeps().Progress(req->name(), &since, /*brief=*/false,
+                                 core::SweepControl::kProgressReuse);
     if (!p.ok()) return ToGrpcStatus(p.status());
     // A view shared with other watchers may hold nothing new for this one:
     // then nothing is sent, but for a message every 5 s that keeps the
@@ -256,14 +260,14 @@ grpc::Status SweepServiceImpl::WatchSweep(
     // coalesce a burst of reports.
     const absl::Time until = absl::Now() + absl::Seconds(5);
     while (!ended() && absl::Now() < until &&
-           core_->WaitForChange(
+           core_->changes().WaitForChange(
                seen, std::min(until, absl::Now() + absl::Seconds(1))) == seen) {
     }
     if (ended()) break;
     absl::SleepFor(absl::Milliseconds(200));
-    seen = core_->ChangeCount();
+    seen = core_->changes().ChangeCount();
   }
-  if (core_->Stopping())
+  if (core_->changes().Stopping())
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         "the server is shutting down; watch again once it "
                         "is back");

@@ -1,5 +1,9 @@
 // qkov.v1.SweepService over core::Coordinator: each method converts the
 // Coordinator's absl::Status once (common/grpc_status.h) and copies the reply.
+//
+// SweepServiceImpl has 18 public methods: one override per rpc of
+// sweep.proto's SweepService, whose generated base class declares them all;
+// each is a few lines over one of the Coordinator's subjects.
 #ifndef QKOV_SERVER_SERVICE_SWEEP_SERVICE_H_
 #define QKOV_SERVER_SERVICE_SWEEP_SERVICE_H_
 

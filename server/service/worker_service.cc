@@ -13,7 +13,7 @@ grpc::Status WorkerServiceImpl::RegisterWorker(
       !a.ok())
     return a;
   absl::StatusOr<qkov::v1::RegisterWorkerResponse> r =
-      core_->RegisterWorker(*req, actor);
+      core_->workers().RegisterWorker(*req, actor);
   if (r.ok()) {
     log::Info("worker_registered", {{"worker", r->worker_id()},
                                     {"token", actor.name},
@@ -35,7 +35,7 @@ grpc::Status WorkerServiceImpl::LeaseTrial(
           Authorize(auth_, ctx, Permission::kWorker, "LeaseTrial", &actor);
       !a.ok())
     return a;
-  return Reply(core_->LeaseTrial(*req, actor), resp);
+  return Reply(core_->workers().LeaseTrial(*req, actor), resp);
 }
 
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* ctx,
@@ -46,7 +46,7 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* ctx,
           Authorize(auth_, ctx, Permission::kWorker, "Heartbeat", &actor);
       !a.ok())
     return a;
-  return Reply(core_->Heartbeat(*req, actor), resp);
+  return Reply(core_->workers().Heartbeat(*req, actor), resp);
 }
 
 grpc::Status WorkerServiceImpl::ReportMetrics(
@@ -57,7 +57,7 @@ grpc::Status WorkerServiceImpl::ReportMetrics(
           Authorize(auth_, ctx, Permission::kWorker, "ReportMetrics", &actor);
       !a.ok())
     return a;
-  return Reply(core_->ReportMetrics(*req, actor), resp);
+  return Reply(core_->workers().ReportMetrics(*req, actor), resp);
 }
 
 grpc::Status WorkerServiceImpl::CompleteTrial(
@@ -68,7 +68,7 @@ grpc::Status WorkerServiceImpl::CompleteTrial(
           Authorize(auth_, ctx, Permission::kWorker, "CompleteTrial", &actor);
       !a.ok())
     return a;
-  return Reply(core_->CompleteTrial(*req, actor), resp);
+  return Reply(core_->workers().CompleteTrial(*req, actor), resp);
 }
 
 grpc::Status WorkerServiceImpl::CompleteTrials(
@@ -79,7 +79,7 @@ grpc::Status WorkerServiceImpl::CompleteTrials(
           Authorize(auth_, ctx, Permission::kWorker, "CompleteTrials", &actor);
       !a.ok())
     return a;
-  return Reply(core_->CompleteTrials(*req, actor), resp);
+  return Reply(core_->workers().CompleteTrials(*req, actor), resp);
 }
 
 grpc::Status WorkerServiceImpl::FailTrial(grpc::ServerContext* ctx,
@@ -90,7 +90,7 @@ grpc::Status WorkerServiceImpl::FailTrial(grpc::ServerContext* ctx,
           Authorize(auth_, ctx, Permission::kWorker, "FailTrial", &actor);
       !a.ok())
     return a;
-  return Reply(core_->FailTrial(*req, actor), resp);
+  return Reply(core_->workers().FailTrial(*req, actor), resp);
 }
 
 }  // namespace qkov::service

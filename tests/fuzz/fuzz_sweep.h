@@ -17,7 +17,7 @@ inline void SubmitFuzzSweep(qkov::core::Coordinator* core, int seeds) {
   axes->add_lr_ratios(1);
   axes->add_eta_ovs(0.1);
   for (int seed = 1; seed <= seeds; ++seed) axes->add_seeds(seed);
-  if (!core->SubmitSweep(s).ok()) std::abort();
+  if (!core->sweeps().SubmitSweep(s).ok()) std::abort();
 }
 
 }  // namespace qkov::fuzz

@@ -36,7 +36,7 @@ struct Fixture {
     qkov::fuzz::SubmitFuzzSweep(core.get(), 8);
     v1::RegisterWorkerRequest reg;
     reg.set_name("fuzz-worker");
-    auto r = core->RegisterWorker(reg);
+    auto r = core->workers().RegisterWorker(reg);
     if (!r.ok()) std::abort();
     worker = r->worker_id();
     key = r->worker_key();
@@ -49,7 +49,7 @@ struct Fixture {
     v1::LeaseTrialRequest lr;
     lr.set_worker_id(worker);
     lr.set_worker_key(key);
-    auto l = core->LeaseTrial(lr);
+    auto l = core->workers().LeaseTrial(lr);
     if (l.ok() && l->outcome() == v1::LeaseTrialResponse::LEASED) {
       trial = l->lease().trial_id();
       attempt = l->lease().attempt();
@@ -87,35 +87,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: {
       v1::RegisterWorkerRequest m;
       if (!Parse(data, size, &m)) return 0;
-      s = f->core->RegisterWorker(m).status();
+      s = f->core->workers().RegisterWorker(m).status();
       break;
     }
     case 1: {
       v1::LeaseTrialRequest m;
       if (!Parse(data, size, &m)) return 0;
       f->Fill(&m);
-      s = f->core->LeaseTrial(m).status();
+      s = f->core->workers().LeaseTrial(m).status();
       break;
     }
     case 2: {
       v1::HeartbeatRequest m;
       if (!Parse(data, size, &m)) return 0;
       f->Fill(&m);
-      s = f->core->Heartbeat(m).status();
+      s = f->core->workers().Heartbeat(m).status();
       break;
     }
     case 3: {
       v1::ReportMetricsRequest m;
       if (!Parse(data, size, &m)) return 0;
       f->FillLease(&m);
-      s = f->core->ReportMetrics(m).status();
+      s = f->core->workers().ReportMetrics(m).status();
       break;
     }
     case 4: {
       v1::CompleteTrialRequest m;
       if (!Parse(data, size, &m)) return 0;
       f->FillLease(&m);
-      s = f->core->CompleteTrial(m).status();
+      s = f->core->workers().CompleteTrial(m).status();
       break;
     }
     case 5: {
@@ -123,14 +123,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!Parse(data, size, &m)) return 0;
       f->Fill(&m);
       for (auto& t : *m.mutable_trials()) f->FillLease(&t);
-      s = f->core->CompleteTrials(m).status();
+      s = f->core->workers().CompleteTrials(m).status();
       break;
     }
     default: {
       v1::FailTrialRequest m;
       if (!Parse(data, size, &m)) return 0;
       f->FillLease(&m);
-      s = f->core->FailTrial(m).status();
+      s = f->core->workers().FailTrial(m).status();
       break;
     }
   }

@@ -56,7 +56,7 @@ class AgentCoordinatorTest : public ::testing::Test {
     s->mutable_training()->set_max_steps(steps);
     s->mutable_training()->set_report_every(50);
     s->mutable_training()->mutable_evaluation()->set_num_examples(64);
-    auto resp = core_->SubmitSweep(r);
+    auto resp = core_->sweeps().SubmitSweep(r);
     ASSERT_TRUE(resp.ok()) << resp.status();
   }
 
@@ -72,7 +72,7 @@ class AgentCoordinatorTest : public ::testing::Test {
   }
 
   std::vector<storage::TrialRecord> Trials() {
-    auto t = store_->ListTrials("s", "", -1, 100);
+    auto t = store_->trials().ListTrials("s", "", -1, 100);
     EXPECT_TRUE(t.ok()) << t.status();
     return t.ok() ? *t : std::vector<storage::TrialRecord>{};
   }
@@ -101,10 +101,10 @@ TEST_F(AgentCoordinatorTest, RunsEveryTrialToTheEnd) {
   EXPECT_EQ(agent->trials_completed(), 2);
   for (const auto& t : Trials()) {
     EXPECT_EQ(t.state, storage::kDone) << t.trial_id;
-    auto full = store_->GetTrial(t.trial_id);
+    auto full = store_->trials().GetTrial(t.trial_id);
     ASSERT_TRUE(full.ok());
     EXPECT_TRUE(full->results.count("distinct_attention")) << t.trial_id;
-    auto curve = store_->Metrics(t.trial_id);
+    auto curve = store_->trials().Metrics(t.trial_id);
     ASSERT_TRUE(curve.ok());
     EXPECT_FALSE(curve->empty());
   }
@@ -163,7 +163,7 @@ TEST_F(AgentCoordinatorTest, AutoBatchesLeaseWhatFitsTheMemoryBudget) {
   int in_batches_of_3 = 0;
   for (const auto& t : Trials()) {
     EXPECT_EQ(t.state, storage::kDone);
-    auto full = store_->GetTrial(t.trial_id);
+    auto full = store_->trials().GetTrial(t.trial_id);
     ASSERT_TRUE(full.ok());
     if (absl::StrContains(full->attempt_history.back().provenance_json,
                           "(batch of 3)"))
@@ -178,7 +178,7 @@ TEST_F(AgentCoordinatorTest, ACancelledSweepStopsItsRunningTrial) {
   absl::Status result;
   std::thread run([&] { result = agent->Run(); });
   ASSERT_TRUE(WaitForARunningTrial());
-  ASSERT_TRUE(core_->CancelSweep("s").ok());
+  ASSERT_TRUE(core_->sweeps().CancelSweep("s").ok());
   run.join();  // no work is left once the trial is dropped
   EXPECT_EQ(agent->trials_completed(), 0);
   EXPECT_FALSE(agent->stopped());
@@ -196,12 +196,12 @@ TEST_F(AgentCoordinatorTest, StopHandsTheTrialBackWithACheckpoint) {
   EXPECT_TRUE(agent->stopped());
   const storage::TrialRecord t = Trials()[0];
   EXPECT_EQ(t.state, storage::kQueued);  // at the front, for any worker
-  auto full = store_->GetTrial(t.trial_id);
+  auto full = store_->trials().GetTrial(t.trial_id);
   ASSERT_TRUE(full.ok());
   ASSERT_EQ(full->attempt_history.size(), 1u);
   EXPECT_EQ(full->attempt_history[0].state, "preempted");
   storage::LeaseRecord lease;
-  ASSERT_EQ(*store_->LeaseNext("next", 0, 60000, &lease),
+  ASSERT_EQ(*store_->leases().LeaseNext("next", 0, 60000, &lease),
             storage::LeaseAvailability::kLeased);
   EXPECT_FALSE(lease.checkpoint.empty());
   EXPECT_GT(lease.checkpoint_step, 0);

@@ -136,61 +136,65 @@ class ConcurrencyStressTest : public ::testing::TestWithParam<Transport> {
 
   grpc::Status RegisterWorker(const v1::RegisterWorkerRequest& req,
                               v1::RegisterWorkerResponse* resp) {
-    if (direct()) return Direct(core_->RegisterWorker(req, farm_), resp);
+    if (direct())
+      return Direct(core_->workers().RegisterWorker(req, farm_), resp);
     return Rpc(workers_.get(), &Workers::RegisterWorker, kWorkerToken, req,
                resp);
   }
   grpc::Status LeaseTrial(const v1::LeaseTrialRequest& req,
                           v1::LeaseTrialResponse* resp) {
-    if (direct()) return Direct(core_->LeaseTrial(req, farm_), resp);
+    if (direct()) return Direct(core_->workers().LeaseTrial(req, farm_), resp);
     return Rpc(workers_.get(), &Workers::LeaseTrial, kWorkerToken, req, resp);
   }
   grpc::Status ReportMetrics(const v1::ReportMetricsRequest& req,
                              v1::ReportMetricsResponse* resp) {
-    if (direct()) return Direct(core_->ReportMetrics(req, farm_), resp);
+    if (direct())
+      return Direct(core_->workers().ReportMetrics(req, farm_), resp);
     return Rpc(workers_.get(), &Workers::ReportMetrics, kWorkerToken, req,
                resp);
   }
   grpc::Status Heartbeat(const v1::HeartbeatRequest& req,
                          v1::HeartbeatResponse* resp) {
-    if (direct()) return Direct(core_->Heartbeat(req, farm_), resp);
+    if (direct()) return Direct(core_->workers().Heartbeat(req, farm_), resp);
     return Rpc(workers_.get(), &Workers::Heartbeat, kWorkerToken, req, resp);
   }
   grpc::Status CompleteTrial(const v1::CompleteTrialRequest& req,
                              v1::CompleteTrialResponse* resp) {
-    if (direct()) return Direct(core_->CompleteTrial(req, farm_), resp);
+    if (direct())
+      return Direct(core_->workers().CompleteTrial(req, farm_), resp);
     return Rpc(workers_.get(), &Workers::CompleteTrial, kWorkerToken, req,
                resp);
   }
   grpc::Status FailTrial(const v1::FailTrialRequest& req,
                          v1::FailTrialResponse* resp) {
-    if (direct()) return Direct(core_->FailTrial(req, farm_), resp);
+    if (direct()) return Direct(core_->workers().FailTrial(req, farm_), resp);
     return Rpc(workers_.get(), &Workers::FailTrial, kWorkerToken, req, resp);
   }
   grpc::Status CancelSweep(const v1::CancelSweepRequest& req,
                            v1::CancelSweepResponse* resp) {
-    if (direct()) return Direct(core_->CancelSweep(req.name(), alice_), resp);
+    if (direct())
+      return Direct(core_->sweeps().CancelSweep(req.name(), alice_), resp);
     return Rpc(sweeps_.get(), &Sweeps::CancelSweep, kUserToken, req, resp);
   }
   grpc::Status QueryResults(const v1::QueryResultsRequest& req,
                             v1::QueryResultsResponse* resp) {
-    if (direct()) return Direct(core_->QueryResults(req), resp);
+    if (direct()) return Direct(core_->results().QueryResults(req), resp);
     return Rpc(sweeps_.get(), &Sweeps::QueryResults, kReaderToken, req, resp);
   }
   grpc::Status ListTrials(const v1::ListTrialsRequest& req,
                           v1::ListTrialsResponse* resp) {
-    if (direct()) return Direct(core_->ListTrials(req), resp);
+    if (direct()) return Direct(core_->sweeps().ListTrials(req), resp);
     return Rpc(sweeps_.get(), &Sweeps::ListTrials, kReaderToken, req, resp);
   }
   grpc::Status GetTrialMetrics(const v1::GetTrialMetricsRequest& req,
                                v1::GetTrialMetricsResponse* resp) {
-    if (direct()) return Direct(core_->GetTrialMetrics(req), resp);
+    if (direct()) return Direct(core_->results().GetTrialMetrics(req), resp);
     return Rpc(sweeps_.get(), &Sweeps::GetTrialMetrics, kReaderToken, req,
                resp);
   }
   grpc::Status QuerySql(const v1::QuerySqlRequest& req,
                         v1::QuerySqlResponse* resp) {
-    if (direct()) return Direct(core_->QuerySql(req), resp);
+    if (direct()) return Direct(core_->results().QuerySql(req), resp);
     return Rpc(sweeps_.get(), &Sweeps::QuerySql, kReaderToken, req, resp);
   }
   grpc::Status Submit(const std::string& name, int seeds) {
@@ -202,7 +206,8 @@ class ConcurrencyStressTest : public ::testing::TestWithParam<Transport> {
     axes->add_eta_ovs(0.1);
     for (int i = 0; i < seeds; ++i) axes->add_seeds(i);
     v1::SubmitSweepResponse resp;
-    if (direct()) return Direct(core_->SubmitSweep(req, alice_), &resp);
+    if (direct())
+      return Direct(core_->sweeps().SubmitSweep(req, alice_), &resp);
     return Rpc(sweeps_.get(), &Sweeps::SubmitSweep, kUserToken, req, &resp);
   }
   // Follows `name` for half a second: through the WatchSweep stream, or by
@@ -214,13 +219,13 @@ class ConcurrencyStressTest : public ::testing::TestWithParam<Transport> {
     if (direct()) {
       absl::Time since = absl::InfinitePast();
       while (absl::Now() < end) {
-        const uint64_t seen = core_->ChangeCount();
-        auto p = core_->Progress(name, &since, /*brief=*/false,
-                                 core::Coordinator::kProgressReuse);
+        const uint64_t seen = core_->changes().ChangeCount();
+        auto p = core_->sweeps().Progress(name, &since, /*brief=*/false,
+                                          core::SweepControl::kProgressReuse);
         Check("Progress", ToGrpcStatus(p.status()));
         if (!p.ok() || p->finished()) break;
         ++messages;
-        core_->WaitForChange(seen, end);
+        core_->changes().WaitForChange(seen, end);
       }
       return messages;
     }
@@ -463,7 +468,7 @@ TEST_P(ConcurrencyStressTest, EverythingAtOnceStaysConsistent) {
   auto intact = (*store)->IntegrityOk();
   ASSERT_TRUE(intact.ok() && *intact);
   for (const auto& [trial, done] : completed_) {
-    auto t = (*store)->GetTrial(trial);
+    auto t = (*store)->trials().GetTrial(trial);
     ASSERT_TRUE(t.ok()) << trial << " " << t.status();
     EXPECT_EQ(t->state, "done") << trial;
   }

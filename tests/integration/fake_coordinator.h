@@ -24,37 +24,40 @@ class FakeCoordinator : public agent::CoordinatorClient,
 
   absl::Status RegisterWorker(const v1::RegisterWorkerRequest& r,
                               v1::RegisterWorkerResponse* out) override {
-    return Call("RegisterWorker", core_->RegisterWorker(r), out);
+    return Call("RegisterWorker", core_->workers().RegisterWorker(r), out);
   }
   absl::Status LeaseTrial(const v1::LeaseTrialRequest& r,
                           v1::LeaseTrialResponse* out) override {
     if (absl::Status s = Before("LeaseTrial"); !s.ok()) return s;
-    return After("LeaseTrial", Call("", core_->LeaseTrial(r), out));
+    return After("LeaseTrial", Call("", core_->workers().LeaseTrial(r), out));
   }
   absl::Status Heartbeat(const v1::HeartbeatRequest& r,
                          v1::HeartbeatResponse* out) override {
     if (absl::Status s = Before("Heartbeat"); !s.ok()) return s;
-    return After("Heartbeat", Call("", core_->Heartbeat(r), out));
+    return After("Heartbeat", Call("", core_->workers().Heartbeat(r), out));
   }
   absl::Status ReportMetrics(const v1::ReportMetricsRequest& r,
                              v1::ReportMetricsResponse* out) override {
     if (absl::Status s = Before("ReportMetrics"); !s.ok()) return s;
-    return After("ReportMetrics", Call("", core_->ReportMetrics(r), out));
+    return After("ReportMetrics",
+                 Call("", core_->workers().ReportMetrics(r), out));
   }
   absl::Status CompleteTrial(const v1::CompleteTrialRequest& r,
                              v1::CompleteTrialResponse* out) override {
     if (absl::Status s = Before("CompleteTrial"); !s.ok()) return s;
-    return After("CompleteTrial", Call("", core_->CompleteTrial(r), out));
+    return After("CompleteTrial",
+                 Call("", core_->workers().CompleteTrial(r), out));
   }
   absl::Status CompleteTrials(const v1::CompleteTrialsRequest& r,
                               v1::CompleteTrialsResponse* out) override {
     if (absl::Status s = Before("CompleteTrials"); !s.ok()) return s;
-    return After("CompleteTrials", Call("", core_->CompleteTrials(r), out));
+    return After("CompleteTrials",
+                 Call("", core_->workers().CompleteTrials(r), out));
   }
   absl::Status FailTrial(const v1::FailTrialRequest& r,
                          v1::FailTrialResponse* out) override {
     if (absl::Status s = Before("FailTrial"); !s.ok()) return s;
-    return After("FailTrial", Call("", core_->FailTrial(r), out));
+    return After("FailTrial", Call("", core_->workers().FailTrial(r), out));
   }
 
  private:

@@ -60,7 +60,7 @@ class AdaptiveSweepTest : public ::testing::Test {
                                           CoordinatorOptions());
     v1::RegisterWorkerRequest r;
     r.set_name("w");
-    auto resp = core_->RegisterWorker(r);
+    auto resp = core_->workers().RegisterWorker(r);
     ASSERT_TRUE(resp.ok()) << resp.status();
     worker_ = resp->worker_id();
     key_ = resp->worker_key();
@@ -69,7 +69,7 @@ class AdaptiveSweepTest : public ::testing::Test {
   absl::StatusOr<v1::SubmitSweepResponse> Submit(const v1::SweepSpec& spec) {
     v1::SubmitSweepRequest r;
     *r.mutable_spec() = spec;
-    return core_->SubmitSweep(r);
+    return core_->sweeps().SubmitSweep(r);
   }
 
   // Leases and ends up to `max` trials: `value(ratio, seed)` is the
@@ -82,7 +82,7 @@ class AdaptiveSweepTest : public ::testing::Test {
       v1::LeaseTrialRequest lr;
       lr.set_worker_id(worker_);
       lr.set_worker_key(key_);
-      auto lease = core_->LeaseTrial(lr);
+      auto lease = core_->workers().LeaseTrial(lr);
       EXPECT_TRUE(lease.ok()) << lease.status();
       if (!lease.ok() || lease->outcome() != v1::LeaseTrialResponse::LEASED)
         break;
@@ -99,7 +99,7 @@ class AdaptiveSweepTest : public ::testing::Test {
         f.set_attempt(l.attempt());
         f.set_reason("made-up failure");
         f.set_permanent(true);
-        EXPECT_TRUE(core_->FailTrial(f).ok());
+        EXPECT_TRUE(core_->workers().FailTrial(f).ok());
       } else {
         v1::CompleteTrialRequest c;
         c.set_worker_id(worker_);
@@ -109,7 +109,7 @@ class AdaptiveSweepTest : public ::testing::Test {
         c.set_steps(10);
         (*c.mutable_results())["distinct_attention"] = v;
         (*c.mutable_results())["accuracy"] = 1;
-        auto done = core_->CompleteTrial(c);
+        auto done = core_->workers().CompleteTrial(c);
         EXPECT_TRUE(done.ok()) << done.status();
       }
       ++ended;
@@ -118,7 +118,7 @@ class AdaptiveSweepTest : public ::testing::Test {
   }
 
   v1::Sweep Sweep(const std::string& name) {
-    auto s = core_->GetSweep(name);
+    auto s = core_->sweeps().GetSweep(name);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *s : v1::Sweep();
   }
@@ -204,7 +204,7 @@ TEST_F(AdaptiveSweepTest, ABatchOfCompletionsGrowsTheSweepOnce) {
   lr.set_max_trials(10);
   std::vector<v1::Lease> leases;
   while (leases.size() < 10) {  // a lease batch may hold fewer
-    auto lease = core_->LeaseTrial(lr);
+    auto lease = core_->workers().LeaseTrial(lr);
     ASSERT_TRUE(lease.ok()) << lease.status();
     ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
     leases.push_back(lease->lease());
@@ -223,7 +223,7 @@ TEST_F(AdaptiveSweepTest, ABatchOfCompletionsGrowsTheSweepOnce) {
     (*c->mutable_results())["distinct_attention"] =
         Monotone(l.config().lr_ratio(), l.config().seed());
   }
-  auto done = core_->CompleteTrials(batch);
+  auto done = core_->workers().CompleteTrials(batch);
   ASSERT_TRUE(done.ok()) << done.status();
   // The coarse grid and the midpoint's two seeds; the outcome lists the
   // midpoint too, with no seed ended yet.
@@ -358,7 +358,7 @@ TEST_F(AdaptiveSweepTest, BadSearchSettingsAreRefusedNamingTheField) {
     EXPECT_EQ(r.status().message().substr(0, c.field.size()), c.field)
         << r.status();
   }
-  EXPECT_TRUE(absl::IsNotFound(core_->GetSweep("bad").status()));
+  EXPECT_TRUE(absl::IsNotFound(core_->sweeps().GetSweep("bad").status()));
 }
 
 // --- early stopping ---
@@ -390,7 +390,7 @@ class EarlyStoppingTest : public AdaptiveSweepTest {
     v1::LeaseTrialRequest lr;
     lr.set_worker_id(worker_);
     lr.set_worker_key(key_);
-    auto lease = core_->LeaseTrial(lr);
+    auto lease = core_->workers().LeaseTrial(lr);
     EXPECT_TRUE(lease.ok()) << lease.status();
     EXPECT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
     return lease->lease();
@@ -407,14 +407,14 @@ class EarlyStoppingTest : public AdaptiveSweepTest {
     p->set_step(step);
     p->set_name("train_loss");
     p->set_value(train_loss);
-    return core_->ReportMetrics(r);
+    return core_->workers().ReportMetrics(r);
   }
   bool Stopped(const absl::StatusOr<v1::ReportMetricsResponse>& r) {
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() && r->lease().directive() == v1::LeaseStatus::STOP_EARLY;
   }
   v1::TrialState State(const v1::Lease& l) {
-    auto t = core_->GetTrial(l.trial_id());
+    auto t = core_->sweeps().GetTrial(l.trial_id());
     EXPECT_TRUE(t.ok()) << t.status();
     return t.ok() ? t->state() : v1::TRIAL_STATE_UNSPECIFIED;
   }
@@ -435,11 +435,11 @@ TEST_F(EarlyStoppingTest, MedianStopsTheTrialBehindItsPeersAndKeepsItsCurve) {
   // Its curve stays; its attempt says why; it cannot report again.
   v1::GetTrialMetricsRequest mr;
   mr.set_trial_id(d.trial_id());
-  auto curve = core_->GetTrialMetrics(mr);
+  auto curve = core_->results().GetTrialMetrics(mr);
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_EQ(curve->series_size(), 1);
   EXPECT_EQ(curve->series(0).values_size(), 2);
-  auto trial = core_->GetTrial(d.trial_id());
+  auto trial = core_->sweeps().GetTrial(d.trial_id());
   ASSERT_TRUE(trial.ok());
   ASSERT_EQ(trial->attempt_history_size(), 1);
   EXPECT_EQ(trial->attempt_history(0).state(), "stopped_early");
@@ -448,7 +448,7 @@ TEST_F(EarlyStoppingTest, MedianStopsTheTrialBehindItsPeersAndKeepsItsCurve) {
       << trial->attempt_history(0).error();
   EXPECT_TRUE(absl::IsFailedPrecondition(Report(d, 300, 0.1).status()));
   // Never leased again: not by retry, re-submission, or once the rest end.
-  ASSERT_TRUE(core_->RetrySweep("m").ok());
+  ASSERT_TRUE(core_->sweeps().RetrySweep("m").ok());
   ASSERT_TRUE(Submit(StoppingSpec("m", "median", 4)).ok());
   for (const v1::Lease& l : {a, b, c}) {
     v1::CompleteTrialRequest done;
@@ -458,12 +458,12 @@ TEST_F(EarlyStoppingTest, MedianStopsTheTrialBehindItsPeersAndKeepsItsCurve) {
     done.set_attempt(l.attempt());
     done.set_steps(1000);
     (*done.mutable_results())["accuracy"] = 1;
-    ASSERT_TRUE(core_->CompleteTrial(done).ok());
+    ASSERT_TRUE(core_->workers().CompleteTrial(done).ok());
   }
   v1::LeaseTrialRequest lr;
   lr.set_worker_id(worker_);
   lr.set_worker_key(key_);
-  auto none = core_->LeaseTrial(lr);
+  auto none = core_->workers().LeaseTrial(lr);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->outcome(), v1::LeaseTrialResponse::NO_WORK);
   const v1::Sweep sweep = Sweep("m");

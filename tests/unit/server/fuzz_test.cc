@@ -150,7 +150,7 @@ TEST_F(FuzzTest, HostileSweepSpecsAreRefusedPrecisely) {
     *req.mutable_spec() = Valid(i);
     const int mutations = 1 + static_cast<int>(rng() % 3);
     for (int k = 0; k < mutations; ++k) Mutate(req.mutable_spec(), rng);
-    auto resp = core_->SubmitSweep(req);
+    auto resp = core_->sweeps().SubmitSweep(req);
     if (resp.ok()) {
       ++accepted;
       const auto& a = req.spec().axes();
@@ -174,17 +174,17 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
   *req.mutable_spec() = Valid(0);
   req.mutable_spec()->mutable_axes()->add_seeds(2);
   req.mutable_spec()->mutable_axes()->add_seeds(3);
-  ASSERT_TRUE(core_->SubmitSweep(req).ok());
+  ASSERT_TRUE(core_->sweeps().SubmitSweep(req).ok());
   v1::RegisterWorkerRequest reg;
   reg.set_name("w");
-  const auto registered = core_->RegisterWorker(reg);
+  const auto registered = core_->workers().RegisterWorker(reg);
   ASSERT_TRUE(registered.ok()) << registered.status();
   const std::string worker = registered->worker_id();
   const std::string key = registered->worker_key();
   v1::LeaseTrialRequest lr;
   lr.set_worker_id(worker);
   lr.set_worker_key(key);
-  auto lease = core_->LeaseTrial(lr);
+  auto lease = core_->workers().LeaseTrial(lr);
   ASSERT_EQ(lease->outcome(), v1::LeaseTrialResponse::LEASED);
 
   std::mt19937_64 rng(7);
@@ -229,26 +229,26 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
       case 0:
         Mutate(&report, rng);
         Mutate(&report, rng);
-        s = core_->ReportMetrics(report).status();
+        s = core_->workers().ReportMetrics(report).status();
         break;
       case 1:
         Mutate(&complete, rng);
         Mutate(&complete, rng);
-        s = core_->CompleteTrial(complete).status();
+        s = core_->workers().CompleteTrial(complete).status();
         break;
       case 4:
         Mutate(&batch, rng);
         Mutate(&batch, rng);
-        s = core_->CompleteTrials(batch).status();
+        s = core_->workers().CompleteTrials(batch).status();
         break;
       case 2:
         Mutate(&fail, rng);
         Mutate(&fail, rng);
-        s = core_->FailTrial(fail).status();
+        s = core_->workers().FailTrial(fail).status();
         break;
       default:
         Mutate(&hb, rng);
-        s = core_->Heartbeat(hb).status();
+        s = core_->workers().Heartbeat(hb).status();
         break;
     }
     ASSERT_TRUE(allowed.count(s.code())) << s;
@@ -257,14 +257,14 @@ TEST_F(FuzzTest, HostileWorkerMessagesNeverCorruptTheStore) {
     }
     // Keep a live lease around so that valid-looking calls reach the store.
     if (rng() % 50 == 0) {
-      auto l = core_->LeaseTrial(lr);
+      auto l = core_->workers().LeaseTrial(lr);
       if (l.ok() && l->outcome() == v1::LeaseTrialResponse::LEASED) lease = l;
     }
   }
   EXPECT_TRUE(*store_->IntegrityOk());
   // The state machine held: no trial is done twice, every done trial has
   // results.
-  auto rows = store_->TrialsWithResults("fuzz-0");
+  auto rows = store_->trials().TrialsWithResults("fuzz-0");
   ASSERT_TRUE(rows.ok());
   for (const auto& t : *rows) {
     if (t.state == "done") {

@@ -1,4 +1,4 @@
-// ResultsStore::DeleteSweep on a real SQLite file: every row of the sweep
+// SweepQueries::DeleteSweep on a real SQLite file: every row of the sweep
 // goes and nothing of another sweep does, live trials refuse it, the owner
 // rule holds, the work is split into bounded writes, an interrupted
 // deletion refuses other changes and is finished by a second call, and a
@@ -24,12 +24,12 @@ class DeleteSweepTest : public ResultsStoreTest {
       std::vector<MetricRecord> curve;
       for (int s = 0; s < points; ++s)
         curve.push_back({s, "train_loss", 1.0 / (s + 1)});
-      ASSERT_TRUE(
-          store_->AddMetrics("w1", l.trial_id, l.attempt, curve, 2000 + i)
-              .ok());
+      ASSERT_TRUE(store_->results()
+                      .AddMetrics("w1", l.trial_id, l.attempt, curve, 2000 + i)
+                      .ok());
       Completion c = Done(l, {{"accuracy", 0.5}});
       c.artifacts.push_back({"dtap", "heatmap", "{}"});
-      ASSERT_TRUE(store_->CompleteTrial(c, 2000 + i).ok());
+      ASSERT_TRUE(store_->results().CompleteTrial(c, 2000 + i).ok());
     }
   }
 
@@ -62,16 +62,16 @@ TEST_F(DeleteSweepTest, RemovesEveryRowOfTheSweepAndNothingElse) {
   const int64_t kept_rows = RowsOf(2);
   ASSERT_GT(RowsOf(1), 3 * 40);
 
-  auto d = store_->DeleteSweep("old", 9000);
+  auto d = store_->sweeps().DeleteSweep("old", 9000);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->trials, 3);
   EXPECT_EQ(d->metric_points, 3 * 40);
   EXPECT_GE(d->bytes_freed, 0);
   EXPECT_EQ(RowsOf(1), 0);
   EXPECT_EQ(RowsOf(2), kept_rows);
-  EXPECT_EQ(store_->GetSweep("old").status().code(),
+  EXPECT_EQ(store_->sweeps().GetSweep("old").status().code(),
             absl::StatusCode::kNotFound);
-  auto kept = store_->GetSweep("kept");
+  auto kept = store_->sweeps().GetSweep("kept");
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->counts["done"], 2);
   // The record of the deletion.
@@ -85,29 +85,29 @@ TEST_F(DeleteSweepTest, RemovesEveryRowOfTheSweepAndNothingElse) {
 
 TEST_F(DeleteSweepTest, TheNameComesBackWithANewIdAndNewTrialIds) {
   Submit("a", 2);  // sweep 1: the highest id when it is deleted
-  ASSERT_TRUE(store_->CancelSweep("a", 3000).ok());
-  ASSERT_TRUE(store_->DeleteSweep("a", 4000).ok());
+  ASSERT_TRUE(store_->sweeps().CancelSweep("a", 3000).ok());
+  ASSERT_TRUE(store_->sweeps().DeleteSweep("a", 4000).ok());
   SubmitOutcome again = Submit("a", 2);
   EXPECT_EQ(again.sweep.sweep_id, 2);
   EXPECT_EQ(again.added, 2);
   EXPECT_EQ(again.sweep.counts["queued"], 2);
-  EXPECT_TRUE(store_->GetTrial(TrialIdOf(2, 0)).ok());
-  EXPECT_EQ(store_->GetTrial(TrialIdOf(1, 0)).status().code(),
+  EXPECT_TRUE(store_->trials().GetTrial(TrialIdOf(2, 0)).ok());
+  EXPECT_EQ(store_->trials().GetTrial(TrialIdOf(1, 0)).status().code(),
             absl::StatusCode::kNotFound);
 }
 
 TEST_F(DeleteSweepTest, LiveTrialsRefuseItUntilTheSweepIsCancelled) {
   Submit("s", 3);
   Lease();  // one running, two queued
-  auto d = store_->DeleteSweep("s", 5000);
+  auto d = store_->sweeps().DeleteSweep("s", 5000);
   EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(d.status().message().find("3 trial(s)"), std::string::npos)
       << d.status();
   EXPECT_NE(d.status().message().find("qkov cancel s"), std::string::npos);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM trials"), 3);  // nothing touched
   EXPECT_EQ(Count("SELECT COUNT(*) FROM deleted_sweeps"), 0);
-  ASSERT_TRUE(store_->CancelSweep("s", 6000).ok());
-  EXPECT_TRUE(store_->DeleteSweep("s", 7000).ok());
+  ASSERT_TRUE(store_->sweeps().CancelSweep("s", 6000).ok());
+  EXPECT_TRUE(store_->sweeps().DeleteSweep("s", 7000).ok());
 }
 
 TEST_F(DeleteSweepTest, OnlyTheOwnerOrAnAdminDeletes) {
@@ -115,17 +115,19 @@ TEST_F(DeleteSweepTest, OnlyTheOwnerOrAnAdminDeletes) {
   sweep.name = "alices";
   sweep.spec_json = "{}";
   sweep.max_attempts = 1;
+  ASSERT_TRUE(store_->sweeps()
+                  .SubmitSweep(sweep,
+                               {NewTrial{"{}", "h", "FAFO", 1, 0.1, 1, "", ""}},
+                               1000, Actor{"alice", false})
+                  .ok());
   ASSERT_TRUE(
-      store_
-          ->SubmitSweep(sweep, {NewTrial{"{}", "h", "FAFO", 1, 0.1, 1, "", ""}},
-                        1000, Actor{"alice", false})
-          .ok());
-  ASSERT_TRUE(store_->CancelSweep("alices", 2000, Actor{"alice", false}).ok());
-  auto bob = store_->DeleteSweep("alices", 3000, Actor{"bob", false});
+      store_->sweeps().CancelSweep("alices", 2000, Actor{"alice", false}).ok());
+  auto bob = store_->sweeps().DeleteSweep("alices", 3000, Actor{"bob", false});
   EXPECT_EQ(bob.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(bob.status().message().find("may delete it"), std::string::npos);
-  EXPECT_TRUE(store_->GetSweep("alices").ok());
-  EXPECT_TRUE(store_->DeleteSweep("alices", 4000, Actor{"root", true}).ok());
+  EXPECT_TRUE(store_->sweeps().GetSweep("alices").ok());
+  EXPECT_TRUE(
+      store_->sweeps().DeleteSweep("alices", 4000, Actor{"root", true}).ok());
 }
 
 TEST_F(DeleteSweepTest, ALargeSweepGoesInBoundedWrites) {
@@ -134,12 +136,12 @@ TEST_F(DeleteSweepTest, ALargeSweepGoesInBoundedWrites) {
   Submit("big", 6);
   RunAll(6, 30000);
   const auto before = store_->GetWriteStats();
-  auto d = store_->DeleteSweep("big", 9000);
+  auto d = store_->sweeps().DeleteSweep("big", 9000);
   ASSERT_TRUE(d.ok()) << d.status();
   const auto after = store_->GetWriteStats();
   EXPECT_EQ(d->metric_points, 180000);
   EXPECT_GE(after.writes - before.writes,
-            180000 / ResultsStore::kDeletePointsPerWrite + 2);
+            180000 / SweepQueries::kDeletePointsPerWrite + 2);
   EXPECT_GT(d->bytes_freed, 180000 * 10) << "pages freed inside the file";
   EXPECT_EQ(RowsOf(1), 0);
 }
@@ -147,7 +149,7 @@ TEST_F(DeleteSweepTest, ALargeSweepGoesInBoundedWrites) {
 TEST_F(DeleteSweepTest, AnInterruptedDeletionRefusesChangesAndIsFinished) {
   Submit("s", 4);
   RunAll(2, 20);
-  ASSERT_TRUE(store_->CancelSweep("s", 5000).ok());
+  ASSERT_TRUE(store_->sweeps().CancelSweep("s", 5000).ok());
   // What a server stopped after the first writes leaves: the sweep marked,
   // two of its trials gone.
   store_.reset();
@@ -179,14 +181,14 @@ TEST_F(DeleteSweepTest, AnInterruptedDeletionRefusesChangesAndIsFinished) {
   const std::vector<NewTrial> more = {
       NewTrial{"{}", "new", "FAFO", 1, 0.1, 9, "", ""}};
   for (const absl::Status& s :
-       {store_->RetryFailed("s", 7000).status(),
-        store_->SetPaused("s", true, 7000),
-        store_->CancelSweep("s", 7000).status(),
-        store_->SubmitSweep(extend, more, 7000).status()}) {
+       {store_->sweeps().RetryFailed("s", 7000).status(),
+        store_->sweeps().SetPaused("s", true, 7000),
+        store_->sweeps().CancelSweep("s", 7000).status(),
+        store_->sweeps().SubmitSweep(extend, more, 7000).status()}) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_NE(s.message().find("qkov delete s"), std::string::npos) << s;
   }
-  auto d = store_->DeleteSweep("s", 8000);
+  auto d = store_->sweeps().DeleteSweep("s", 8000);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->trials, 4);
   EXPECT_EQ(d->metric_points, 40);  // 20 before the stop, 20 now

@@ -48,14 +48,14 @@ class ResultsStoreTest : public ::testing::Test {
                                 "hash" + std::to_string(i), "FAFO", 1.0, 0.1,
                                 static_cast<uint64_t>(i), "", ""});
     }
-    auto out = store_->SubmitSweep(sweep, trials, 1000);
+    auto out = store_->sweeps().SubmitSweep(sweep, trials, 1000);
     EXPECT_TRUE(out.ok()) << out.status();
     return *out;
   }
 
   LeaseRecord Lease(int64_t now = 2000) {
     LeaseRecord l;
-    auto a = store_->LeaseNext("w1", now, 1000, &l);
+    auto a = store_->leases().LeaseNext("w1", now, 1000, &l);
     EXPECT_TRUE(a.ok()) << a.status();
     EXPECT_EQ(*a, LeaseAvailability::kLeased);
     return l;
@@ -64,7 +64,7 @@ class ResultsStoreTest : public ::testing::Test {
   // Leases n trials at once (w1, at 2000 ms, expiring at 3000 ms).
   std::vector<LeaseRecord> LeaseN(int n) {
     std::vector<LeaseRecord> leases;
-    auto a = store_->LeaseBatch("w1", 2000, 1000, n, &leases);
+    auto a = store_->leases().LeaseBatch("w1", 2000, 1000, n, &leases);
     EXPECT_TRUE(a.ok() && *a == LeaseAvailability::kLeased) << a.status();
     EXPECT_EQ(leases.size(), static_cast<size_t>(n));
     return leases;

@@ -23,9 +23,10 @@ namespace {
 // queued, so that they commit as one group.
 void GroupNextWrites(ResultsStore* store, size_t n) {
   auto armed = std::make_shared<std::atomic<bool>>(true);
-  store->SetBeforeGroupHookForTesting([store, n, armed] {
+  store->CoreForTesting().SetBeforeGroupHookForTesting([store, n, armed] {
     if (!armed->exchange(false)) return;
-    while (store->QueuedWritesForTesting() < n) std::this_thread::yield();
+    while (store->CoreForTesting().QueuedWritesForTesting() < n)
+      std::this_thread::yield();
   });
 }
 
@@ -37,16 +38,16 @@ void ReportOnThreads(ResultsStore* store,
                      std::vector<std::thread>* threads) {
   for (size_t i = 0; i < leases.size(); ++i) {
     threads->emplace_back([store, &leases, status, i] {
-      (*status)[i] =
-          store->AddMetrics("w1", leases[i].trial_id, leases[i].attempt,
-                            {{1, "train_loss", 0.5 + i}}, 2100);
+      (*status)[i] = store->results().AddMetrics(
+          "w1", leases[i].trial_id, leases[i].attempt,
+          {{1, "train_loss", 0.5 + i}}, 2100);
     });
   }
 }
 
 // A write that inserts a row (worker 'ghost') and then fails.
 absl::Status FailAfterWriting(ResultsStore* store) {
-  return store->WriteForTesting([](Database* db) {
+  return store->CoreForTesting().WriteForTesting([](Database* db) {
     absl::Status s = db->Execute(
         "INSERT INTO workers VALUES ('ghost', 'g', 1, '{}', 1, 1, '', '')");
     return s.ok() ? absl::InternalError("fails after writing") : s;
@@ -64,8 +65,8 @@ TEST_F(ResultsStoreTest, GroupCommitIsolatesAFailingWrite) {
   ReportOnThreads(store_.get(), leases, &status, &threads);
   // A superseded attempt: refused before it writes.
   threads.emplace_back([&] {
-    status[4] = store_->AddMetrics("w1", leases[0].trial_id, 7,
-                                   {{1, "train_loss", 9}}, 2100);
+    status[4] = store_->results().AddMetrics("w1", leases[0].trial_id, 7,
+                                             {{1, "train_loss", 9}}, 2100);
   });
   // A write that fails after writing: undone alone.
   threads.emplace_back([&] { status[5] = FailAfterWriting(store_.get()); });
@@ -93,7 +94,8 @@ TEST_F(ResultsStoreTest, LoneWriteThatFailsAfterWritingStoresNothing) {
   EXPECT_EQ(after.replays - before.replays, 0);  // nothing else to keep
   EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 0);
   // The store goes on: the same row can be written by a write that succeeds.
-  EXPECT_TRUE(store_->RegisterWorker("ghost", "g", 1, "{}", {"", ""}, 1).ok());
+  EXPECT_TRUE(
+      store_->leases().RegisterWorker("ghost", "g", 1, "{}", {"", ""}, 1).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE worker_id = 'ghost'"), 1);
 }
 
@@ -107,8 +109,8 @@ TEST_F(ResultsStoreTest, GroupCommitRefusalBeforeWritingNeedsNoReplay) {
   std::vector<std::thread> threads;
   ReportOnThreads(store_.get(), leases, &status, &threads);
   threads.emplace_back([&] {  // a superseded attempt
-    status[2] = store_->AddMetrics("w1", leases[1].trial_id, 9,
-                                   {{2, "train_loss", 9}}, 2100);
+    status[2] = store_->results().AddMetrics("w1", leases[1].trial_id, 9,
+                                             {{2, "train_loss", 9}}, 2100);
   });
   for (auto& t : threads) t.join();
   const ResultsStore::WriteStats after = store_->GetWriteStats();
@@ -134,13 +136,14 @@ TEST_F(ResultsStoreTest, GroupCommitReplayStoresEveryOtherWriteOnce) {
   std::vector<LeaseRecord> next;
   std::vector<std::thread> threads;
   threads.emplace_back([&] {
-    next_availability = store_->CompleteAndLease(
+    next_availability = store_->results().CompleteAndLease(
         {Done(leases[0], {{"accuracy", 0.75}})}, "w1", 2100, 1000, 1, &next);
     status[0] = next_availability.status();
   });
   threads.emplace_back([&] {
-    status[1] = store_->AddMetrics("w1", leases[1].trial_id, leases[1].attempt,
-                                   {{1, "train_loss", 0.25}}, 2100);
+    status[1] = store_->results().AddMetrics("w1", leases[1].trial_id,
+                                             leases[1].attempt,
+                                             {{1, "train_loss", 0.25}}, 2100);
   });
   threads.emplace_back([&] { status[2] = FailAfterWriting(store_.get()); });
   for (auto& t : threads) t.join();
@@ -179,7 +182,7 @@ TEST_F(ResultsStoreTest, GroupCommitLostTransactionFailsEveryWriteOfIt) {
   ReportOnThreads(store_.get(), leases, &status, &threads);
   // Ends the group's transaction, as SQLite does on a full disk.
   threads.emplace_back([&] {
-    status[2] = store_->WriteForTesting(
+    status[2] = store_->CoreForTesting().WriteForTesting(
         [](Database* db) { return db->Execute("ROLLBACK"); });
   });
   for (auto& t : threads) t.join();
@@ -189,9 +192,9 @@ TEST_F(ResultsStoreTest, GroupCommitLostTransactionFailsEveryWriteOfIt) {
   }
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 0);
   // The store goes on working after the lost group.
-  EXPECT_TRUE(store_
-                  ->AddMetrics("w1", leases[0].trial_id, leases[0].attempt,
-                               {{2, "train_loss", 0.5}}, 2200)
+  EXPECT_TRUE(store_->results()
+                  .AddMetrics("w1", leases[0].trial_id, leases[0].attempt,
+                              {{2, "train_loss", 0.5}}, 2200)
                   .ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 1);
 }

@@ -136,14 +136,15 @@ class ResultsStoreReadsTest : public ResultsStoreTest {
     for (int64_t step = from; step <= to; step += every)
       for (const std::string& n : names)
         points.push_back({step, n, f(n, step)});
-    auto s = store_->AddMetrics("w1", l.trial_id, l.attempt, points, now);
+    auto s =
+        store_->results().AddMetrics("w1", l.trial_id, l.attempt, points, now);
     ASSERT_TRUE(s.ok()) << s;
   }
 
   // Early stopping's best so far computed the long way, from the curve.
   double BestFromCurve(const std::string& trial_id, const std::string& name,
                        int64_t step, bool higher) {
-    auto curve = store_->Metrics(trial_id);
+    auto curve = store_->trials().Metrics(trial_id);
     EXPECT_TRUE(curve.ok()) << curve.status();
     double best = std::nan("");
     for (const MetricRecord& m : *curve) {
@@ -169,25 +170,28 @@ TEST_F(ResultsStoreReadsTest, LatestIsEachCurvesLastPointOfTheNewestAttempt) {
   Report(l, {"train_loss"}, 10, 100, 10, &Wavy, 2001);
   Report(l, {"val_acc"}, 25, 75, 25, &Wavy, 2002);
   ASSERT_TRUE(
-      store_->AddMetrics("w1", l.trial_id, 1, {{50, "train_loss", 9.0}}, 2003)
+      store_->results()
+          .AddMetrics("w1", l.trial_id, 1, {{50, "train_loss", 9.0}}, 2003)
           .ok());
-  auto latest = store_->LatestMetrics(l.trial_id);
+  auto latest = store_->trials().LatestMetrics(l.trial_id);
   ASSERT_TRUE(latest.ok()) << latest.status();
   EXPECT_EQ(*latest, (std::map<std::string, double>{
                          {"train_loss", Wavy("train_loss", 100)},
                          {"val_acc", Wavy("val_acc", 75)}}));
   // Preempted with a checkpoint; the next attempt's points replace them.
   ASSERT_TRUE(
-      store_->FailTrial("w1", l.trial_id, 1, "sigterm", true, "ck", 60, 2004)
+      store_->leases()
+          .FailTrial("w1", l.trial_id, 1, "sigterm", true, "ck", 60, 2004)
           .ok());
   l = Lease(2005);
   ASSERT_EQ(l.attempt, 2);
-  EXPECT_EQ(store_->LatestMetrics(l.trial_id)->at("val_acc"),
+  EXPECT_EQ(store_->trials().LatestMetrics(l.trial_id)->at("val_acc"),
             Wavy("val_acc", 75));
   ASSERT_TRUE(
-      store_->AddMetrics("w1", l.trial_id, 2, {{70, "train_loss", 0.25}}, 2006)
+      store_->results()
+          .AddMetrics("w1", l.trial_id, 2, {{70, "train_loss", 0.25}}, 2006)
           .ok());
-  EXPECT_EQ(*store_->LatestMetrics(l.trial_id),
+  EXPECT_EQ(*store_->trials().LatestMetrics(l.trial_id),
             (std::map<std::string, double>{{"train_loss", 0.25}}));
 }
 
@@ -196,19 +200,21 @@ TEST_F(ResultsStoreReadsTest, BestSoFarEqualsTheCurvesBestAcrossAttempts) {
   LeaseRecord l = Lease(2000);
   Report(l, {"train_loss", "val_acc"}, 1, 120, 1, &Wavy, 2001);
   // A NaN is no value.
-  ASSERT_TRUE(store_
-                  ->AddMetrics("w1", l.trial_id, 1,
-                               {{121, "val_acc", std::nan("")}}, 2002)
+  ASSERT_TRUE(store_->results()
+                  .AddMetrics("w1", l.trial_id, 1,
+                              {{121, "val_acc", std::nan("")}}, 2002)
                   .ok());
   // Attempt 1 hands back at step 80; attempt 2 resumes there, lower.
   ASSERT_TRUE(
-      store_->FailTrial("w1", l.trial_id, 1, "sigterm", true, "ck", 80, 2003)
+      store_->leases()
+          .FailTrial("w1", l.trial_id, 1, "sigterm", true, "ck", 80, 2003)
           .ok());
   l = Lease(2004);
   ASSERT_EQ(l.attempt, 2);
   for (int64_t step : {1, 30, 80, 81, 120, 121, 150}) {
     for (bool higher : {false, true}) {
-      auto best = store_->BestSoFar(l.trial_id, "val_acc", step, higher);
+      auto best =
+          store_->searches().BestSoFar(l.trial_id, "val_acc", step, higher);
       ASSERT_TRUE(best.ok()) << best.status();
       EXPECT_EQ(*best, BestFromCurve(l.trial_id, "val_acc", step, higher))
           << "before attempt 2 reports, step " << step << " higher " << higher;
@@ -218,13 +224,15 @@ TEST_F(ResultsStoreReadsTest, BestSoFarEqualsTheCurvesBestAcrossAttempts) {
   Report(l, {"train_loss", "val_acc"}, 81, 140, 1, +lower, 2005);
   for (int64_t step : {1, 50, 80, 81, 100, 140, 200}) {
     for (bool higher : {false, true}) {
-      auto best = store_->BestSoFar(l.trial_id, "val_acc", step, higher);
+      auto best =
+          store_->searches().BestSoFar(l.trial_id, "val_acc", step, higher);
       ASSERT_TRUE(best.ok()) << best.status();
       EXPECT_EQ(*best, BestFromCurve(l.trial_id, "val_acc", step, higher))
           << "step " << step << " higher " << higher;
     }
   }
-  EXPECT_TRUE(std::isnan(*store_->BestSoFar(l.trial_id, "nope", 100, false)));
+  EXPECT_TRUE(std::isnan(
+      *store_->searches().BestSoFar(l.trial_id, "nope", 100, false)));
 }
 
 TEST_F(ResultsStoreReadsTest, Migration8FillsLatestFromStoredMetrics) {
@@ -264,7 +272,7 @@ TEST_F(ResultsStoreReadsTest, Migration8FillsLatestFromStoredMetrics) {
                   "name = 'acc' AND step = 30 AND value IS NULL AND min_value "
                   "IS NULL"),
             1);
-  EXPECT_EQ(*store_->LatestMetrics("1-00000000"),
+  EXPECT_EQ(*store_->trials().LatestMetrics("1-00000000"),
             (std::map<std::string, double>{{"loss", 4.0}}));
 }
 
@@ -312,37 +320,38 @@ TEST_F(ResultsStoreReadsTest, EveryMetricsReadIsAKeyLookup) {
   std::vector<LeaseRecord> leases = LeaseN(3);
   for (const LeaseRecord& l : leases)
     Report(l, {"train_loss", "val_acc"}, 10, 200, 10, &Wavy, 2001);
-  ASSERT_TRUE(store_
-                  ->FailTrial("w1", leases[0].trial_id, 1, "sigterm", true,
-                              "ck", 100, 2002)
+  ASSERT_TRUE(store_->leases()
+                  .FailTrial("w1", leases[0].trial_id, 1, "sigterm", true, "ck",
+                             100, 2002)
                   .ok());
   LeaseRecord again = Lease(2003);
   Report(again, {"train_loss", "val_acc"}, 110, 150, 10, &Wavy, 2004);
   Completion c = Done(leases[1], {{"final_loss", 0.1}});
   c.final_points = {{200, "train_loss", 0.09}};
   c.artifacts = {{"dtap", "heatmap", "[[1]]"}};
-  ASSERT_TRUE(store_->CompleteTrial(c, 2005).ok());
+  ASSERT_TRUE(store_->results().CompleteTrial(c, 2005).ok());
   const std::string id = again.trial_id;
-  ASSERT_TRUE(store_->LatestMetrics(id).ok());
+  ASSERT_TRUE(store_->trials().LatestMetrics(id).ok());
   for (bool higher : {false, true}) {
-    ASSERT_TRUE(store_->BestSoFar(id, "val_acc", 150, higher).ok());
-    ASSERT_TRUE(store_->BestSoFar(id, "val_acc", 120, higher).ok());
+    ASSERT_TRUE(store_->searches().BestSoFar(id, "val_acc", 150, higher).ok());
+    ASSERT_TRUE(store_->searches().BestSoFar(id, "val_acc", 120, higher).ok());
   }
-  ASSERT_TRUE(store_->PeerValuesAt(id, "val_acc", 100).ok());
-  ASSERT_TRUE(store_->Metrics(id).ok());
-  ASSERT_TRUE(store_->Metrics(id, "val_acc").ok());
-  ASSERT_TRUE(store_->GetTrial(id).ok());
-  ASSERT_TRUE(store_->TrialsWithResults("s").ok());
-  ASSERT_TRUE(store_->TrialsWithResults("s", 2003).ok());
-  ASSERT_TRUE(store_->ListTrials("s", "", -1, 10).ok());
-  ASSERT_TRUE(store_->TrialsUpdatedSince("s", 0).ok());
-  ASSERT_TRUE(store_->RecentChanges("s", 0, 10).ok());
-  ASSERT_TRUE(store_->GetSweep("s").ok());
-  ASSERT_TRUE(store_->ListSweeps().ok());
-  ASSERT_TRUE(store_->Searches("s").ok());
-  ASSERT_TRUE(store_->ArtifactsNamed({leases[1].trial_id}, "dtap").ok());
-  ASSERT_TRUE(store_->SweepSpecOfTrial(id).ok());
-  ASSERT_TRUE(store_->AllIdle().ok());
+  ASSERT_TRUE(store_->searches().PeerValuesAt(id, "val_acc", 100).ok());
+  ASSERT_TRUE(store_->trials().Metrics(id).ok());
+  ASSERT_TRUE(store_->trials().Metrics(id, "val_acc").ok());
+  ASSERT_TRUE(store_->trials().GetTrial(id).ok());
+  ASSERT_TRUE(store_->trials().TrialsWithResults("s").ok());
+  ASSERT_TRUE(store_->trials().TrialsWithResults("s", 2003).ok());
+  ASSERT_TRUE(store_->trials().ListTrials("s", "", -1, 10).ok());
+  ASSERT_TRUE(store_->trials().TrialsUpdatedSince("s", 0).ok());
+  ASSERT_TRUE(store_->trials().RecentChanges("s", 0, 10).ok());
+  ASSERT_TRUE(store_->sweeps().GetSweep("s").ok());
+  ASSERT_TRUE(store_->sweeps().ListSweeps().ok());
+  ASSERT_TRUE(store_->searches().Searches("s").ok());
+  ASSERT_TRUE(
+      store_->trials().ArtifactsNamed({leases[1].trial_id}, "dtap").ok());
+  ASSERT_TRUE(store_->searches().SweepSpecOfTrial(id).ok());
+  ASSERT_TRUE(store_->leases().AllIdle().ok());
 
   std::vector<Database::StatementTime> profile =
       store_->ReaderStatementProfile();
@@ -383,31 +392,35 @@ TEST_F(ResultsStoreReadsTest, WritesAndWorkerReadsNeedNoClientReader) {
   auto work = std::async(std::launch::async, [this]() -> absl::Status {
     ResultsStore* s = store_.get();
     if (absl::Status r =
-            s->RegisterWorker("w1", "n", 1, "{}", {"k", "p"}, 2000);
+            s->leases().RegisterWorker("w1", "n", 1, "{}", {"k", "p"}, 2000);
         !r.ok())
       return r;
-    if (auto w = s->GetWorkerIdentity("w1"); !w.ok()) return w.status();
+    if (auto w = s->leases().GetWorkerIdentity("w1"); !w.ok())
+      return w.status();
     std::vector<LeaseRecord> leases;
-    auto a = s->LeaseBatch("w1", 2000, 60000, 2, &leases);
+    auto a = s->leases().LeaseBatch("w1", 2000, 60000, 2, &leases);
     if (!a.ok()) return a.status();
     for (const LeaseRecord& l : leases) {
-      if (absl::Status r = s->AddMetrics(
+      if (absl::Status r = s->results().AddMetrics(
               "w1", l.trial_id, l.attempt,
               {{10, "train_loss", 1.0}, {10, "val_acc", 0.5}}, 2001);
           !r.ok())
         return r;
       int64_t expires = 0;
-      if (auto h = s->Heartbeat("w1", l.trial_id, l.attempt, 10, 2002, 60000,
-                                &expires);
+      if (auto h = s->leases().Heartbeat("w1", l.trial_id, l.attempt, 10, 2002,
+                                         60000, &expires);
           !h.ok())
         return h.status();
-      if (auto b = s->BestSoFar(l.trial_id, "val_acc", 10, true); !b.ok())
+      if (auto b = s->searches().BestSoFar(l.trial_id, "val_acc", 10, true);
+          !b.ok())
         return b.status();
-      if (auto p = s->PeerValuesAt(l.trial_id, "val_acc", 10); !p.ok())
+      if (auto p = s->searches().PeerValuesAt(l.trial_id, "val_acc", 10);
+          !p.ok())
         return p.status();
-      if (auto sp = s->SweepSpecOfTrial(l.trial_id); !sp.ok())
+      if (auto sp = s->searches().SweepSpecOfTrial(l.trial_id); !sp.ok())
         return sp.status();
-      if (absl::Status r = s->CompleteTrial(Done(l, {{"loss", 1}}), 2003);
+      if (absl::Status r =
+              s->results().CompleteTrial(Done(l, {{"loss", 1}}), 2003);
           !r.ok())
         return r;
     }
@@ -415,9 +428,9 @@ TEST_F(ResultsStoreReadsTest, WritesAndWorkerReadsNeedNoClientReader) {
     other.name = "other";
     other.spec_json = "{}";
     other.max_attempts = 3;
-    return s
-        ->SubmitSweep(other, {NewTrial{"{}", "h", "FAFO", 1, 0.1, 0, "", ""}},
-                      2004)
+    return s->sweeps()
+        .SubmitSweep(other, {NewTrial{"{}", "h", "FAFO", 1, 0.1, 0, "", ""}},
+                     2004)
         .status();
   });
   // A bounded wait: writes that needed a client reader would wait for the

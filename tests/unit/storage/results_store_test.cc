@@ -69,7 +69,7 @@ TEST_F(ResultsStoreTest, SubmitThenExtendAddsOnlyNewPoints) {
   EXPECT_EQ(b.sweep.total_trials, 6);
   EXPECT_EQ(b.sweep.counts["queued"], 6);
   // Added points are numbered after the sweep's existing ones.
-  auto added = store_->GetTrial(TrialIdOf(1, 4));
+  auto added = store_->trials().GetTrial(TrialIdOf(1, 4));
   ASSERT_TRUE(added.ok()) << added.status();
   EXPECT_EQ(added->ordinal, 4);
   EXPECT_EQ(added->config_json, "{\"i\":4}");
@@ -102,7 +102,8 @@ TEST_F(ResultsStoreTest, LargeGridSubmitsAndExtends) {
   EXPECT_EQ(again.existing, 12000);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM trials"), 12001);
   EXPECT_EQ(Lease().trial_id, "1-00000000");
-  EXPECT_EQ(store_->GetTrial("1-00012000")->config_json, "{\"i\":12000}");
+  EXPECT_EQ(store_->trials().GetTrial("1-00012000")->config_json,
+            "{\"i\":12000}");
   EXPECT_TRUE(*store_->IntegrityOk());
 }
 
@@ -112,22 +113,23 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
   EXPECT_EQ(l.trial_id, "1-00000000");
   EXPECT_EQ(l.attempt, 1);
   EXPECT_EQ(l.sweep_name, "s");
-  ASSERT_TRUE(store_
-                  ->AddMetrics("w1", l.trial_id, 1,
-                               {{10, "train_loss", 0.5}, {10, "lr_qk", 0.2}},
-                               2100)
+  ASSERT_TRUE(store_->results()
+                  .AddMetrics("w1", l.trial_id, 1,
+                              {{10, "train_loss", 0.5}, {10, "lr_qk", 0.2}},
+                              2100)
                   .ok());
   // Re-sending the same batch (lost ack) does not duplicate rows.
   ASSERT_TRUE(
-      store_->AddMetrics("w1", l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100)
+      store_->results()
+          .AddMetrics("w1", l.trial_id, 1, {{10, "train_loss", 0.5}}, 2100)
           .ok());
   Completion c = Done(l, {{"accuracy", 1.0}, {"loss", 0.01}});
   c.artifacts = {{"dtap", "heatmap", "{\"name\":\"dtap\"}"}};
   c.final_points = {{20, "train_loss", 0.1}};
   c.provenance_json = "{\"code_version\":\"x\"}";
   c.steps = 20;
-  ASSERT_TRUE(store_->CompleteTrial(c, 2200).ok());
-  auto t = store_->GetTrial(l.trial_id);
+  ASSERT_TRUE(store_->results().CompleteTrial(c, 2200).ok());
+  auto t = store_->trials().GetTrial(l.trial_id);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->state, "done");
   EXPECT_EQ(t->results.at("accuracy"), 1.0);
@@ -136,7 +138,7 @@ TEST_F(ResultsStoreTest, FullRoundTrip) {
   EXPECT_EQ(t->attempt_history[0].state, "done");
   EXPECT_EQ(t->attempt_history[0].provenance_json, "{\"code_version\":\"x\"}");
   ASSERT_EQ(t->artifacts.size(), 1u);
-  auto m = store_->Metrics(l.trial_id);
+  auto m = store_->trials().Metrics(l.trial_id);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->size(), 3u);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 3);
@@ -167,7 +169,7 @@ TEST_F(ResultsStoreTest, WalIsCheckpointedIntoTheDatabaseFile) {
                                 absl::StrCat(name, i), "FAFO", 1.0, 0.1,
                                 static_cast<uint64_t>(i), "", ""});
     }
-    return store_->SubmitSweep(sweep, trials, 1000).ok();
+    return store_->sweeps().SubmitSweep(sweep, trials, 1000).ok();
   };
   // The checkpoint runs on the store's own thread: wait for it (up to a
   // generous deadline), then look for its effect, the pages in the file.
@@ -185,9 +187,10 @@ TEST_F(ResultsStoreTest, WalIsCheckpointedIntoTheDatabaseFile) {
   EXPECT_GT(db_file_size(), 3000 * 2000) << "the WAL was never checkpointed";
   // Reads leave statements behind too; the next writes must still be
   // checkpointed, past them.
-  ASSERT_TRUE(store_->GetSweep("big").ok());
+  ASSERT_TRUE(store_->sweeps().GetSweep("big").ok());
   LeaseRecord l = Lease();
-  ASSERT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 1}}), 2100).ok());
+  ASSERT_TRUE(
+      store_->results().CompleteTrial(Done(l, {{"accuracy", 1}}), 2100).ok());
   ASSERT_TRUE(submit("bigger"));
   ASSERT_GE(wait_for_checkpoints(2), 2);
   EXPECT_GT(db_file_size(), 2 * 3000 * 2000)
@@ -228,7 +231,7 @@ TEST_F(ResultsStoreTest, BusyWriterStillRewindsTheWal) {
                                 "FAFO", 1.0, 0.1, static_cast<uint64_t>(i), "",
                                 ""});
     }
-    ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
+    ASSERT_TRUE(store_->sweeps().SubmitSweep(sweep, trials, 1000).ok());
   }
   struct stat wal;
   ASSERT_EQ(stat((path_ + "-wal").c_str(), &wal), 0);
@@ -244,15 +247,15 @@ TEST_F(ResultsStoreTest, ManyResultsSpanSeveralInsertStatements) {
   for (int i = 0; i < 70; ++i) {  // 32 + 32 + 6 rows per statement
     results[absl::StrCat("m", i)] = 1.0 / (i + 3);
   }
-  ASSERT_TRUE(store_->CompleteTrial(Done(l, results), 2100).ok());
-  auto t = store_->GetTrial(l.trial_id);
+  ASSERT_TRUE(store_->results().CompleteTrial(Done(l, results), 2100).ok());
+  auto t = store_->trials().GetTrial(l.trial_id);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->results, results);  // every value to the last bit
   // A second completion of the same attempt (a retry whose reply was lost)
   // is answered OK and changes nothing.
   results["m0"] = 5;
-  EXPECT_TRUE(store_->CompleteTrial(Done(l, results), 2200).ok());
-  EXPECT_EQ(store_->GetTrial(l.trial_id)->results.at("m0"), 1.0 / 3);
+  EXPECT_TRUE(store_->results().CompleteTrial(Done(l, results), 2200).ok());
+  EXPECT_EQ(store_->trials().GetTrial(l.trial_id)->results.at("m0"), 1.0 / 3);
 }
 
 // Points go in statements of up to 32 rows; a point sent twice in one report
@@ -264,8 +267,9 @@ TEST_F(ResultsStoreTest, ManyMetricPointsSpanSeveralInsertStatements) {
   for (int i = 0; i < 69; ++i)
     points.push_back({i, "train_loss", 1.0 / (i + 3)});
   points.push_back({5, "train_loss", 42});  // 70 rows: 32 + 32 + 6
-  ASSERT_TRUE(store_->AddMetrics("w1", l.trial_id, 1, points, 2100).ok());
-  auto curve = store_->Metrics(l.trial_id);
+  ASSERT_TRUE(
+      store_->results().AddMetrics("w1", l.trial_id, 1, points, 2100).ok());
+  auto curve = store_->trials().Metrics(l.trial_id);
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_EQ(curve->size(), 69u);
   for (int i = 0; i < 69; ++i) {
@@ -273,7 +277,8 @@ TEST_F(ResultsStoreTest, ManyMetricPointsSpanSeveralInsertStatements) {
     EXPECT_EQ((*curve)[i].value, i == 5 ? 42 : 1.0 / (i + 3));
   }
   // The same points again, as a retried report: no duplicate rows.
-  ASSERT_TRUE(store_->AddMetrics("w1", l.trial_id, 1, points, 2200).ok());
+  ASSERT_TRUE(
+      store_->results().AddMetrics("w1", l.trial_id, 1, points, 2200).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM metrics"), 69);
 }
 
@@ -292,7 +297,8 @@ TEST_F(ResultsStoreTest, StatementProfileCountsRunsPerStatement) {
   store_ = std::move(*opened);
   for (int i = 0; i < 2; ++i) {
     LeaseRecord l = Lease();
-    ASSERT_TRUE(store_->CompleteTrial(Done(l, {{"accuracy", 1}}), 2100).ok());
+    ASSERT_TRUE(
+        store_->results().CompleteTrial(Done(l, {{"accuracy", 1}}), 2100).ok());
   }
   std::map<std::string, int64_t> runs;
   for (const Database::StatementTime& t : store_->WriterStatementProfile())
@@ -346,19 +352,19 @@ TEST_F(ResultsStoreTest, MigratesSchema6DatabaseToStoppedEarly) {
   ASSERT_TRUE(s.ok()) << s.status();
   store_ = std::move(*s);
   EXPECT_EQ(Count("PRAGMA user_version"), LatestSchemaVersion());
-  ASSERT_TRUE(store_
-                  ->WriteForTesting([](Database* db) {
+  ASSERT_TRUE(store_->CoreForTesting()
+                  .WriteForTesting([](Database* db) {
                     return db->Execute(
                         "UPDATE trials SET state = 'stopped_early';"
                         "UPDATE attempts SET state = 'stopped_early'");
                   })
                   .ok());
-  EXPECT_FALSE(store_
-                   ->WriteForTesting([](Database* db) {
+  EXPECT_FALSE(store_->CoreForTesting()
+                   .WriteForTesting([](Database* db) {
                      return db->Execute("UPDATE trials SET state = 'bogus'");
                    })
                    .ok());
-  EXPECT_EQ(store_->GetSweep("old")->counts,
+  EXPECT_EQ(store_->sweeps().GetSweep("old")->counts,
             (std::map<std::string, int64_t>{{"stopped_early", 1}}));
   EXPECT_TRUE(*store_->IntegrityOk());
 }
@@ -387,7 +393,7 @@ TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
   store_ = std::move(*s);
   EXPECT_EQ(Count("PRAGMA user_version"), LatestSchemaVersion());
   // Counts kept by triggers start from the trials already there.
-  EXPECT_EQ(store_->GetSweep("old")->counts,
+  EXPECT_EQ(store_->sweeps().GetSweep("old")->counts,
             (std::map<std::string, int64_t>{{"queued", 1}}));
   // The old trial has no binary config: its lease carries the JSON only.
   LeaseRecord l = Lease();
@@ -400,8 +406,8 @@ TEST_F(ResultsStoreTest, MigratesSchema1DatabaseWithItsTrials) {
   old.name = "old";
   old.spec_json = "{}";
   ASSERT_TRUE(
-      store_
-          ->SubmitSweep(
+      store_->sweeps()
+          .SubmitSweep(
               old, {NewTrial{"{\"seed\":8}", "h8", "FAFO", 1, 0.1, 8, "", ""}},
               3000)
           .ok());

@@ -42,7 +42,7 @@ class SqlConsoleTest : public ::testing::Test {
                                 absl::StrCat("hash", i), "FAFO", 1.0, 0.1,
                                 static_cast<uint64_t>(i), "", ""});
     }
-    ASSERT_TRUE(store_->SubmitSweep(sweep, trials, 1000).ok());
+    ASSERT_TRUE(store_->sweeps().SubmitSweep(sweep, trials, 1000).ok());
     console_ = std::make_unique<SqlConsole>(path_, Options());
   }
   void TearDown() override {

@@ -1,5 +1,8 @@
-// Coordinator: the worker API (worker.proto): registration and identity,
-// leases, heartbeats, reports, completions, failures, expiry.
+// WorkerDesk (server/core/worker_desk.h): the worker API (worker.proto):
+// registration and identity, leases, heartbeats, reports, completions,
+// failures, expiry.
+#include "server/core/worker_desk.h"
+
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 #include <openssl/crypto.h>
@@ -18,7 +21,6 @@
 #include "common/status_macros.h"
 #include "server/core/adaptive_sweep.h"
 #include "server/core/convert.h"
-#include "server/core/coordinator.h"
 #include "server/core/trial_memory.h"
 
 namespace qkov::core {
@@ -43,7 +45,7 @@ absl::Status CheckTrialRef(const std::string& trial_id, int attempt) {
 // stack at all (TrialsThatFit).
 struct LeaseSize {
   int max_trials = 1;
-  storage::ResultsStore::LeaseSizer sizer;
+  storage::LeaseSizer sizer;
 };
 
 absl::StatusOr<LeaseSize> ToLeaseSize(int max_trials, int64_t budget, bool fill,
@@ -140,7 +142,7 @@ absl::StatusOr<std::vector<storage::MetricRecord>> ToPoints(
 
 }  // namespace
 
-absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
+absl::StatusOr<v1::RegisterWorkerResponse> WorkerDesk::RegisterWorker(
     const v1::RegisterWorkerRequest& r, const storage::Actor& actor) {
   if (r.name().empty() || r.name().size() > 200 || !IsValidUtf8(r.name()))
     return absl::InvalidArgumentError(
@@ -158,29 +160,29 @@ absl::StatusOr<v1::RegisterWorkerResponse> Coordinator::RegisterWorker(
   const std::string key = absl::BytesToHexString(bytes.substr(0, 32));
   const std::string worker_id =
       absl::StrCat(r.name(), "/", absl::BytesToHexString(bytes.substr(32)));
-  const storage::ResultsStore::WorkerIdentity identity{Sha256Hex(key),
-                                                       actor.name};
-  RETURN_IF_ERROR(
-      store_->RegisterWorker(worker_id, r.name(), std::max(1, r.slots()),
-                             CanonicalJson(r.provenance()), identity, NowMs()));
+  const storage::WorkerIdentity identity{Sha256Hex(key), actor.name};
+  RETURN_IF_ERROR(core_->store->leases().RegisterWorker(
+      worker_id, r.name(), std::max(1, r.slots()),
+      CanonicalJson(r.provenance()), identity, core_->NowMs()));
   {
     absl::MutexLock lock(&workers_mu_);
     workers_[worker_id] = identity;
   }
-  if (options_.on_worker_call) options_.on_worker_call(worker_id);
+  if (core_->options.on_worker_call) core_->options.on_worker_call(worker_id);
   v1::RegisterWorkerResponse resp;
   resp.set_worker_id(worker_id);
   resp.set_worker_key(key);
-  *resp.mutable_heartbeat_interval() = ToDuration(options_.heartbeat_interval);
-  *resp.mutable_lease_duration() = ToDuration(options_.lease_duration);
+  *resp.mutable_heartbeat_interval() =
+      ToDuration(core_->options.heartbeat_interval);
+  *resp.mutable_lease_duration() = ToDuration(core_->options.lease_duration);
   return resp;
 }
 
-absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
-                                       const std::string& key,
-                                       const storage::Actor& actor) {
+absl::Status WorkerDesk::VerifyWorker(const std::string& worker_id,
+                                      const std::string& key,
+                                      const storage::Actor& actor) {
   RETURN_IF_ERROR(CheckWorker(worker_id));
-  storage::ResultsStore::WorkerIdentity identity;
+  storage::WorkerIdentity identity;
   bool cached = false;
   {
     absl::MutexLock lock(&workers_mu_);
@@ -191,8 +193,8 @@ absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
     }
   }
   if (!cached) {
-    absl::StatusOr<storage::ResultsStore::WorkerIdentity> stored =
-        store_->GetWorkerIdentity(worker_id);
+    absl::StatusOr<storage::WorkerIdentity> stored =
+        core_->store->leases().GetWorkerIdentity(worker_id);
     if (absl::IsNotFound(stored.status()))
       return absl::PermissionDeniedError(stored.status().message());
     RETURN_IF_ERROR(stored.status());
@@ -217,22 +219,24 @@ absl::Status Coordinator::VerifyWorker(const std::string& worker_id,
     return absl::PermissionDeniedError(absl::StrCat(
         "worker_id: ", worker_id, " was registered with another token"));
   }
-  if (options_.on_worker_call) options_.on_worker_call(worker_id);
+  if (core_->options.on_worker_call) core_->options.on_worker_call(worker_id);
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> Coordinator::ReapExpiredLeases() {
-  ASSIGN_OR_RETURN(int64_t n, store_->ExpireLeases(NowMs()));
-  if (n > 0) NotifyChange();
+absl::StatusOr<int64_t> WorkerDesk::ReapExpiredLeases() {
+  ASSIGN_OR_RETURN(int64_t n,
+                   core_->store->leases().ExpireLeases(core_->NowMs()));
+  if (n > 0) core_->changes.NotifyChange();
   return n;
 }
 
-absl::StatusOr<int64_t> Coordinator::ResumeLeases() {
-  return store_->ExtendRunningLeases(
-      NowMs() + absl::ToInt64Milliseconds(options_.lease_duration));
+absl::StatusOr<int64_t> WorkerDesk::ResumeLeases() {
+  return core_->store->leases().ExtendRunningLeases(
+      core_->NowMs() +
+      absl::ToInt64Milliseconds(core_->options.lease_duration));
 }
 
-absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
+absl::StatusOr<v1::LeaseTrialResponse> WorkerDesk::LeaseTrial(
     const v1::LeaseTrialRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   ASSIGN_OR_RETURN(LeaseSize size,
@@ -240,14 +244,14 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::LeaseTrial(
                                r.fill_budget(), "max_trials"));
   std::vector<storage::LeaseRecord> leases;
   ASSIGN_OR_RETURN(storage::LeaseAvailability a,
-                   store_->LeaseBatch(
-                       r.worker_id(), NowMs(),
-                       absl::ToInt64Milliseconds(options_.lease_duration),
+                   core_->store->leases().LeaseBatch(
+                       r.worker_id(), core_->NowMs(),
+                       absl::ToInt64Milliseconds(core_->options.lease_duration),
                        size.max_trials, &leases, size.sizer, r.resend_held()));
   return ToLeaseResponse(a, leases);
 }
 
-absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
+absl::StatusOr<v1::LeaseTrialResponse> WorkerDesk::ToLeaseResponse(
     storage::LeaseAvailability availability,
     const std::vector<storage::LeaseRecord>& leases) {
   v1::LeaseTrialResponse resp;
@@ -271,22 +275,22 @@ absl::StatusOr<v1::LeaseTrialResponse> Coordinator::ToLeaseResponse(
         l->set_checkpoint(lease.checkpoint);
         l->set_checkpoint_step(lease.checkpoint_step);
       }
-      NotifyChange();
+      core_->changes.NotifyChange();
       break;
     }
     case storage::LeaseAvailability::kNoWorkNow:
       resp.set_outcome(v1::LeaseTrialResponse::NO_WORK_NOW);
-      *resp.mutable_retry_after() = ToDuration(options_.retry_after);
+      *resp.mutable_retry_after() = ToDuration(core_->options.retry_after);
       break;
     case storage::LeaseAvailability::kNoWork:
       resp.set_outcome(v1::LeaseTrialResponse::NO_WORK);
-      *resp.mutable_retry_after() = ToDuration(options_.retry_after);
+      *resp.mutable_retry_after() = ToDuration(core_->options.retry_after);
       break;
   }
   return resp;
 }
 
-absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
+absl::StatusOr<v1::HeartbeatResponse> WorkerDesk::Heartbeat(
     const v1::HeartbeatRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   if (r.leases_size() > limits::kMaxLeaseTrials) {
@@ -299,9 +303,11 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
     int64_t expires = 0;
     ASSIGN_OR_RETURN(
         bool renewed,
-        store_->Heartbeat(
-            r.worker_id(), ref.trial_id(), ref.attempt(), ref.step(), NowMs(),
-            absl::ToInt64Milliseconds(options_.lease_duration), &expires));
+        core_->store->leases().Heartbeat(
+            r.worker_id(), ref.trial_id(), ref.attempt(), ref.step(),
+            core_->NowMs(),
+            absl::ToInt64Milliseconds(core_->options.lease_duration),
+            &expires));
     v1::LeaseStatus* st = resp.add_leases();
     st->set_trial_id(ref.trial_id());
     st->set_attempt(ref.attempt());
@@ -309,49 +315,49 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
                               : v1::LeaseStatus::STOP);
     if (renewed) *st->mutable_expires_at() = ToTimestamp(expires);
   }
-  NotifyChange();
+  core_->changes.NotifyChange();
   return resp;
 }
 
-absl::StatusOr<v1::ReportMetricsResponse> Coordinator::ReportMetrics(
+absl::StatusOr<v1::ReportMetricsResponse> WorkerDesk::ReportMetrics(
     const v1::ReportMetricsRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
   ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
-                   ToPoints(r.points(), options_.max_points_per_report));
+                   ToPoints(r.points(), core_->options.max_points_per_report));
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
-  RETURN_IF_ERROR(store_->AddMetrics(r.worker_id(), r.trial_id(), r.attempt(),
-                                     points, NowMs()));
+  RETURN_IF_ERROR(core_->store->results().AddMetrics(
+      r.worker_id(), r.trial_id(), r.attempt(), points, core_->NowMs()));
   v1::ReportMetricsResponse resp;
   resp.set_points_stored(static_cast<int64_t>(points.size()));
   RETURN_IF_ERROR(ApplyEarlyStopping(r, resp.mutable_lease()));
-  NotifyChange();
+  core_->changes.NotifyChange();
   return resp;
 }
 
-absl::StatusOr<Coordinator::StopRule> Coordinator::StopRuleOf(
-    const std::string& trial_id) {
+absl::StatusOr<StopRule> WorkerDesk::StopRuleOf(const std::string& trial_id) {
   // Trial ids are "<sweep_id>-<ordinal>"; an id of the older form is its
   // own key.
   const std::string key = trial_id.substr(0, trial_id.find('-'));
   {
-    absl::MutexLock lock(&stop_rules_mu_);
-    auto it = stop_rules_.find(key);
-    if (it != stop_rules_.end()) return it->second;
+    absl::MutexLock lock(&core_->stop_rules_mu);
+    auto it = core_->stop_rules.find(key);
+    if (it != core_->stop_rules.end()) return it->second;
   }
-  ASSIGN_OR_RETURN(auto sweep, store_->SweepSpecOfTrial(trial_id));
+  ASSIGN_OR_RETURN(auto sweep,
+                   core_->store->searches().SweepSpecOfTrial(trial_id));
   v1::SweepSpec spec;
   RETURN_IF_ERROR(ParseJson(sweep.second, &spec));
   StopRule rule;
   rule.enabled = spec.has_early_stopping();
   rule.rule = spec.early_stopping();
   rule.max_steps = spec.training().max_steps();
-  absl::MutexLock lock(&stop_rules_mu_);
-  stop_rules_[key] = rule;
+  absl::MutexLock lock(&core_->stop_rules_mu);
+  core_->stop_rules[key] = rule;
   return rule;
 }
 
-absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
-                                             v1::LeaseStatus* lease) {
+absl::Status WorkerDesk::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
+                                            v1::LeaseStatus* lease) {
   ASSIGN_OR_RETURN(const StopRule rule, StopRuleOf(r.trial_id()));
   if (!rule.enabled) return absl::OkStatus();
   std::vector<std::pair<int64_t, double>> judged;  // points the rule judges
@@ -364,17 +370,17 @@ absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
   std::sort(judged.begin(), judged.end());
   const bool higher = rule.rule.mode() == "max";
   for (const auto& [step, value] : judged) {
-    ASSIGN_OR_RETURN(
-        const double best,
-        store_->BestSoFar(r.trial_id(), rule.rule.metric(), step, higher));
-    ASSIGN_OR_RETURN(
-        std::vector<double> peers,
-        store_->PeerValuesAt(r.trial_id(), rule.rule.metric(), step));
+    ASSIGN_OR_RETURN(const double best,
+                     core_->store->searches().BestSoFar(
+                         r.trial_id(), rule.rule.metric(), step, higher));
+    ASSIGN_OR_RETURN(std::vector<double> peers,
+                     core_->store->searches().PeerValuesAt(
+                         r.trial_id(), rule.rule.metric(), step));
     const std::string reason =
         EarlyStopReason(rule.rule, rule.max_steps, step, value, best, peers);
     if (reason.empty()) continue;
-    absl::Status stopped = store_->StopEarly(r.worker_id(), r.trial_id(),
-                                             r.attempt(), reason, NowMs());
+    absl::Status stopped = core_->store->searches().StopEarly(
+        r.worker_id(), r.trial_id(), r.attempt(), reason, core_->NowMs());
     // A lease lost meanwhile: the trial is someone else's now (or over);
     // the next report is judged again.
     if (absl::IsFailedPrecondition(stopped)) return absl::OkStatus();
@@ -387,7 +393,7 @@ absl::Status Coordinator::ApplyEarlyStopping(const v1::ReportMetricsRequest& r,
   return absl::OkStatus();
 }
 
-absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
+absl::StatusOr<storage::Completion> WorkerDesk::ToCompletion(
     const v1::CompleteTrialRequest& r, const std::string& path) {
   auto field = [&path](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(path, s.message()));
@@ -395,7 +401,7 @@ absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
   if (absl::Status s = CheckTrialRef(r.trial_id(), r.attempt()); !s.ok())
     return field(s);
   absl::StatusOr<std::vector<storage::MetricRecord>> points =
-      ToPoints(r.final_points(), options_.max_points_per_report);
+      ToPoints(r.final_points(), core_->options.max_points_per_report);
   if (!points.ok()) return field(points.status());
   if (r.results_size() > 10000)
     return field(absl::InvalidArgumentError("results: more than 10000 values"));
@@ -443,31 +449,31 @@ absl::StatusOr<storage::Completion> Coordinator::ToCompletion(
   return c;
 }
 
-absl::StatusOr<v1::CompleteTrialResponse> Coordinator::CompleteTrial(
+absl::StatusOr<v1::CompleteTrialResponse> WorkerDesk::CompleteTrial(
     const v1::CompleteTrialRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   ASSIGN_OR_RETURN(storage::Completion c, ToCompletion(r, ""));
   c.worker_id = r.worker_id();
   v1::CompleteTrialResponse resp;
   if (!r.lease_next()) {
-    RETURN_IF_ERROR(store_->CompleteTrial(c, NowMs()));
-    NotifyChange();
+    RETURN_IF_ERROR(core_->store->results().CompleteTrial(c, core_->NowMs()));
+    core_->changes.NotifyChange();
     return resp;
   }
   // The next lease commits with the result, so the worker's one RPC costs
   // one write (docs/protocol.md).
   std::vector<storage::LeaseRecord> leases;
   ASSIGN_OR_RETURN(storage::LeaseAvailability a,
-                   store_->CompleteAndLease(
-                       {c}, r.worker_id(), NowMs(),
-                       absl::ToInt64Milliseconds(options_.lease_duration), 1,
-                       &leases, nullptr, r.resend_held()));
-  NotifyChange();
+                   core_->store->results().CompleteAndLease(
+                       {c}, r.worker_id(), core_->NowMs(),
+                       absl::ToInt64Milliseconds(core_->options.lease_duration),
+                       1, &leases, nullptr, r.resend_held()));
+  core_->changes.NotifyChange();
   ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
   return resp;
 }
 
-absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
+absl::StatusOr<v1::CompleteTrialsResponse> WorkerDesk::CompleteTrials(
     const v1::CompleteTrialsRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   if (r.trials().empty() || r.trials_size() > limits::kMaxCompletionsPerCall) {
@@ -496,12 +502,12 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
   }
   std::vector<storage::LeaseRecord> leases;
   ASSIGN_OR_RETURN(storage::LeaseAvailability a,
-                   store_->CompleteAndLease(
-                       completions, r.worker_id(), NowMs(),
-                       absl::ToInt64Milliseconds(options_.lease_duration),
+                   core_->store->results().CompleteAndLease(
+                       completions, r.worker_id(), core_->NowMs(),
+                       absl::ToInt64Milliseconds(core_->options.lease_duration),
                        lease_next ? size.max_trials : 0, &leases, size.sizer,
                        r.resend_held()));
-  NotifyChange();
+  core_->changes.NotifyChange();
   v1::CompleteTrialsResponse resp;
   if (lease_next) {
     ASSIGN_OR_RETURN(*resp.mutable_next(), ToLeaseResponse(a, leases));
@@ -509,7 +515,7 @@ absl::StatusOr<v1::CompleteTrialsResponse> Coordinator::CompleteTrials(
   return resp;
 }
 
-absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(
+absl::StatusOr<v1::FailTrialResponse> WorkerDesk::FailTrial(
     const v1::FailTrialRequest& r, const storage::Actor& actor) {
   RETURN_IF_ERROR(VerifyWorker(r.worker_id(), r.worker_key(), actor));
   RETURN_IF_ERROR(CheckTrialRef(r.trial_id(), r.attempt()));
@@ -526,10 +532,10 @@ absl::StatusOr<v1::FailTrialResponse> Coordinator::FailTrial(
         "permanent: a preempted hand-back is not a permanent failure");
   ASSIGN_OR_RETURN(
       std::string state,
-      store_->FailTrial(r.worker_id(), r.trial_id(), r.attempt(), r.reason(),
-                        r.preempted(), r.checkpoint(), r.checkpoint_step(),
-                        NowMs(), r.permanent()));
-  NotifyChange();
+      core_->store->leases().FailTrial(
+          r.worker_id(), r.trial_id(), r.attempt(), r.reason(), r.preempted(),
+          r.checkpoint(), r.checkpoint_step(), core_->NowMs(), r.permanent()));
+  core_->changes.NotifyChange();
   v1::FailTrialResponse resp;
   resp.set_new_state(TrialStateFromString(state));
   return resp;

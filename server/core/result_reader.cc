@@ -1,6 +1,9 @@
-// Coordinator: the client API's result queries (sweep.proto): result rows
-// with filters and sorting, aggregates over seeds, heatmaps, curves, a
-// trial's metrics, and the read-only SQL console.
+// ResultReader (server/core/result_reader.h): the client API's result
+// queries (sweep.proto): result rows with filters and sorting, aggregates
+// over seeds, heatmaps, curves, a trial's metrics, and the read-only SQL
+// console.
+#include "server/core/result_reader.h"
+
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -22,7 +25,6 @@
 #include "common/sweep_file.h"
 #include "common/text.h"
 #include "server/core/convert.h"
-#include "server/core/coordinator.h"
 
 namespace qkov::core {
 
@@ -221,12 +223,12 @@ absl::Status AddSettingColumns(RowSettings& settings,
 
 }  // namespace
 
-absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
+absl::StatusOr<v1::QueryResultsResponse> ResultReader::QueryResults(
     const v1::QueryResultsRequest& r) {
   RETURN_IF_ERROR(CheckRowQuery(r));
   ASSIGN_OR_RETURN(std::vector<Filter> filters, RowFilters(r.where()));
   v1::QueryResultsResponse resp;
-  RETURN_IF_ERROR(rows_cache_.WithRows(
+  RETURN_IF_ERROR(core_->rows_cache.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
         const std::vector<v1::ResultRow>& rows = stored.rows();
         size_t total = 0;
@@ -250,7 +252,7 @@ absl::StatusOr<v1::QueryResultsResponse> Coordinator::QueryResults(
   return resp;
 }
 
-absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
+absl::StatusOr<v1::AggregateResultsResponse> ResultReader::AggregateResults(
     const v1::AggregateResultsRequest& r) {
   if (r.sweep_name().empty())
     return absl::InvalidArgumentError("sweep_name: must not be empty");
@@ -267,7 +269,7 @@ absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
   ASSIGN_OR_RETURN(std::vector<Filter> filters, ParseWhere(where));
   v1::AggregateResultsResponse resp;
   std::vector<Group> groups;
-  RETURN_IF_ERROR(rows_cache_.WithRows(
+  RETURN_IF_ERROR(core_->rows_cache.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
         ASSIGN_OR_RETURN(groups, Aggregate(stored.rows(), by, metrics, where));
         int64_t matched = 0;
@@ -290,7 +292,7 @@ absl::StatusOr<v1::AggregateResultsResponse> Coordinator::AggregateResults(
   return resp;
 }
 
-absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
+absl::StatusOr<v1::SweepHeatmapsResponse> ResultReader::SweepHeatmaps(
     const v1::SweepHeatmapsRequest& r) {
   if (r.sweep_name().empty())
     return absl::InvalidArgumentError("sweep_name: must not be empty");
@@ -305,7 +307,7 @@ absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
   const size_t per_group = r.per_group() == 0 ? 50 : r.per_group();
   std::vector<std::string> ids;
   std::map<std::string, std::pair<v1::Parameterization, double>> key_of;
-  RETURN_IF_ERROR(rows_cache_.WithRows(
+  RETURN_IF_ERROR(core_->rows_cache.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
         std::map<std::pair<int, double>, size_t> taken;
         for (const v1::ResultRow& row : stored.rows()) {
@@ -330,7 +332,8 @@ absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
     if (it != heatmaps_memo_.end() && it->second.first == ids)
       return it->second.second;
   }
-  ASSIGN_OR_RETURN(auto contents, store_->ArtifactsNamed(ids, name));
+  ASSIGN_OR_RETURN(auto contents,
+                   core_->store->trials().ArtifactsNamed(ids, name));
   struct Map {
     std::string trial_id;
     v1::Parameterization parameterization;
@@ -376,23 +379,23 @@ absl::StatusOr<v1::SweepHeatmapsResponse> Coordinator::SweepHeatmaps(
   return resp;
 }
 
-absl::Status Coordinator::WarmResultRows(int max_sweeps,
-                                         const std::function<bool()>& stop) {
+absl::Status ResultReader::WarmResultRows(int max_sweeps,
+                                          const std::function<bool()>& stop) {
   ASSIGN_OR_RETURN(std::vector<storage::SweepRecord> sweeps,
-                   store_->ListSweeps());
+                   core_->store->sweeps().ListSweeps());
   std::sort(sweeps.begin(), sweeps.end(),
             [](const storage::SweepRecord& a, const storage::SweepRecord& b) {
               return a.created_ms > b.created_ms;
             });
   for (int i = 0; i < static_cast<int>(sweeps.size()) && i < max_sweeps; ++i) {
     if (stop && stop()) break;
-    RETURN_IF_ERROR(rows_cache_.WithRows(
+    RETURN_IF_ERROR(core_->rows_cache.WithRows(
         sweeps[i].name, [](const SweepRows&) { return absl::OkStatus(); }));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
+absl::StatusOr<v1::SweepCurvesResponse> ResultReader::SweepCurves(
     const v1::SweepCurvesRequest& r) {
   if (r.sweep_name().empty())
     return absl::InvalidArgumentError("sweep_name: must not be empty");
@@ -407,16 +410,18 @@ absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
   const int64_t limit = r.limit() == 0 ? 50 : r.limit();
   const size_t max_points = r.max_points() == 0 ? 200 : r.max_points();
   ASSIGN_OR_RETURN(storage::SweepRecord sweep,
-                   store_->GetSweep(r.sweep_name()));
+                   core_->store->sweeps().GetSweep(r.sweep_name()));
   // Ordinals count a sweep's trials from 0 in submission order.
-  ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> page,
-                   store_->ListTrials(r.sweep_name(), "", r.offset() - 1,
-                                      static_cast<int>(limit)));
+  ASSIGN_OR_RETURN(
+      std::vector<storage::TrialRecord> page,
+      core_->store->trials().ListTrials(r.sweep_name(), "", r.offset() - 1,
+                                        static_cast<int>(limit)));
   v1::SweepCurvesResponse resp;
   resp.set_total_trials(sweep.total_trials);
   for (const storage::TrialRecord& trial : page) {
-    ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
-                     store_->Metrics(trial.trial_id, r.metric()));
+    ASSIGN_OR_RETURN(
+        std::vector<storage::MetricRecord> points,
+        core_->store->trials().Metrics(trial.trial_id, r.metric()));
     std::vector<const storage::MetricRecord*> curve;
     for (const storage::MetricRecord& p : points) {
       if (p.name == r.metric()) curve.push_back(&p);
@@ -439,16 +444,17 @@ absl::StatusOr<v1::SweepCurvesResponse> Coordinator::SweepCurves(
   return resp;
 }
 
-absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
+absl::StatusOr<v1::GetTrialMetricsResponse> ResultReader::GetTrialMetrics(
     const v1::GetTrialMetricsRequest& r) {
   if (r.trial_id().empty())
     return absl::InvalidArgumentError("trial_id: must not be empty");
-  RETURN_IF_ERROR(store_->GetTrial(r.trial_id())
+  RETURN_IF_ERROR(core_->store->trials()
+                      .GetTrial(r.trial_id())
                       .status());  // NOT_FOUND for an unknown trial
   // One curve asked for: read by its own key range.
-  ASSIGN_OR_RETURN(
-      std::vector<storage::MetricRecord> points,
-      store_->Metrics(r.trial_id(), r.names_size() == 1 ? r.names(0) : ""));
+  ASSIGN_OR_RETURN(std::vector<storage::MetricRecord> points,
+                   core_->store->trials().Metrics(
+                       r.trial_id(), r.names_size() == 1 ? r.names(0) : ""));
   std::set<std::string> wanted(r.names().begin(), r.names().end());
   v1::GetTrialMetricsResponse resp;
   std::map<std::string, v1::MetricSeries*> by_name;
@@ -465,13 +471,13 @@ absl::StatusOr<v1::GetTrialMetricsResponse> Coordinator::GetTrialMetrics(
   return resp;
 }
 
-absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
+absl::StatusOr<std::vector<v1::ResultColumns>> ResultReader::ResultColumns(
     const v1::QueryResultsRequest& r, int chunk_rows) {
   RETURN_IF_ERROR(CheckRowQuery(r));
   ASSIGN_OR_RETURN(std::vector<Filter> filters, RowFilters(r.where()));
   const std::set<std::string> asked(r.metrics().begin(), r.metrics().end());
   std::vector<v1::ResultColumns> chunks;
-  RETURN_IF_ERROR(rows_cache_.WithRows(
+  RETURN_IF_ERROR(core_->rows_cache.WithRows(
       r.sweep_name(), [&](const SweepRows& stored) -> absl::Status {
         const std::vector<v1::ResultRow>& rows = stored.rows();
         size_t total = 0;
@@ -551,7 +557,7 @@ absl::StatusOr<std::vector<v1::ResultColumns>> Coordinator::ResultColumns(
   return chunks;
 }
 
-absl::Status Coordinator::StreamCurves(
+absl::Status ResultReader::StreamCurves(
     const v1::StreamCurvesRequest& r,
     const std::function<bool(const v1::StreamCurvesChunk&)>& emit) {
   constexpr int64_t kDefaultMaxPoints = 50'000'000;
@@ -572,7 +578,7 @@ absl::Status Coordinator::StreamCurves(
   }
   const int64_t max_points =
       r.max_points() == 0 ? kDefaultMaxPoints : r.max_points();
-  RETURN_IF_ERROR(store_->GetSweep(r.sweep_name()).status());
+  RETURN_IF_ERROR(core_->store->sweeps().GetSweep(r.sweep_name()).status());
   v1::GetTrialMetricsRequest one;
   *one.mutable_names() = r.names();
   std::set<std::string> seen;
@@ -603,7 +609,8 @@ absl::Status Coordinator::StreamCurves(
   };
   if (r.trial_ids_size() > 0) {
     for (const std::string& id : r.trial_ids()) {
-      ASSIGN_OR_RETURN(storage::TrialRecord trial, store_->GetTrial(id));
+      ASSIGN_OR_RETURN(storage::TrialRecord trial,
+                       core_->store->trials().GetTrial(id));
       if (trial.sweep_name != r.sweep_name()) {
         return absl::NotFoundError(absl::StrCat("trial ", TerminalSafe(id),
                                                 " is not in sweep '",
@@ -613,8 +620,9 @@ absl::Status Coordinator::StreamCurves(
     }
   } else {
     for (int64_t after = -1;;) {
-      ASSIGN_OR_RETURN(std::vector<storage::TrialRecord> page,
-                       store_->ListTrials(r.sweep_name(), "", after, kPage));
+      ASSIGN_OR_RETURN(
+          std::vector<storage::TrialRecord> page,
+          core_->store->trials().ListTrials(r.sweep_name(), "", after, kPage));
       for (const storage::TrialRecord& trial : page)
         RETURN_IF_ERROR(add(trial.trial_id));
       if (page.size() < static_cast<size_t>(kPage)) break;
@@ -633,7 +641,7 @@ absl::Status Coordinator::StreamCurves(
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::MatchedResponse> Coordinator::MatchSweep(
+absl::StatusOr<v1::MatchedResponse> ResultReader::MatchSweep(
     const v1::MatchSweepRequest& r, int max_trials) {
   if (r.sweep_name().empty())
     return absl::InvalidArgumentError("sweep_name: must not be empty");
@@ -679,15 +687,15 @@ absl::StatusOr<v1::MatchedResponse> Coordinator::MatchSweep(
   return MatchedToProto(*matched);
 }
 
-absl::StatusOr<v1::QuerySqlResponse> Coordinator::QuerySql(
+absl::StatusOr<v1::QuerySqlResponse> ResultReader::QuerySql(
     const v1::QuerySqlRequest& r, const std::function<bool()>& cancelled) {
-  if (sql_console_ == nullptr)
+  if (core_->sql_console == nullptr)
     return absl::UnimplementedError("sql: this server has no SQL console");
   if (r.max_rows() < 0)
     return absl::InvalidArgumentError("max_rows: must be >= 0");
-  ASSIGN_OR_RETURN(
-      storage::SqlConsole::Result result,
-      sql_console_->Query(r.sql(), std::min(r.max_rows(), 1000000), cancelled));
+  ASSIGN_OR_RETURN(storage::SqlConsole::Result result,
+                   core_->sql_console->Query(
+                       r.sql(), std::min(r.max_rows(), 1000000), cancelled));
   v1::QuerySqlResponse resp;
   for (const auto& c : result.columns) resp.add_columns(c);
   for (const auto& row : result.rows) {
