@@ -19,6 +19,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "common/trial_defaults.h"
+#include "worker/tasks/squad/squad_defaults.h"
 #include "worker/tasks/squad/squad_trainer.h"
 #include "worker/tasks/synthetic/synthetic_task.h"
 #include "worker/training/cpu_runtime.h"

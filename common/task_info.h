@@ -83,10 +83,6 @@ struct TaskInfo {
   bool stacks = false;
   // OneCycleLR's schedule (the authors' SQuAD recipe) is allowed.
   bool allows_one_cycle = false;
-  // The text tasks (settings "text"): the model and training defaults, and
-  // the data files' format when the sweep names none.
-  const defaults::TextDefaults* text_defaults = nullptr;
-  std::string text_format;
   std::vector<ResultName> results;  // final results, each trial stores them
   // Curves reported every report_every steps; none for the ODE, whose
   // points are not training steps.

@@ -93,24 +93,6 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                warmup_steps);
 }
 
-absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
-                                    absl::string_view field,
-                                    absl::string_view name) {
-  constexpr int n = sizeof(kTextFormats) / sizeof(kTextFormats[0]);
-  for (int i = 0; i < n; ++i) {
-    if (name == kTextFormats[i]) return i;
-  }
-  std::string known;
-  for (int i = 0; i < n; ++i)
-    absl::StrAppend(&known,
-                    i == 0       ? ""
-                    : i + 1 == n ? " or "
-                                 : ", ",
-                    kTextFormats[i]);
-  return Invalid(prefix, field,
-                 absl::StrCat("unknown format '", name, "' (", known, ")"));
-}
-
 absl::Status CheckOneCycle(absl::string_view prefix, bool one_cycle,
                            bool squad_task) {
   if (one_cycle && !squad_task)
@@ -127,30 +109,6 @@ absl::Status CheckEdges(absl::string_view prefix, const char* field,
     if (!std::isfinite(e[i])) return Invalid(prefix, at, "must be finite");
     if (i > 0 && !(e[i - 1] < e[i]))
       return Invalid(prefix, at, "edges must be strictly increasing");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckTheory(absl::string_view prefix, double m, double n, double b,
-                         double num_classes, double dtau, double relative_step,
-                         double max_tau, double target_loss,
-                         int64_t num_thresholds, int64_t num_samples) {
-  for (auto [rule, value] :
-       {std::pair{kTheoryM, m}, std::pair{kTheoryN, n}, std::pair{kTheoryB, b},
-        std::pair{kTheoryDtau, dtau}, std::pair{kTheoryMaxTau, max_tau},
-        std::pair{kTheoryTargetLoss, target_loss},
-        std::pair{kTheoryNumClasses, num_classes},
-        std::pair{kTheoryRelativeStep, relative_step}}) {
-    if (absl::Status s = Check(prefix, rule, value); !s.ok()) return s;
-  }
-  if (absl::Status s = Check(prefix, kTheoryNumThresholds, num_thresholds);
-      !s.ok())
-    return s;
-  if (absl::Status s = Check(prefix, kTheoryNumSamples, num_samples); !s.ok())
-    return s;
-  if (relative_step == 0 && max_tau / dtau > 1e9) {
-    return Invalid(prefix, "theory.max_tau",
-                   "more than 1e9 fixed steps; set relative_step");
   }
   return absl::OkStatus();
 }

@@ -64,20 +64,6 @@ inline constexpr IntRule kEvalExamples{"evaluation.eval_examples", 1, 100000};
 inline constexpr RealRule kTauAttention{"evaluation.tau_attention", 0, 1};
 inline constexpr RealRule kTauProbability{"evaluation.tau_probability", 0, 1};
 
-// training.theory (the reduced ODE).
-inline constexpr RealRule kTheoryM{"theory.m", 0, 1e15, true};
-inline constexpr RealRule kTheoryN{"theory.n", 0, 1e15, true};
-inline constexpr RealRule kTheoryB{"theory.b", 0, 1e15, true};
-inline constexpr RealRule kTheoryNumClasses{"theory.num_classes", 1, 1e9, true};
-inline constexpr RealRule kTheoryDtau{"theory.dtau", 0, 1e15, true};
-inline constexpr RealRule kTheoryMaxTau{"theory.max_tau", 0, 1e15, true};
-inline constexpr RealRule kTheoryTargetLoss{"theory.target_loss", 0, 1e15,
-                                            true};
-inline constexpr RealRule kTheoryRelativeStep{"theory.relative_step", 0, 1};
-inline constexpr IntRule kTheoryNumThresholds{"theory.num_thresholds", 1,
-                                              10000};
-inline constexpr IntRule kTheoryNumSamples{"theory.num_samples", 2, 100000};
-
 // INVALID_ARGUMENT "PREFIXfield: reason".
 absl::Status Invalid(absl::string_view prefix, absl::string_view field,
                      absl::string_view reason);
@@ -103,17 +89,6 @@ absl::Status CheckRun(absl::string_view prefix, int64_t max_steps,
                       int64_t loss_window, double target_loss,
                       int64_t warmup_steps);
 
-// The text data formats (docs/text-tasks.md), in the order of the worker's
-// text::TextFormat.
-inline constexpr const char* kTextFormats[] = {
-    "jsonl", "hatexplain", "hatexplain_official", "linzen_tsv", "sva_filtered"};
-
-// The index of `name` in kTextFormats, or INVALID_ARGUMENT
-// "PREFIXfield: unknown format 'x' (jsonl, ... or sva_filtered)".
-absl::StatusOr<int> TextFormatIndex(absl::string_view prefix,
-                                    absl::string_view field,
-                                    absl::string_view name);
-
 // The one_cycle schedule is the squad task's only (its trainer also cycles
 // AdamW's beta1): "PREFIXoptimizer.schedule: one_cycle is for task squad
 // only".
@@ -123,12 +98,6 @@ absl::Status CheckOneCycle(absl::string_view prefix, bool one_cycle,
 // DTAP bin edges: at least 2, finite, strictly increasing.
 absl::Status CheckEdges(absl::string_view prefix, const char* field,
                         absl::Span<const double> edges);
-
-// The ODE's settings, and at most 1e9 fixed steps.
-absl::Status CheckTheory(absl::string_view prefix, double m, double n, double b,
-                         double num_classes, double dtau, double relative_step,
-                         double max_tau, double target_loss,
-                         int64_t num_thresholds, int64_t num_samples);
 
 }  // namespace qkov::rules
 

@@ -16,6 +16,7 @@
 #include "tests/data_available.h"
 #include "worker/agent/trial_options.h"
 #include "worker/tasks/squad/squad_options.h"
+#include "worker/tasks/text/text_defaults.h"
 #include "worker/tasks/text/text_options.h"
 #include "worker/tasks/theory/theory_options.h"
 #include "worker/training/config.h"

@@ -47,6 +47,7 @@
 #include "worker/data/dataset_files.h"
 #include "worker/data/fetch.h"
 #include "worker/tasks/squad/squad_data.h"
+#include "worker/tasks/squad/squad_defaults.h"
 #include "worker/tasks/text/datasets.h"
 #include "worker/tasks/text/gpt2_bpe.h"
 #include "worker/tasks/text/wordpiece.h"

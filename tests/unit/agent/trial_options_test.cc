@@ -16,6 +16,7 @@
 #include "common/trial_defaults.h"
 #include "tests/unit/agent/synthetic_config.h"
 #include "worker/agent/settings_reader.h"
+#include "worker/tasks/text/text_defaults.h"
 #include "worker/tasks/text/text_options.h"
 #include "worker/tasks/theory/theory_options.h"
 

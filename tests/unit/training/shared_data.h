@@ -11,6 +11,7 @@
 #include "common/trial_defaults.h"
 #include "worker/tasks/squad/squad_options.h"
 #include "worker/tasks/text/gpt2_bpe.h"
+#include "worker/tasks/text/text_defaults.h"
 #include "worker/tasks/text/text_options.h"
 #include "worker/training/config.h"
 

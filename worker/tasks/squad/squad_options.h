@@ -12,6 +12,7 @@
 #include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
 #include "worker/tasks/squad/squad_data.h"
+#include "worker/tasks/squad/squad_defaults.h"
 #include "worker/tasks/text/gpt2_bpe.h"
 #include "worker/tasks/text/text_options.h"
 

@@ -9,6 +9,8 @@
 #include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
+#include "worker/tasks/squad/squad_defaults.h"
+#include "worker/tasks/text/text_defaults.h"
 
 namespace qkov::squad {
 namespace {

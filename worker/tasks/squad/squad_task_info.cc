@@ -1,6 +1,7 @@
 #include "worker/tasks/squad/squad_task_info.h"
 
 #include "absl/strings/str_cat.h"
+#include "worker/tasks/squad/squad_defaults.h"
 
 namespace qkov::squad {
 namespace {

@@ -16,6 +16,7 @@
 #include "common/sha256.h"
 #include "common/trial_rules.h"
 #include "worker/tasks/text/json_errors.h"
+#include "worker/tasks/text/text_formats.h"
 #include "worker/training/seeding.h"
 
 namespace qkov::training::text {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "worker/tasks/text/encoding.h"
+#include "worker/tasks/text/text_defaults.h"
 #include "worker/tasks/text/text_model.h"
 #include "worker/tasks/text/text_options.h"
 #include "worker/training/heatmap.h"

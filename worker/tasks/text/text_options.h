@@ -11,6 +11,7 @@
 #include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
 #include "worker/tasks/text/datasets.h"
+#include "worker/tasks/text/text_defaults.h"
 #include "worker/tasks/text/wordpiece.h"
 #include "worker/training/param_group.h"
 

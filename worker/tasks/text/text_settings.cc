@@ -10,6 +10,9 @@
 #include "common/transformer_shape.h"
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
+#include "worker/tasks/text/text_defaults.h"
+#include "worker/tasks/text/text_formats.h"
+#include "worker/tasks/text/text_task_info.h"
 
 namespace qkov::text {
 namespace {
@@ -125,10 +128,12 @@ void ApplySharedDefaults(const defaults::TextDefaults& d, v1::Training* t) {
 void ApplyTextDefaults(v1::SweepSpec* spec) {
   v1::Training* t = spec->mutable_training();
   const TaskInfo* task = FindTask(t->task());
-  if (task == nullptr || task->text_defaults == nullptr) return;
-  ApplyModelDefaults(*task->text_defaults, t->mutable_text());
-  ApplyDataDefaults(*task->text_defaults, task->text_format, t->mutable_text());
-  ApplySharedDefaults(*task->text_defaults, t);
+  if (task == nullptr) return;
+  const text::TextTaskDefaults* d = text::TextTaskDefaultsOf(task->name);
+  if (d == nullptr) return;
+  ApplyModelDefaults(*d->defaults, t->mutable_text());
+  ApplyDataDefaults(*d->defaults, d->format, t->mutable_text());
+  ApplySharedDefaults(*d->defaults, t);
 }
 
 // The model's shape: each size in range, positions for every token.

@@ -1,6 +1,7 @@
 #include "worker/tasks/text/text_task_info.h"
 
 #include "absl/strings/str_cat.h"
+#include "worker/tasks/text/text_defaults.h"
 
 namespace qkov::text {
 namespace {
@@ -147,13 +148,10 @@ training:
 
 }  // namespace
 
-TaskInfo TextTaskInfo(const char* name, const defaults::TextDefaults& defaults,
-                      const char* format) {
+TaskInfo TextTaskInfo(const char* name) {
   TaskInfo t;
   t.name = name;
   t.settings = "text";
-  t.text_defaults = &defaults;
-  t.text_format = format;
   for (const char* split : {"validation", "test"}) {
     for (const char* n :
          {"accuracy", "gold_probability", "rationale_mass_head0",
@@ -197,14 +195,13 @@ TaskInfo TextTaskInfo(const char* name, const defaults::TextDefaults& defaults,
 }
 
 TaskInfo HateXplainTaskInfo() {
-  TaskInfo t =
-      TextTaskInfo("hatexplain", defaults::kHateXplainText, "hatexplain");
+  TaskInfo t = TextTaskInfo("hatexplain");
   t.presets = {HateXplainPreset(), HateXplainRatioOnlyPreset()};
   return t;
 }
 
 TaskInfo SvaTaskInfo() {
-  TaskInfo t = TextTaskInfo("sva", defaults::kSvaText, "sva_filtered");
+  TaskInfo t = TextTaskInfo("sva");
   t.presets = {SvaPreset()};
   return t;
 }
@@ -213,8 +210,7 @@ namespace {
 
 // The package's tasks in the task table, numbered as config.proto numbers
 // them (TASK_TEXT, TASK_HATEXPLAIN, TASK_SVA).
-const TaskRegistration kText(4, TextTaskInfo("text", defaults::kHateXplainText,
-                                             "jsonl"));
+const TaskRegistration kText(4, TextTaskInfo("text"));
 const TaskRegistration kHateXplain(5, HateXplainTaskInfo());
 const TaskRegistration kSva(6, SvaTaskInfo());
 

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/trial_defaults.h"
+#include "worker/tasks/text/text_defaults.h"
 
 namespace qkov::training::text {
 

@@ -5,6 +5,7 @@
 #define QKOV_WORKER_TASKS_THEORY_THEORY_OPTIONS_H_
 
 #include "common/trial_defaults.h"
+#include "worker/tasks/theory/theory_defaults.h"
 
 namespace qkov::training {
 

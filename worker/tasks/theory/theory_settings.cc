@@ -2,6 +2,8 @@
 
 #include "common/trial_defaults.h"
 #include "common/trial_rules.h"
+#include "worker/tasks/theory/theory_defaults.h"
+#include "worker/tasks/theory/theory_rules.h"
 
 namespace qkov {
 namespace {

@@ -1,5 +1,7 @@
 #include "worker/tasks/theory/theory_task_info.h"
 
+#include "worker/tasks/theory/theory_defaults.h"
+
 namespace qkov {
 namespace {
 

@@ -1,7 +1,9 @@
 #include "worker/tasks/theory/theory_trainer.h"
 
 #include "common/trial_rules.h"
+#include "worker/tasks/theory/theory_defaults.h"
 #include "worker/tasks/theory/theory_options.h"
+#include "worker/tasks/theory/theory_rules.h"
 
 namespace qkov::training {
 

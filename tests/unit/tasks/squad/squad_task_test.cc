@@ -13,6 +13,7 @@
 #include "tests/unit/training/result_names_check.h"
 #include "tests/unit/training/shared_data.h"
 #include "worker/tasks/squad/squad_task_trainer.h"
+#include "worker/tasks/text/text_defaults.h"
 #include "worker/training/optimizer.h"
 #include "worker/training/trainer.h"
 

@@ -11,6 +11,7 @@
 
 #include "tests/data_available.h"
 #include "tests/unit/training/shared_data.h"
+#include "worker/tasks/text/text_defaults.h"
 
 namespace qkov::training::text {
 namespace {
