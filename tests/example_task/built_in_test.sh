@@ -7,9 +7,8 @@
 # CMake wrote: qkov-server and qkov must link the needle's task table part
 # whole, qkov-worker its task table part and its trainer; the same build
 # without the option must name no needle part. It generates and links
-# nothing (5 s); the needle task training in such a build was shown by hand
-# (docs/adding-a-task.md), and tests/example_task/needle_e2e_test.cc trains
-# it in the programs this folder builds.
+# nothing (5 s); tests/example_task/needle_e2e_test.cc trains the same two
+# files in the programs this folder builds.
 #
 # Usage: built_in_test.sh SOURCE_DIR
 set -euo pipefail

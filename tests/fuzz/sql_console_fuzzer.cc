@@ -53,7 +53,8 @@ struct Fixture {
         trials.push_back({"{\"seed\":" + std::to_string(i) + "}",
                           "h" + std::to_string(i), "FAFO", 1, 0.1,
                           static_cast<uint64_t>(i), ""});
-      if (!(*store)->sweeps().SubmitSweep(sweep, trials, 1, {}).ok()) std::abort();
+      if (!(*store)->sweeps().SubmitSweep(sweep, trials, 1, {}).ok())
+        std::abort();
     }
     qkov::storage::SqlConsole::Options o;
     o.time_budget = absl::Milliseconds(200);
