@@ -207,12 +207,19 @@ int Plot(Connection& conn, const PlotArgs& args) {
   }
   const MetricDefaults& defaults = MetricDefaultsFor(rows);
   if (all) {
-    for (const std::string& name : defaults.figures)
-      kinds.push_back(FindFigureKind(name));
+    for (const std::string& name : defaults.figures) {
+      const FigureKind* kind = FindFigureKind(name);
+      if (kind == nullptr)
+        return ReportError(absl::InternalError(
+            absl::StrCat("the task table names figure kind '", name,
+                         "', which no "
+                         "figure draws")));
+      kinds.push_back(kind);
+    }
   }
-  const FigureInputs in{conn, args, rows, defaults, all};
   std::vector<std::string> written;
   for (const FigureKind* kind : kinds) {
+    const FigureInputs in{conn, args, rows, defaults, all, kind->name};
     if (absl::Status s = kind->draw(in, &written); !s.ok())
       return ReportError(s, conn.address());
   }

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/curve_figures.h"
 #include "client/matched_results.h"
 #include "client/plot.h"
 #include "common/grpc_status.h"
+#include "common/task_kind.h"
 #include "common/text.h"
 
 namespace qkov::client {
@@ -129,23 +132,8 @@ absl::Status DrawFixed(const FigureInputs& in,
   return absl::OkStatus();
 }
 
-// A finished trial's named curves, by name.
-absl::StatusOr<std::map<std::string, std::vector<double>>> CurveValues(
-    Connection& conn, const v1::ResultRow& r,
-    const std::vector<std::string>& names) {
-  absl::StatusOr<v1::GetTrialMetricsResponse> m =
-      FetchCurves(conn, r.trial_id(), names);
-  if (!m.ok()) return m.status();
-  std::map<std::string, std::vector<double>> values;
-  for (const auto& series : m->series())
-    values[series.name()].assign(series.values().begin(),
-                                 series.values().end());
-  return values;
-}
-
 // The trained sweep named by --overlay at matched training loss (trailing
-// mean of 5 reports, chosen levels), as the dashboard's theory page
-// overlays it.
+// mean of 5 reports, chosen levels), as the dashboard overlays it.
 absl::StatusOr<std::vector<TrainedArm>> OverlayArms(const FigureInputs& in) {
   std::vector<TrainedArm> arms;
   if (in.args.overlay.empty()) return arms;
@@ -168,67 +156,92 @@ absl::StatusOr<std::vector<TrainedArm>> OverlayArms(const FigureInputs& in) {
   return arms;
 }
 
-// The reduced ODE (the paper's Fig. 4): the trajectories against time, the
-// values at each loss threshold, and alpha against the loss with any
-// trained sweep overlaid.
-absl::Status DrawTheory(const FigureInputs& in,
-                        std::vector<std::string>* written) {
-  std::vector<TheoryTrajectory> trajectories;
-  std::vector<TheoryThresholds> thresholds;
-  std::vector<TheoryCurve> curves;
+// The sweep's task's curve figures of kind `in.kind` (the ODE's Fig. 4),
+// drawn from their description in the task table: one fetch of every
+// curve they name per finished trial, lines in the order of lr_ratio.
+absl::Status DrawCurveFigures(const FigureInputs& in,
+                              std::vector<std::string>* written) {
+  const TaskInfo& task = TaskOrDefault(
+      in.rows.empty() ? v1::TASK_KIND_UNSPECIFIED
+                      : in.rows.front().config().training().task());
+  std::vector<const CurveFigure*> figures;
+  std::set<std::string> names;
+  for (const CurveFigure& f : task.curve_figures) {
+    if (f.kind != in.kind) continue;
+    figures.push_back(&f);
+    names.insert(f.x);
+    for (const CurvePanel& p : f.panels) names.insert(p.y);
+  }
+  if (figures.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sweep '", TerminalSafe(in.args.sweep), "' (task ", task.name,
+        ") has no figure of kind '", std::string(in.kind), "'"));
+  std::vector<std::pair<double, CurvesByStep>> trials;
   for (const auto& r : in.rows) {
     if (r.state() != v1::DONE) continue;
-    absl::StatusOr<std::map<std::string, std::vector<double>>> v =
-        CurveValues(in.conn, r,
-                    {"theory_tau", "theory_mu_ov", "theory_mu_qk",
-                     "theory_loss", "theory_alpha", "threshold_loss",
-                     "threshold_mu_ov", "threshold_mu_qk", "threshold_alpha"});
-    if (!v.ok()) return v.status();
-    auto take = [&](const char* name) { return (*v)[name]; };
-    const double ratio = r.config().lr_ratio();
-    trajectories.push_back({ratio, take("theory_tau"), take("theory_mu_ov"),
-                            take("theory_mu_qk"), take("theory_loss"),
-                            take("theory_alpha")});
-    thresholds.push_back({ratio, take("threshold_loss"),
-                          take("threshold_mu_ov"), take("threshold_mu_qk"),
-                          take("threshold_alpha")});
-    curves.push_back({ratio, take("threshold_loss"), take("threshold_alpha")});
+    absl::StatusOr<v1::GetTrialMetricsResponse> m =
+        FetchCurves(in.conn, r.trial_id(), {names.begin(), names.end()});
+    if (!m.ok()) return m.status();
+    CurvesByStep curves;
+    for (const auto& series : m->series()) {
+      auto& by_step = curves[series.name()];
+      for (int i = 0; i < series.steps_size() && i < series.values_size(); ++i)
+        by_step[series.steps(i)] = series.values(i);
+    }
+    trials.emplace_back(r.config().lr_ratio(), std::move(curves));
   }
-  auto by_r = [](const auto& a, const auto& b) { return a.r < b.r; };
-  std::sort(trajectories.begin(), trajectories.end(), by_r);
-  std::sort(thresholds.begin(), thresholds.end(), by_r);
-  std::sort(curves.begin(), curves.end(), by_r);
-  absl::StatusOr<std::vector<TrainedArm>> arms = OverlayArms(in);
-  if (!arms.ok()) return arms.status();
-  const std::string time = Base(in, "theory_time");
-  const std::string at = Base(in, "theory_thresholds");
-  const std::string alpha = Base(in, "theory_alpha");
-  if (absl::Status s = PlotTheoryTime(trajectories, time); !s.ok()) return s;
-  written->push_back(time);
-  if (absl::Status s = PlotTheoryThresholds(thresholds, at); !s.ok()) return s;
-  written->push_back(at);
-  if (absl::Status s = PlotTheory(curves, *arms, alpha); !s.ok()) return s;
-  written->push_back(alpha);
+  std::stable_sort(
+      trials.begin(), trials.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const CurveFigure* f : figures) {
+    std::vector<CurveLine> lines;
+    for (const auto& [ratio, curves] : trials)
+      lines.push_back(PairByStep(*f, ratio, curves));
+    std::vector<TrainedArm> arms;
+    if (f->overlay_matched) {
+      absl::StatusOr<std::vector<TrainedArm>> overlay = OverlayArms(in);
+      if (!overlay.ok()) return overlay.status();
+      arms = *std::move(overlay);
+    }
+    const std::string base = Base(in, f->name);
+    if (absl::Status s = PlotCurveFigure(*f, lines, arms, base); !s.ok())
+      return s;
+    written->push_back(base);
+  }
   return absl::OkStatus();
 }
 
 }  // namespace
 
 const std::vector<FigureKind>& FigureKinds() {
-  static const std::vector<FigureKind>* const kinds =
-      new std::vector<FigureKind>{
-          {"ratio", "the sweep's rows; --metrics (default: the task's)", true,
-           DrawRatio},
-          {"search", "an adaptive sweep (docs/adaptive.md)", false, DrawSearch},
-          {"dtap", "finished trials' attention heatmaps", true, DrawDtap},
-          {"curves", "finished trials' curves; --metrics (default: the task's)",
-           true, DrawCurves},
-          {"fixed", "a fixed-attention sweep's losses", true, DrawFixed},
-          {"theory", "an ODE sweep's trajectories; --overlay a trained sweep",
-           true, DrawTheory},
-          {"matched", "--matched CURVE[=LEVEL,...], --window, --by, --metrics",
-           false, DrawMatched},
-      };
+  static std::vector<FigureKind>* const kinds = new std::vector<FigureKind>{
+      {"ratio", "the sweep's rows; --metrics (default: the task's)", true,
+       DrawRatio},
+      {"search", "an adaptive sweep (docs/adaptive.md)", false, DrawSearch},
+      {"dtap", "finished trials' attention heatmaps", true, DrawDtap},
+      {"curves", "finished trials' curves; --metrics (default: the task's)",
+       true, DrawCurves},
+      {"fixed", "a fixed-attention sweep's losses", true, DrawFixed},
+      {"matched", "--matched CURVE[=LEVEL,...], --window, --by, --metrics",
+       false, DrawMatched},
+  };
+  static const bool tasks_added = [] {
+    // Then each kind of the tasks' own figures, in the task table's order.
+    for (const TaskInfo& task : Tasks()) {
+      for (const CurveFigure& f : task.curve_figures) {
+        const bool seen =
+            std::any_of(kinds->begin(), kinds->end(),
+                        [&](const FigureKind& k) { return k.name == f.kind; });
+        if (!seen)
+          kinds->push_back({f.kind,
+                            "the task's own figures (its package's "
+                            "curve_figures); --overlay a trained sweep",
+                            true, DrawCurveFigures});
+      }
+    }
+    return true;
+  }();
+  (void)tasks_added;
   return *kinds;
 }
 

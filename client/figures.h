@@ -1,8 +1,9 @@
 // The figures `qkov plot` draws, as a table of kinds: each kind's name,
-// what it needs, and how it draws. `--kind all` draws the kinds the
-// sweep's task lists in its defaults (MetricDefaults::figures); a new
-// figure is a new row here and, to be part of `all`, a name in a task's
-// defaults.
+// what it needs, and how it draws. The kinds here draw any task's sweep;
+// after them come the kinds of the tasks' own figures, which their
+// packages describe in the task table (TaskInfo::curve_figures, drawn by
+// client/curve_figures.h). `--kind all` draws the kinds the sweep's task
+// lists in its defaults (MetricDefaults::figures).
 #ifndef QKOV_CLIENT_FIGURES_H_
 #define QKOV_CLIENT_FIGURES_H_
 
@@ -25,7 +26,8 @@ struct FigureInputs {
   const PlotArgs& args;
   const std::vector<v1::ResultRow>& rows;
   const MetricDefaults& defaults;
-  bool all;  // drawn as part of --kind all
+  bool all;               // drawn as part of --kind all
+  std::string_view kind;  // the kind being drawn
 };
 
 struct FigureKind {

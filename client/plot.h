@@ -50,25 +50,6 @@ struct Curve {
 absl::Status PlotCurves(const std::vector<Curve>& curves,
                         const std::string& metric, const std::string& out_base);
 
-// Theory curves (docs/paper.md §4): attention alpha against the loss at which
-// the reduced gradient flow first reaches it, one curve per r; with a trained
-// sweep's arms overlaid as dashed lines: each (parameterization, ratio)'s
-// distinct-token attention where its training loss first reaches each level,
-// mean over seeds (the matched values of `qkov results --matched`).
-struct TheoryCurve {
-  double r;
-  std::vector<double> loss;
-  std::vector<double> alpha;
-};
-struct TrainedArm {
-  std::string label;              // "CACO r=20"
-  std::vector<double> loss;       // the levels its trials reached
-  std::vector<double> attention;  // the mean there
-};
-absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
-                        const std::vector<TrainedArm>& arms,
-                        const std::string& out_base);
-
 // Fig. 3 (docs/paper.md §3): the fixed-attention task's final loss against
 // the attention mass alpha, one series per parameterization (collapsed vs
 // factorized OV), mean over seeds (log y); beside it the slope
@@ -76,23 +57,6 @@ absl::Status PlotTheory(const std::vector<TheoryCurve>& curves,
 // alphas, the paper's (L(a) - L(a + 0.005)) / 0.005 on the sweep's grid.
 absl::Status PlotFixedAttention(const std::vector<qkov::v1::ResultRow>& rows,
                                 const std::string& out_base);
-
-// Fig. 4 (docs/paper.md §4): the reduced gradient flow's mu_OV, mu_QK, loss
-// and alpha against log10(1 + tau), one curve per r, four panels.
-struct TheoryTrajectory {
-  double r;
-  std::vector<double> tau, mu_ov, mu_qk, loss, alpha;
-};
-absl::Status PlotTheoryTime(const std::vector<TheoryTrajectory>& curves,
-                            const std::string& out_base);
-// Fig. 4's second row: mu_OV, mu_QK and alpha at the first time the loss
-// falls below each threshold, against the threshold (log, decreasing).
-struct TheoryThresholds {
-  double r;
-  std::vector<double> loss, mu_ov, mu_qk, alpha;
-};
-absl::Status PlotTheoryThresholds(const std::vector<TheoryThresholds>& curves,
-                                  const std::string& out_base);
 
 }  // namespace qkov::client
 

@@ -61,6 +61,14 @@ void RegisterTask(TaskInfo task) {
       DieRegistering(task.name, absl::StrCat("kind ", task.kind,
                                              " is the task ", t.name, "'s"));
   }
+  for (const CurveFigure& f : task.curve_figures) {
+    if (f.kind.empty() || f.name.empty() || f.x.empty() || f.panels.empty() ||
+        f.columns < 1)
+      DieRegistering(task.name,
+                     absl::StrCat("curve figure '", f.name,
+                                  "' needs a kind, a name, an x curve, a "
+                                  "panel and at least one column"));
+  }
   if (looked_up.load(std::memory_order_relaxed))
     DieRegistering(task.name,
                    "registered after the first lookup (register "

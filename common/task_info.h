@@ -38,6 +38,42 @@ struct MetricDefaults {
   std::vector<std::string> figures;  // qkov plot --kind all (client/figures.h)
 };
 
+// One panel of a CurveFigure: the curve on its y axis.
+struct CurvePanel {
+  std::string y;      // a curve the task reports
+  std::string label;  // the y axis's label
+  bool log_y = false;
+};
+
+// A figure of a task's own curves, described as data so that `qkov plot`
+// (client/curve_figures.h) and the dashboard (server/dashboard/figures.js)
+// draw it without knowing the task. Each finished trial is one line in
+// each panel, labelled by its lr_ratio ("r = 10"), through the points
+// where it reported both the x curve and the panel's y curve at the same
+// step; the panels stand `columns` to a row, in one image.
+struct CurveFigure {
+  // The `qkov plot --kind` that draws it ("theory"); a task's figures of
+  // one kind are drawn together, in their order.
+  std::string kind;
+  std::string name;   // the file base (`qkov plot`) and the dashboard's panel
+  std::string title;  // above the panels
+  std::string x;      // the curve on the x axis, a curve the task reports
+  std::string x_label;
+  bool x_log10_1p = false;  // x drawn as log10(1 + x)
+  bool log_x = false;
+  bool reverse_x = false;  // x decreasing to the right (a falling loss)
+  int columns = 1;
+  std::vector<CurvePanel> panels;
+  // With `qkov plot --overlay SWEEP` (on the dashboard, the panel's list of
+  // trained sweeps), the figure's first panel also shows the trained
+  // sweep's arms: each parameterization x ratio's distinct-token attention
+  // where its training loss, the trailing mean of 5 reports, first reaches
+  // each of 5 chosen levels, mean over seeds (`qkov results SWEEP --matched
+  // train_loss --window 5`). For a figure of an attention mass against a
+  // loss.
+  bool overlay_matched = false;
+};
+
 // The bound of a result whose values have no limit that way.
 inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
@@ -88,6 +124,9 @@ struct TaskInfo {
   // points are not training steps.
   std::vector<std::string> curves;
   MetricDefaults views;
+  // Its own figures, drawn from their description (a `qkov plot --kind`
+  // each kind, part of `--kind all` when views.figures names it).
+  std::vector<CurveFigure> curve_figures;
   std::vector<Preset> presets;  // in the order `qkov presets` lists them
 };
 

@@ -519,9 +519,11 @@ async function sweepPage(name) {
   }
 
   async function refreshFigures() {
-    // The paper's figures of the task's kinds (client/figures.h names them).
+    // The paper's figures of the task's kinds (client/figures.h names
+    // them); a task that describes its own draws those.
     if (figures.includes('fixed')) return fixedAttentionFigures(name);
-    if (figures.includes('theory')) return theoryFigures(name);
+    const own = (task.curve_figures || []).filter((f) => figures.includes(f.kind));
+    if (own.length) return curveFigures(name, own);
     return dtapGrid(name);
   }
   renderHeader(sweep);

@@ -1,5 +1,6 @@
 // The dashboard's figures of the paper's tasks on a sweep page: the DTAP
-// grid, the fixed-attention task, and the ODE with trained arms overlaid.
+// grid, the fixed-attention task, and the figures a task describes in the
+// task table (the ODE's, with trained arms overlaid).
 // Loaded before app.js (index.html), whose helpers ($, el, api, chart) they
 // call once the page runs.
 'use strict';
@@ -89,77 +90,93 @@ async function fixedAttentionFigures(name) {
   lineChart('fig3-slope', slope, 'alpha (midpoint)', '-dL/dalpha');
 }
 
-// Fig. 4: mu_OV, mu_QK, loss and alpha against log10(1 + tau), one curve per
-// r; and alpha at each loss threshold, with a trained sweep overlaid.
-async function theoryFigures(name) {
-  const get = (metric) => api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${metric}&limit=50&max_points=400`);
-  const [tau, ...series] = await Promise.all(['theory_tau', 'theory_mu_ov', 'theory_mu_qk', 'theory_loss', 'theory_alpha',
-    'threshold_loss', 'threshold_alpha'].map(get));
-  const byTrial = (resp) => Object.fromEntries((resp.curves || []).map((c) => [c.trial_id, c]));
-  const taus = byTrial(tau);
-  const rOf = (c) => Number(c.config.lr_ratio);
-  const trials = (tau.curves || []).slice().sort((a, b) => rOf(a) - rOf(b));
-  const panels = [['fig4-mu-ov', 'mu_OV', series[0]], ['fig4-mu-qk', 'mu_QK', series[1]],
-    ['fig4-loss', 'loss', series[2]], ['fig4-alpha', 'alpha', series[3]]];
-  for (const [id, label, resp] of panels) {
-    const curves = byTrial(resp);
-    const datasets = trials.map((t, i) => {
-      const x = taus[t.trial_id].series, y = (curves[t.trial_id] || {}).series || { steps: [], values: [] };
-      const at = Object.fromEntries(x.steps.map((st, k) => [st, Math.log10(1 + num(x.values[k]))]));
-      return { label: `r = ${fmt(rOf(t))}`, borderColor: R_COLORS[i % R_COLORS.length], pointRadius: 0, borderWidth: 1.5,
-        data: y.steps.map((st, k) => ({ x: at[st], y: num(y.values[k]) })).filter((p) => p.x !== undefined) };
-    });
-    figurePanel(id, `Fig. 4: ${label} against log10(1 + tau)`);
-    lineChart(id, datasets, 'log10(1 + tau)', label, { logY: label === 'loss' });
-  }
-  const thLoss = byTrial(series[4]), thAlpha = byTrial(series[5]);
-  const datasets = trials.map((t, i) => {
-    const l = (thLoss[t.trial_id] || {}).series || { values: [] }, a = (thAlpha[t.trial_id] || {}).series || { values: [] };
-    return { label: `r = ${fmt(rOf(t))}`, borderColor: R_COLORS[i % R_COLORS.length], pointRadius: 0, borderWidth: 1.5,
-      data: l.values.map((v, k) => ({ x: num(v), y: num(a.values[k]) })) };
+// A task's own figures, drawn from their description in the task table
+// (common/task_info.h, CurveFigure; the ODE's Fig. 4): one chart per panel,
+// one line per finished trial labelled by its r, through the points where
+// the trial reported the x curve and the panel's curve at the same step.
+// A figure marked overlay_matched gets the list of trained sweeps on its
+// first panel (?overlay=SWEEP): their arms' distinct-token attention at
+// matched training loss, dashed.
+async function curveFigures(name, figures) {
+  const metrics = [...new Set(figures.flatMap((f) => [f.x, ...f.panels.map((p) => p.y)]))];
+  const replies = await Promise.all(metrics.map((metric) =>
+    api(`/api/v1/sweeps/${encodeURIComponent(name)}/curves?metric=${encodeURIComponent(metric)}&limit=50&max_points=400`)));
+  // curves[metric][trial_id]: step -> value.
+  const curves = {};
+  const trialsById = {};
+  metrics.forEach((metric, i) => {
+    curves[metric] = {};
+    for (const c of replies[i].curves || []) {
+      trialsById[c.trial_id] = c;
+      curves[metric][c.trial_id] = Object.fromEntries(c.series.steps.map((st, k) => [st, num(c.series.values[k])]));
+    }
   });
+  const rOf = (c) => Number(c.config.lr_ratio);
+  const trials = Object.values(trialsById).sort((a, b) => rOf(a) - rOf(b));
   const overlay = new URLSearchParams(location.search).get('overlay');
-  window.qkov.overlayPoints = null;
-  if (overlay) {
-    // Each trained arm's distinct-token attention at matched training loss
-    // (the trailing mean of 5 reports), as `qkov results --matched` gives it.
-    const m = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/matched?curve=train_loss&window=5` +
-      '&metric=distinct_attention&by=parameterization,lr_ratio');
-    const arms = {};
-    for (const g of m.groups || []) {
-      const s = g.metrics.distinct_attention;
-      if (num(g.reached) === 0) continue;
-      (arms[g.keys.join(' r=')] = arms[g.keys.join(' r=')] || []).push({ x: num(g.level), y: num(s.mean), reached: num(g.reached), trials: num(g.trials) });
+  const arms = figures.some((f) => f.overlay_matched) && overlay ? await trainedArms(overlay) : null;
+  window.qkov.overlayPoints = arms ? arms.points : null;
+  let panelsDrawn = 0;
+  for (const f of figures) {
+    const xs = curves[f.x];
+    for (const [p, panel] of f.panels.entries()) {
+      const ys = curves[panel.y];
+      const datasets = trials.map((t, i) => {
+        const x = xs[t.trial_id] || {}, y = ys[t.trial_id] || {};
+        const data = Object.keys(x).filter((st) => st in y)
+          .map((st) => ({ x: f.x_log10_1p ? Math.log10(1 + x[st]) : x[st], y: y[st] }));
+        return { label: `r = ${fmt(rOf(t))}`, borderColor: R_COLORS[i % R_COLORS.length], pointRadius: 0, borderWidth: 1.5, data };
+      });
+      const id = `${f.name}-${p}`;
+      const box = figurePanel(id, f.panels.length > 1 ? `${f.title}: ${panel.label}` : f.title);
+      if (f.overlay_matched && p === 0) {
+        if (arms) datasets.push(...arms.datasets);
+        const controls = box.querySelector('.controls');
+        controls.title = 'dashed: a trained sweep, distinct-token attention where its training loss (mean of 5 reports) first reaches each level, mean over seeds';
+        if (!box.querySelector('select')) controls.append(await overlaySelect(name, figures, overlay));
+      }
+      lineChart(id, datasets, f.x_label, panel.label, { logX: f.log_x, logY: panel.log_y, reverseX: f.reverse_x });
+      panelsDrawn++;
     }
-    const points = [];
-    for (const [arm, ps] of Object.entries(arms)) {
-      const color = COLORS[arm.split(' ')[0]] || '#111827';
-      datasets.push({ label: `${overlay}: ${arm}`, borderColor: color, backgroundColor: color, borderDash: [4, 3], pointRadius: 4, data: ps });
-      points.push(...ps.map((p) => ({ ...p, label: arm })));
-    }
-    window.qkov.overlayPoints = points;
   }
-  const panel = figurePanel('fig4-thresholds', 'Fig. 4: alpha at each loss threshold, with a trained sweep ');
-  const controls = panel.querySelector('.controls');
-  controls.title = 'dashed: a trained sweep, distinct-token attention where its training loss (mean of 5 reports) first reaches each level, mean over seeds';
-  if (!$('#overlay')) {
-    // The trained sweeps to overlay (?overlay=SWEEP in the URL).
-    const list = await api('/api/v1/sweeps');
-    // Sweeps that train a model: their task reports curves at training
-    // steps (the task table, app.js's taskOf).
-    const sweeps = list.sweeps || [];
-    const tasks = await Promise.all(sweeps.map((s) => taskOf(((s.spec || {}).training || {}).task)));
-    const trained = sweeps.filter((s, i) => tasks[i].curves.length > 0);
-    const select = el('select', { id: 'overlay', onchange: (e) => {
-      const q = new URLSearchParams(location.search);
-      if (e.target.value) q.set('overlay', e.target.value); else q.delete('overlay');
-      history.replaceState(null, '', `${location.pathname}${q.size ? `?${q}` : ''}`);
-      theoryFigures(name).catch((err) => showError(err.message));
-    } }, el('option', { value: '', text: '(none)' }),
-    ...trained.map((s) => el('option', { value: s.name, text: s.name })));
-    select.value = overlay || '';
-    controls.append(select);
+  window.qkov.curveFigurePanels = panelsDrawn;
+  window.qkov.curveFigureTrials = trials.length;
+}
+
+// Each trained arm's distinct-token attention at matched training loss (the
+// trailing mean of 5 reports), as `qkov results --matched` gives it.
+async function trainedArms(overlay) {
+  const m = await api(`/api/v1/sweeps/${encodeURIComponent(overlay)}/matched?curve=train_loss&window=5` +
+    '&metric=distinct_attention&by=parameterization,lr_ratio');
+  const arms = {};
+  for (const g of m.groups || []) {
+    const s = g.metrics.distinct_attention;
+    if (num(g.reached) === 0) continue;
+    (arms[g.keys.join(' r=')] = arms[g.keys.join(' r=')] || []).push({ x: num(g.level), y: num(s.mean), reached: num(g.reached), trials: num(g.trials) });
   }
-  lineChart('fig4-thresholds', datasets, 'loss threshold (decreasing)', 'alpha', { logX: true, reverseX: true });
-  window.qkov.theoryTrials = trials.length;
+  const datasets = [], points = [];
+  for (const [arm, ps] of Object.entries(arms)) {
+    const color = COLORS[arm.split(' ')[0]] || '#111827';
+    datasets.push({ label: `${overlay}: ${arm}`, borderColor: color, backgroundColor: color, borderDash: [4, 3], pointRadius: 4, data: ps });
+    points.push(...ps.map((p) => ({ ...p, label: arm })));
+  }
+  return { datasets, points };
+}
+
+// The trained sweeps to overlay (?overlay=SWEEP in the URL): sweeps whose
+// task reports curves at training steps (the task table, app.js's taskOf).
+async function overlaySelect(name, figures, overlay) {
+  const list = await api('/api/v1/sweeps');
+  const sweeps = list.sweeps || [];
+  const tasks = await Promise.all(sweeps.map((s) => taskOf(((s.spec || {}).training || {}).task)));
+  const trained = sweeps.filter((s, i) => tasks[i].curves.length > 0);
+  const select = el('select', { id: 'overlay', onchange: (e) => {
+    const q = new URLSearchParams(location.search);
+    if (e.target.value) q.set('overlay', e.target.value); else q.delete('overlay');
+    history.replaceState(null, '', `${location.pathname}${q.size ? `?${q}` : ''}`);
+    curveFigures(name, figures).catch((err) => showError(err.message));
+  } }, el('option', { value: '', text: '(none)' }),
+  ...trained.map((s) => el('option', { value: s.name, text: s.name })));
+  select.value = overlay || '';
+  return select;
 }

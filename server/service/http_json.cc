@@ -27,6 +27,23 @@ std::string TasksJson() {
     nlohmann::json results = nlohmann::json::array();
     for (const ResultName& r : t.results) results.push_back(r.name);
     const MetricDefaults& v = t.views;
+    nlohmann::json figures = nlohmann::json::array();
+    for (const CurveFigure& f : t.curve_figures) {
+      nlohmann::json panels = nlohmann::json::array();
+      for (const CurvePanel& p : f.panels)
+        panels.push_back({{"y", p.y}, {"label", p.label}, {"log_y", p.log_y}});
+      figures.push_back({{"kind", f.kind},
+                         {"name", f.name},
+                         {"title", f.title},
+                         {"x", f.x},
+                         {"x_label", f.x_label},
+                         {"x_log10_1p", f.x_log10_1p},
+                         {"log_x", f.log_x},
+                         {"reverse_x", f.reverse_x},
+                         {"columns", f.columns},
+                         {"panels", panels},
+                         {"overlay_matched", f.overlay_matched}});
+    }
     tasks.push_back({
         {"name", t.name},
         // As a sweep's JSON spells it: config.proto's name of the number,
@@ -48,6 +65,7 @@ std::string TasksJson() {
           {"curves", v.curves},
           {"latest", v.latest},
           {"figures", v.figures}}},
+        {"curve_figures", figures},
     });
   }
   return nlohmann::json{{"tasks", tasks}}.dump();

@@ -314,8 +314,11 @@ class DashboardInBrowser(unittest.TestCase):
                   '--set', 'training.max_steps=300', '--set', 'axes.seed=[1]',
                   '--set', 'search.coarse_points=3', '--set', 'search.target=0.9')
         self.train()
-        b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.theoryTrials === 5')
-        self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 5)
+        b.open(f'{self.base}/sweeps/paper-theory', ready='window.qkov && window.qkov.curveFigureTrials === 5')
+        # Fig. 4 as the theory package describes it (CurveFigure): 4 panels
+        # against time, 3 at the loss thresholds, 1 with the overlay.
+        self.assertEqual(b.evaluate('window.qkov.curveFigurePanels'), 8)
+        self.assertEqual(b.evaluate("document.querySelectorAll('#paper-figures canvas').length"), 8)
         # The task table's theory entry: no ratio figure, no step curves.
         self.assertIsNone(b.evaluate("document.getElementById('ratio')"))
         self.assertIsNone(b.evaluate("document.getElementById('curves')"))
@@ -339,7 +342,7 @@ class DashboardInBrowser(unittest.TestCase):
             self.assertEqual(count, f"{p['reached']}/{p['trials']}", p)
             self.assertAlmostEqual(p['y'], float(mean), delta=5e-4 * abs(float(mean)), msg=p)
         self.shot('theory.png')
-        b.evaluate("document.getElementById('fig4-thresholds-panel').scrollIntoView()")
+        b.evaluate("document.getElementById('theory_alpha-0-panel').scrollIntoView()")
         self.shot('theory-overlay.png')
         self.assertNoErrors()
         b.open(f'{self.base}/sweeps/paper-fixed-attention-quick',

@@ -301,7 +301,28 @@ TEST_F(DashboardApiTest, TasksAreTheTaskTable) {
     EXPECT_EQ(tasks[i]["views"]["figures"].get<std::vector<std::string>>(),
               t.views.figures);
     EXPECT_EQ(tasks[i]["results"].size(), t.results.size());
+    // The task's own figures, as the dashboard draws them (figures.js).
+    ASSERT_EQ(tasks[i]["curve_figures"].size(), t.curve_figures.size());
+    for (size_t f = 0; f < t.curve_figures.size(); ++f) {
+      const CurveFigure& want = t.curve_figures[f];
+      const json& got = tasks[i]["curve_figures"][f];
+      EXPECT_EQ(got["kind"], want.kind);
+      EXPECT_EQ(got["name"], want.name);
+      EXPECT_EQ(got["x"], want.x);
+      EXPECT_EQ(got["x_log10_1p"], want.x_log10_1p);
+      EXPECT_EQ(got["reverse_x"], want.reverse_x);
+      EXPECT_EQ(got["overlay_matched"], want.overlay_matched);
+      ASSERT_EQ(got["panels"].size(), want.panels.size());
+      for (size_t p = 0; p < want.panels.size(); ++p) {
+        EXPECT_EQ(got["panels"][p]["y"], want.panels[p].y);
+        EXPECT_EQ(got["panels"][p]["log_y"], want.panels[p].log_y);
+      }
+    }
   }
+  // The ODE draws Fig. 4 from its package's description.
+  const TaskInfo* theory = FindTask("theory");
+  ASSERT_NE(theory, nullptr);
+  EXPECT_FALSE(theory->curve_figures.empty());
 }
 
 TEST_F(DashboardApiTest, RepliesEqualSqlOverTheDatabase) {

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
+
+#include "client/curve_figures.h"
 
 namespace qkov::client {
 namespace {
@@ -94,31 +97,71 @@ TEST(PlotTest, FixedAttentionLossAndSlopeFromTheRows) {
   fs::remove_all(dir);
 }
 
-// Fig. 4: every r's trajectory in the .dat file, time as log10(1 + tau).
-TEST(PlotTest, TheoryTrajectoriesAgainstLogTime) {
+// A task's own figure from its description (the ODE's Fig. 4 here): every
+// r's line in the .dat file, x as drawn (log10(1 + tau)), then each panel's
+// y; points pair by step, so a step one curve lacks is left out.
+TEST(PlotTest, CurveFigureFromItsDescription) {
   char tmpl[] = "/tmp/qkov-plot-XXXXXX";
   const fs::path dir = mkdtemp(tmpl);
-  std::vector<TheoryTrajectory> curves = {
-      {0.1, {0, 9, 99}, {0, 1, 2}, {0, 0.1, 0.2}, {3, 1, 0.1}, {0.1, 0.2, 0.3}},
-      {10, {0, 99}, {0, 1.5}, {0, 2}, {3, 0.05}, {0.1, 0.9}}};
+  CurveFigure f;
+  f.name = "fig4";
+  f.title = "Fig. 4";
+  f.x = "tau";
+  f.x_label = "log10(1 + tau)";
+  f.x_log10_1p = true;
+  f.columns = 2;
+  f.panels = {{"mu_ov", "mu_OV"}, {"loss", "loss", true}, {"alpha", "alpha"}};
+  const CurveLine slow =
+      PairByStep(f, 0.1,
+                 {{"tau", {{0, 0}, {1, 9}, {2, 99}}},
+                  {"mu_ov", {{0, 0}, {1, 1}, {2, 2}}},
+                  {"loss", {{0, 3}, {1, 1}, {2, 0.1}}},
+                  {"alpha", {{0, 0.1}, {1, 0.2}, {2, 0.3}}}});
+  const CurveLine fast =
+      PairByStep(f, 10,
+                 {{"tau", {{0, 0}, {1, 9}, {2, 99}}},
+                  {"mu_ov", {{0, 0}, {2, 1.5}}},
+                  {"loss", {{0, 3}, {1, 1}, {2, 0.05}}},
+                  {"alpha", {{0, 0.1}, {1, 0.5}, {2, 0.9}}}});
+  EXPECT_EQ(fast.x, (std::vector<double>{0, 99}));
   const std::string base = (dir / "fig4").string();
-  ASSERT_TRUE(PlotTheoryTime(curves, base).ok());
+  ASSERT_TRUE(PlotCurveFigure(f, {slow, fast}, {}, base).ok());
   std::ifstream in(base + ".dat");
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_NE(text.str().find("# r = 0.1\n0 0 0 3 0.1\n1 1 0.1 1 0.2\n2 2 0.2 "
-                            "0.1 0.3\n"),
-            std::string::npos)
-      << text.str();
-  EXPECT_NE(text.str().find("# r = 10\n0 0 0 3 0.1\n2 1.5 2 0.05 0.9\n"),
+  EXPECT_NE(text.str().find("# one block per r: log10(1+tau) mu_ov loss "
+                            "alpha\n# r = 0.1\n0 0 3 0.1\n1 1 1 0.2\n2 2 0.1 "
+                            "0.3\n\n\n# r = 10\n0 0 3 0.1\n2 1.5 0.05 0.9\n"),
             std::string::npos)
       << text.str();
   EXPECT_GT(fs::file_size(base + ".png"), 1000u);
-  std::vector<TheoryThresholds> at = {
-      {1, {1, 0.1}, {2, 5}, {0.5, 1}, {0.2, 0.4}}};
-  ASSERT_TRUE(PlotTheoryThresholds(at, (dir / "th").string()).ok());
-  EXPECT_GT(fs::file_size((dir / "th.png").string()), 1000u);
-  EXPECT_EQ(PlotTheoryTime({}, (dir / "empty").string()).code(),
+  std::ifstream gp(base + ".gp");
+  std::stringstream script;
+  script << gp.rdbuf();
+  EXPECT_NE(script.str().find("set multiplot layout 2,2"), std::string::npos)
+      << script.str();
+  // A loss axis falling to the right, with a trained arm on the first panel.
+  CurveFigure at;
+  at.name = "alpha";
+  at.title = "alpha";
+  at.x = "loss";
+  at.x_label = "loss (decreasing ->)";
+  at.log_x = at.reverse_x = at.overlay_matched = true;
+  at.panels = {{"alpha", "alpha"}};
+  const CurveLine line = PairByStep(
+      at, 1, {{"loss", {{0, 1}, {1, 0.1}}}, {"alpha", {{0, 0.2}, {1, 0.4}}}});
+  ASSERT_TRUE(PlotCurveFigure(at, {line}, {{"CACO r=20", {0.5}, {0.3}}},
+                              (dir / "at").string())
+                  .ok());
+  std::ifstream at_in((dir / "at.dat").string());
+  std::stringstream at_text;
+  at_text << at_in.rdbuf();
+  EXPECT_NE(at_text.str().find("# r = 1\n1 0.2\n0.1 0.4\n\n\n# trained CACO "
+                               "r=20\n0.5 0.3\n"),
+            std::string::npos)
+      << at_text.str();
+  EXPECT_GT(fs::file_size((dir / "at.png").string()), 1000u);
+  EXPECT_EQ(PlotCurveFigure(f, {}, {}, (dir / "empty").string()).code(),
             absl::StatusCode::kFailedPrecondition);
   fs::remove_all(dir);
 }

@@ -1,5 +1,9 @@
 #include "worker/tasks/theory/theory_task_info.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "worker/tasks/theory/theory_defaults.h"
 
 namespace qkov {
@@ -26,6 +30,51 @@ training:
       {}};
 }
 
+// Fig. 4, drawn by `qkov plot --kind theory` and the dashboard from this
+// description: the series over time against log10(1 + tau), the values at
+// each loss threshold, and alpha at the loss reached with a trained sweep
+// overlaid.
+CurveFigure Fig4(std::string name, std::string title, std::string x,
+                 std::string x_label) {
+  CurveFigure f;
+  f.kind = "theory";
+  f.name = std::move(name);
+  f.title = std::move(title);
+  f.x = std::move(x);
+  f.x_label = std::move(x_label);
+  return f;
+}
+
+std::vector<CurveFigure> TheoryFigures() {
+  CurveFigure time = Fig4(
+      "theory_time", "Fig. 4: the reduced gradient flow, by r = eta_QK/eta_OV",
+      "theory_tau", "log10(1 + tau)");
+  time.x_log10_1p = true;
+  time.columns = 2;
+  time.panels = {{"theory_mu_ov", "mu_OV"},
+                 {"theory_mu_qk", "mu_QK"},
+                 {"theory_loss", "loss", true},
+                 {"theory_alpha", "alpha (attention on informative tokens)"}};
+  CurveFigure at = Fig4("theory_thresholds",
+                        "Fig. 4: at each loss threshold, by r = eta_QK/eta_OV",
+                        "threshold_loss", "loss threshold (decreasing ->)");
+  at.log_x = true;
+  at.reverse_x = true;
+  at.columns = 3;
+  at.panels = {{"threshold_mu_ov", "mu_OV"},
+               {"threshold_mu_qk", "mu_QK"},
+               {"threshold_alpha", "alpha"}};
+  CurveFigure alpha = Fig4(
+      "theory_alpha", "theory: alpha at the loss reached, by r = eta_QK/eta_OV",
+      "threshold_loss", "loss (decreasing ->)");
+  alpha.log_x = true;
+  alpha.reverse_x = true;
+  alpha.panels = {
+      {"threshold_alpha", "attention on informative tokens (alpha)"}};
+  alpha.overlay_matched = true;
+  return {time, at, alpha};
+}
+
 }  // namespace
 
 TaskInfo TheoryTaskInfo() {
@@ -48,6 +97,7 @@ TaskInfo TheoryTaskInfo() {
              {"theory_loss", "theory_alpha"},
              {"theory_loss", "theory_alpha"},
              {"theory"}};
+  t.curve_figures = TheoryFigures();
   return t;
 }
 

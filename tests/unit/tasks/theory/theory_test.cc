@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <set>
+#include <string>
 
+#include "common/task_info.h"
 #include "worker/training/trainer.h"
 
 namespace qkov::training {
@@ -24,13 +28,19 @@ TEST(TheoryTest, RecordedValuesAtLossTarget) {
   EXPECT_NEAR(r->final_point.alpha, 0.287, 0.005);
 }
 
+// A theory trial at eta_OV = 1 and the given ratio.
+TrialOptions TheoryTrial(double lr_ratio) {
+  TrialOptions o;
+  o.task = "theory";
+  o.lr_ratio = lr_ratio;
+  o.eta_ov = 1;
+  return o;
+}
+
 // The theory task as a trial (its trainer behind RunTrial): the ODE at the
 // trial's rates, the trajectory as final points, the end state as results.
 TEST(TheoryTest, RunsAsATrialThroughItsTrainer) {
-  TrialOptions o;
-  o.task = "theory";
-  o.lr_ratio = 0.1;
-  o.eta_ov = 1;
+  TrialOptions o = TheoryTrial(0.1);
   auto trial = RunTrial(o, nullptr);
   ASSERT_TRUE(trial.ok()) << trial.status();
   auto r = IntegrateTheory(TheoryOptions(), TheoryRates{1, 0.1});
@@ -45,6 +55,28 @@ TEST(TheoryTest, RunsAsATrialThroughItsTrainer) {
   o.lr_ratio = -1;
   EXPECT_EQ(RunTrial(o, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Fig. 4 is drawn from the task table's description alone (CurveFigure):
+// every curve it names is one the trial reports, and each figure's x and y
+// curves are reported at the same steps, so that every point pairs.
+TEST(TheoryTest, FiguresNameTheCurvesTheTrialReports) {
+  const TaskInfo* task = FindTask("theory");
+  ASSERT_NE(task, nullptr);
+  ASSERT_EQ(task->curve_figures.size(), 3u);
+  auto trial = RunTrial(TheoryTrial(10), nullptr);
+  ASSERT_TRUE(trial.ok()) << trial.status();
+  std::map<std::string, std::set<int64_t>> steps;
+  for (const MetricPoint& p : trial->final_points) steps[p.name].insert(p.step);
+  for (const CurveFigure& f : task->curve_figures) {
+    EXPECT_EQ(f.kind, "theory");
+    ASSERT_TRUE(steps.count(f.x)) << f.name << ": " << f.x;
+    for (const CurvePanel& panel : f.panels) {
+      ASSERT_TRUE(steps.count(panel.y)) << f.name << ": " << panel.y;
+      EXPECT_EQ(steps[panel.y], steps[f.x]) << f.name << ": " << panel.y;
+    }
+  }
+  EXPECT_TRUE(task->curve_figures.back().overlay_matched);
 }
 
 TheoryPoint At(double ratio, double tau) {
